@@ -1,0 +1,3 @@
+"""Linnet: a compiler for a typed tensor language with tile kernels."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,7 @@
+"""`python -m linnet` is the `linnet` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,146 @@
+"""Diagnostics: every user-facing error is a code, a message and a source span.
+
+The front end never raises a Python exception for a user's mistake. Passes
+collect `Diagnostic` values in a `DiagnosticBag`; the command line renders
+them rustc-style (a caret under the source line) or as JSON for tools.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file's text, with a line table so spans can be shown as line:column."""
+
+    path: str
+    text: str
+    line_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    @staticmethod
+    def of(path: str, text: str) -> "SourceFile":
+        starts = [0]
+        starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+        return SourceFile(path, text, tuple(starts))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        lo, hi = 0, len(self.line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.line_starts[lo] + 1
+
+    def line_text(self, line: int) -> str:
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range of character offsets in one file."""
+
+    file: str
+    start: int
+    end: int
+
+    def to(self, other: "Span") -> "Span":
+        """The span covering both, from the start of self to the end of other."""
+        return Span(self.file, min(self.start, other.start), max(self.end, other.end))
+
+
+NO_SPAN = Span("<none>", 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    label: str = ""
+    notes: tuple[str, ...] = ()
+    help: str = ""
+    severity: str = "error"
+
+
+class DiagnosticBag:
+    """Collects diagnostics; passes report into it and keep going."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def error(self, code: str, message: str, span: Span, label: str = "",
+              help: str = "", notes: Iterable[str] = ()) -> None:
+        self.items.append(Diagnostic(code, message, span, label, tuple(notes), help))
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.items.extend(diagnostics)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        return sorted(self.items, key=lambda d: (d.span.file, d.span.start, d.code))
+
+
+class CompileError(Exception):
+    """Raised to abandon a compilation after diagnostics were collected."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{len(diagnostics)} error(s)")
+        self.diagnostics = diagnostics
+
+
+def render(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
+    """Render one diagnostic with its source line and a caret, rustc style."""
+    head = f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
+    source = sources.get(diagnostic.span.file)
+    if source is None:
+        lines = [head, f"  --> {diagnostic.span.file}"]
+    else:
+        lines = [head] + _excerpt(diagnostic, source)
+    lines += [f"   = note: {note}" for note in diagnostic.notes]
+    if diagnostic.help:
+        lines.append(f"   = help: {diagnostic.help}")
+    return "\n".join(lines)
+
+
+def _excerpt(diagnostic: Diagnostic, source: SourceFile) -> list[str]:
+    span = diagnostic.span
+    line, col = source.position(span.start)
+    text = source.line_text(line)
+    end_line, end_col = source.position(max(span.start, span.end))
+    width = (end_col - col) if end_line == line else len(text) - col + 1
+    gutter = " " * len(str(line))
+    caret = " " * (col - 1) + "^" * max(1, width)
+    label = f" {diagnostic.label}" if diagnostic.label else ""
+    return [
+        f"{gutter}--> {span.file}:{line}:{col}",
+        f"{gutter} |",
+        f"{line} | {text}",
+        f"{gutter} | {caret}{label}",
+    ]
+
+
+def to_json(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    """Machine-readable diagnostics: a JSON list, one object per diagnostic."""
+    out = []
+    for d in diagnostics:
+        source = sources.get(d.span.file)
+        line, col = source.position(d.span.start) if source else (0, 0)
+        end_line, end_col = source.position(d.span.end) if source else (0, 0)
+        out.append({
+            "code": d.code, "severity": d.severity, "message": d.message,
+            "file": d.span.file, "line": line, "column": col,
+            "end": {"line": end_line, "column": end_col},
+            "label": d.label, "notes": list(d.notes), "help": d.help,
+        })
+    return json.dumps(out, indent=2)

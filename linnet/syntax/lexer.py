@@ -1,0 +1,268 @@
+"""The lexer: characters to tokens, then the layout rules that make LALR enough.
+
+Scanning is hand-written because block comments nest and because malformed
+numbers and stray characters must become diagnostics, not exceptions. The
+layout step then settles what a context-free grammar cannot:
+
+* which newlines end a statement (none inside brackets, none at item level,
+  none after an operator or before a closing brace);
+* contextual words: `sum[` is a reduction, `grad(` after an op body, `grid(`
+  in a kernel header, `store(` at the start of a statement;
+* the generic-call rule: `name<...>(` opens generic arguments only when the
+  matching `>` is directly followed by `(` and what lies between could be
+  generic arguments, so `a < b && c > (d)` stays a comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lark import Token
+
+from ..diagnostics import Diagnostic, Span
+
+KEYWORDS = {w: w.upper() for w in (
+    "module use pub const fn op kernel entry let var return if else for in while static "
+    "yield where true false").split()}
+RESERVED = set("type struct enum block param buffer state sub match none some extern crate "
+               "self super as".split())
+REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
+EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min"}
+HEADER_WORDS = {"grid": "GRID", "warps": "WARPS", "stages": "STAGES"}
+
+PUNCT = [  # longest first
+    ("..", "RANGE"), ("->", "ARROW"), ("||", "OROR"), ("&&", "ANDAND"), ("==", "EQ"),
+    ("!=", "NE"), ("<=", "LE"), (">=", "GE"), ("<", "LT"), (">", "GT"), ("(", "LPAR"),
+    (")", "RPAR"), ("[", "LSQB"), ("]", "RSQB"), ("{", "LBRACE"), ("}", "RBRACE"),
+    (",", "COMMA"), (":", "COLON"), (";", "SEMI"), (".", "DOT"), ("=", "ASSIGN"),
+    ("|", "BAR"), ("^", "CARET"), ("&", "AMP"), ("+", "PLUS"), ("-", "MINUS"),
+    ("*", "STAR"), ("/", "SLASH"), ("%", "PERCENT"), ("!", "BANG"),
+]
+BINARY_OPS = {"OROR", "ANDAND", "EQ", "NE", "LE", "GE", "LT", "GT", "BAR", "CARET", "AMP",
+              "PLUS", "MINUS", "STAR", "SLASH", "PERCENT"}
+CONTINUE_AFTER = BINARY_OPS | {"COMMA", "ASSIGN", "ARROW", "LBRACE", "NL", "BANG", "COLON",
+                               "RANGE", "IN"}
+CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE", "GRAD",
+                                              "ARROW", "RANGE"}
+GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
+                      "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT"}
+DECLARERS = {"FN", "OP", "KERNEL", "ENTRY"}
+MAX_NESTING = 200
+
+_NUMBER = re.compile(r"\d\w*(?:\.\d\w*)?(?:(?<=[eE])[+-]\d\w*)?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VALID_INT = re.compile(r"0[xX][0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[bB][01]+(?:_[01]+)*"
+                        r"|(?:0|[1-9](?:_?\d)*)")
+_VALID_FLOAT = re.compile(r"(?:0|[1-9](?:_?\d)*)(?:\.\d(?:_?\d)*)?(?:[eE][+-]?\d(?:_?\d)*)?")
+
+
+@dataclass
+class Lexed:
+    tokens: list[Token]
+    diagnostics: list[Diagnostic]
+
+
+def tokenize(text: str, path: str) -> Lexed:
+    """Scan and lay out one file."""
+    raw, diagnostics = _scan(text, path)
+    tokens = _layout(raw, path, diagnostics)
+    return Lexed(tokens, diagnostics)
+
+
+# ------------------------------------------------------------------- scanning
+
+def _scan(text: str, path: str) -> tuple[list[Token], list[Diagnostic]]:
+    tokens: list[Token] = []
+    diagnostics: list[Diagnostic] = []
+    pos, line, line_start = 0, 1, 0
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch == "\n":
+            tokens.append(_token("NL", "\n", pos, pos + 1, line, pos - line_start + 1))
+            pos, line, line_start = pos + 1, line + 1, pos + 1
+        elif ch in " \t\r":
+            pos += 1
+        elif text.startswith("//", pos):
+            end = text.find("\n", pos)
+            pos = n if end < 0 else end
+        elif text.startswith("/*", pos):
+            end = _block_comment_end(text, pos)
+            if end < 0:
+                diagnostics.append(Diagnostic(
+                    "E1002", "unclosed block comment", Span(path, pos, pos + 2),
+                    "this comment is never closed",
+                    help="close it with `*/` (block comments nest: each `/*` needs its own `*/`)"))
+                end = n
+            for k in range(pos, end):  # keep line numbers right
+                if text[k] == "\n":
+                    line, line_start = line + 1, k + 1
+            pos = end
+        elif ch.isdigit():
+            m = _NUMBER.match(text, pos)
+            tok = _number_token(m.group(), pos, line, pos - line_start + 1, path, diagnostics)
+            tokens.append(tok)
+            pos = m.end()
+        elif ch.isascii() and (ch.isalpha() or ch == "_"):
+            m = _NAME.match(text, pos)
+            word = m.group()
+            kind = KEYWORDS.get(word) or ("RESERVED" if word in RESERVED else "NAME")
+            tokens.append(_token(kind, word, pos, m.end(), line, pos - line_start + 1))
+            pos = m.end()
+        else:
+            for lexeme, kind in PUNCT:
+                if text.startswith(lexeme, pos):
+                    tokens.append(_token(kind, lexeme, pos, pos + len(lexeme), line,
+                                         pos - line_start + 1))
+                    pos += len(lexeme)
+                    break
+            else:
+                diagnostics.append(Diagnostic(
+                    "E1001", f"invalid character {ch!r}", Span(path, pos, pos + 1),
+                    "not part of the language",
+                    help="identifiers are ASCII letters, digits and `_`"))
+                pos += 1
+    return tokens, diagnostics
+
+
+def _block_comment_end(text: str, pos: int) -> int:
+    """Offset just past the `*/` closing the comment at pos, or -1 (comments nest)."""
+    depth, k = 0, pos
+    while k < len(text):
+        if text.startswith("/*", k):
+            depth, k = depth + 1, k + 2
+        elif text.startswith("*/", k):
+            depth, k = depth - 1, k + 2
+            if depth == 0:
+                return k
+        else:
+            k += 1
+    return -1
+
+
+def _number_token(lexeme: str, pos: int, line: int, col: int, path: str,
+                  diagnostics: list[Diagnostic]) -> Token:
+    is_float = ("." in lexeme or ("e" in lexeme.lower() and not lexeme.lower().startswith("0x")))
+    valid = (_VALID_FLOAT if is_float else _VALID_INT).fullmatch(lexeme)
+    if is_float and valid and "." not in lexeme and not re.search(r"[eE]", lexeme):
+        valid = None
+    if not valid:
+        diagnostics.append(Diagnostic(
+            "E1005", f"malformed number `{lexeme}`", Span(path, pos, pos + len(lexeme)),
+            "not a valid literal",
+            help="write integers as `42`, `1_000`, `0xff` or `0b1010` (`_` only between "
+                 "digits, no leading zeros) and floats with a fraction or exponent: `0.5`, `1e-5`"))
+        return _token("FLOAT" if is_float else "INT", "0", pos, pos + len(lexeme), line, col)
+    return _token("FLOAT" if is_float else "INT", lexeme, pos, pos + len(lexeme), line, col)
+
+
+def _token(kind: str, value: str, start: int, end: int, line: int, col: int) -> Token:
+    return Token(kind, value, start_pos=start, line=line, column=col, end_pos=end)
+
+
+# --------------------------------------------------------------------- layout
+
+def _layout(raw: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:
+    tokens = _retag_contextual(raw)
+    return _place_newlines(tokens, path, diagnostics)
+
+
+def _retag_contextual(raw: list[Token]) -> list[Token]:
+    """Give contextual words and generic angle brackets their own token kinds."""
+    toks = list(raw)
+    braces = 0
+    for i, tok in enumerate(toks):
+        if tok.type == "LBRACE":
+            braces += 1
+        elif tok.type == "RBRACE":
+            braces = max(0, braces - 1)
+        elif tok.type == "NAME":
+            toks[i] = _retag_name(toks, i, braces)
+        elif tok.type == "LT":
+            close = _generic_close(toks, i)
+            if close is not None:
+                toks[i] = Token.new_borrow_pos("GLT", "<", tok)
+                toks[close] = Token.new_borrow_pos("GGT", ">", toks[close])
+    return toks
+
+
+def _retag_name(toks: list[Token], i: int, braces: int) -> Token:
+    tok, nxt = toks[i], _peek(toks, i + 1)
+    word = tok.value
+    if word in REDUCTIONS and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
+        return Token.new_borrow_pos("REDUCE", word, tok)
+    if braces == 0 and nxt == "LPAR" and word == "grad":
+        return Token.new_borrow_pos("GRAD", word, tok)
+    if braces == 0 and nxt == "LPAR" and word in HEADER_WORDS:
+        return Token.new_borrow_pos(HEADER_WORDS[word], word, tok)
+    if word in EFFECTS and nxt == "LPAR" and _peek(toks, i - 1) in ("NL", "LBRACE"):
+        return Token.new_borrow_pos("EFFECT", word, tok)
+    return tok
+
+
+def _is_reduction_acc(toks: list[Token], i: int) -> bool:
+    """`sum<f32>[`: a reduction with an accumulator dtype."""
+    kinds = [_peek(toks, i + k) for k in range(4)]
+    return kinds == ["LT", "NAME", "GT", "LSQB"]
+
+
+def _peek(toks: list[Token], i: int) -> str | None:
+    return toks[i].type if 0 <= i < len(toks) else None
+
+
+def _generic_close(toks: list[Token], i: int) -> int | None:
+    """Index of the `>` closing generic arguments opened by the `<` at i, if it is one."""
+    if _peek(toks, i - 1) not in ("NAME", "REDUCE"):
+        return None
+    declaring = _peek(toks, i - 2) in DECLARERS or _peek(toks, i - 1) == "REDUCE"
+    depth = 0
+    for k in range(i + 1, len(toks)):
+        kind = toks[k].type
+        if kind in ("LPAR", "LSQB"):
+            depth += 1
+        elif kind in ("RPAR", "RSQB"):
+            depth -= 1
+            if depth < 0:
+                return None
+        elif kind == "GT" and depth == 0:
+            if declaring or _peek(toks, k + 1) == "LPAR":
+                return k
+            return None
+        elif kind == "LT":
+            return None
+        elif kind not in GENERIC_ARG_TOKENS and not (declaring and kind in ("COLON", "ASSIGN")):
+            return None
+    return None
+
+
+def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:
+    """Keep only the newlines that end a statement inside a body."""
+    out: list[Token] = []
+    stack: list[str] = []
+    for i, tok in enumerate(toks):
+        kind = tok.type
+        if kind == "NL":
+            if _newline_ends_statement(stack, out, toks, i):
+                out.append(tok)
+            continue
+        if kind in ("LPAR", "LSQB", "LBRACE"):
+            stack.append(kind)
+            if len(stack) == MAX_NESTING + 1:
+                diagnostics.append(Diagnostic(
+                    "E1006", f"nesting deeper than {MAX_NESTING} levels",
+                    Span(path, tok.start_pos, tok.end_pos), "too deep",
+                    help="split the expression with `let` bindings"))
+        elif kind in ("RPAR", "RSQB", "RBRACE") and stack:
+            stack.pop()
+        out.append(tok)
+    return out
+
+
+def _newline_ends_statement(stack: list[str], out: list[Token], toks: list[Token], i: int) -> bool:
+    if not stack or stack[-1] != "LBRACE":
+        return False
+    if not out or out[-1].type in CONTINUE_AFTER:
+        return False
+    nxt = next((t.type for t in toks[i + 1:] if t.type != "NL"), None)
+    return nxt is not None and nxt not in CONTINUE_BEFORE

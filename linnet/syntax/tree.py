@@ -1,0 +1,374 @@
+"""The surface tree: what the parser builds, exactly as the user wrote it.
+
+Every node is a frozen dataclass with a keyword-only `span`, excluded from
+equality so that a tree printed and parsed again compares equal to the
+original. Later stages never mutate a tree; they build new ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..diagnostics import NO_SPAN, Span
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
+
+
+node = dataclass(frozen=True, slots=True)
+
+
+# ---------------------------------------------------------------- expressions
+
+@node
+class Name:
+    id: str
+    span: Span = _span()
+
+
+@node
+class IntLit:
+    value: int
+    text: str = field(default="", compare=False)
+    span: Span = _span()
+
+
+@node
+class FloatLit:
+    value: float
+    text: str = field(default="", compare=False)
+    span: Span = _span()
+
+
+@node
+class BoolLit:
+    value: bool
+    span: Span = _span()
+
+
+@node
+class Unary:
+    op: str  # "-", "+", "!"
+    operand: "Expr"
+    span: Span = _span()
+
+
+@node
+class Binary:
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span = _span()
+
+
+@node
+class Arg:
+    """A call argument; `name` is set for `axis = 1`."""
+    value: "Expr"
+    name: str | None = None
+    span: Span = _span()
+
+
+@node
+class Call:
+    callee: str
+    generics: tuple["Expr", ...] | None
+    args: tuple[Arg, ...]
+    callee_span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    span: Span = _span()
+
+
+@node
+class Slice:
+    lo: "Expr | None"
+    hi: "Expr | None"
+    step: "Expr | None"
+    span: Span = _span()
+
+
+@node
+class PackIx:
+    """`*s` inside an index list or a tensor type's dimensions."""
+    name: str
+    span: Span = _span()
+
+
+IndexItem = Union["Expr", Slice, PackIx]
+
+
+@node
+class Index:
+    base: "Expr"
+    items: tuple[IndexItem, ...]
+    span: Span = _span()
+
+
+@node
+class IxVar:
+    """An index variable bound by a reduction or on the left of `let y[i] =`."""
+    name: str
+    pack: bool = False
+    span: Span = _span()
+
+
+@node
+class Reduce:
+    op: str  # sum prod max min any all
+    acc: "TypeExpr | None"
+    indices: tuple[IxVar, ...]
+    body: "Expr"
+    span: Span = _span()
+
+
+@node
+class Block:
+    """A branch of `if`: statements, then the value."""
+    stmts: tuple["Stmt", ...]
+    value: "Expr"
+    span: Span = _span()
+
+
+@node
+class If:
+    cond: "Expr"
+    then: Block
+    orelse: Block
+    span: Span = _span()
+
+
+@node
+class TupleExpr:
+    items: tuple["Expr", ...]
+    span: Span = _span()
+
+
+@node
+class ListExpr:
+    """A shape literal such as `[A, B]`."""
+    items: tuple["Expr", ...]
+    span: Span = _span()
+
+
+@node
+class ForExpr:
+    """A scan, `for i in a..b { ...; yield v }`, valid only as a `let` value."""
+    var: str
+    lo: "Expr"
+    hi: "Expr"
+    body: tuple["Stmt", ...]
+    span: Span = _span()
+
+
+Expr = Union[Name, IntLit, FloatLit, BoolLit, Unary, Binary, Call, Index, Reduce,
+             If, TupleExpr, ListExpr, ForExpr]
+
+
+# ---------------------------------------------------------------------- types
+
+@node
+class TypeName:
+    """A scalar dtype (`f32`) or a dtype generic (`T`)."""
+    name: str
+    span: Span = _span()
+
+
+@node
+class TensorType:
+    dims: tuple["Expr | PackIx", ...]
+    dtype: "TypeExpr"
+    span: Span = _span()
+
+
+@node
+class TupleType:
+    items: tuple["TypeExpr", ...]
+    span: Span = _span()
+
+
+TypeExpr = Union[TypeName, TensorType, TupleType]
+
+
+# ----------------------------------------------------------------- statements
+
+@node
+class Let:
+    name: str
+    annotation: TypeExpr | None
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class LetTuple:
+    names: tuple[str, ...]
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class LetIndex:
+    """Index notation: `let y[r, c] = ...`."""
+    name: str
+    indices: tuple[IxVar, ...]
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class VarDecl:
+    name: str
+    annotation: TypeExpr | None
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class Assign:
+    name: str
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class Return:
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class For:
+    var: str
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+    static: bool = False
+    span: Span = _span()
+
+
+@node
+class While:
+    cond: Expr
+    body: tuple["Stmt", ...]
+    span: Span = _span()
+
+
+@node
+class Yield:
+    value: Expr
+    span: Span = _span()
+
+
+@node
+class Effect:
+    """A kernel's memory write: `store`, `atomic_add`, `atomic_max`, `atomic_min`."""
+    kind: str
+    args: tuple[Arg, ...]
+    span: Span = _span()
+
+
+Stmt = Union[Let, LetTuple, LetIndex, VarDecl, Assign, Return, For, While, Yield, Effect]
+
+
+# ---------------------------------------------------------------------- items
+
+@node
+class Generic:
+    name: str
+    kind: str  # Dim Shape DType Numeric Integer Float
+    pack: bool = False
+    default: Expr | None = None
+    span: Span = _span()
+
+
+@node
+class Param:
+    name: str
+    type: TypeExpr
+    span: Span = _span()
+
+
+@node
+class Const:
+    name: str
+    annotation: TypeExpr | None
+    value: Expr
+    public: bool = False
+    span: Span = _span()
+
+
+@node
+class Function:
+    """A `fn` or an `entry` (kind says which)."""
+    kind: str
+    name: str
+    generics: tuple[Generic, ...]
+    params: tuple[Param, ...]
+    result: TypeExpr | None
+    where: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    public: bool = False
+    span: Span = _span()
+
+
+@node
+class KernelBinding:
+    name: str
+    args: tuple[Expr, ...] | None
+    span: Span = _span()
+
+
+@node
+class GradClause:
+    result: str
+    seed: str
+    body: tuple[Stmt, ...]
+    span: Span = _span()
+
+
+@node
+class Op:
+    name: str
+    generics: tuple[Generic, ...]
+    params: tuple[Param, ...]
+    result: TypeExpr
+    kernel: KernelBinding | None
+    where: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    grad: GradClause | None = None
+    public: bool = False
+    span: Span = _span()
+
+
+@node
+class Kernel:
+    name: str
+    generics: tuple[Generic, ...]
+    params: tuple[Param, ...]
+    results: tuple[Param, ...]
+    tuple_results: bool
+    grid: tuple[Expr, ...]
+    warps: Expr | None
+    stages: Expr | None
+    where: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    public: bool = False
+    span: Span = _span()
+
+
+Item = Union[Const, Function, Op, Kernel]
+
+
+@node
+class Use:
+    path: tuple[str, ...]
+    span: Span = _span()
+
+
+@node
+class Module:
+    path: tuple[str, ...]
+    uses: tuple[Use, ...]
+    items: tuple[Item, ...]
+    span: Span = _span()
