@@ -1,5 +1,170 @@
-"""Placeholder until the checker lands: no semantic checks yet."""
+"""The semantic checker over a whole program, as a sequence of small steps.
+
+    declare     the items each module sees (E1204, E1207)
+    constants   `const` values, in order
+    signatures  generics, parameter and result types, `where` facts
+    bodies      every fn, op, entry and kernel body (types, shapes, index notation)
+    bindings    each op's kernel binding (E2126, E2111)
+    grads       each op's `grad` clause (E2125)
+    recursion   the call graph has no cycle (E2119)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic, DiagnosticBag
+from ..program import Program
+from ..syntax import tree as t
+from .grads import check_grad
+from .bindings import check_binding
+from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
+                    signature_of)
+from .scope import Globals
+from .signatures import Signature
+from .types import ERR, materialize
 
 
-def check_modules(program):
-    return []
+@dataclass
+class Checked:
+    """What one checked module offers the modules that use it."""
+    globals: Globals
+    signatures: dict[str, Signature]
+
+
+def check_modules(program: Program) -> list[Diagnostic]:
+    """Check every module, each after the modules it uses."""
+    bag = DiagnosticBag()
+    done: dict[tuple[str, ...], Checked] = {}
+    for path in reversed(list(program.modules)):
+        done[path] = check_module(program.modules[path], done, bag)
+    return bag.sorted()
+
+
+def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
+    globals_, signatures = declare(module, done, bag)
+    constants(module, globals_, bag, signatures)
+    for item in module.items:
+        if not isinstance(item, t.Const):
+            _, checker = item_frame(item, globals_, bag, signatures)
+            signatures[item.name] = signature_of(item, checker)
+    infer = _result_inference(globals_, signatures)
+    calls: dict[str, list] = {}
+    for item in module.items:
+        if not isinstance(item, t.Const):
+            calls[item.name] = check_body(item, globals_, bag, signatures, infer)
+    for item in module.items:
+        if isinstance(item, t.Function) and item.grad is not None:
+            bag.error("E2125", f"a `grad` clause on the {item.kind} `{item.name}`",
+                      item.grad.span, "only ops take a grad clause",
+                      help="declare it as an `op` to give it a gradient")
+        if isinstance(item, t.Op):
+            check_binding(item, globals_, bag, signatures)
+            check_grad(item, globals_, bag, signatures)
+    recursion(calls, bag)
+    return Checked(globals_, signatures)
+
+
+def declare(module: t.Module, done: dict, bag: DiagnosticBag
+            ) -> tuple[Globals, dict[str, Signature]]:
+    """Own items first, then the `pub` items (with signatures) of used modules."""
+    globals_, signatures = Globals(), {}
+    for item in module.items:
+        check_name_is_free(item.name, item.span, bag)
+        if item.name in globals_.items:
+            bag.error("E1204", f"duplicate item `{item.name}`", item.span, "declared again",
+                      help="each item of a module needs its own name")
+            continue
+        globals_.items[item.name] = item
+    for use in module.uses:
+        used = done.get(use.path)
+        if used is None:
+            continue
+        for name, item in used.globals.items.items():
+            if item.public and name not in globals_.items:
+                globals_.items[name] = item
+                if name in used.signatures:
+                    signatures[name] = used.signatures[name]
+                if name in used.globals.consts:
+                    globals_.consts[name] = used.globals.consts[name]
+    return globals_, signatures
+
+
+def constants(module: t.Module, globals_: Globals, bag: DiagnosticBag,
+              signatures: dict[str, Signature]) -> None:
+    """Each own `const`, in order: later constants may use earlier ones."""
+    for const in module.items:
+        if not isinstance(const, t.Const) or globals_.items.get(const.name) is not const:
+            continue
+        _, checker = item_frame(const, globals_, bag, signatures)
+        value = checker.expr(const.value)
+        if const.annotation is not None and not value.is_error:
+            value = checker.annotate(const.annotation, value, const.value)
+        globals_.consts[const.name] = value if not value.is_error else ERR
+
+
+def _result_inference(globals_: Globals, signatures: dict[str, Signature]):
+    """For a `fn` or `entry` without `-> T`: its result is the type it returns."""
+    busy: set[str] = set()
+
+    def infer(sig: Signature) -> None:
+        if sig.result is not None or sig.name in busy or sig.item.result is not None:
+            return
+        busy.add(sig.name)
+        try:
+            _, returned = _run_body(sig.item, globals_, DiagnosticBag(), signatures, infer)
+        finally:
+            busy.discard(sig.name)
+        if returned is not None and not returned.is_error:
+            sig.result = materialize(returned)
+
+    return infer
+
+
+def check_body(item, globals_: Globals, bag: DiagnosticBag,
+               signatures: dict[str, Signature], infer=None) -> list:
+    """Check one item's body in a fresh frame; returns the calls it makes."""
+    calls, _ = _run_body(item, globals_, bag, signatures, infer)
+    return calls
+
+
+def _run_body(item, globals_: Globals, bag: DiagnosticBag,
+              signatures: dict[str, Signature], infer) -> tuple[list, object]:
+    frame, checker = item_frame(item, globals_, bag, signatures)
+    checker.infer_result = infer
+    sig = signatures[item.name]
+    for left, op, right, _ in sig.where:
+        frame.facts = frame.facts.assume(left, op, right)
+    if isinstance(item, t.Kernel):
+        frame.kernel = item
+        check_kernel_header(item, sig, checker)
+        checker.stmts(item.body)
+        return checker.calls, None
+    bind_params(item, sig, checker)
+    checker.expected_result = sig.result
+    checker.stmts(item.body)
+    if not item.body or not isinstance(item.body[-1], t.Return):
+        span = item.body[-1].span if item.body else item.span
+        checker.error("E2120", f"`{item.name}` does not end with `return`", span,
+                      "no final return", help="end the body with `return value`")
+    return checker.calls, checker.returned
+
+
+def recursion(calls: dict[str, list], bag: DiagnosticBag) -> None:
+    """Report each call that closes a cycle in the call graph (E2119)."""
+    state: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        for callee, span in calls.get(name, []):
+            if state.get(callee) == 1:
+                bag.error("E2119", f"recursive call of `{callee}`", span, "recursion",
+                          help="functions are inlined, so they cannot call themselves, "
+                               "directly or not; use a loop")
+            elif callee not in state:
+                visit(callee)
+        state[name] = 2
+
+    for name in calls:
+        if name not in state:
+            visit(name)

@@ -48,6 +48,7 @@ CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
                       "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT"}
 DECLARERS = {"FN", "OP", "KERNEL", "ENTRY"}
+HEADER_FOLLOWS = {"NAME", "RSQB", "RPAR"}  # a kernel's result type, or `grid(..)`, `warps(..)`
 MAX_NESTING = 200
 
 _NUMBER = re.compile(r"\d\w*(?:\.\d\w*)?(?:(?<=[eE])[+-]\d\w*)?")
@@ -192,13 +193,22 @@ def _retag_name(toks: list[Token], i: int, braces: int) -> Token:
     word = tok.value
     if word in REDUCTIONS and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
         return Token.new_borrow_pos("REDUCE", word, tok)
-    if braces == 0 and nxt == "LPAR" and word == "grad":
-        return Token.new_borrow_pos("GRAD", word, tok)
-    if braces == 0 and nxt == "LPAR" and word in HEADER_WORDS:
-        return Token.new_borrow_pos(HEADER_WORDS[word], word, tok)
+    before = _previous_kind(toks, i)
+    if braces == 0 and nxt == "LPAR" and word == "grad" and before == "RBRACE":
+        return Token.new_borrow_pos("GRAD", word, tok)  # only right after an op body
+    if braces == 0 and nxt == "LPAR" and word in HEADER_WORDS and before in HEADER_FOLLOWS:
+        return Token.new_borrow_pos(HEADER_WORDS[word], word, tok)  # after a result type
     if word in EFFECTS and nxt == "LPAR" and _peek(toks, i - 1) in ("NL", "LBRACE"):
         return Token.new_borrow_pos("EFFECT", word, tok)
     return tok
+
+
+def _previous_kind(toks: list[Token], i: int) -> str | None:
+    """The kind of the nearest token before i that is not a newline."""
+    k = i - 1
+    while k >= 0 and toks[k].type == "NL":
+        k -= 1
+    return toks[k].type if k >= 0 else None
 
 
 def _is_reduction_acc(toks: list[Token], i: int) -> bool:

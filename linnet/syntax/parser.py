@@ -53,7 +53,9 @@ def parse(text: str, path: str) -> tuple[t.Module | None, list[Diagnostic]]:
         return _lark().parse(lexed.tokens), []
     except UnexpectedInput as err:
         return None, [_syntax_error(err, lexed.tokens, path, len(text))]
-    except VisitError as err:  # a transformer raised: only for malformed literals
+    except _NodeError as err:  # a rule callback rejected what it built (`Foo[..]` as a type)
+        return None, [err.diagnostic]
+    except VisitError as err:  # the same, should lark ever wrap callback errors
         if isinstance(err.orig_exc, _NodeError):
             return None, [err.orig_exc.diagnostic]
         raise
@@ -68,11 +70,17 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     tok = getattr(err, "token", None)
     if tok is None or tok.type == "$END":
         span = Span(path, max(0, end - 1), end)
+        if not tokens:
+            return Diagnostic("E1102", "missing `module` line", span, "the file is empty",
+                              help="start the file with `module NAME`")
         return Diagnostic("E1101", "unexpected end of file", span, "the file ends here",
                           help="close every `(`, `[` and `{`, and end each body with `}`")
     span = Span(path, tok.start_pos, tok.end_pos)
     if tok.type == "RESERVED":
         return _reserved(tok, tokens, span)
+    if tok is tokens[0] and tok.type != "MODULE":
+        return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
+                          help="start the file with `module NAME` (a dotted path such as `a.b`)")
     expected = sorted(getattr(err, "expected", ()) or ())
     shown = ", ".join(_describe(e) for e in expected[:8])
     return Diagnostic("E1101", f"unexpected {_describe_token(tok)}", span, "unexpected here",
@@ -82,13 +90,23 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
 def _reserved(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
     index = next(i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos)
     before = tokens[index - 1].type if index else None
-    starts_something = before in (None, "NL", "LBRACE", "RBRACE", "PUB") or before is None
+    # Item-level newlines are gone from the laid-out tokens: a word that begins a line
+    # outside every bracket begins an item.
+    starts_line = index > 0 and tokens[index - 1].line < tok.line
+    starts_something = (before in (None, "NL", "LBRACE", "RBRACE", "PUB")
+                        or (starts_line and _depth(tokens, index) == 0))
     if tok.value in OUT_OF_SCOPE and starts_something:
         what = OUT_OF_SCOPE[tok.value]
         return Diagnostic("E2190", f"not implemented yet: {what}", span, "not supported",
                           help="this part of the language is reserved for later versions")
     return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
                       help=f"choose another name, such as `{tok.value}_`")
+
+
+def _depth(tokens: list[Token], index: int) -> int:
+    """How many brackets are open before tokens[index]."""
+    opens = sum(t.type in ("LPAR", "LSQB", "LBRACE") for t in tokens[:index])
+    return opens - sum(t.type in ("RPAR", "RSQB", "RBRACE") for t in tokens[:index])
 
 
 _WORDS = {"NL": "end of line", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`",
@@ -181,7 +199,8 @@ class _Build(Transformer):
     def fn_def(self, c: list[Child]) -> t.Function:
         return t.Function(c[0].value.lower(), c[1].value, _opt(c, _GenericList),
                           _opt(c, _ParamList), _after(c, "ARROW"), _opt(c, _WhereList),
-                          _body_of(c), span=self._span(c))
+                          _body_of(c), grad=next((x for x in c if isinstance(x, t.GradClause)),
+                                                 None), span=self._span(c))
 
     def op_def(self, c: list[Child]) -> t.Op:
         binding = next((x for x in c if isinstance(x, t.KernelBinding)), None)

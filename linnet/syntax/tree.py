@@ -309,6 +309,7 @@ class Function:
     where: tuple[Expr, ...]
     body: tuple[Stmt, ...]
     public: bool = False
+    grad: "GradClause | None" = None  # only ops may have one (E2125); kept to report it
     span: Span = _span()
 
 

@@ -1,0 +1,353 @@
+"""Checking expressions: names, literals, operators, indexing, `if`, tuples.
+
+Calls, index notation and kernel memory live in their own modules; this
+one holds the dispatch and the arithmetic that every other part relies on.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..diagnostics import DiagnosticBag, Span
+from ..syntax import tree as t
+from .dims import Dim
+from .scope import Frame
+from .types import (compile_time_int, ERR, FLOAT, INTEGER, NUMERIC, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT,
+                    TensorT, TupleT, Val, is_scalar, materialize, scalar)
+from .unify import Problem, broadcast, literal_fits
+
+ARITH = {"+", "-", "*", "/", "%"}
+BITWISE = {"|", "^", "&"}
+COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+LOGIC = {"&&", "||"}
+
+
+class ExprChecker:
+    """Type and shape checking of expressions within one body (a `Frame`)."""
+
+    def __init__(self, frame: Frame, bag: DiagnosticBag) -> None:
+        self.frame = frame
+        self.bag = bag
+        self.ix: dict[str, tuple] | None = None  # index variables in scope -> domains
+        self.ix_used: set[str] = set()
+
+    # ------------------------------------------------------------ reporting
+    def error(self, code: str, message: str, span: Span, label: str = "",
+              help: str = "") -> Val:
+        self.bag.error(code, message, span, label, help)
+        return ERR
+
+    def problem(self, p: Problem, span: Span) -> Val:
+        return self.error(p.code, p.message, span, p.label, p.help)
+
+    # ------------------------------------------------------------- dispatch
+    def expr(self, e: t.Expr) -> Val:
+        method: Callable[[t.Expr], Val] = getattr(self, "expr_" + type(e).__name__)
+        return method(e)
+
+    def expr_IntLit(self, e: t.IntLit) -> Val:
+        return Val(LitT("int"), Dim.const(e.value))
+
+    def expr_FloatLit(self, e: t.FloatLit) -> Val:
+        return Val(LitT("float"), fconst=e.value)
+
+    def expr_BoolLit(self, e: t.BoolLit) -> Val:
+        return Val(scalar("bool"))
+
+    def expr_Name(self, e: t.Name) -> Val:
+        if self.ix is not None and e.id in self.ix:
+            return self.error("E3104", f"index `{e.id}` used as a value", e.span,
+                              "an index, not a value",
+                              help="index variables may only appear inside `x[...]` accesses")
+        local = self.frame.lookup(e.id)
+        if local is not None:
+            return self._in_notation(local.val, e)
+        generic = self.frame.generics.get(e.id)
+        if generic is not None:
+            return self._generic_value(generic, e)
+        if e.id in self.frame.globals.consts:
+            return self.frame.globals.consts[e.id]
+        if e.id in self.frame.globals.items:
+            return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
+                              "a function", help=f"call it: `{e.id}(...)`")
+        from .types import DTYPES
+        if e.id in DTYPES:
+            return Val(DTypeT(e.id))
+        return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
+                          help="declare it with `let`, or as a parameter or generic")
+
+    def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
+        if g.kind == "Dim":
+            return Val(LitT("int"), Dim.sym(g.name))
+        if g.kind == "Shape":
+            return Val(ShapeT((PackDim(g.name),)))
+        return Val(DTypeT(g.name))
+
+    def _in_notation(self, v: Val, e: t.Expr) -> Val:
+        """Inside index notation a whole tensor may not appear without indices."""
+        if self.ix is not None and isinstance(v.type, TensorT) and v.type.rank > 0:
+            return self.error("E3104", f"tensor `{getattr(e, 'id', '?')}` used without indices "
+                              "inside index notation", e.span, f"this is {v.type}",
+                              help="name every axis, as in `x[i, j]`")
+        if isinstance(v.type, MemT):
+            return self.error("E2127", "a kernel's memory is read only through `load`",
+                              e.span, f"`{getattr(e, 'id', '?')}` is in memory",
+                              help="write `load(x[...], mask)`")
+        return v
+
+    # ------------------------------------------------------------ operators
+    def expr_Unary(self, e: t.Unary) -> Val:
+        v = self.expr(e.operand)
+        if v.is_error:
+            return v
+        if e.op == "!":
+            return self._logical_not(v, e)
+        if isinstance(v.type, LitT):
+            const = -v.const if (e.op == "-" and v.const is not None) else v.const
+            fconst = -v.fconst if (e.op == "-" and v.fconst is not None) else v.fconst
+            return Val(v.type, const, fconst)
+        if not isinstance(v.type, TensorT) or not self.is_numeric(v.type.dtype):
+            return self.error("E2104", f"unary `{e.op}` is not defined for {v.type}", e.span,
+                              f"this is {v.type}")
+        return Val(v.type)
+
+    def _logical_not(self, v: Val, e: t.Unary) -> Val:
+        if is_scalar(v.type, "bool"):
+            return v
+        if self.ix is not None and isinstance(v.type, TensorT) and v.type.dtype == "bool":
+            return v
+        if isinstance(v.type, TensorT) and v.type.dtype == "bool":
+            return self.error("E2116", "`!` needs a scalar bool", e.span, f"this is {v.type}",
+                              help="inside index notation `!` applies element by element; "
+                                   "for tensors use `select` or `x == false`")
+        return self.error("E2116", f"`!` needs a scalar bool, found {v.type}", e.span,
+                          f"this is {v.type}")
+
+    def expr_Binary(self, e: t.Binary) -> Val:
+        left, right = self.expr(e.left), self.expr(e.right)
+        if left.is_error or right.is_error:
+            return ERR
+        if e.op in LOGIC:
+            return self._logical(e, left, right)
+        if isinstance(left.type, LitT) and isinstance(right.type, LitT):
+            return self._fold_literals(e, left, right)
+        joined = self.join(left, right, e)
+        if joined is None:
+            return ERR
+        dims, dtype = joined
+        problem = self._operator_problem(e.op, dtype)
+        if problem:
+            return self.problem(problem, e.span)
+        if e.op in COMPARE:
+            return Val(TensorT(dims, "bool"))
+        return Val(TensorT(dims, dtype))
+
+    def _logical(self, e: t.Binary, left: Val, right: Val) -> Val:
+        for side, v in ((e.left, left), (e.right, right)):
+            elementwise = self.ix is not None and isinstance(v.type, TensorT)
+            if not (is_scalar(v.type, "bool") or (elementwise and v.type.dtype == "bool")):
+                return self.error("E2116", f"`{e.op}` needs scalar bools, found {v.type}",
+                                  side.span, f"this is {v.type}",
+                                  help="for bool tensors use `&` or `|`, which work element "
+                                       "by element")
+        return Val(TensorT(self._bcast(left, right, e) or (), "bool"))
+
+    def _bcast(self, a: Val, b: Val, e: t.Expr) -> tuple | None:
+        dims = broadcast(a.type.dims, b.type.dims, self.frame.facts)  # type: ignore[union-attr]
+        if isinstance(dims, Problem):
+            self.problem(dims, e.span)
+            return None
+        return dims
+
+    def _fold_literals(self, e: t.Binary, a: Val, b: Val) -> Val:
+        kind = "float" if "float" in (a.type.kind, b.type.kind) else "int"  # type: ignore
+        if e.op in COMPARE:
+            return Val(scalar("bool"))
+        if e.op in BITWISE and kind == "float":
+            return self.error("E2104", f"`{e.op}` is not defined for float literals", e.span)
+        const = _fold_dim(e.op, a.const, b.const) if kind == "int" else None
+        if kind == "int" and e.op in ("/", "%") and b.const is not None:
+            if not self.frame.facts.prove_positive(b.const):
+                return self.error("E2205", f"divisor `{b.const}` is not provably positive",
+                                  e.right.span, "may be zero or negative",
+                                  help="add a `where` clause such as `where N > 0`")
+        return Val(LitT(kind), const, _fold_float(e.op, a, b) if kind == "float" else None)
+
+    def join(self, a: Val, b: Val, e: t.Expr) -> tuple[tuple, str] | None:
+        """One dtype and the broadcast shape of two operands, or None after an error."""
+        if not isinstance(a.type, (TensorT, LitT)) or not isinstance(b.type, (TensorT, LitT)):
+            bad = a if not isinstance(a.type, (TensorT, LitT)) else b
+            self.error("E2104", f"`{getattr(e, 'op', 'operator')}` is not defined for "
+                       f"{bad.type}", e.span)
+            return None
+        dtype = self.meet_dtypes(a, b, e)
+        if dtype is None:
+            return None
+        dims_a = a.type.dims if isinstance(a.type, TensorT) else ()
+        dims_b = b.type.dims if isinstance(b.type, TensorT) else ()
+        dims = broadcast(dims_a, dims_b, self.frame.facts)
+        if isinstance(dims, Problem):
+            self.problem(dims, e.span)
+            return None
+        return dims, dtype
+
+    def meet_dtypes(self, a: Val, b: Val, e: t.Expr) -> str | None:
+        if isinstance(a.type, LitT) and isinstance(b.type, TensorT):
+            a, b = b, a
+        if isinstance(b.type, LitT):
+            dtype = a.type.dtype  # type: ignore[union-attr]
+            problem = literal_fits(b, dtype, self.frame.dtype_kind(dtype))
+            if problem:
+                self.problem(problem, e.span)
+                return None
+            return dtype
+        if a.type.dtype != b.type.dtype:  # type: ignore[union-attr]
+            self.error("E2103", f"mixed dtypes {a.type.dtype} and {b.type.dtype}; write an "
+                       "explicit cast", e.span,
+                       f"{a.type.dtype} {getattr(e, 'op', ',')} {b.type.dtype}",
+                       help="convert one side with `cast<...>(...)`: dtypes never convert "
+                            "implicitly")
+            return None
+        return a.type.dtype  # type: ignore[union-attr]
+
+    def _operator_problem(self, op: str, dtype: str) -> Problem | None:
+        if op in ARITH and not self.is_numeric(dtype):
+            return Problem("E2104", f"`{op}` is not defined for {dtype}",
+                           help="arithmetic needs a numeric dtype")
+        if op in BITWISE and not (self.is_integer(dtype) or dtype == "bool"):
+            return Problem("E2104", f"`{op}` is not defined for {dtype}",
+                           help="bitwise operators need integers or bools")
+        if op in ("<", "<=", ">", ">=") and not self.is_numeric(dtype):
+            return Problem("E2104", f"`{op}` is not defined for {dtype}")
+        return None
+
+    # dtype kinds, for concrete dtypes and generics alike
+    def is_numeric(self, dtype: str) -> bool:
+        kind = self.frame.dtype_kind(dtype)
+        return dtype in NUMERIC if kind is None else kind in ("Numeric", "Integer", "Float")
+
+    def is_integer(self, dtype: str) -> bool:
+        kind = self.frame.dtype_kind(dtype)
+        return dtype in INTEGER if kind is None else kind == "Integer"
+
+    def is_float(self, dtype: str) -> bool:
+        kind = self.frame.dtype_kind(dtype)
+        return dtype in FLOAT if kind is None else kind == "Float"
+
+    # ----------------------------------------------------- other expressions
+    def expr_If(self, e: t.If) -> Val:
+        cond = self.expr(e.cond)
+        if not cond.is_error and not is_scalar(cond.type, "bool"):
+            self.error("E2114", f"condition must be a scalar bool, found {cond.type}",
+                       e.cond.span, f"this is {cond.type}")
+        then, orelse = self.block(e.then), self.block(e.orelse)
+        if then.is_error or orelse.is_error:
+            return ERR
+        return self.if_join(then, orelse, e)
+
+    def if_join(self, a: Val, b: Val, e: t.If) -> Val:
+        if isinstance(a.type, LitT) and isinstance(b.type, LitT):
+            return a if a.type == b.type else Val(LitT("float"))
+        if isinstance(a.type, LitT) or isinstance(b.type, LitT):
+            typed = b if isinstance(a.type, LitT) else a
+            lit = a if isinstance(a.type, LitT) else b
+            if isinstance(typed.type, TensorT) and not literal_fits(
+                    lit, typed.type.dtype, self.frame.dtype_kind(typed.type.dtype)):
+                return Val(typed.type)
+        from .unify import shapes_equal
+        same = (isinstance(a.type, TensorT) and isinstance(b.type, TensorT)
+                and a.type.dtype == b.type.dtype
+                and shapes_equal(a.type.dims, b.type.dims, self.frame.facts)) or a.type == b.type
+        if not same:
+            return self.error("E2115", f"`if` branches differ: {a.type} and {b.type}", e.span,
+                              "branches of different types",
+                              help="both branches must have one type; cast or reshape one")
+        return Val(a.type)
+
+    def block(self, b: t.Block) -> Val:
+        self.frame.push()
+        try:
+            for s in b.stmts:
+                self.stmt(s)  # type: ignore[attr-defined]
+            return self.expr(b.value)
+        finally:
+            self.frame.pop()
+
+    def expr_TupleExpr(self, e: t.TupleExpr) -> Val:
+        items = [self.expr(x) for x in e.items]
+        if any(v.is_error for v in items):
+            return ERR
+        return Val(TupleT(tuple(materialize(v) for v in items)))
+
+    def expr_ListExpr(self, e: t.ListExpr) -> Val:
+        dims = []
+        for item in e.items:
+            v = self.expr(item)
+            if v.is_error:
+                return ERR
+            if isinstance(v.type, ShapeT):
+                dims.extend(v.type.dims)
+            elif compile_time_int(v) is not None:
+                if self.frame.facts.prove(v.const, "<", Dim.const(0)):
+                    return self.error("E2208", f"dimension `{v.const}` is provably negative",
+                                      item.span, "negative")
+                dims.append(v.const)
+            else:
+                return self.error("E2123", "a shape needs compile-time integers", item.span,
+                                  f"this is {v.type}")
+        return Val(ShapeT(tuple(dims)))
+
+    def expr_ForExpr(self, e: t.ForExpr) -> Val:
+        return self.error("E2124", "a valued `for` may only be the value of a `let`", e.span,
+                          "not here", help="write `let ys = for i in a..b { ... yield v }`")
+
+    def expr_Reduce(self, e: t.Reduce) -> Val:
+        return self.reduction(e)  # type: ignore[attr-defined]
+
+    def expr_Index(self, e: t.Index) -> Val:
+        return self.index(e)  # type: ignore[attr-defined]
+
+    def expr_Call(self, e: t.Call) -> Val:
+        return self.call(e)  # type: ignore[attr-defined]
+
+    def expect_const_int(self, e: t.Expr, what: str, code: str = "E2123") -> Dim | None:
+        """A compile-time integer (E2123 otherwise)."""
+        v = self.expr(e)
+        if v.is_error:
+            return None
+        if compile_time_int(v) is not None:
+            return v.const
+        self.error(code, f"{what} must be a compile-time integer", e.span,
+                   f"this is {v.type}",
+                   help="use integer literals, `Dim` generics and integer `const`s")
+        return None
+
+
+def _fold_dim(op: str, a: Dim | None, b: Dim | None) -> Dim | None:
+    if a is None or b is None:
+        return None
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/" and b.as_int() != 0:
+        return a.floordiv(b)
+    if op == "%" and b.as_int() != 0:
+        return a.mod(b)
+    return None
+
+
+def _fold_float(op: str, a: Val, b: Val) -> float | None:
+    x = a.fconst if a.fconst is not None else (a.const.as_int() if a.const is not None else None)
+    y = b.fconst if b.fconst is not None else (b.const.as_int() if b.const is not None else None)
+    if x is None or y is None:
+        return None
+    try:
+        return {"+": x + y, "-": x - y, "*": x * y}.get(op, x / y if op == "/" and y else None)
+    except OverflowError:
+        return float("inf")
+
+
+__all__ = ["ExprChecker", "ErrorT"]

@@ -1,0 +1,50 @@
+"""An op's `grad(y, dy) { ... }` clause (E2125, E2101).
+
+The op must return one floating tensor or scalar; the clause sees the op's
+parameters, `y` (the result) and `dy` (the gradient arriving at it), and
+returns the gradient of each floating tensor parameter, in order: one value,
+or a tuple when there are several.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import DiagnosticBag
+from ..syntax import tree as t
+from .items import bind_params, item_frame
+from .scope import Globals
+from .signatures import Signature
+from .types import FLOAT, TensorT, TupleT, Val
+
+
+def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
+               signatures: dict[str, Signature]) -> None:
+    if op.grad is None:
+        return
+    frame, checker = item_frame(op, globals_, bag, signatures)
+    sig = signatures[op.name]
+    for left, rel, right, _ in sig.where:
+        frame.facts = frame.facts.assume(left, rel, right)
+    if not isinstance(sig.result, TensorT) or not _floating(sig.result, checker):
+        checker.error("E2125", f"a `grad` clause needs an op returning one float tensor or "
+                      f"scalar; `{op.name}` returns {sig.result}", op.grad.span,
+                      help="differentiate a single floating result")
+        return
+    floats = [ty for ty in sig.params if isinstance(ty, TensorT) and ty.rank > 0
+              and _floating(ty, checker)]
+    if not floats:
+        checker.error("E2125", f"`{op.name}` has no floating tensor parameter to differentiate",
+                      op.grad.span, help="gradients are taken for float tensor parameters")
+        return
+    bind_params(op, sig, checker)
+    frame.push()
+    frame.bind(op.grad.result, Val(sig.result))
+    frame.bind(op.grad.seed, Val(sig.result))
+    checker.expected_result = floats[0] if len(floats) == 1 else TupleT(tuple(floats))
+    checker.stmts(op.grad.body)
+    if not op.grad.body or not isinstance(op.grad.body[-1], t.Return):
+        checker.error("E2120", "the `grad` clause does not end with `return`", op.grad.span,
+                      help="return the gradient of each float tensor parameter")
+
+
+def _floating(ty: TensorT, checker) -> bool:
+    return ty.dtype in FLOAT or checker.is_float(ty.dtype)

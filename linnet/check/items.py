@@ -1,0 +1,143 @@
+"""Item-level checks: declarations, signatures, `where` clauses and kernel headers."""
+
+from __future__ import annotations
+
+from ..diagnostics import DiagnosticBag
+from ..syntax import tree as t
+from .body import BodyChecker
+from .dims import Dim, Facts
+from .scope import KERNEL_BUILTINS, PRELUDE, Frame, Globals
+from .signatures import Signature
+from .types import compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
+
+COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+RESERVED_CALLS = PRELUDE | KERNEL_BUILTINS | {"store", "atomic_add", "atomic_max", "atomic_min"}
+
+
+def item_frame(item, globals_: Globals, bag: DiagnosticBag,
+               signatures: dict[str, Signature]) -> tuple[Frame, BodyChecker]:
+    """A frame with the item's generics and `where` facts, and a checker over it."""
+    generics = {g.name: g for g in getattr(item, "generics", ())}
+    dims = [g.name for g in generics.values() if g.kind == "Dim"]
+    frame = Frame(globals_, generics, Facts(dims))
+    return frame, BodyChecker(frame, bag, signatures)
+
+
+def check_generics(item, checker: BodyChecker) -> None:
+    """Kinds exist, packs are Shapes, defaults satisfy their kinds, no duplicates (E1205)."""
+    seen: set[str] = set()
+    for g in getattr(item, "generics", ()):
+        if g.name in seen:
+            checker.error("E1205", f"duplicate generic `{g.name}`", g.span, "declared twice")
+        seen.add(g.name)
+        if g.kind not in KINDS:
+            checker.error("E1201", f"unknown generic kind `{g.kind}`", g.span,
+                          help="kinds are Dim, Shape, DType, Numeric, Integer and Float")
+        elif g.pack != (g.kind == "Shape"):
+            checker.error("E3106", f"`{'*' if g.pack else ''}{g.name}: {g.kind}`: a pack is "
+                          "written `*S: Shape`", g.span)
+        elif g.default is not None:
+            _check_default(g, checker)
+
+
+def _check_default(g: t.Generic, checker: BodyChecker) -> None:
+    v = checker.expr(g.default)
+    if v.is_error:
+        return
+    if g.kind == "Dim" and compile_time_int(v) is None:
+        checker.error("E2101", f"default of `{g.name}` must be a dimension", g.default.span)
+    elif g.kind in DTYPE_KINDS and not (isinstance(v.type, DTypeT)
+                                        and v.type.dtype in DTYPE_KINDS[g.kind]):
+        checker.error("E2112", f"default `{v.type}` is not a {g.kind}", g.default.span,
+                      help=f"pick one of {', '.join(DTYPE_KINDS[g.kind])}")
+
+
+def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
+                ) -> list[tuple[Dim, str, Dim, t.Expr]]:
+    """Each `where` clause as a comparison of dimensions, assumed from now on."""
+    out = []
+    for clause in clauses:
+        if not (isinstance(clause, t.Binary) and clause.op in COMPARE):
+            checker.error("E2101", "a `where` clause compares dimensions", clause.span,
+                          help="write comparisons such as `where B >= C, N % 16 == 0`")
+            continue
+        left, right = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
+        if left is None or right is None:
+            continue
+        out.append((left, clause.op, right, clause))
+        checker.frame.facts = checker.frame.facts.assume(left, clause.op, right)
+    return out
+
+
+def check_params(params: tuple[t.Param, ...], checker: BodyChecker) -> list:
+    seen: set[str] = set()
+    types = []
+    for p in params:
+        if p.name in seen:
+            checker.error("E1205", f"duplicate parameter `{p.name}`", p.span, "declared twice")
+        seen.add(p.name)
+        types.append(checker.resolve_type(p.type))
+    return types
+
+
+def signature_of(item, checker: BodyChecker) -> Signature:
+    check_generics(item, checker)
+    params = check_params(item.params, checker)
+    where = where_facts(item.where, checker)
+    if isinstance(item, t.Kernel):
+        results = [checker.resolve_type(r.type) for r in item.results]
+        return Signature(item, item.generics, params, None, where, results)
+    result = checker.resolve_type(item.result) if item.result is not None else None
+    return Signature(item, item.generics, params, result, where)
+
+
+def bind_params(item, sig: Signature, checker: BodyChecker) -> None:
+    for p, ty in zip(item.params, sig.params):
+        checker.frame.bind(p.name, Val(ty) if ty is not None else Val(scalar("f32")))
+
+
+def check_kernel_header(k: t.Kernel, sig: Signature, checker: BodyChecker) -> None:
+    """Grid sizes, launch hints, memory parameters and results (E2127, E2123)."""
+    for g in k.generics:
+        if g.pack:
+            checker.error("E2127", "kernels take no shape packs", g.span,
+                          help="give each dimension its own `Dim` generic")
+    for p, ty in zip(k.params + k.results, sig.params + sig.results):
+        role = "param" if p in k.params else "result"
+        _bind_memory(p, ty, role, checker)
+    if not 1 <= len(k.grid) <= 3:
+        checker.error("E2127", f"a grid has 1 to 3 sizes, found {len(k.grid)}", k.span)
+    for g in k.grid:
+        checker.expect_const_int(g, "a grid size")
+    _check_hint(k.warps, "warps", checker, power_of_two=True)
+    _check_hint(k.stages, "stages", checker, power_of_two=False)
+
+
+def _bind_memory(p: t.Param, ty, role: str, checker: BodyChecker) -> None:
+    if isinstance(ty, TensorT) and ty.has_pack:
+        checker.error("E2127", "kernels take no shape packs", p.span)
+        return
+    if isinstance(ty, TensorT) and (ty.rank > 0 or role == "result"):
+        checker.frame.bind(p.name, Val(MemT(ty, role)))
+    elif ty is not None:
+        checker.frame.bind(p.name, Val(ty))
+
+
+def _check_hint(e: t.Expr | None, name: str, checker: BodyChecker, power_of_two: bool) -> None:
+    if e is None:
+        return
+    value = e.value if isinstance(e, t.IntLit) else None
+    bad = value is None or value < (1 if power_of_two else 0) or (
+        power_of_two and value & (value - 1))
+    if bad:
+        what = "a power of two" if power_of_two else "a non-negative integer literal"
+        checker.error("E2127", f"`{name}(...)` takes {what}", e.span, "bad launch hint")
+
+
+def check_name_is_free(name: str, span, bag: DiagnosticBag) -> None:
+    if name in RESERVED_CALLS:
+        bag.error("E1207", f"`{name}` is a prelude name", span, "redeclared",
+                  help="choose another name")
+
+
+__all__ = ["Dim", "item_frame", "signature_of"]

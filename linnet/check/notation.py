@@ -1,0 +1,271 @@
+"""Index notation and reductions (E31xx), and ordinary indexing and slicing.
+
+Inside `let y[i, j] = ...` or a reduction's body every access is a scalar and
+names every axis; each index variable takes its domain from the axes it
+indexes, and all of its uses must agree.
+"""
+
+from __future__ import annotations
+
+from ..syntax import tree as t
+from .dims import Dim
+from .types import compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
+from .unify import dims_equal, shape_text
+
+NUMBER_REDUCTIONS = {"sum", "prod", "max", "min"}
+
+
+class NotationChecker:
+    # ------------------------------------------------------- let y[i] = ...
+    def let_index(self, s: t.LetIndex) -> Val:
+        names = [v.name for v in s.indices]
+        for k, v in enumerate(s.indices):
+            if v.name in names[:k]:
+                return self.error("E3105", f"index `{v.name}` listed twice", v.span,
+                                  "already an output", help="use a reduction for a diagonal "
+                                                            "read, as in `a[i, i]`")
+        saved = self.ix, self.ix_used
+        self.ix = {v.name: (None, v.pack) for v in s.indices}
+        self.ix_used = set()
+        try:
+            value = self.expr(s.value)
+            domains = dict(self.ix)
+            used = set(self.ix_used)
+        finally:
+            self.ix, self.ix_used = saved
+        if value.is_error:
+            return ERR
+        return self._notation_result(s, value, domains, used)
+
+    def _notation_result(self, s: t.LetIndex, value: Val, domains: dict, used: set) -> Val:
+        dims: list[DimItem] = []
+        for v in s.indices:
+            if v.name not in used:
+                return self.error("E3103", f"output index `{v.name}` is never used", v.span,
+                                  "unused", help="every output index must index some tensor "
+                                                 "on the right-hand side")
+            domain = domains[v.name][0]
+            dims.extend(domain if v.pack else (domain,))
+        dtype = value.type.dtype if isinstance(value.type, TensorT) else (
+            "i64" if value.type.kind == "int" else "f64")  # type: ignore[union-attr]
+        return Val(TensorT(tuple(dims), dtype))
+
+    # --------------------------------------------------------- reductions
+    def reduction(self, e: t.Reduce) -> Val:
+        outer = self.ix
+        current = dict(outer) if outer is not None else {}
+        for k, v in enumerate(e.indices):
+            if v.name in current or v.name in [x.name for x in e.indices[:k]]:
+                return self.error("E3105", f"index `{v.name}` listed twice", v.span,
+                                  "already bound", help="give the reduced index its own name")
+            current[v.name] = (None, v.pack)
+        saved_used = self.ix_used
+        self.ix, self.ix_used = current, set()
+        try:
+            body = self.expr(e.body)
+            used = set(self.ix_used)
+        finally:
+            if outer is not None:
+                outer.update({k: v for k, v in current.items() if k in outer})
+            self.ix = outer
+            self.ix_used = saved_used | (used - {v.name for v in e.indices})
+        if body.is_error:
+            return ERR
+        for v in e.indices:
+            if v.name not in used:
+                return self.error("E3102", f"reduction index `{v.name}` is never used", v.span,
+                                  "unused", help="remove it, or index a tensor with it")
+        return self._reduction_type(e, body)
+
+    def _reduction_type(self, e: t.Reduce, body: Val) -> Val:
+        if isinstance(body.type, LitT):
+            body = Val(scalar("i64" if body.type.kind == "int" else "f64"))
+        if not isinstance(body.type, TensorT) or body.type.rank != 0:
+            return self.error("E3104", f"a reduction's body must be a scalar, found {body.type}",
+                              e.body.span)
+        dtype = body.type.dtype
+        if e.op in ("any", "all") and dtype != "bool":
+            return self.error("E2104", f"`{e.op}` reduces bools, found {dtype}", e.span,
+                              help="compare first, as in `any[i] x[i] > 0.0`")
+        if e.op in NUMBER_REDUCTIONS and not self.is_numeric(dtype):
+            return self.error("E2104", f"`{e.op}` reduces numbers, found {dtype}", e.span,
+                              help="use `any` or `all` for bools")
+        if e.acc is not None:
+            acc = self.dtype_of_type(e.acc)  # type: ignore[attr-defined]
+            if acc is None:
+                return ERR
+            if acc != dtype:
+                return self.error("E2103", f"`{e.op}<{acc}>` accumulates {acc} but its body is "
+                                  f"{dtype}", e.body.span, f"this is {dtype}",
+                                  help=f"cast the body: `{e.op}<{acc}>[...] cast<{acc}>(...)`")
+        return Val(scalar(dtype))
+
+    # ------------------------------------------------------------ indexing
+    def index(self, e: t.Index) -> Val:
+        if self.ix is not None:
+            return self.notation_access(e)
+        base = self._index_base(e)
+        if base.is_error:
+            return ERR
+        tensor = base.type
+        if self.frame.kernel is not None and isinstance(tensor, TensorT) and tensor.rank:
+            return self.error("E2127", "tiles cannot be indexed or sliced", e.span,
+                              help="load the memory you need instead, or use index notation")
+        return self.plain_index(e, tensor)
+
+    def _index_base(self, e: t.Index) -> Val:
+        if isinstance(e.base, t.Name):
+            local = self.frame.lookup(e.base.id)
+            if local is not None and isinstance(local.val.type, MemT):
+                return self.error("E2127", "a kernel's memory is accessed only inside `load`, "
+                                  "`store` and the atomics", e.span, "memory access here",
+                                  help="write `load(x[...], mask)`")
+        base = self.expr(e.base)
+        if base.is_error:
+            return ERR
+        if not isinstance(base.type, TensorT) or base.type.rank == 0:
+            return self.error("E2104", f"cannot index {base.type}", e.base.span,
+                              f"this is {base.type}")
+        return base
+
+    def plain_index(self, e: t.Index, tensor: TensorT) -> Val:
+        if tensor.has_pack:
+            return self.error("E2190", "not implemented yet: indexing a tensor with a shape "
+                              "pack outside index notation", e.span)
+        if len(e.items) > tensor.rank:
+            return self.error("E2204", f"{len(e.items)} indices for a tensor of rank "
+                              f"{tensor.rank}", e.span, f"this is {tensor}")
+        dims: list[DimItem] = []
+        for item, dim in zip(e.items, tensor.dims):
+            kept = self._index_item(item, dim)
+            if kept is False:
+                return ERR
+            if kept is not None:
+                dims.append(kept)
+        dims.extend(tensor.dims[len(e.items):])
+        return Val(TensorT(tuple(dims), tensor.dtype))
+
+    def _index_item(self, item, dim: Dim) -> Dim | None | bool:
+        """The kept extent for a slice, None for a dropped axis, False after an error."""
+        if isinstance(item, t.Slice):
+            return self._slice_extent(item, dim)
+        if isinstance(item, t.PackIx):
+            self.error("E3106", "a pack index outside index notation", item.span)
+            return False
+        v = self.expr(item)
+        if v.is_error:
+            return False
+        if compile_time_int(v) is not None:
+            return None if self._in_range(v.const, dim, item) else False
+        if is_scalar(v.type) and self.is_integer(v.type.dtype):  # type: ignore[union-attr]
+            return None
+        self.error("E2101", f"an index must be an integer scalar, found {v.type}", item.span,
+                   f"this is {v.type}")
+        return False
+
+    def _in_range(self, k: Dim, dim: Dim, item: t.Expr) -> bool:
+        facts = self.frame.facts
+        if facts.prove(k, "<", Dim.const(0)) or (k.as_int() is not None and k.as_int() < 0):
+            self.error("E2209", f"negative index {k}", item.span, "out of range",
+                       help="indices count from 0; negative indices are errors")
+            return False
+        if not (facts.prove_nonnegative(k) and facts.prove(k, "<", dim)):
+            self.error("E2209", f"index {k} not provably below the extent {dim}", item.span,
+                       "may be out of range", help="add a `where` clause that bounds it")
+            return False
+        return True
+
+    def _slice_extent(self, s: t.Slice, dim: Dim) -> Dim | bool:
+        facts = self.frame.facts
+        lo = self.expect_const_int(s.lo, "a slice bound") if s.lo is not None else Dim.const(0)
+        hi = self.expect_const_int(s.hi, "a slice bound") if s.hi is not None else dim
+        step = self.expect_const_int(s.step, "a slice step") if s.step is not None else Dim.const(1)
+        if lo is None or hi is None or step is None:
+            return False
+        ok = (facts.prove_nonnegative(lo) and facts.prove(lo, "<=", hi)
+              and facts.prove(hi, "<=", dim) and facts.prove_positive(step))
+        if not ok:
+            self.error("E2209", f"slice {lo}:{hi}:{step} not provably within 0..{dim}", s.span,
+                       "invalid slice", help="bounds must satisfy 0 <= lo <= hi <= extent, "
+                                             "and the step must be positive")
+            return False
+        return (hi - lo + step - 1).floordiv(step) if step.as_int() != 1 else hi - lo
+
+    # -------------------------------------------- access in index notation
+    def notation_access(self, e: t.Index) -> Val:
+        if not isinstance(e.base, t.Name):
+            return self.error("E3104", "only named tensors may be indexed in index notation",
+                              e.base.span, help="bind the value with `let` first")
+        local = self.frame.lookup(e.base.id)
+        if local is None or not isinstance(local.val.type, (TensorT, MemT)):
+            if local is None and e.base.id not in self.frame.globals.consts:
+                return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span)
+            return self.error("E2104", f"cannot index `{e.base.id}`", e.base.span)
+        tensor = local.val.type
+        if isinstance(tensor, MemT):
+            return self.error("E2127", "a kernel's memory is read only through `load`",
+                              e.span, help="write `load(x[...], mask)` and index the tile")
+        return self._bind_axes(e, tensor)
+
+    def _bind_axes(self, e: t.Index, tensor: TensorT) -> Val:
+        packs = [it for it in e.items if isinstance(it, t.PackIx)]
+        plain = len(e.items) - len(packs)
+        if len(packs) > 1 or (not packs and plain != tensor.rank) or plain > tensor.rank:
+            return self.error("E2204", f"{len(e.items)} indices for a tensor of rank "
+                              f"{tensor.rank}", e.span, f"this is {tensor}",
+                              help="index notation names every axis")
+        width = tensor.rank - plain
+        axis = 0
+        for item in e.items:
+            extent = tensor.dims[axis:axis + width] if isinstance(item, t.PackIx) \
+                else tensor.dims[axis]
+            if not self._bind_one(item, extent):
+                return ERR
+            axis += width if isinstance(item, t.PackIx) else 1
+        return Val(TensorT((), tensor.dtype))
+
+    def _bind_one(self, item, extent) -> bool:
+        if isinstance(item, t.Slice):
+            self.error("E3104", "slices are not allowed in index notation", item.span)
+            return False
+        name = item.name if isinstance(item, t.PackIx) else getattr(item, "id", None)
+        if name is None or not isinstance(item, (t.Name, t.PackIx)):
+            self.error("E3104", "index notation takes index variables only", item.span,
+                       help="compute shifted positions outside, or slice before")
+            return False
+        if name not in self.ix:
+            declared = self.frame.lookup(name) is not None or name in self.frame.generics
+            code = "E3104" if declared else "E3101"
+            what = ("a value, not an index variable" if declared
+                    else "neither an output nor reduced")
+            self.error(code, f"index `{name}` is {what}", item.span, "not bound",
+                       help=f"list it on the left (`let y[..., {name}]`) or reduce it "
+                            f"(`sum[{name}] ...`)")
+            return False
+        domain, is_pack = self.ix[name]
+        if is_pack != isinstance(item, t.PackIx):
+            self.error("E3106", f"index `{name}` is {'a pack' if is_pack else 'not a pack'}",
+                       item.span, help="write `*s` for a pack index everywhere, or nowhere")
+            return False
+        self.ix_used.add(name)
+        if domain is None:
+            self.ix[name] = (extent, is_pack)
+            return True
+        if not self._domains_agree(domain, extent, is_pack):
+            self.error("E2201", f"index `{name}` ranges over {_show(domain)} here but "
+                       f"{_show(extent)} elsewhere", item.span, "extents disagree",
+                       help="make the extents provably equal with a `where` clause")
+            return False
+        return True
+
+    def _domains_agree(self, a, b, is_pack: bool) -> bool:
+        if not is_pack:
+            return dims_equal(a, b, self.frame.facts)
+        return len(a) == len(b) and all(dims_equal(x, y, self.frame.facts) for x, y in zip(a, b))
+
+
+def _show(domain) -> str:
+    return shape_text(domain) if isinstance(domain, tuple) else str(domain)
+
+
+__all__ = ["NotationChecker", "PackDim"]

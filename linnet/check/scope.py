@@ -1,0 +1,60 @@
+"""What a body can see: items of the program, generics, and local variables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..syntax import tree as t
+from .dims import Facts
+from .types import Val
+
+PRELUDE = frozenset(
+    "cast exp log sqrt rsqrt sin cos tanh abs min max select shl shr reshape broadcast_to "
+    "permute concat iota fill cumsum".split())
+KERNEL_BUILTINS = frozenset({"program_id", "load"})
+
+
+@dataclass
+class Globals:
+    """The items visible in a module: its own, and the `pub` items of modules it uses."""
+    items: dict[str, t.Item] = field(default_factory=dict)
+    consts: dict[str, Val] = field(default_factory=dict)
+
+
+@dataclass
+class Local:
+    val: Val
+    mutable: bool = False
+
+
+@dataclass
+class Frame:
+    """The checking state of one body: a `fn`, `entry`, `op`, grad clause or kernel."""
+    globals: Globals
+    generics: dict[str, t.Generic]
+    facts: Facts
+    kernel: t.Kernel | None = None
+    scopes: list[dict[str, Local]] = field(default_factory=lambda: [{}])
+    loop_depth: int = 0
+    scan_depth: int = 0
+    writes: dict[str, str] = field(default_factory=dict)  # kernel result -> kind of write
+
+    def lookup(self, name: str) -> Local | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def bind(self, name: str, val: Val, mutable: bool = False) -> None:
+        self.scopes[-1][name] = Local(val, mutable)
+
+    def push(self) -> None:
+        self.scopes.append({})
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    def dtype_kind(self, dtype: str) -> str | None:
+        """The kind of a generic dtype name, or None for a concrete dtype."""
+        g = self.generics.get(dtype)
+        return g.kind if g is not None else None

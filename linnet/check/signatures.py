@@ -1,0 +1,89 @@
+"""Signatures of `fn`, `op`, `entry` and `kernel` items, and generic substitution.
+
+A signature is computed once per item, in the item's own frame, and then
+instantiated at each call by binding its generics from the arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..syntax import tree as t
+from .dims import Dim
+from .types import DimItem, MemT, PackDim, TensorT, TupleT, Type
+
+
+@dataclass
+class Signature:
+    item: t.Function | t.Op | t.Kernel
+    generics: tuple[t.Generic, ...]
+    params: list[Type | None]
+    result: Type | None
+    where: list[tuple[Dim, str, Dim, t.Expr]] = field(default_factory=list)
+    results: list[Type | None] = field(default_factory=list)  # a kernel's named results
+
+    @property
+    def name(self) -> str:
+        return self.item.name
+
+
+@dataclass
+class Binding:
+    """Values for generics: dims, dtypes and shape packs."""
+    dims: dict[str, Dim] = field(default_factory=dict)
+    dtypes: dict[str, str] = field(default_factory=dict)
+    packs: dict[str, tuple[DimItem, ...]] = field(default_factory=dict)
+
+    def bound(self, name: str) -> bool:
+        return name in self.dims or name in self.dtypes or name in self.packs
+
+
+def substitute(ty: Type | None, b: Binding) -> Type | None:
+    """The type with every bound generic replaced by its value."""
+    if isinstance(ty, TensorT):
+        dims: list[DimItem] = []
+        for d in ty.dims:
+            if isinstance(d, PackDim):
+                dims.extend(b.packs.get(d.name, (d,)))
+            else:
+                dims.append(d.substitute(b.dims) if b.dims else d)
+        return TensorT(tuple(dims), b.dtypes.get(ty.dtype, ty.dtype))
+    if isinstance(ty, TupleT):
+        return TupleT(tuple(substitute(x, b) for x in ty.items))  # type: ignore[misc]
+    if isinstance(ty, MemT):
+        return MemT(substitute(ty.tensor, b), ty.role)  # type: ignore[arg-type]
+    return ty
+
+
+def match_dims(want: tuple[DimItem, ...], got: tuple[DimItem, ...], generics: set[str],
+               b: Binding) -> bool:
+    """Bind the generics of want from got; False when the ranks cannot line up."""
+    packs = [k for k, d in enumerate(want) if isinstance(d, PackDim)]
+    if not packs:
+        if len(want) != len(got):
+            return False
+        for w, g in zip(want, got):
+            _bind_dim(w, g, generics, b)
+        return True
+    if len(packs) > 1 or len(got) < len(want) - 1:
+        return False
+    k = packs[0]
+    tail = len(want) - k - 1
+    head_got, mid_got = got[:k], got[k:len(got) - tail]
+    tail_got = got[len(got) - tail:] if tail else ()
+    name = want[k].name  # type: ignore[union-attr]
+    if name in generics and name not in b.packs:
+        b.packs[name] = tuple(mid_got)
+    for w, g in zip(want[:k] + want[k + 1:], head_got + tail_got):
+        _bind_dim(w, g, generics, b)
+    return True
+
+
+def _bind_dim(want: DimItem, got: DimItem, generics: set[str], b: Binding) -> None:
+    if isinstance(want, PackDim) or isinstance(got, PackDim):
+        return
+    symbols = want.symbols()
+    if len(symbols) == 1:
+        (name,) = symbols
+        if name in generics and name not in b.dims and want == Dim.sym(name):
+            b.dims[name] = got

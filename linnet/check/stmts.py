@@ -1,0 +1,172 @@
+"""Statements: bindings, assignment, loops, scans, `return` and `yield`."""
+
+from __future__ import annotations
+
+from ..syntax import tree as t
+from .dims import Dim
+from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
+from .unify import literal_fits, shapes_equal
+
+
+class StmtChecker:
+    def stmt(self, s: t.Stmt) -> None:
+        getattr(self, "stmt_" + type(s).__name__)(s)
+
+    def stmts(self, body: tuple[t.Stmt, ...]) -> None:
+        for s in body:
+            self.stmt(s)
+
+    def stmt_Let(self, s: t.Let) -> None:
+        value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
+        if s.annotation is not None:
+            value = self.annotate(s.annotation, value, s.value)
+        self.frame.bind(s.name, self._bound(value))
+
+    def _bound(self, v: Val) -> Val:
+        """Let-bound literals keep their compile-time value but take a dtype... lazily.
+
+        An integer literal bound by `let` stays a compile-time integer (usable as a
+        loop bound or a shape), while a float literal becomes an f64 scalar.
+        """
+        if isinstance(v.type, LitT) and v.type.kind == "float":
+            return Val(materialize(v))
+        return v
+
+    def annotate(self, annotation: t.TypeExpr, value: Val, where: t.Expr) -> Val:
+        want = self.resolve_type(annotation)  # type: ignore[attr-defined]
+        if want is None or value.is_error:
+            return ERR
+        if not self.accepts(want, value, where):  # type: ignore[attr-defined]
+            return ERR
+        return Val(want, value.const)
+
+    def stmt_LetTuple(self, s: t.LetTuple) -> None:
+        value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
+        if not value.is_error and not (isinstance(value.type, TupleT)
+                                       and len(value.type.items) == len(s.names)):
+            self.error("E2101", f"cannot destructure {value.type} into {len(s.names)} names",
+                       s.value.span, f"this is {value.type}")
+            value = ERR
+        for k, name in enumerate(s.names):
+            self.frame.bind(name, Val(value.type.items[k]) if not value.is_error else ERR)
+
+    def stmt_LetIndex(self, s: t.LetIndex) -> None:
+        self.frame.bind(s.name, self.let_index(s))  # type: ignore[attr-defined]
+
+    def stmt_VarDecl(self, s: t.VarDecl) -> None:
+        value = self.expr(s.value)
+        if s.annotation is not None:
+            value = self.annotate(s.annotation, value, s.value)
+        self.frame.bind(s.name, Val(materialize(value)), mutable=True)
+
+    def stmt_Assign(self, s: t.Assign) -> None:
+        local = self.frame.lookup(s.name)
+        value = self.expr(s.value)
+        if local is None:
+            self.error("E1201", f"undeclared name `{s.name}`", s.span, "not declared",
+                       help=f"declare it first: `var {s.name} = ...`")
+            return
+        if not local.mutable:
+            self.error("E2108", f"`{s.name}` is not a `var`", s.span, "cannot assign",
+                       help=f"declare it with `var {s.name} = ...` to reassign it")
+            return
+        if value.is_error or local.val.is_error:
+            return
+        if not self._same_type(local.val.type, value):
+            self.error("E2109", f"assignment changes `{s.name}` from {local.val.type} to "
+                       f"{value.type}", s.value.span, f"this is {value.type}",
+                       help="a variable keeps one type; cast or reshape the value")
+
+    def _same_type(self, have: Type, v: Val) -> bool:
+        if isinstance(v.type, LitT) and isinstance(have, TensorT) and have.rank == 0:
+            return literal_fits(v, have.dtype, self.frame.dtype_kind(have.dtype)) is None
+        if isinstance(have, TensorT) and isinstance(v.type, TensorT):
+            return have.dtype == v.type.dtype and shapes_equal(have.dims, v.type.dims,
+                                                               self.frame.facts)
+        return have == v.type
+
+    def stmt_Return(self, s: t.Return) -> None:
+        if self.frame.kernel is not None:
+            self.error("E2127", "a kernel has no `return`", s.span, "not in a kernel",
+                       help="write results with `store` or an atomic")
+            return
+        if self.frame.loop_depth:
+            self.error("E2120", "`return` inside a loop", s.span, "inside a loop",
+                       help="assign to a `var` in the loop and return after it")
+            return
+        value = self.expr(s.value)
+        self.returned = value
+        if self.expected_result is not None and not value.is_error:
+            self.accepts(self.expected_result, value, s.value)  # type: ignore[attr-defined]
+
+    def _range(self, lo: t.Expr, hi: t.Expr, code: str = "E2123") -> tuple[Dim, Dim] | None:
+        a = self.expect_const_int(lo, "a loop bound", code)
+        b = self.expect_const_int(hi, "a loop bound", code) if a is not None else None
+        return (a, b) if a is not None and b is not None else None
+
+    def stmt_For(self, s: t.For) -> None:
+        bounds = self._range(s.lo, s.hi, "E2121" if s.static else "E2123")
+        if not s.static:
+            self._loop_body(s.body, s.var, Val(TensorT((), "i64")))
+            return
+        if bounds is None:
+            return
+        saved = self.frame.facts
+        counter = Dim.sym(s.var)
+        self.frame.facts = saved.assume(counter, ">=", bounds[0]).assume(counter, "<", bounds[1])
+        try:
+            self._loop_body(s.body, s.var, Val(LitT("int"), counter))
+        finally:
+            self.frame.facts = saved
+
+    def _loop_body(self, body: tuple[t.Stmt, ...], var: str | None, counter: Val,
+                   scan: bool = False) -> None:
+        self.frame.push()
+        self.frame.loop_depth += 1
+        if var is not None:
+            self.frame.bind(var, counter)
+        try:
+            for k, st in enumerate(body):
+                if isinstance(st, t.Yield) and scan and k == len(body) - 1:
+                    self.scan_yield = self.expr(st.value)
+                else:
+                    self.stmt(st)
+        finally:
+            self.frame.loop_depth -= 1
+            self.frame.pop()
+
+    def stmt_While(self, s: t.While) -> None:
+        cond = self.expr(s.cond)
+        if not cond.is_error and not is_scalar(cond.type, "bool"):
+            self.error("E2114", f"condition must be a scalar bool, found {cond.type}",
+                       s.cond.span, f"this is {cond.type}")
+        self._loop_body(s.body, None, ERR)
+
+    def stmt_Yield(self, s: t.Yield) -> None:
+        self.error("E2124", "`yield` outside a valued `for`, or not its last statement",
+                   s.span, "misplaced", help="write `let ys = for i in a..b { ...; yield v }`")
+
+    def stmt_Effect(self, s: t.Effect) -> None:
+        self.effect(s)  # type: ignore[attr-defined]
+
+    def scan(self, e: t.ForExpr) -> Val:
+        """`for i in a..b { ...; yield v }`: each v stacked on a new leading axis of b-a."""
+        bounds = self._range(e.lo, e.hi)
+        if not e.body or not isinstance(e.body[-1], t.Yield):
+            return self.error("E2124", "a valued `for` must end with `yield`", e.span,
+                              help="end the loop body with `yield value`")
+        saved = getattr(self, "scan_yield", None)
+        self.scan_yield = None
+        try:
+            self._loop_body(e.body, e.var, Val(TensorT((), "i64")), scan=True)
+            item = self.scan_yield
+        finally:
+            self.scan_yield = saved
+        if bounds is None or item is None or item.is_error:
+            return ERR
+        item_type = materialize(item)
+        if not isinstance(item_type, TensorT):
+            return self.error("E2124", f"a scan yields tensors, found {item_type}",
+                              e.body[-1].span)
+        lo, hi = bounds
+        return Val(TensorT((hi - lo,) + item_type.dims, item_type.dtype))

@@ -1,0 +1,159 @@
+"""The checker's types: tensors with symbolic shapes, literals, tuples.
+
+A scalar is a rank-0 tensor. Literals and compile-time integers have a
+contextual type (`LitT`) that takes the dtype of whatever they meet, so
+`x * 2` works for any numeric `x` while `f32 + bf16` never does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .dims import Dim
+
+INTEGER = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+FLOAT = ("f16", "bf16", "f32", "f64")
+NUMERIC = INTEGER + FLOAT
+DTYPES = ("bool",) + NUMERIC
+KINDS = ("Dim", "Shape", "DType", "Numeric", "Integer", "Float")
+DTYPE_KINDS = {"DType": DTYPES, "Numeric": NUMERIC, "Integer": INTEGER, "Float": FLOAT}
+
+INT_RANGES = {
+    "i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1), "i32": (-2**31, 2**31 - 1),
+    "i64": (-2**63, 2**63 - 1), "u8": (0, 2**8 - 1), "u16": (0, 2**16 - 1),
+    "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1),
+}
+FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
+             "f64": 1.7976931348623157e308}
+
+
+@dataclass(frozen=True, slots=True)
+class PackDim:
+    """A shape pack `*S` standing for zero or more dimensions."""
+    name: str
+
+    def __str__(self) -> str:
+        return f"*{self.name}"
+
+
+DimItem = Union[Dim, PackDim]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorT:
+    dims: tuple[DimItem, ...]
+    dtype: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def has_pack(self) -> bool:
+        return any(isinstance(d, PackDim) for d in self.dims)
+
+    def __str__(self) -> str:
+        if not self.dims:
+            return self.dtype
+        return f"Tensor[{', '.join(map(str, self.dims))}; {self.dtype}]"
+
+
+@dataclass(frozen=True, slots=True)
+class LitT:
+    """A literal or compile-time number whose dtype comes from context."""
+    kind: str  # "int" or "float"
+
+    def __str__(self) -> str:
+        return "integer literal" if self.kind == "int" else "float literal"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleT:
+    items: tuple["Type", ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.items)) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeT:
+    """A shape literal `[A, B]`, as reshape, broadcast_to and fill take."""
+    dims: tuple[DimItem, ...]
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(map(str, self.dims)) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class DTypeT:
+    """A dtype written where a value could stand, as in `f<4, f32>`."""
+    dtype: str
+
+    def __str__(self) -> str:
+        return f"dtype {self.dtype}"
+
+
+@dataclass(frozen=True, slots=True)
+class MemT:
+    """A kernel's tensor in memory: readable by `load`, writable by `store`."""
+    tensor: TensorT
+    role: str  # "param" or "result"
+
+    def __str__(self) -> str:
+        return f"{self.tensor} in memory"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorT:
+    """The type of something already reported; silences follow-on errors."""
+
+    def __str__(self) -> str:
+        return "<error>"
+
+
+Type = Union[TensorT, LitT, TupleT, ShapeT, DTypeT, MemT, ErrorT]
+ERROR = ErrorT()
+
+
+@dataclass(frozen=True, slots=True)
+class Val:
+    """A checked expression: its type, and its value when known at compile time."""
+    type: Type
+    const: Dim | None = None
+    fconst: float | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return isinstance(self.type, ErrorT)
+
+
+ERR = Val(ERROR)
+
+
+def scalar(dtype: str) -> TensorT:
+    return TensorT((), dtype)
+
+
+def is_scalar(t: Type, dtype: str | None = None) -> bool:
+    return isinstance(t, TensorT) and t.rank == 0 and (dtype is None or t.dtype == dtype)
+
+
+def default_dtype(lit: LitT) -> str:
+    return "i64" if lit.kind == "int" else "f64"
+
+
+def materialize(v: Val) -> TensorT | Type:
+    """The type a value has once bound to a variable: literals take their default dtype."""
+    return scalar(default_dtype(v.type)) if isinstance(v.type, LitT) else v.type
+
+
+def compile_time_int(v: Val) -> Dim | None:
+    """The value of a compile-time integer: a literal, a `Dim`, or an integer `const`."""
+    if v.const is None:
+        return None
+    if isinstance(v.type, LitT) and v.type.kind == "int":
+        return v.const
+    if isinstance(v.type, TensorT) and v.type.rank == 0 and v.type.dtype in INTEGER:
+        return v.const
+    return None
