@@ -144,8 +144,7 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
     checker.expected_result = sig.result
     checker.stmts(item.body)
     if not item.body or not isinstance(item.body[-1], t.Return):
-        span = item.body[-1].span if item.body else item.span
-        checker.error("E2120", f"`{item.name}` does not end with `return`", span,
+        checker.error("E2120", f"`{item.name}` does not end with `return`", item.span,
                       "no final return", help="end the body with `return value`")
     return checker.calls, checker.returned
 

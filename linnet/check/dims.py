@@ -35,6 +35,7 @@ Two things make those questions answerable:
 from __future__ import annotations
 
 import math
+import operator
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -44,6 +45,14 @@ from typing import Iterable, Mapping, Union
 __all__ = ["Dim", "Facts", "COMPARISONS"]
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+_COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 Factor = Union[str, "_Atom"]
 """A variable of the polynomial: a `Dim` name, or an opaque atom."""
@@ -55,7 +64,7 @@ Polynomial = dict[Monomial, int]
 """Coefficients by monomial: the prover's working form, cheaper than a sorted `Dim`."""
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Truncating integer arithmetic. Linnet's `/` and `%` round toward zero, where Python's
 # `//` and `%` round toward minus infinity.
 
@@ -77,7 +86,7 @@ _EVALUATE = {"min": min, "max": max, "/": _truncating_div, "%": _truncating_mod}
 _OP_ORDER = {"min": 0, "max": 1, "/": 2, "%": 3}
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Atoms and monomials.
 
 
@@ -183,7 +192,7 @@ def _monomial_quotient(a: Monomial, b: Monomial) -> Monomial | None:
     return _sorted_monomial(exponents)
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Dimensions.
 
 
@@ -401,7 +410,7 @@ class Dim:
 
     @property
     def _size(self) -> int:
-        """Terms plus atom nodes: a measure that shrinks from an atom to its operands."""
+        """Terms plus atom nodes: it shrinks from an atom to each of its operands."""
         if self._atom_nodes is None:
             self._atom_nodes = sum(_monomial_size(m) for m in self._coefficients)
         return len(self._terms) + self._atom_nodes
@@ -535,7 +544,7 @@ def _min_or_max(op: str, a: Dim, b: Dim) -> Dim:
     return Dim._of_factor(_Atom(op, left, right))
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Printing in language syntax. `*`, `/` and `%` share one precedence level and group to
 # the left, so a quotient inside a product, or a compound divisor, needs parentheses. A
 # leading minus needs none: with truncation, `(-a) / b == -(a / b)`.
@@ -567,7 +576,7 @@ def _divisor_text(d: Dim) -> str:
     return str(d) if simple else f"({d})"
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # From `where` clauses to knowledge: substitutions and facts `p >= 0`.
 
 
@@ -588,12 +597,9 @@ def _holds(left: Dim, op: str, right: Dim, env: Mapping[str, int]) -> bool:
     """Does `left op right` hold at `env`? Not where a division by zero leaves it
     undefined."""
     try:
-        a, b = left.evaluate(env), right.evaluate(env)
+        return _COMPARE[op](left.evaluate(env), right.evaluate(env))
     except ZeroDivisionError:
         return False
-    outcomes = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}
-    outcomes.update({">": a > b, ">=": a >= b})
-    return outcomes[op]
 
 
 def _unconditional_atom_facts(atom: _Atom, value: Dim) -> list[Dim]:
@@ -625,9 +631,12 @@ def _solve_for_factor(d: Dim) -> tuple[Factor, Dim] | None:
                 candidates.append((factor, coefficient, rest))
     if not candidates:
         return None
-    preference = lambda c: (isinstance(c[0], str), _factor_key(c[0]))  # noqa: E731
-    factor, coefficient, rest = max(candidates, key=preference)
+    factor, coefficient, rest = max(candidates, key=lambda c: _preference(c[0]))
     return factor, rest._scaled(-coefficient)
+
+
+def _preference(factor: Factor) -> tuple:
+    return (isinstance(factor, str), _factor_key(factor))
 
 
 def _apply(d: Dim, substitution: Mapping[Factor, Dim]) -> Dim:
@@ -688,9 +697,10 @@ def _solve_equalities(
     return substitution, gained
 
 
-def _plainly_nonnegative(d: Dim, symbols: frozenset[str]) -> bool:
-    """Non-negative coefficients on products of declared names, where a factor with an
-    even exponent is a square: nothing a proof could use."""
+def _says_nothing(d: Dim, symbols: frozenset[str]) -> bool:
+    """Is the fact `d >= 0` of no use to a proof? So it is when it has non-negative
+    coefficients on products of declared names (a factor with an even exponent is a
+    square), since the prover knows as much without it."""
     for monomial, coefficient in d._terms:
         if coefficient < 0:
             return False
@@ -711,6 +721,8 @@ class _Knowledge:
 def _derive(
     symbols: frozenset[str], assumptions: tuple[tuple[Dim, str, Dim], ...]
 ) -> _Knowledge:
+    """Equalities become a substitution (and two inequalities each), order comparisons
+    facts `p >= 0`, `!=` facts `p != 0`; all are then rewritten by the substitution."""
     equalities, inequalities, nonzero = [], [], []
     for left, op, right in assumptions:
         if op == "==":
@@ -722,14 +734,14 @@ def _derive(
             inequalities.append(_nonnegative_form(left, op, right))
     substitution, gained = _solve_equalities(equalities, symbols)
     reduced = [_apply(d, substitution)._primitive() for d in inequalities + gained]
-    useful = [f for f in reduced if not _plainly_nonnegative(f, symbols)]
+    useful = [f for f in reduced if not _says_nothing(f, symbols)]
     nonzero = [_apply(d, substitution)._primitive() for d in nonzero]
     return _Knowledge(
         substitution, tuple(dict.fromkeys(useful)), tuple(dict.fromkeys(nonzero))
     )
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The prover.
 
 _SEARCH_DEPTH = 4
@@ -811,6 +823,7 @@ class Facts:
         return self._prove_nonnegative(self._reduce(_coerce_or_raise(d) - 1))
 
     def prove_nonnegative(self, d: Dim | int) -> bool:
+        """Is `d >= 0` always (as a dimension must be)?"""
         return self._prove_nonnegative(self._reduce(_coerce_or_raise(d)))
 
     def is_consistent_with(self, env: Mapping[str, int]) -> bool:
@@ -950,9 +963,9 @@ class Facts:
     # ---- what atoms guarantee
 
     def _facts_about(self, atom: _Atom) -> tuple[Dim, ...]:
-        """`min(a, b) <= a`, `max(a, b) >= a`, `a == b*(a / b) + a % b`; and once `a >= 0`
-        and `b > 0` are proved, `b*(a / b) <= a < b*(a / b + 1)`, `a % b < b` and
-        `a % b <= a`."""
+        """`min(a, b) <= a`, `max(a, b) >= a`, `a == b*(a / b) + a % b`; and once
+        `a >= 0` and `b > 0` are proved, `b*(a / b) <= a < b*(a / b + 1)`, `a % b < b`
+        and `a % b <= a`."""
         if atom not in self._atom_facts:
             value = Dim._of_factor(atom)
             facts = _unconditional_atom_facts(atom, value)
@@ -966,28 +979,23 @@ class Facts:
         return self._atom_facts[atom]
 
     def _atom_is_nonnegative(self, atom: _Atom) -> bool:
-        """A min of non-negatives, a max with a non-negative operand, or a quotient or
-        remainder of a non-negative by a positive."""
         if atom not in self._atom_signs:
-            left, right = atom.left, atom.right
-            if atom.op == "min":
-                sign = self._operand_nonnegative(atom, left) and (
-                    self._operand_nonnegative(atom, right)
-                )
-            elif atom.op == "max":
-                sign = self._operand_nonnegative(atom, left) or (
-                    self._operand_nonnegative(atom, right)
-                )
-            else:
-                sign = self._nonnegative_by_positive(atom)
-            self._atom_signs[atom] = sign
+            self._atom_signs[atom] = self._sign_rule(atom)
         return self._atom_signs[atom]
 
+    def _sign_rule(self, atom: _Atom) -> bool:
+        """A min of non-negatives, a max with a non-negative operand, or a quotient or
+        remainder of a non-negative by a positive."""
+        operands = (atom.left, atom.right)
+        if atom.op == "min":
+            return all(self._operand_nonnegative(atom, x) for x in operands)
+        if atom.op == "max":
+            return any(self._operand_nonnegative(atom, x) for x in operands)
+        return self._nonnegative_by_positive(atom)
+
     def _nonnegative_by_positive(self, atom: _Atom) -> bool:
-        left, right = atom.left, atom.right
-        return self._operand_nonnegative(atom, left) and (
-            self._operand_nonnegative(atom, right - 1)
-        )
+        operands = (atom.left, atom.right - 1)
+        return all(self._operand_nonnegative(atom, x) for x in operands)
 
     def _operand_nonnegative(self, atom: _Atom, operand: Dim) -> bool:
         return self._prove_nonnegative(operand, below=atom.size)

@@ -62,8 +62,16 @@ class TypeExprChecker:
             self.error("E2123", "a dimension must be a compile-time integer", e.span,
                        f"this is {v.type}")
             return None
-        if self.frame.facts.prove(v.const, "<", Dim.const(0)):
+        if _maybe_negative(v.const) and self.frame.facts.prove(v.const, "<", Dim.const(0)):
             self.error("E2208", f"dimension `{v.const}` is provably negative", e.span,
                        "negative")
             return None
         return v.const
+
+
+def _maybe_negative(d: Dim) -> bool:
+    """Cheap filter before asking the prover: constants and lone symbols are settled."""
+    value = d.as_int()
+    if value is not None:
+        return value < 0
+    return len(d.symbols()) != 1 or d != Dim.sym(next(iter(d.symbols())))

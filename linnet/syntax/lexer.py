@@ -73,22 +73,34 @@ def tokenize(text: str, path: str) -> Lexed:
 
 # ------------------------------------------------------------------- scanning
 
+_SCANNER = re.compile(r"""
+    (?P<NL>\n) | (?P<SPACE>[ \t\r]+) | (?P<LINE_COMMENT>//[^\n]*) | (?P<BLOCK_COMMENT>/\*)
+  | (?P<NUMBER>\d\w*(?:\.\d\w*)?(?:(?<=[eE])[+-]\d\w*)?)
+  | (?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<PUNCT>\.\.|->|\|\||&&|==|!=|<=|>=|[<>()\[\]{},:;.=|^&+\-*/%!])
+""", re.VERBOSE)
+_PUNCT_KIND = dict(PUNCT)
+
+
 def _scan(text: str, path: str) -> tuple[list[Token], list[Diagnostic]]:
+    """One pass of a master regular expression; anything it cannot match is E1001."""
     tokens: list[Token] = []
     diagnostics: list[Diagnostic] = []
-    pos, line, line_start = 0, 1, 0
-    n = len(text)
+    pos, line, line_start, n = 0, 1, 0, len(text)
     while pos < n:
-        ch = text[pos]
-        if ch == "\n":
-            tokens.append(_token("NL", "\n", pos, pos + 1, line, pos - line_start + 1))
-            pos, line, line_start = pos + 1, line + 1, pos + 1
-        elif ch in " \t\r":
+        m = _SCANNER.match(text, pos)
+        if m is None:
+            diagnostics.append(Diagnostic(
+                "E1001", f"invalid character {text[pos]!r}", Span(path, pos, pos + 1),
+                "not part of the language", help="identifiers are ASCII letters, digits and `_`"))
             pos += 1
-        elif text.startswith("//", pos):
-            end = text.find("\n", pos)
-            pos = n if end < 0 else end
-        elif text.startswith("/*", pos):
+            continue
+        kind, lexeme, end = m.lastgroup, m.group(), m.end()
+        col = pos - line_start + 1
+        if kind == "NL":
+            tokens.append(_token("NL", "\n", pos, end, line, col))
+            line, line_start = line + 1, end
+        elif kind == "BLOCK_COMMENT":
             end = _block_comment_end(text, pos)
             if end < 0:
                 diagnostics.append(Diagnostic(
@@ -96,34 +108,17 @@ def _scan(text: str, path: str) -> tuple[list[Token], list[Diagnostic]]:
                     "this comment is never closed",
                     help="close it with `*/` (block comments nest: each `/*` needs its own `*/`)"))
                 end = n
-            for k in range(pos, end):  # keep line numbers right
-                if text[k] == "\n":
-                    line, line_start = line + 1, k + 1
-            pos = end
-        elif ch.isdigit():
-            m = _NUMBER.match(text, pos)
-            tok = _number_token(m.group(), pos, line, pos - line_start + 1, path, diagnostics)
-            tokens.append(tok)
-            pos = m.end()
-        elif ch.isascii() and (ch.isalpha() or ch == "_"):
-            m = _NAME.match(text, pos)
-            word = m.group()
-            kind = KEYWORDS.get(word) or ("RESERVED" if word in RESERVED else "NAME")
-            tokens.append(_token(kind, word, pos, m.end(), line, pos - line_start + 1))
-            pos = m.end()
-        else:
-            for lexeme, kind in PUNCT:
-                if text.startswith(lexeme, pos):
-                    tokens.append(_token(kind, lexeme, pos, pos + len(lexeme), line,
-                                         pos - line_start + 1))
-                    pos += len(lexeme)
-                    break
-            else:
-                diagnostics.append(Diagnostic(
-                    "E1001", f"invalid character {ch!r}", Span(path, pos, pos + 1),
-                    "not part of the language",
-                    help="identifiers are ASCII letters, digits and `_`"))
-                pos += 1
+            newlines = text.count("\n", pos, end)  # keep line numbers right
+            if newlines:
+                line, line_start = line + newlines, text.rfind("\n", pos, end) + 1
+        elif kind == "NUMBER":
+            tokens.append(_number_token(lexeme, pos, line, col, path, diagnostics))
+        elif kind == "WORD":
+            word_kind = KEYWORDS.get(lexeme) or ("RESERVED" if lexeme in RESERVED else "NAME")
+            tokens.append(_token(word_kind, lexeme, pos, end, line, col))
+        elif kind == "PUNCT":
+            tokens.append(_token(_PUNCT_KIND[lexeme], lexeme, pos, end, line, col))
+        pos = end
     return tokens, diagnostics
 
 
@@ -274,5 +269,8 @@ def _newline_ends_statement(stack: list[str], out: list[Token], toks: list[Token
         return False
     if not out or out[-1].type in CONTINUE_AFTER:
         return False
-    nxt = next((t.type for t in toks[i + 1:] if t.type != "NL"), None)
+    k = i + 1
+    while k < len(toks) and toks[k].type == "NL":
+        k += 1
+    nxt = toks[k].type if k < len(toks) else None
     return nxt is not None and nxt not in CONTINUE_BEFORE

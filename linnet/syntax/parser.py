@@ -40,7 +40,7 @@ class _TokenList(Lexer):
 def _lark() -> Lark:
     grammar = (Path(__file__).parent / "linnet.lark").read_text()
     return Lark(grammar, parser="lalr", lexer=_TokenList, keep_all_tokens=True, maybe_placeholders=False,
-                transformer=_Build(), start="start")
+                transformer=_Build(), start="start", cache=True)
 
 
 def parse(text: str, path: str) -> tuple[t.Module | None, list[Diagnostic]]:

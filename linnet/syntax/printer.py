@@ -194,7 +194,7 @@ def _index(e: t.Index, closed: bool) -> str:
     base = _expr(e.base, POSTFIX, closed=True)
     if _ENDS_WITH_REDUCTION_WORD.search(base):
         base = f"({base})"  # `sum[i]` would open a reduction
-    return f"{base}[{_guard_generics([_index_item(i) for i in e.items], e.items)}]"
+    return f"{base}[{_commas([_index_item(i) for i in e.items], e.items)}]"
 
 
 def _index_item(item: t.IndexItem) -> str:
@@ -224,14 +224,16 @@ def _reduce(e: t.Reduce, closed: bool) -> str:
 def _if(e: t.If, closed: bool) -> str:
     """`if c { a } else { b }`; an else-branch that is only an `if` prints as `else if`.
 
-    When any branch of the chain has statements, every branch takes its own
-    lines, so the chain reads as one shape.
+    When any branch of the chain has statements (or a value of several lines),
+    every branch takes its own lines, so the chain reads as one shape.
     """
     conds, blocks = _if_chain(e)
-    tall = any(b.stmts for b in blocks)
-    parts = [f"if {_expr(c, LOOSEST, closed=False)} {_block(b, tall)}"
-             for c, b in zip(conds, blocks)]
-    return " else ".join(parts) + " else " + _block(blocks[-1], tall)
+    values = [_block_value(b) for b in blocks]
+    tall = any(b.stmts or "\n" in v for b, v in zip(blocks, values))
+    branches = [_block(b, v, tall) for b, v in zip(blocks, values)]
+    parts = [f"if {_expr(c, LOOSEST, closed=False)} {branch}"
+             for c, branch in zip(conds, branches)]
+    return " else ".join(parts) + " else " + branches[-1]
 
 
 def _if_chain(e: t.If) -> tuple[list[t.Expr], list[t.Block]]:
@@ -247,11 +249,16 @@ def _if_chain(e: t.If) -> tuple[list[t.Expr], list[t.Block]]:
         e = orelse.value
 
 
-def _block(b: t.Block, tall: bool = False) -> str:
-    """One line when no branch has statements, else one statement per line."""
+def _block_value(b: t.Block) -> str:
+    """A branch's value; a leading `+` would join the line above, `store(` is a statement."""
     value = _expr(b.value, LOOSEST, closed=False)
     if value.startswith("+") or _STARTS_WITH_EFFECT_CALL.match(value):
-        value = f"({value})"  # a leading `+` joins the line above; `store(` is a statement
+        return f"({value})"
+    return value
+
+
+def _block(b: t.Block, value: str, tall: bool) -> str:
+    """`{ value }` on one line, or one statement per line."""
     if not tall:
         return "{ " + value + " }"
     lines = [_STMTS[type(s)](s) for s in b.stmts] + [value]
@@ -280,7 +287,7 @@ _EXPRS: dict[type, Callable[..., str]] = {
 # ------------------------------------------------------------ comma lists
 
 def _list(items: tuple[t.Expr, ...]) -> str:
-    return _guard_generics([_expr(x, LOOSEST, closed=False) for x in items], items)
+    return _commas([_expr(x, LOOSEST, closed=False) for x in items], items)
 
 
 def _args(args: tuple[t.Arg, ...]) -> str:
@@ -289,7 +296,8 @@ def _args(args: tuple[t.Arg, ...]) -> str:
     return ", ".join(v if a.name is None else f"{a.name} = {v}" for a, v in zip(args, values))
 
 
-def _guard_generics(texts: list[str], nodes) -> str:
+def _commas(texts: list[str], nodes) -> str:
+    """Elements joined by `, `, guarded against the generic-call rule."""
     return ", ".join(_guarded(texts, nodes))
 
 
@@ -322,7 +330,7 @@ def _type_name(ty: t.TypeName) -> str:
 
 
 def _tensor_type(ty: t.TensorType) -> str:
-    dims = _guard_generics([_dim(d) for d in ty.dims], ty.dims)
+    dims = _commas([_dim(d) for d in ty.dims], ty.dims)
     return f"Tensor[{dims}; {print_type(ty.dtype)}]"
 
 

@@ -291,6 +291,12 @@ def test_kernel_header_layout():
     assert "pub op plain(x: Tensor[4; f32]) -> Tensor[4; f32] kernel k {" in text
 
 
+def test_grad_clause_on_a_fn_prints_so_the_checker_can_report_it():
+    src = ("module m\n\nfn twice(x: Tensor[4; f32]) -> Tensor[4; f32] {\n    return x * 2.0\n}"
+           " grad(y, dy) {\n    return dy * 2.0\n}\n")
+    assert round_trip(parse_ok(src)) == src
+
+
 def test_literal_spellings_are_kept():
     assert print_expr(expr_of("0xff + 1_000 + 0b1010 + 3.0e2 + 1e-5")) == \
         "0xff + 1_000 + 0b1010 + 3.0e2 + 1e-5"
