@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 import traceback
 from typing import Callable, Sequence
 
@@ -87,25 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_guarded(job: Callable[[], int]) -> int:
-    """Run the compiler on a thread with a deep stack; report crashes in one line."""
-    outcome: dict[str, int] = {}
-
-    def target() -> None:
-        try:
-            outcome["status"] = job()
-        except BaseException as err:  # noqa: BLE001 - the boundary of the program
-            if os.environ.get("LINNET_DEBUG") == "1":
-                traceback.print_exc()
-            print(f"linnet: internal compiler error: {type(err).__name__}: {err}",
-                  file=sys.stderr)
-            outcome["status"] = 3
-
-    sys.setrecursionlimit(100_000)
-    threading.stack_size(512 * 1024 * 1024)
-    worker = threading.Thread(target=target)
-    worker.start()
-    worker.join()
-    return outcome.get("status", 3)
+    """Run a command; report a crash of the compiler itself in one line (exit 3)."""
+    try:
+        return job()
+    except Exception as err:  # noqa: BLE001 - the boundary of the program
+        if os.environ.get("LINNET_DEBUG") == "1":
+            traceback.print_exc()
+        print(f"linnet: internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

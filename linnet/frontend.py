@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic, SourceFile
+from .check.checker import check_modules
+from .deepstack import call_with_deep_stack
+from .diagnostics import Diagnostic, SourceFile, Span
 from .program import Program, load_program
 
 
@@ -24,10 +26,18 @@ class CheckResult:
 
 def check_program(path: str, text: str | None = None) -> CheckResult:
     """Parse the program at path and run every front-end check over it."""
+    return call_with_deep_stack(lambda: _check(path, text))
+
+
+def _check(path: str, text: str | None) -> CheckResult:
     program = load_program(path, text)
     diagnostics = list(program.diagnostics)
     if not diagnostics:
-        from .check.checker import check_modules
-        diagnostics.extend(check_modules(program))
+        try:
+            diagnostics.extend(check_modules(program))
+        except RecursionError:
+            diagnostics.append(Diagnostic(
+                "E1006", "program nested too deeply to check", Span(path, 0, 0),
+                help="split deeply nested expressions with `let` bindings"))
     diagnostics.sort(key=lambda d: (d.span.file != path, d.span.file, d.span.start))
     return CheckResult(program, diagnostics)

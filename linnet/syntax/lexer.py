@@ -253,7 +253,7 @@ def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic])
             continue
         if kind in ("LPAR", "LSQB", "LBRACE"):
             stack.append(kind)
-            if len(stack) == MAX_NESTING + 1:
+            if len(stack) == MAX_NESTING + 1 and not any(d.code == "E1006" for d in diagnostics):
                 diagnostics.append(Diagnostic(
                     "E1006", f"nesting deeper than {MAX_NESTING} levels",
                     Span(path, tok.start_pos, tok.end_pos), "too deep",

@@ -272,7 +272,7 @@ class _Build(Transformer):
 
     # statements
     def body(self, c: list[Child]) -> "_Body":
-        return _Body(tuple(_nodes(c)))
+        return _Body(tuple(_nodes(c)), self._span(c))
 
     def let_stmt(self, c: list[Child]) -> t.Let:
         return t.Let(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c))
@@ -402,8 +402,10 @@ class _Build(Transformer):
 
 
 class _Body:
-    def __init__(self, stmts: tuple) -> None:
-        self.stmts = stmts
+    """A braced statement list; its span lets the enclosing item's span end at `}`."""
+
+    def __init__(self, stmts: tuple, span: Span) -> None:
+        self.stmts, self.span = stmts, span
 
 
 class _GenericList(tuple):

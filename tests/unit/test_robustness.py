@@ -190,17 +190,11 @@ def restore_interpreter():
     threading.stack_size(stack)
 
 
-CHECKER_RECURSES = pytest.mark.xfail(
-    raises=RecursionError, strict=False,
-    reason="linnet/check/ walks expressions recursively: RecursionError at Python's default "
-           "limit when check_program is called directly (linnet check runs it on a deep stack)")
-
-
 @pytest.mark.parametrize("name", [
     "parentheses", "nested_if",
-    pytest.param("else_if_chain", marks=CHECKER_RECURSES),
-    pytest.param("unary_minus", marks=CHECKER_RECURSES),
-    pytest.param("long_sum", marks=CHECKER_RECURSES),
+    "else_if_chain",
+    "unary_minus",
+    "long_sum",
 ])
 def test_deep_input_gets_a_diagnostic_or_checks(tmp_path, name):
     """Called directly, on pytest's own stack and recursion limit."""
