@@ -22,8 +22,6 @@ def check_binding(op: t.Op, globals_: Globals, bag: DiagnosticBag,
         return
     frame, checker = item_frame(op, globals_, bag, signatures)
     op_sig = signatures[op.name]
-    for left, rel, right, _ in op_sig.where:
-        frame.facts = frame.facts.assume(left, rel, right)
     b = op.kernel
     kernel = globals_.items.get(b.name)
     if kernel is None:

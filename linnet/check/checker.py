@@ -133,8 +133,6 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
     frame, checker = item_frame(item, globals_, bag, signatures)
     checker.infer_result = infer
     sig = signatures[item.name]
-    for left, op, right, _ in sig.where:
-        frame.facts = frame.facts.assume(left, op, right)
     if isinstance(item, t.Kernel):
         frame.kernel = item
         check_kernel_header(item, sig, checker)

@@ -16,10 +16,15 @@ RESERVED_CALLS = PRELUDE | KERNEL_BUILTINS | {"store", "atomic_add", "atomic_max
 
 def item_frame(item, globals_: Globals, bag: DiagnosticBag,
                signatures: dict[str, Signature]) -> tuple[Frame, BodyChecker]:
-    """A frame with the item's generics and `where` facts, and a checker over it."""
+    """A frame with the item's generics (and, once its signature exists, its `where`
+    facts), and a checker over it."""
     generics = {g.name: g for g in getattr(item, "generics", ())}
     dims = [g.name for g in generics.values() if g.kind == "Dim"]
     frame = Frame(globals_, generics, Facts(dims))
+    sig = signatures.get(getattr(item, "name", ""))
+    if sig is not None and sig.item is item:
+        for left, op, right, _ in sig.where:
+            frame.facts = frame.facts.assume(left, op, right)
     return frame, BodyChecker(frame, bag, signatures)
 
 

@@ -48,13 +48,14 @@ class KernelRules:
             return ERR
         return Val(TensorT(shape, mem.dtype))
 
+    def _literal_fits(self, v: Val, dtype: str, e: t.Expr) -> bool:
+        p = literal_fits(v, dtype, self.frame.dtype_kind(dtype))
+        return not (p and self.problem(p, e.span))
+
     def _other_fits(self, e: t.Expr, mem: TensorT) -> bool:
         v = self.expr(e)
-        if v.is_error:
-            return False
-        if isinstance(v.type, LitT):
-            p = literal_fits(v, mem.dtype, self.frame.dtype_kind(mem.dtype))
-            return not (p and self.problem(p, e.span))
+        if v.is_error or isinstance(v.type, LitT):
+            return not v.is_error and self._literal_fits(v, mem.dtype, e)
         if not is_scalar(v.type, mem.dtype):
             self.error("E2101", f"`other` must be a {mem.dtype} scalar, found {v.type}", e.span)
             return False
@@ -136,11 +137,8 @@ class KernelRules:
 
     def _value_fits(self, e: t.Expr, mem: TensorT, shape: tuple) -> bool:
         v = self.expr(e)
-        if v.is_error:
-            return False
-        if isinstance(v.type, LitT):
-            p = literal_fits(v, mem.dtype, self.frame.dtype_kind(mem.dtype))
-            return not (p and self.problem(p, e.span))
+        if v.is_error or isinstance(v.type, LitT):
+            return not v.is_error and self._literal_fits(v, mem.dtype, e)
         if not isinstance(v.type, TensorT):
             self.error("E2101", f"cannot store {v.type}", e.span)
             return False
