@@ -60,7 +60,7 @@ entry run_{k}(x: Tensor[16, 32; f32], w: Tensor[32, 8; f32]) -> Tensor[16, 8; f3
 
 def generate(lines: int) -> str:
     parts, count, k = ["module bench.generated\n"], 1, 0
-    per_block = BLOCK.count("\n")
+    per_block = BLOCK.count("\n") + 1  # the block and the blank line joining it
     while count + per_block <= lines:
         parts.append(BLOCK.format(k=k))
         count += per_block
