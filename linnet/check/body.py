@@ -9,7 +9,7 @@ from .kernel_rules import KernelRules
 from .notation import NotationChecker
 from .prelude import PreludeChecker
 from .scope import Frame
-from .signatures import Signature
+from .signatures import Binding, Signature
 from .stmts import StmtChecker
 from .typeexprs import TypeExprChecker
 from typing import Callable
@@ -34,3 +34,4 @@ class BodyChecker(StmtChecker, NotationChecker, CallChecker, PreludeChecker, Ker
         self.scan_yield = None
         self.returned: Val | None = None
         self.infer_result: Callable[[Signature], None] | None = None
+        self.call_bindings: dict[int, Binding] | None = None  # when instantiating

@@ -60,6 +60,8 @@ class CallChecker:
                 return ERR
         if not self.callee_where_holds(e, sig, binding):
             return ERR
+        if self.call_bindings is not None:
+            self.call_bindings[id(e)] = binding
         return Val(substitute(sig.result, binding))  # type: ignore[arg-type]
 
     def bind_generics(self, e: t.Call, sig: Signature, args: list[Val]) -> Binding | None:

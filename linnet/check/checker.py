@@ -34,11 +34,16 @@ class Checked:
 
 def check_modules(program: Program) -> list[Diagnostic]:
     """Check every module, each after the modules it uses."""
+    return analyze(program)[0]
+
+
+def analyze(program: Program) -> tuple[list[Diagnostic], dict[tuple[str, ...], Checked]]:
+    """The diagnostics, and what each module declares (for instantiating items later)."""
     bag = DiagnosticBag()
     done: dict[tuple[str, ...], Checked] = {}
     for path in reversed(list(program.modules)):
         done[path] = check_module(program.modules[path], done, bag)
-    return bag.sorted()
+    return bag.sorted(), done
 
 
 def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:

@@ -30,6 +30,7 @@ class ExprChecker:
         self.bag = bag
         self.ix: dict[str, tuple] | None = None  # index variables in scope -> domains
         self.ix_used: set[str] = set()
+        self.types: dict[int, Val] | None = None  # when instantiating: each node's type
 
     # ------------------------------------------------------------ reporting
     def error(self, code: str, message: str, span: Span, label: str = "",
@@ -43,7 +44,10 @@ class ExprChecker:
     # ------------------------------------------------------------- dispatch
     def expr(self, e: t.Expr) -> Val:
         method: Callable[[t.Expr], Val] = getattr(self, "expr_" + type(e).__name__)
-        return method(e)
+        v = method(e)
+        if self.types is not None:
+            self.types[id(e)] = v
+        return v
 
     def expr_IntLit(self, e: t.IntLit) -> Val:
         return Val(LitT("int"), Dim.const(e.value))
@@ -77,6 +81,9 @@ class ExprChecker:
                           help="declare it with `let`, or as a parameter or generic")
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
+        bound = self.frame.binding
+        if bound is not None and bound.bound(g.name):
+            return _bound_value(g, bound)
         if g.kind == "Dim":
             return Val(LitT("int"), Dim.sym(g.name))
         if g.kind == "Shape":
@@ -321,6 +328,15 @@ class ExprChecker:
                    f"this is {v.type}",
                    help="use integer literals, `Dim` generics and integer `const`s")
         return None
+
+
+def _bound_value(g: t.Generic, bound) -> Val:
+    """A generic's value in an instance (concrete dims, dtypes and packs)."""
+    if g.kind == "Dim":
+        return Val(LitT("int"), bound.dims[g.name])
+    if g.kind == "Shape":
+        return Val(ShapeT(bound.packs[g.name]))
+    return Val(DTypeT(bound.dtypes[g.name]))
 
 
 def _fold_dim(op: str, a: Dim | None, b: Dim | None) -> Dim | None:

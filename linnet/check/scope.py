@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..syntax import tree as t
 from .dims import Facts
 from .types import Val
+
+if TYPE_CHECKING:
+    from .signatures import Binding
 
 PRELUDE = frozenset(
     "cast exp log sqrt rsqrt sin cos tanh abs min max select shl shr reshape broadcast_to "
@@ -38,6 +42,7 @@ class Frame:
     loop_depth: int = 0
     scan_depth: int = 0
     writes: dict[str, str] = field(default_factory=dict)  # kernel result -> kind of write
+    binding: "Binding | None" = None  # an instance's generic values (see check/instance.py)
 
     def lookup(self, name: str) -> Local | None:
         for scope in reversed(self.scopes):

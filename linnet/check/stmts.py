@@ -21,6 +21,12 @@ class StmtChecker:
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         self.frame.bind(s.name, self._bound(value))
+        self._record(s, self._bound(value))
+
+    def _record(self, s: t.Stmt, v: Val) -> None:
+        """In an instance, remember what each binding statement bound."""
+        if self.types is not None:
+            self.types[id(s)] = v
 
     def _bound(self, v: Val) -> Val:
         """Let-bound literals keep their compile-time value but take a dtype... lazily.
@@ -51,13 +57,16 @@ class StmtChecker:
             self.frame.bind(name, Val(value.type.items[k]) if not value.is_error else ERR)
 
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
-        self.frame.bind(s.name, self.let_index(s))  # type: ignore[attr-defined]
+        value = self.let_index(s)  # type: ignore[attr-defined]
+        self.frame.bind(s.name, value)
+        self._record(s, value)
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
         value = self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         self.frame.bind(s.name, Val(materialize(value)), mutable=True)
+        self._record(s, Val(materialize(value)))
 
     def stmt_Assign(self, s: t.Assign) -> None:
         local = self.frame.lookup(s.name)

@@ -20,7 +20,18 @@ class TypeExprChecker:
         dims = [self.dim_item(d) for d in te.dims]
         if dtype is None or any(d is None for d in dims):
             return None
-        return TensorT(tuple(dims), dtype)
+        return TensorT(self._splice_packs(dims), dtype)
+
+    def _splice_packs(self, dims: list) -> tuple:
+        """In an instance, a bound pack `*S` stands for its dimensions."""
+        bound = self.frame.binding
+        out: list = []
+        for d in dims:
+            if isinstance(d, PackDim) and bound is not None and d.name in bound.packs:
+                out.extend(bound.packs[d.name])
+            else:
+                out.append(d)
+        return tuple(out)
 
     def dtype_of_type(self, te: t.TypeExpr) -> str | None:
         if not isinstance(te, t.TypeName):
@@ -30,7 +41,8 @@ class TypeExprChecker:
             return te.name
         g = self.frame.generics.get(te.name)
         if g is not None and g.kind not in ("Dim", "Shape"):
-            return te.name
+            bound = self.frame.binding
+            return bound.dtypes.get(te.name, te.name) if bound is not None else te.name
         if g is not None:
             self.error("E2101", f"`{te.name}` is a {g.kind}, not a dtype", te.span)
             return None

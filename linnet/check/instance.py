@@ -1,0 +1,97 @@
+"""Instances: an item checked again with its generics bound to concrete values.
+
+The middle end needs the type of every expression of a body with concrete
+shapes and dtypes. Rather than a second type system, the checker itself is
+run in *instance mode*: its frame carries a `Binding`, generics read as their
+values, so every type it computes is concrete; it records the type of each
+expression node and the binding of each call it checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, DiagnosticBag
+from ..program import Program
+from ..syntax import tree as t
+from .body import BodyChecker
+from .checker import Checked, analyze
+from .dims import Dim, Facts
+from .items import check_kernel_header, signature_of
+from .scope import Frame
+from .signatures import Binding, Signature
+from .types import Val
+
+
+@dataclass
+class Instance:
+    """One item with one binding: its concrete signature and every node's type."""
+    item: t.Function | t.Op | t.Kernel
+    binding: Binding
+    signature: Signature
+    types: dict[int, Val]
+    call_bindings: dict[int, Binding]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def type_of(self, node: object) -> Val:
+        return self.types[id(node)]
+
+
+@dataclass
+class Analysis:
+    """A checked program, ready to instantiate its items."""
+    program: Program
+    diagnostics: list[Diagnostic]
+    modules: dict[tuple[str, ...], Checked]
+
+    @property
+    def root(self) -> Checked:
+        return self.modules[next(iter(self.program.modules))]
+
+    def instantiate(self, item, binding: Binding, module: Checked | None = None) -> Instance:
+        return instantiate(item, binding, module or self.module_of(item))
+
+    def module_of(self, item) -> Checked:
+        for checked in self.modules.values():
+            if checked.globals.items.get(item.name) is item:
+                return checked
+        raise KeyError(item.name)
+
+
+def analyze_program(program: Program) -> Analysis:
+    diagnostics, modules = analyze(program)
+    return Analysis(program, diagnostics, modules)
+
+
+def instantiate(item, binding: Binding, module: Checked) -> Instance:
+    """Check item again with its generics bound; its `where` clauses must hold."""
+    bag = DiagnosticBag()
+    generics = {g.name: g for g in getattr(item, "generics", ())}
+    frame = Frame(module.globals, generics, Facts(), binding=binding)
+    checker = BodyChecker(frame, bag, module.signatures)
+    checker.types, checker.call_bindings = {}, {}
+    sig = signature_of(item, checker)
+    for left, op, right, clause in sig.where:
+        if not Facts().prove(left, op, right):
+            bag.error("E2206", f"the bound values fail `where {left} {op} {right}`",
+                      clause.span, "not satisfied",
+                      help="choose values that satisfy every `where` clause")
+    if isinstance(item, t.Kernel):
+        frame.kernel = item
+        check_kernel_header(item, sig, checker)
+    else:
+        for p, ty in zip(item.params, sig.params):
+            frame.bind(p.name, Val(ty))
+        checker.expected_result = sig.result
+    checker.stmts(item.body)
+    return Instance(item, binding, sig, checker.types, checker.call_bindings, bag.sorted())
+
+
+def binding_from_values(item, dims: dict[str, int], dtypes: dict[str, str],
+                        packs: dict[str, tuple[int, ...]]) -> Binding:
+    """A Binding of concrete values (as `--bind` gives them)."""
+    b = Binding()
+    b.dims.update({k: Dim.const(v) for k, v in dims.items()})
+    b.dtypes.update(dtypes)
+    b.packs.update({k: tuple(Dim.const(d) for d in v) for k, v in packs.items()})
+    return b

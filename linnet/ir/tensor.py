@@ -1,0 +1,269 @@
+"""The tensor IR: one monomorphic program in A-normal form.
+
+Every shape is a tuple of concrete integers (generics are bound before this
+IR exists) and every operand is an `Atom`: a variable or a scalar literal.
+A function body is a `Block` of `Bind`s and a result; control flow nests
+blocks. Nodes are frozen dataclasses, so passes build new programs.
+
+The primitive operations (`Prim.op`) and their attributes are listed in
+`PRIMS` below; `docs/ir.md` describes their semantics (integer arithmetic
+wraps, integer `/` and `%` truncate toward zero, float-to-int casts truncate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+node = dataclass(frozen=True, slots=True)
+
+
+# ---------------------------------------------------------------------- types
+
+@node
+class TType:
+    """A tensor type with a concrete shape; a scalar has shape ()."""
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        dims = ", ".join(map(str, self.shape))
+        return f"{self.dtype}[{dims}]"
+
+
+@node
+class TupleTy:
+    items: tuple["Ty", ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.items)) + ")"
+
+
+Ty = Union[TType, TupleTy]
+
+
+# -------------------------------------------------------------------- atoms
+
+@node
+class Var:
+    name: str
+    type: Ty
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@node
+class Lit:
+    """A scalar literal of a definite dtype (bool, int or float value)."""
+    value: bool | int | float
+    type: TType
+
+    def __str__(self) -> str:
+        return f"{self.value!r}:{self.type.dtype}"
+
+
+Atom = Union[Var, Lit]
+
+
+# -------------------------------------------------------------- expressions
+
+@node
+class Prim:
+    """A primitive tensor operation; see PRIMS for the ops and their attributes."""
+    op: str
+    args: tuple[Atom, ...]
+    type: Ty
+    attrs: tuple[tuple[str, object], ...] = ()
+
+    def attr(self, name: str, default: object = None) -> object:
+        return dict(self.attrs).get(name, default)
+
+
+@node
+class Einsum:
+    """A contraction, `spec` in numpy einsum notation, accumulated in `acc` dtype."""
+    spec: str
+    args: tuple[Atom, ...]
+    type: TType
+    acc: str = ""
+
+
+@node
+class Call:
+    """A call of another function of the program (an op, or a fn not yet inlined)."""
+    callee: str
+    args: tuple[Atom, ...]
+    type: Ty
+
+
+@node
+class MakeTuple:
+    items: tuple[Atom, ...]
+    type: TupleTy
+
+
+@node
+class GetItem:
+    tup: Atom
+    index: int
+    type: Ty
+
+
+@node
+class If:
+    cond: Atom
+    then: "Block"
+    orelse: "Block"
+    type: Ty
+
+
+@node
+class Loop:
+    """A counted loop `for index in lo..hi`, carrying values from one trip to the next.
+
+    The body block sees `index` (an i64 scalar) and the carried variables and returns
+    their next values; for a scan (`yields` true) it returns one more value, stacked
+    across trips into a new leading axis. The Loop's value is a tuple: the carried
+    values after the last trip, then the stacked yields for a scan.
+    """
+    index: Var
+    lo: int
+    hi: int
+    carried: tuple[Var, ...]
+    init: tuple[Atom, ...]
+    body: "Block"
+    type: TupleTy
+    yields: bool = False
+
+
+@node
+class While:
+    """`while cond { body }` over carried variables; its value is their final tuple."""
+    carried: tuple[Var, ...]
+    init: tuple[Atom, ...]
+    cond: "Block"
+    body: "Block"
+    type: TupleTy
+
+
+# ---------------------------------------------- index notation, before lowering
+
+@node
+class IxAccess:
+    """`x[i, k]` inside index notation; `indices` name one iteration axis per axis of x."""
+    tensor: Atom
+    indices: tuple[str, ...]
+    dtype: str
+
+
+@node
+class IxScalar:
+    """A rank-0 value used inside index notation."""
+    value: Atom
+    dtype: str
+
+
+@node
+class IxPrim:
+    """An elementwise primitive over index expressions."""
+    op: str
+    args: tuple["IxExpr", ...]
+    dtype: str
+    attrs: tuple[tuple[str, object], ...] = ()
+
+
+@node
+class IxReduce:
+    """`sum[k] body` and friends; `axes` are the reduced index names with their extents."""
+    op: str
+    axes: tuple[tuple[str, int], ...]
+    body: "IxExpr"
+    dtype: str
+
+
+IxExpr = Union[IxAccess, IxScalar, IxPrim, IxReduce]
+
+
+@node
+class Comprehension:
+    """`let y[i, j] = body`: `outputs` are the result's index names with their extents."""
+    outputs: tuple[tuple[str, int], ...]
+    body: IxExpr
+    type: TType
+
+
+Expr = Union[Atom, Prim, Einsum, Call, MakeTuple, GetItem, If, Loop, While, Comprehension]
+
+
+# ---------------------------------------------------------- blocks, programs
+
+@node
+class Bind:
+    var: Var
+    expr: Expr
+
+
+@node
+class Block:
+    binds: tuple[Bind, ...]
+    result: Atom
+
+
+@node
+class KernelChoice:
+    """Where an op may run a kernel instead of its body (filled in by later passes)."""
+    kernel: str
+    generics: tuple[tuple[str, object], ...] = ()
+
+
+@node
+class Func:
+    """A monomorphic function: an op instance, a fn instance, or the entry."""
+    name: str
+    kind: str  # "entry", "op" or "fn"
+    params: tuple[Var, ...]
+    body: Block
+    source: str = ""  # the Linnet name and binding it was instantiated from, for dumps
+    kernel: KernelChoice | None = None
+    grad: "Func | None" = None
+
+
+@node
+class Program:
+    funcs: tuple[Func, ...]
+    entry: str
+    meta: tuple[tuple[str, object], ...] = field(default=())
+
+    def func(self, name: str) -> Func:
+        return next(f for f in self.funcs if f.name == name)
+
+
+# The primitives: op name -> (arity or None for variadic, attribute names).
+PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {
+    # elementwise, numpy-style broadcasting of equal-rank or lower-rank operands
+    **{op: (2, ()) for op in ("add", "sub", "mul", "div", "mod", "min", "max", "and", "or",
+                               "xor", "eq", "ne", "lt", "le", "gt", "ge", "shl", "shr")},
+    **{op: (1, ()) for op in ("neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
+                               "cos", "tanh")},
+    "select": (3, ()),
+    "cast": (1, ()),                         # to the result dtype
+    # shapes
+    "broadcast_to": (1, ()),                 # to the result shape
+    "reshape": (1, ()),
+    "permute": (1, ("perm",)),
+    "concat": (None, ("axis",)),
+    "index": (1, ("items",)),                # items: per axis ("at", k) | ("slice", lo, hi, step)
+    "dyn_index": (None, ()),                 # x[i, j] with runtime i64 scalars, leading axes
+    # construction
+    "iota": (0, ()),                         # 0..n-1 along the result's one axis
+    "fill": (1, ()),                         # a scalar broadcast to the result shape
+    "cumsum": (1, ("axis",)),
+    # reductions over axes, accumulated in the result dtype
+    **{f"reduce_{op}": (1, ("axes",)) for op in ("sum", "prod", "max", "min", "any", "all")},
+    "diagonal": (1, ("axes",)),              # x[i, i]: merge the listed axes into the last
+}
