@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .diagnostics import render, to_json
+from .cli_compile import add_commands
 from .frontend import check_program
 
 DESCRIPTION = """\
@@ -22,6 +23,8 @@ kernels that run through Triton (from PyTorch) and Pallas (from JAX).
 
 commands:
   check FILE...    parse and check programs; print diagnostics
+  torch FILE       generate a PyTorch module for an entry
+  compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
 
 Run `linnet COMMAND --help` for a command's options and examples."""
 
@@ -50,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print diagnostics as a JSON list (code, severity, message, "
                             "file, line, column, end)")
     check.set_defaults(run=run_check)
+    add_commands(commands)
     return parser
 
 
@@ -89,6 +93,9 @@ def run_guarded(job: Callable[[], int]) -> int:
     """Run a command; report a crash of the compiler itself in one line (exit 3)."""
     try:
         return job()
+    except BrokenPipeError:  # the reader went away (`linnet ... | head`): not our error
+        sys.stderr.close()
+        return 0
     except Exception as err:  # noqa: BLE001 - the boundary of the program
         if os.environ.get("LINNET_DEBUG") == "1":
             traceback.print_exc()

@@ -1,0 +1,158 @@
+"""`linnet compile` and the per-target commands (`linnet torch`).
+
+Both run the pipeline of `linnet.pipeline`; `compile` adds the instruments a
+compiler researcher wants: dumps before and after passes, one file per pass,
+timings, verification of each pass's output, and early stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .diagnostics import CompileError, render
+from .passes.front import UsageError
+from .passes.manager import Instrumentation, timing_table
+
+COMPILE_HELP = """\
+Compile FILE for a target, showing any stage of the pipeline.
+
+examples:
+  linnet compile --list-passes
+  linnet compile examples/softmax.linnet --target torch --entry main \\
+      --dump-after=lower-index-notation
+  linnet compile model.linnet --target torch --bind R=8 --bind C=40 --dump-after=all
+  linnet compile model.linnet --target torch --dump-dir /tmp/stages --time-passes
+
+--dump-after/--dump-before take pass names separated by commas, or `all`.
+Each dump starts with a banner naming the pass and its IR language."""
+
+TARGET_HELP = """\
+Compile FILE's entry to a {what} and print it (or write it with -o).
+
+examples:
+  linnet {target} examples/softmax.linnet --entry main
+  linnet {target} model.linnet --entry run --bind R=8 --bind C=40 -o run.py
+
+--bind binds every generic of the entry: dims as integers (R=8), dtypes by
+name (T=f32), shape packs as comma-separated integers (S=2,3)."""
+
+
+def add_commands(commands) -> None:
+    from .pipeline import TARGETS
+    compile_ = commands.add_parser("compile", help="compile with dumps, timings and stops",
+                                   description=COMPILE_HELP,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    compile_.add_argument("file", nargs="?", metavar="FILE")
+    compile_.add_argument("--target", choices=TARGETS, default="torch")
+    _add_common(compile_)
+    compile_.add_argument("--dump-after", default="", metavar="PASS[,PASS]|all")
+    compile_.add_argument("--dump-before", default="", metavar="PASS[,PASS]|all")
+    compile_.add_argument("--stop-after", metavar="PASS")
+    compile_.add_argument("--dump-dir", metavar="DIR",
+                          help="write the IR after each pass to DIR/NN-PASS.txt")
+    compile_.add_argument("--time-passes", action="store_true",
+                          help="print each pass's time to stderr")
+    compile_.add_argument("--verify-each", action="store_true",
+                          help="check each pass's output belongs to its IR language")
+    compile_.add_argument("--list-passes", action="store_true",
+                          help="list the passes, one per line, and exit")
+    compile_.set_defaults(run=run_compile)
+    torch = commands.add_parser("torch", help="generate a PyTorch module",
+                                description=TARGET_HELP.format(what="PyTorch module",
+                                                               target="torch"),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    torch.add_argument("file", metavar="FILE")
+    _add_common(torch)
+    torch.set_defaults(run=run_target, target="torch")
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--entry", metavar="NAME", help="the entry to compile (optional when the "
+                                                  "file has one)")
+    p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
+                   help="a value for a generic of the entry; repeat for each")
+    p.add_argument("--numerics", choices=("exact", "equivalent", "fast"),
+                   default="equivalent", help="exact: op bodies only; equivalent (default): "
+                   "kernels where they apply; fast: also TF32 tile products")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+
+
+def _bindings(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--bind {item}: write NAME=VALUE, such as R=8 or T=f32")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
+def run_compile(args: argparse.Namespace) -> int:
+    from .pipeline import all_passes, passes_for
+    if args.list_passes:
+        for p in all_passes():
+            print(f"{p.name:<22} {p.description}")
+        return 0
+    if args.file is None:
+        print("linnet compile: FILE is required (or --list-passes)", file=sys.stderr)
+        return 2
+    known = {p.name for p in passes_for(args.target)} | {"all"}
+    asked = _names(args.dump_after) | _names(args.dump_before) | (
+        {args.stop_after} if args.stop_after else set())
+    if asked - known:
+        print(f"linnet compile: unknown pass {sorted(asked - known)[0]}; see --list-passes",
+              file=sys.stderr)
+        return 2
+    shown = Instrumentation(
+        dump_before=_names(args.dump_before), dump_after=_names(args.dump_after),
+        dump_dir=Path(args.dump_dir) if args.dump_dir else None, stop_after=args.stop_after,
+        verify_each=args.verify_each)
+    return _compile(args, shown, final=not args.stop_after and not args.dump_after)
+
+
+def run_target(args: argparse.Namespace) -> int:
+    return _compile(args, Instrumentation(), final=True)
+
+
+def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> int:
+    from .pipeline import compile_source
+    if not os.path.isfile(args.file):
+        print(f"linnet: no such file: {args.file}", file=sys.stderr)
+        return 2
+    try:
+        compiled = compile_source(path=args.file, target=args.target, entry=args.entry,
+                                  bind=_bindings(args.bind), numerics=args.numerics,
+                                  shown=shown)
+    except UsageError as err:
+        print(f"linnet {args.command}: {err}", file=sys.stderr)
+        return 2
+    except CompileError as err:
+        sources = _sources(args.file, err)
+        for d in err.diagnostics:
+            print(render(d, sources) + "\n", file=sys.stderr)
+        return 1
+    if getattr(args, "time_passes", False):
+        print(timing_table(compiled.result), file=sys.stderr)
+    if final and isinstance(compiled.text, str):
+        _write(compiled.text, args.output)
+    return 0
+
+
+def _sources(path: str, err: CompileError) -> dict:
+    from .diagnostics import SourceFile
+    files = {d.span.file for d in err.diagnostics}
+    return {f: SourceFile.of(f, Path(f).read_text()) for f in files if Path(f).is_file()}
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        Path(output).write_text(text)

@@ -1,0 +1,99 @@
+"""The tensor IR's text form: deterministic, one binding per line, for dumps and tests.
+
+    func softmax__R8_C40 op (x: f32[8, 40]) -> f32[8, 40] {
+      top: f32[8] = for [r:8] max[c:40] x[r, c]
+      e: f32[8, 40] = for [r:8, c:40] exp(sub(x[r, c], top[r]))
+      ...
+      return y
+    }
+"""
+
+from __future__ import annotations
+
+from . import tensor as ir
+
+
+def print_program(program: ir.Program) -> str:
+    parts = [print_func(f) for f in program.funcs]
+    return "\n\n".join(parts) + f"\n\nentry {program.entry}\n"
+
+
+def print_func(f: ir.Func) -> str:
+    params = ", ".join(f"{p.name}: {p.type}" for p in f.params)
+    head = f"func {f.name} {f.kind} ({params}) -> {_type_of(f.body.result)}"
+    if f.kernel is not None:
+        generics = ", ".join(f"{k}={v}" for k, v in f.kernel.generics)
+        head += f" kernel {f.kernel.kernel}<{generics}>"
+    if f.source:
+        head = f"// {f.source}\n" + head
+    text = head + " " + print_block(f.body, 0)
+    if f.grad is not None:
+        text += "\ngrad " + print_func(f.grad)
+    return text
+
+
+def print_block(b: ir.Block, depth: int) -> str:
+    pad = "  " * (depth + 1)
+    lines = [f"{pad}{bind.var.name}: {bind.var.type} = {print_expr(bind.expr, depth + 1)}"
+             for bind in b.binds]
+    lines.append(f"{pad}return {atom(b.result)}")
+    return "{\n" + "\n".join(lines) + "\n" + "  " * depth + "}"
+
+
+def atom(a: ir.Atom) -> str:
+    return a.name if isinstance(a, ir.Var) else f"{a.value!r}:{a.type.dtype}"
+
+
+def _atoms(items) -> str:
+    return ", ".join(atom(a) for a in items)
+
+
+def _type_of(a: ir.Atom) -> ir.Ty:
+    return a.type
+
+
+def _attrs(attrs) -> str:
+    return "" if not attrs else " {" + ", ".join(f"{k}={v!r}" for k, v in attrs) + "}"
+
+
+def print_expr(e: ir.Expr, depth: int = 0) -> str:
+    if isinstance(e, (ir.Var, ir.Lit)):
+        return atom(e)
+    if isinstance(e, ir.Prim):
+        return f"{e.op}({_atoms(e.args)}){_attrs(e.attrs)}"
+    if isinstance(e, ir.Einsum):
+        acc = f" acc={e.acc}" if e.acc else ""
+        return f"einsum[{e.spec}{acc}]({_atoms(e.args)})"
+    if isinstance(e, ir.Call):
+        return f"call {e.callee}({_atoms(e.args)})"
+    if isinstance(e, ir.MakeTuple):
+        return f"tuple({_atoms(e.items)})"
+    if isinstance(e, ir.GetItem):
+        return f"{atom(e.tup)}.{e.index}"
+    if isinstance(e, ir.If):
+        return (f"if {atom(e.cond)} {print_block(e.then, depth)} "
+                f"else {print_block(e.orelse, depth)}")
+    if isinstance(e, ir.Loop):
+        carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
+        kind = "scan" if e.yields else "loop"
+        return (f"{kind} {e.index.name} in {e.lo}..{e.hi} carry ({carried}) "
+                f"{print_block(e.body, depth)}")
+    if isinstance(e, ir.While):
+        carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
+        return (f"while carry ({carried}) cond {print_block(e.cond, depth)} "
+                f"do {print_block(e.body, depth)}")
+    if isinstance(e, ir.Comprehension):
+        outs = ", ".join(f"{n}:{k}" for n, k in e.outputs)
+        return f"for [{outs}] {print_ix(e.body)}"
+    raise TypeError(f"no printer for {type(e).__name__}")
+
+
+def print_ix(e: ir.IxExpr) -> str:
+    if isinstance(e, ir.IxAccess):
+        return f"{atom(e.tensor)}[{', '.join(e.indices)}]"
+    if isinstance(e, ir.IxScalar):
+        return atom(e.value)
+    if isinstance(e, ir.IxPrim):
+        return f"{e.op}({', '.join(print_ix(a) for a in e.args)}){_attrs(e.attrs)}"
+    axes = ", ".join(f"{n}:{k}" for n, k in e.axes)
+    return f"{e.op}<{e.dtype}>[{axes}] {print_ix(e.body)}"

@@ -1,0 +1,134 @@
+"""The front of the pipeline: parse, check, and bind the entry's generics.
+
+These passes turn a file into a checked program and then into one entry with
+concrete generic values, from `--bind R=8 --bind T=f32 --bind S=2,3`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..check.instance import Analysis, analyze_program, binding_from_values
+from ..check.signatures import Binding
+from ..check.types import DTYPE_KINDS
+from ..deepstack import call_with_deep_stack
+from ..diagnostics import CompileError
+from ..program import Program, load_program
+from ..syntax import tree as t
+
+
+class UsageError(Exception):
+    """A command-line mistake (exit status 2), such as a missing or malformed --bind."""
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    text: str | None = None
+
+
+@dataclass
+class Bound:
+    """The 'bound' language: a checked program, its entry, and concrete generics."""
+    analysis: Analysis
+    entry: t.Function
+    binding: Binding
+    values: dict[str, object]
+
+
+def parse(source: Source, options) -> Program:
+    program = load_program(source.path, source.text)
+    if program.diagnostics:
+        raise CompileError(program.diagnostics)
+    return program
+
+
+def check(program: Program, options) -> Analysis:
+    analysis = call_with_deep_stack(lambda: analyze_program(program))
+    if analysis.diagnostics:
+        raise CompileError(analysis.diagnostics)
+    return analysis
+
+
+def bind_generics(analysis: Analysis, options) -> Bound:
+    entry = choose_entry(analysis, options.entry)
+    values = parse_bindings(entry, options.bind)
+    dims = {k: v for k, v in values.items() if isinstance(v, int)}
+    dtypes = {k: v for k, v in values.items() if isinstance(v, str)}
+    packs = {k: v for k, v in values.items() if isinstance(v, tuple)}
+    binding = binding_from_values(entry, dims, dtypes, packs)
+    instance = analysis.instantiate(entry, binding)
+    if instance.diagnostics:
+        raise CompileError(instance.diagnostics)
+    return Bound(analysis, entry, binding, values)
+
+
+def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
+    entries = [i for i in analysis.root.globals.items.values()
+               if isinstance(i, t.Function) and i.kind == "entry"
+               and i in analysis.program.root_module.items]
+    names = ", ".join(e.name for e in entries) or "none"
+    if name is None:
+        if len(entries) != 1:
+            raise UsageError(f"the file has {len(entries)} entries ({names}); "
+                             "choose one with --entry NAME")
+        return entries[0]
+    found = next((e for e in entries if e.name == name), None)
+    if found is None:
+        raise UsageError(f"no entry named `{name}`; the file's entries: {names}")
+    return found
+
+
+def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
+    """Every generic of the entry gets a value: given by --bind, or its default."""
+    generics = {g.name: g for g in entry.generics}
+    unknown = sorted(set(raw) - set(generics))
+    if unknown:
+        raise UsageError(f"--bind {unknown[0]}: `{entry.name}` has no generic named "
+                         f"`{unknown[0]}` (its generics: {', '.join(generics) or 'none'})")
+    values: dict[str, object] = {}
+    for name, g in generics.items():
+        if name in raw:
+            values[name] = _parse_value(g, raw[name])
+        elif g.default is not None:
+            values[name] = _default_value(g)
+        else:
+            raise UsageError(f"generic `{name}: {g.kind}` of `{entry.name}` needs a value: "
+                             f"--bind {name}={_example(g)}")
+    return values
+
+
+def _parse_value(g: t.Generic, text: str) -> object:
+    if g.kind == "Dim":
+        if not text.isdigit():
+            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer")
+        return int(text)
+    if g.kind == "Shape":
+        parts = [p.strip() for p in text.split(",")] if text.strip() else []
+        if not all(p.isdigit() for p in parts):
+            raise UsageError(f"--bind {g.name}={text}: a Shape takes integers separated by "
+                             "commas, such as 2,3")
+        return tuple(int(p) for p in parts)
+    if text not in DTYPE_KINDS[g.kind]:
+        raise UsageError(f"--bind {g.name}={text}: `{g.name}` is a {g.kind}; choose one of "
+                         f"{', '.join(DTYPE_KINDS[g.kind])}")
+    return text
+
+
+def _default_value(g: t.Generic) -> object:
+    d = g.default
+    if isinstance(d, t.IntLit):
+        return d.value
+    if isinstance(d, t.Name):
+        return d.id
+    raise UsageError(f"generic `{g.name}` has a default this version cannot evaluate; "
+                     f"--bind it")
+
+
+def _example(g: t.Generic) -> str:
+    return {"Dim": "8", "Shape": "2,3", "Integer": "i32"}.get(g.kind, "f32")
+
+
+def describe_bound(b: Bound) -> str:
+    values = ", ".join(f"{k}={v}" for k, v in b.values.items())
+    return f"entry {b.entry.name}<{values}>"

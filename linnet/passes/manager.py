@@ -1,0 +1,126 @@
+"""The pass manager: a pipeline is a list of named passes, each a pure function.
+
+Each pass declares the IR language it takes and the one it returns; the
+manager runs them in order and, on request, prints the IR before or after any
+pass (with a banner naming it), writes one numbered file per pass, times the
+passes, checks each output against its language's verifier, or stops early.
+A compiler researcher edits the list: insert, remove or reorder passes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    description: str
+    source: str  # the IR language it takes
+    target: str  # the IR language it returns
+    run: Callable[[Any, "Options"], Any]
+
+
+@dataclass
+class Options:
+    """What a compilation was asked for; passes read it, never write it."""
+    target: str = "torch"
+    entry: str | None = None
+    bind: dict[str, str] = field(default_factory=dict)
+    numerics: str = "equivalent"
+    grad: bool = False
+    path: str = "<input>"
+
+
+@dataclass
+class Stage:
+    name: str
+    language: str
+    ir: Any
+    seconds: float
+
+
+@dataclass
+class Result:
+    ir: Any
+    stages: list[Stage]
+
+
+@dataclass
+class Instrumentation:
+    """What to show while running: dumps, timings and verification."""
+    dump_before: frozenset[str] = frozenset()
+    dump_after: frozenset[str] = frozenset()
+    dump_dir: Path | None = None
+    stop_after: str | None = None
+    verify_each: bool = False
+    emit: Callable[[str], None] = print
+
+
+Printer = Callable[[Any], str]
+Verifier = Callable[[Any], list[str]]
+PRINTERS: dict[str, Printer] = {}
+VERIFIERS: dict[str, Verifier] = {}
+
+
+def language(name: str, printer: Printer, verifier: Verifier | None = None) -> None:
+    """Declare an IR language: how to print it, and how to check a value belongs to it."""
+    PRINTERS[name] = printer
+    if verifier is not None:
+        VERIFIERS[name] = verifier
+
+
+def banner(kind: str, p: Pass) -> str:
+    return f"// ----- IR {kind} {p.name} ({p.source if kind == 'before' else p.target}) -----"
+
+
+def run_pipeline(passes: Iterable[Pass], ir: Any, options: Options,
+                 shown: Instrumentation | None = None) -> Result:
+    shown = shown or Instrumentation()
+    stages: list[Stage] = []
+    for number, p in enumerate(passes, start=1):
+        if p.name in shown.dump_before or "all" in shown.dump_before:
+            shown.emit(f"{banner('before', p)}\n{_print(p.source, ir)}")
+        start = time.perf_counter()
+        ir = p.run(ir, options)
+        stages.append(Stage(p.name, p.target, ir, time.perf_counter() - start))
+        if shown.verify_each:
+            _verify(p, ir)
+        if p.name in shown.dump_after or "all" in shown.dump_after:
+            shown.emit(f"{banner('after', p)}\n{_print(p.target, ir)}")
+        if shown.dump_dir is not None:
+            shown.dump_dir.mkdir(parents=True, exist_ok=True)
+            (shown.dump_dir / f"{number:02d}-{p.name}.txt").write_text(_print(p.target, ir))
+        if p.name == shown.stop_after:
+            break
+    return Result(ir, stages)
+
+
+def _print(lang: str, ir: Any) -> str:
+    printer = PRINTERS.get(lang)
+    return printer(ir) if printer is not None else repr(ir)
+
+
+class InvalidIR(Exception):
+    """A pass broke its output language's rules: a compiler bug, not a user error."""
+
+
+def _verify(p: Pass, ir: Any) -> None:
+    verifier = VERIFIERS.get(p.target)
+    problems = verifier(ir) if verifier is not None else []
+    if problems:
+        shown = "; ".join(problems[:5])
+        raise InvalidIR(f"pass `{p.name}` produced invalid {p.target} IR: {shown}")
+
+
+def timing_table(result: Result) -> str:
+    total = sum(s.seconds for s in result.stages) or 1e-9
+    rows = [f"{'pass':<24} {'ms':>9} {'%':>6}"]
+    rows += [f"{s.name:<24} {s.seconds * 1000:9.2f} {100 * s.seconds / total:6.1f}"
+             for s in result.stages]
+    rows.append(f"{'total':<24} {total * 1000:9.2f} {100.0:6.1f}")
+    return "\n".join(rows)

@@ -1,0 +1,131 @@
+"""The compiler's pipeline, top to bottom, as a list of named passes.
+
+This list is the whole compiler. To experiment, copy it and insert, remove or
+reorder passes (`linnet.pipeline.passes_for("torch")` returns a fresh list),
+then call `compile_source(..., passes=your_list)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .ir.printer import print_program
+from .passes import front
+from .passes.manager import (Instrumentation, Options, Pass, Result, language,
+                             run_pipeline)
+from .syntax.printer import print_module
+
+
+def _lazy(module: str, function: str) -> Callable[[Any, Options], Any]:
+    """A pass whose implementation is imported on first use (keeps `linnet check` light)."""
+    def run(ir: Any, options: Options) -> Any:
+        import importlib
+        return getattr(importlib.import_module(module), function)(ir)
+    run.__name__ = function
+    return run
+
+
+def _program_printer(program) -> str:
+    return "\n\n".join(print_module(m) for m in program.modules.values())
+
+
+def _analysis_printer(analysis) -> str:
+    root = analysis.program.root_module
+    return _program_printer(analysis.program) if root is not None else ""
+
+
+def _verifier(lang: str):
+    def verify(program) -> list[str]:
+        from .ir.verify import verify as check
+        return check(program, lang)
+    return verify
+
+
+language("source", lambda s: s.text or open(s.path).read())
+language("surface", _program_printer)
+language("checked", _analysis_printer)
+language("bound", front.describe_bound)
+language("tensor", print_program, _verifier("tensor"))
+language("tensor-core", print_program, _verifier("tensor-core"))
+language("torch-source", lambda text: text)
+
+FRONT = [
+    Pass("parse", "read the file and the modules it uses into surface trees",
+         "source", "surface", front.parse),
+    Pass("check", "resolve names, check types, shapes, index notation, kernels and grads",
+         "surface", "checked", front.check),
+    Pass("bind-generics", "choose the entry and give each of its generics its --bind value",
+         "checked", "bound", front.bind_generics),
+]
+
+
+def _elaborate(bound: front.Bound, options: Options):
+    from .passes.elaborate import elaborate
+    return elaborate(bound.analysis, bound.entry, bound.binding)
+
+
+MIDDLE = [
+    Pass("elaborate", "instantiate the entry and every op and fn it calls into tensor IR",
+         "bound", "tensor", _elaborate),
+    Pass("inline-fns", "replace each call of a fn by its body", "tensor", "tensor",
+         _lazy("linnet.passes.inline_fns", "inline_fns")),
+    Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
+         "reductions and einsums", "tensor", "tensor-core",
+         _lazy("linnet.passes.index_notation", "lower_index_notation")),
+    Pass("fold-constants", "evaluate operations on literals with the language's exact "
+         "integer semantics", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.fold_constants", "fold_constants")),
+    Pass("cse", "share repeated pure computations", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.cse", "cse")),
+    Pass("dce", "drop unused bindings and unreachable functions", "tensor-core",
+         "tensor-core", _lazy("linnet.passes.dce", "dce")),
+]
+
+BACK = {
+    "torch": [Pass("emit-torch", "print the program as a PyTorch module", "tensor-core",
+                   "torch-source", _lazy("linnet.emit.torch", "emit_torch"))],
+}
+TARGETS = tuple(BACK)
+
+
+def passes_for(target: str) -> list[Pass]:
+    """A fresh copy of the pipeline for one target."""
+    return FRONT + MIDDLE + BACK[target]
+
+
+def all_passes() -> list[Pass]:
+    seen: dict[str, Pass] = {}
+    for target in TARGETS:
+        for p in passes_for(target):
+            seen.setdefault(p.name, p)
+    return list(seen.values())
+
+
+@dataclass
+class Compiled:
+    """What `compile_source` returns: the final text and every stage's IR."""
+    text: Any
+    result: Result
+
+    def stage(self, name: str) -> Any:
+        return next(s.ir for s in self.result.stages if s.name == name)
+
+
+def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
+                   target: str = "torch", entry: str | None = None,
+                   bind: dict[str, object] | None = None, numerics: str = "equivalent",
+                   passes: list[Pass] | None = None,
+                   shown: Instrumentation | None = None) -> Compiled:
+    """Compile a program held in a string (or the file at path) for one target."""
+    options = Options(target=target, entry=entry, numerics=numerics, path=path,
+                      bind={k: _bind_text(v) for k, v in (bind or {}).items()})
+    result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
+                          shown)
+    return Compiled(result.ir, result)
+
+
+def _bind_text(value: object) -> str:
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value)
+    return str(value)
