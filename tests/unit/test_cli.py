@@ -1,0 +1,102 @@
+"""The command line: exit statuses, JSON diagnostics, --bind handling, dumps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linnet.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SOFTMAX = str(ROOT / "examples" / "softmax.linnet")
+ENTRIES = str(ROOT / "tests" / "spec" / "valid" / "52_entries.linnet")
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "prog.linnet"
+    path.write_text(text)
+    return str(path)
+
+
+def test_check_ok_exits_0(capsys):
+    assert main(["check", SOFTMAX]) == 0
+    assert "ok: 1 file checked" in capsys.readouterr().out
+
+
+def test_check_error_exits_1_with_rendered_caret(tmp_path, capsys):
+    path = _write(tmp_path, "module m\nfn f(x: f32, y: bf16) -> f32 {\n    return x + y\n}\n")
+    assert main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert "error[E2103]" in err and f"{path}:3:12" in err and "^^^^^" in err
+
+
+def test_check_reports_independent_errors_together(tmp_path, capsys):
+    path = _write(tmp_path, "module m\nfn f(x: f32) -> f32 {\n    let a = x + true\n"
+                            "    let b = undefined_name\n    return x\n}\n")
+    assert main(["check", "--json", path]) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
+    assert codes == ["E2103", "E1201"]
+
+
+def test_check_json_fields(tmp_path, capsys):
+    path = _write(tmp_path, "module m\nfn f() -> i8 {\n    return 300\n}\n")
+    main(["check", "--json", path])
+    (d,) = json.loads(capsys.readouterr().out)
+    assert (d["code"], d["line"], d["column"], d["end"]) == ("E2105", 3, 12, {"line": 3,
+                                                                              "column": 15})
+    assert d["severity"] == "error" and d["file"] == path and "300" in d["message"]
+
+
+@pytest.mark.parametrize("argv", [["check"], ["check", "/no/such/file.linnet"], ["frobnicate"],
+                                  ["torch", SOFTMAX], ["compile"]])
+def test_command_line_mistakes_exit_2(argv):
+    with pytest.raises(SystemExit) as exit_:
+        code = main(argv)
+        raise SystemExit(code)
+    assert exit_.value.code == 2
+
+
+def test_list_passes_names_and_describes_each(capsys):
+    assert main(["compile", "--list-passes"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) >= 10
+    assert all(len(line.split(None, 1)) == 2 for line in lines)
+    assert lines[0].split()[0] == "parse"
+
+
+def test_bind_errors_are_command_line_mistakes(capsys):
+    assert main(["torch", ENTRIES, "--entry", "generic"]) == 2
+    assert "--bind N=8" in capsys.readouterr().err
+    assert main(["torch", ENTRIES, "--entry", "generic", "--bind", "Q=1"]) == 2
+    assert main(["torch", ENTRIES, "--entry", "generic", "--bind", "N=x"]) == 2
+    assert main(["torch", ENTRIES, "--entry", "nope"]) == 2
+
+
+def test_dump_after_prints_a_banner(capsys):
+    code = main(["compile", SOFTMAX, "--entry", "main", "--stop-after", "bind-generics",
+                 "--dump-after", "parse,bind-generics"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "// ----- IR after parse (surface) -----" in out
+    assert "// ----- IR after bind-generics (bound) -----\nentry main<>" in out
+
+
+def test_unknown_pass_is_a_mistake(capsys):
+    assert main(["compile", SOFTMAX, "--dump-after", "nonsense"]) == 2
+
+
+def test_internal_error_exits_3_in_one_line(monkeypatch, capsys):
+    import linnet.cli as cli
+    monkeypatch.setattr(cli, "check_program", lambda path: 1 / 0)
+    assert main(["check", SOFTMAX]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["linnet: internal compiler error: ZeroDivisionError: division by zero"]
+
+
+def test_bound_values_must_satisfy_where(capsys):
+    assert main(["compile", ENTRIES, "--entry", "generic", "--bind", "N=0",
+                 "--stop-after", "bind-generics"]) == 1
+    err = capsys.readouterr().err
+    assert "error[E2206]: the bound values fail `where 0 >= 1`" in err
