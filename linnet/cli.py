@@ -59,10 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_check(args: argparse.Namespace) -> int:
     all_diagnostics, sources = [], {}
+    missing = [path for path in args.files if not os.path.isfile(path)]
+    if missing:
+        print(f"linnet check: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
     for path in args.files:
-        if not os.path.isfile(path):
-            print(f"linnet check: no such file: {path}", file=sys.stderr)
-            return 2
         result = check_program(path)
         all_diagnostics.extend(result.diagnostics)
         sources.update(result.sources)

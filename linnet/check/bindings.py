@@ -12,7 +12,7 @@ from ..syntax import tree as t
 from .items import item_frame
 from .scope import Globals
 from .signatures import Binding, Signature, substitute
-from .types import TensorT, TupleT, Type
+from .types import count, TensorT, TupleT, Type
 from .unify import shapes_equal
 
 
@@ -36,7 +36,7 @@ def check_binding(op: t.Op, globals_: Globals, bag: DiagnosticBag,
     if sig is None:
         return
     if len(args) != len(kernel.generics):
-        checker.error("E2111", f"kernel `{b.name}` has {len(kernel.generics)} generics, "
+        checker.error("E2111", f"kernel `{b.name}` has {count(len(kernel.generics), 'generic')}, "
                       f"{len(args)} given", b.span, help="give every kernel generic in terms "
                                                          "of the op's")
         return
@@ -51,7 +51,7 @@ def _check_params(op: t.Op, op_sig: Signature, sig: Signature, binding: Binding,
                   checker) -> None:
     kernel = sig.item
     if len(kernel.params) != len(op.params):
-        checker.error("E2126", f"kernel `{kernel.name}` takes {len(kernel.params)} parameters, "
+        checker.error("E2126", f"kernel `{kernel.name}` takes {count(len(kernel.params), 'parameter')}, "
                       f"the op {len(op.params)}", op.kernel.span)
         return
     for p, want, have in zip(op.params, op_sig.params, sig.params):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .signatures import Binding, Signature, match_dims, substitute
-from .types import compile_time_int, ERR, DTYPES, DTypeT, LitT, ShapeT, TensorT, TupleT, Type, Val
+from .types import count, compile_time_int, ERR, DTYPES, DTypeT, LitT, ShapeT, TensorT, TupleT, Type, Val
 from .unify import Problem, literal_fits, same_type_problem
 
 
@@ -81,7 +81,7 @@ class CallChecker:
     def _explicit_generics(self, e: t.Call, sig: Signature, b: Binding) -> bool:
         given = e.generics or ()
         if len(given) > len(sig.generics):
-            self.error("E2111", f"`{sig.name}` has {len(sig.generics)} generics, "
+            self.error("E2111", f"`{sig.name}` has {count(len(sig.generics), 'generic')}, "
                        f"{len(given)} given", e.span, help=_signature_help(sig))
             return False
         for g, arg in zip(sig.generics, given):

@@ -30,6 +30,7 @@ class Checked:
     """What one checked module offers the modules that use it."""
     globals: Globals
     signatures: dict[str, Signature]
+    own: frozenset[str] = frozenset()  # the names it declares itself (what `use` exports)
 
 
 def check_modules(program: Program) -> list[Diagnostic]:
@@ -67,7 +68,7 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
             check_binding(item, globals_, bag, signatures)
             check_grad(item, globals_, bag, signatures)
     recursion(calls, bag)
-    return Checked(globals_, signatures)
+    return Checked(globals_, signatures, frozenset(i.name for i in module.items))
 
 
 def declare(module: t.Module, done: dict, bag: DiagnosticBag
@@ -86,7 +87,7 @@ def declare(module: t.Module, done: dict, bag: DiagnosticBag
         if used is None:
             continue
         for name, item in used.globals.items.items():
-            if item.public and name not in globals_.items:
+            if item.public and name not in globals_.items and name in used.own:
                 globals_.items[name] = item
                 if name in used.signatures:
                     signatures[name] = used.signatures[name]
@@ -142,6 +143,12 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
         frame.kernel = item
         check_kernel_header(item, sig, checker)
         checker.stmts(item.body)
+        for result in item.results:
+            if result.name not in frame.targets:
+                checker.error("E2127", f"kernel result `{result.name}` is never written",
+                              result.span, "never written",
+                              help=f"write it with `store({result.name}[...], value, mask)` "
+                                   "or an atomic")
         return checker.calls, None
     bind_params(item, sig, checker)
     checker.expected_result = sig.result

@@ -177,7 +177,7 @@ class ExprChecker:
             if not self.frame.facts.prove_positive(b.const):
                 return self.error("E2205", f"divisor `{b.const}` is not provably positive",
                                   e.right.span, "may be zero or negative",
-                                  help="add a `where` clause such as `where N > 0`")
+                                  help=f"add a `where` clause such as `where {b.const} > 0`")
         return Val(LitT(kind), const, _fold_float(e.op, a, b) if kind == "float" else None)
 
     def join(self, a: Val, b: Val, e: t.Expr) -> tuple[tuple, str] | None:
@@ -211,7 +211,7 @@ class ExprChecker:
         if a.type.dtype != b.type.dtype:  # type: ignore[union-attr]
             self.error("E2103", f"mixed dtypes {a.type.dtype} and {b.type.dtype}; write an "
                        "explicit cast", e.span,
-                       f"{a.type.dtype} {getattr(e, 'op', ',')} {b.type.dtype}",
+                       f"{a.type.dtype} {getattr(e, 'op', 'and')} {b.type.dtype}",
                        help="convert one side with `cast<...>(...)`: dtypes never convert "
                             "implicitly")
             return None
@@ -275,6 +275,12 @@ class ExprChecker:
         self.frame.push()
         try:
             for s in b.stmts:
+                if isinstance(s, t.Return):
+                    self.error("E2120", "`return` inside an `if` branch", s.span,
+                               "not at the end of the body",
+                               help="make the `if` a value: `let v = if c { a } else { b }`, "
+                                    "then `return v`")
+                    continue
                 self.stmt(s)  # type: ignore[attr-defined]
             return self.expr(b.value)
         finally:

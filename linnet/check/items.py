@@ -8,7 +8,7 @@ from .body import BodyChecker
 from .dims import Dim, Facts
 from .scope import KERNEL_BUILTINS, PRELUDE, Frame, Globals
 from .signatures import Signature
-from .types import compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
+from .types import ERR, compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
 
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 RESERVED_CALLS = PRELUDE | KERNEL_BUILTINS | {"store", "atomic_add", "atomic_max", "atomic_min"}
@@ -98,7 +98,7 @@ def signature_of(item, checker: BodyChecker) -> Signature:
 
 def bind_params(item, sig: Signature, checker: BodyChecker) -> None:
     for p, ty in zip(item.params, sig.params):
-        checker.frame.bind(p.name, Val(ty) if ty is not None else Val(scalar("f32")))
+        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
 
 
 def check_kernel_header(k: t.Kernel, sig: Signature, checker: BodyChecker) -> None:

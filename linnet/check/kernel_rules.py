@@ -9,7 +9,7 @@ the accessed shape.
 from __future__ import annotations
 
 from ..syntax import tree as t
-from .types import compile_time_int, ERR, LitT, MemT, TensorT, Val, is_scalar, scalar
+from .types import count, compile_time_int, ERR, LitT, MemT, TensorT, Val, is_scalar, scalar
 from .unify import literal_fits, shape_text, shapes_equal
 
 ATOMIC_DTYPES = {"f32", "i32", "u32", "i64", "u64"}
@@ -32,6 +32,11 @@ class KernelRules:
         if axis not in (0, 1, 2):
             return self.error("E2127", "`program_id` takes a literal axis 0, 1 or 2",
                               e.args[0].span, "invalid axis")
+        grid = len(self.frame.kernel.grid)
+        if axis >= grid:
+            return self.error("E2127", f"`program_id({axis})` in a kernel whose grid has "
+                              f"{count(grid, 'axis', 'axes')}", e.args[0].span, "no such axis",
+                              help=f"the grid's axes are 0 to {grid - 1}")
         return Val(scalar("i32"))
 
     def _load(self, e: t.Call) -> Val:
@@ -83,7 +88,7 @@ class KernelRules:
 
     def _tile_shape(self, e: t.Index, mem: TensorT) -> tuple[TensorT, tuple] | None:
         if len(e.items) != mem.rank:
-            self.error("E2204", f"{len(e.items)} indices for a tensor of rank {mem.rank}",
+            self.error("E2204", f"{count(len(e.items), 'index', 'indices')} for a tensor of rank {mem.rank}",
                        e.span, f"this is {mem}")
             return None
         shape: list = []
@@ -119,6 +124,9 @@ class KernelRules:
 
     # ------------------------------------------------------------ effects
     def effect(self, s: t.Effect) -> None:
+        target = s.args[0].value if s.args else None
+        if isinstance(target, t.Index) and isinstance(target.base, t.Name):
+            self.frame.targets.add(target.base.id)
         if self.frame.kernel is None:
             self.error("E2127", f"`{s.kind}` is only allowed inside a kernel", s.span,
                        "outside a kernel", help="an op or fn returns its result instead")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
+from .types import count, compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
 from .unify import dims_equal, shape_text
 
 NUMBER_REDUCTIONS = {"sum", "prod", "max", "min"}
@@ -133,7 +133,7 @@ class NotationChecker:
             return self.error("E2190", "not implemented yet: indexing a tensor with a shape "
                               "pack outside index notation", e.span)
         if len(e.items) > tensor.rank:
-            return self.error("E2204", f"{len(e.items)} indices for a tensor of rank "
+            return self.error("E2204", f"{count(len(e.items), 'index', 'indices')} for a tensor of rank "
                               f"{tensor.rank}", e.span, f"this is {tensor}")
         dims: list[DimItem] = []
         for item, dim in zip(e.items, tensor.dims):
@@ -211,7 +211,7 @@ class NotationChecker:
         packs = [it for it in e.items if isinstance(it, t.PackIx)]
         plain = len(e.items) - len(packs)
         if len(packs) > 1 or (not packs and plain != tensor.rank) or plain > tensor.rank:
-            return self.error("E2204", f"{len(e.items)} indices for a tensor of rank "
+            return self.error("E2204", f"{count(len(e.items), 'index', 'indices')} for a tensor of rank "
                               f"{tensor.rank}", e.span, f"this is {tensor}",
                               help="index notation names every axis")
         width = tensor.rank - plain

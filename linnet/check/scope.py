@@ -42,6 +42,7 @@ class Frame:
     loop_depth: int = 0
     scan_depth: int = 0
     writes: dict[str, str] = field(default_factory=dict)  # kernel result -> kind of write
+    targets: set[str] = field(default_factory=set)  # every name a kernel tries to write
     binding: "Binding | None" = None  # an instance's generic values (see check/instance.py)
 
     def lookup(self, name: str) -> Local | None:

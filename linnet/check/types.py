@@ -157,3 +157,8 @@ def compile_time_int(v: Val) -> Dim | None:
     if isinstance(v.type, TensorT) and v.type.rank == 0 and v.type.dtype in INTEGER:
         return v.const
     return None
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 index`, `2 indices`: messages read as a person would write them."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -83,6 +83,8 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
     expected = sorted(getattr(err, "expected", ()) or ())
     shown = ", ".join(_describe(e) for e in expected[:8])
+    if len(expected) > 8:
+        shown += f" or {len(expected) - 8} other kinds of token"
     return Diagnostic("E1101", f"unexpected {_describe_token(tok)}", span, "unexpected here",
                       help=f"expected {shown}" if shown else "")
 
@@ -113,7 +115,11 @@ _WORDS = {"NL": "end of line", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQ
           "LBRACE": "`{`", "RBRACE": "`}`", "COMMA": "`,`", "COLON": "`:`", "SEMI": "`;`",
           "ASSIGN": "`=`", "ARROW": "`->`", "RANGE": "`..`", "GLT": "`<`", "GGT": "`>`",
           "NAME": "a name", "INT": "an integer", "FLOAT": "a float", "EFFECT": "`store(...)`",
-          "REDUCE": "a reduction", "DOT": "`.`"}
+          "REDUCE": "a reduction", "DOT": "`.`", "OROR": "`||`", "ANDAND": "`&&`",
+          "EQ": "`==`", "NE": "`!=`", "LT": "`<`", "LE": "`<=`", "GT": "`>`", "GE": "`>=`",
+          "BAR": "`|`", "CARET": "`^`", "AMP": "`&`", "PLUS": "`+`", "MINUS": "`-`",
+          "STAR": "`*`", "SLASH": "`/`", "PERCENT": "`%`", "BANG": "`!`", "GRAD": "`grad`",
+          "GRID": "`grid`", "WARPS": "`warps`", "STAGES": "`stages`"}
 
 
 def _describe(kind: str) -> str:

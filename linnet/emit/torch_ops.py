@@ -1,0 +1,631 @@
+"""How each tensor-IR primitive is computed with PyTorch: the one table of the torch backends.
+
+Both PyTorch backends read this module and nothing else for the meaning of a primitive:
+
+- the printer (`linnet.emit.torch`) writes `prim_expr(...)` into the generated module, and
+  pastes the source of the `_ln_*` helpers that the expressions call;
+- the interpreter (`linnet.torch.interpreter`) compiles the *same* expression text into a
+  function (`compile_expr`) and runs it in a namespace made by executing the *same* helper
+  source (`helper_namespace`).
+
+So the two cannot drift apart: there is one text per primitive, operand types, result type
+and attributes, and it is what both of them run.
+
+Operands are always torch tensors (literals are 0-d tensors made by `literal_expr`), named
+by plain identifiers; `_d` names the device on which new tensors are made.
+
+Semantics (LANGUAGE.md section 3, `docs/ir.md`):
+
+- Integer arithmetic wraps at the dtype's width; integer `div` truncates toward zero and
+  `mod` takes the sign of the dividend (`torch.div(..., rounding_mode="trunc")`, `torch.fmod`);
+  `MIN / -1` wraps to `MIN` (torch would trap on the CPU) and `MIN % -1` is 0.
+  Division by zero is undefined (torch raises on the CPU).
+- Float `div` is true division. Float `mod` is `fmod`: the result has the sign of the dividend
+  (C's `fmod`, the same convention as the integer `%`), not Python's floored modulo.
+- float-to-int `cast` truncates toward zero; out-of-range values are undefined.
+- `shr` is arithmetic on signed dtypes and logical on unsigned ones; shift counts of the
+  width or more give 0 (`shl`, unsigned `shr`) or the sign (signed `shr`); negative
+  counts are undefined.
+- `min`/`max` and `reduce_max`/`reduce_min` propagate NaN. `reduce_max` of an empty axis is
+  the dtype's lowest value (`-inf` for floats, the minimum for integers); `reduce_min`'s
+  is the highest (`inf`, the maximum).
+- Reductions, `cumsum` and `Einsum` compute in the result (accumulator) dtype; an operand of
+  another dtype is cast first. For f16/bf16, torch accumulates internally in f32 and rounds
+  once at the end: at least as accurate as accumulating in the narrow type.
+
+Unsigned dtypes. torch has `uint8` natively; `uint16/32/64` exist as dtypes but almost no
+operation is implemented for them. Inside a program they are therefore *held* in a signed
+storage dtype (`STORAGE`), converted only at the boundary (inputs and outputs of `main`
+keep the declared unsigned dtypes):
+
+- `u16` is held in int32 and `u32` in int64, as their values (0 .. 2**n - 1). Every
+  operation that can leave the range is masked back (`& 0xFFFF`, `& 0xFFFFFFFF`); since the
+  wider type wraps modulo a larger power of two, the low bits are exact.
+- `u64` is held in int64 as the same 64 bits. `add sub mul neg shl and or xor`, sums,
+  products and equality are the same bit operations; ordered comparisons, `min`/`max`, max
+  and min reductions flip the sign bit first (`_ln_flip`); `div`, `mod`, `shr`, and casts
+  to and from floats have helpers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import math
+import re
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+try:  # the helpers run in generated modules and in the interpreter's namespace, each of
+    import torch  # which imports torch itself; here the import only serves direct testing
+except ImportError:  # pragma: no cover - printing code needs no torch
+    torch = None
+
+from ..ir import tensor as ir
+
+# ------------------------------------------------------------------ dtypes
+
+#: The torch dtype of each Linnet dtype, as seen by callers of `main`.
+PUBLIC = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+          "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+          "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+
+#: The torch dtype a value of each Linnet dtype is held in inside a program.
+STORAGE = {**PUBLIC, "u16": "int32", "u32": "int64", "u64": "int64"}
+
+#: Unsigned dtypes held in a wider signed dtype: the mask that keeps them in range.
+MASK = {"u16": 0xFFFF, "u32": 0xFFFFFFFF}
+
+BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+FLOATS = ("f16", "bf16", "f32", "f64")
+SIGNED = ("i8", "i16", "i32", "i64")
+UNSIGNED = ("u8", "u16", "u32", "u64")
+
+_SIGN_BIT = -0x8000000000000000  # int64 with only the sign bit set
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOATS
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in BITS
+
+
+def torch_dtype(dtype: str) -> str:
+    """The storage dtype as code: `torch.int32` for i32 and u16."""
+    return "torch." + STORAGE[_dtype(dtype)]
+
+
+def public_dtype(dtype: str) -> str:
+    """The dtype `main` takes and returns, as code: `torch.uint16` for u16."""
+    return "torch." + PUBLIC[_dtype(dtype)]
+
+
+def _dtype(dtype: object) -> str:
+    if not isinstance(dtype, str) or dtype not in PUBLIC:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return dtype
+
+
+def storage_value(value: bool | int | float, dtype: str) -> bool | int | float:
+    """A literal's value as held in storage (u64 above 2**63 - 1 becomes negative)."""
+    if dtype == "bool":
+        return bool(value)
+    if is_float(dtype):
+        return float(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"literal {value!r} is not an integer for {dtype}")
+        value = int(value)
+    bits = BITS[dtype]
+    v = int(value) % (1 << bits)  # two's complement wrap, as the language's arithmetic
+    if dtype in SIGNED or dtype == "u64":
+        return v - (1 << bits) if v >= 1 << (bits - 1) else v
+    return v
+
+
+def py_scalar(value: bool | int | float) -> str:
+    """Python source for a number: `float("inf")` where repr would not parse back."""
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else 'float("-inf")'
+        return repr(float(value))
+    raise TypeError(f"not a scalar literal: {value!r}")
+
+
+def lowest(dtype: str) -> bool | int | float:
+    """The identity of max: the dtype's lowest value, in storage."""
+    if is_float(dtype):
+        return -math.inf
+    if dtype in UNSIGNED:
+        return 0
+    return -(1 << (BITS[_dtype(dtype)] - 1))
+
+
+def highest(dtype: str) -> bool | int | float:
+    """The identity of min: the dtype's highest value, in storage (u64: all ones, i.e. -1)."""
+    if is_float(dtype):
+        return math.inf
+    if dtype == "u64":
+        return -1
+    if dtype in UNSIGNED:
+        return (1 << BITS[dtype]) - 1
+    return (1 << (BITS[_dtype(dtype)] - 1)) - 1
+
+
+# ------------------------------------------------------------- attributes
+
+def _int(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"expected an integer attribute, got {v!r}")
+    return int(v)
+
+
+def _ints(v: object) -> tuple[int, ...]:
+    if not isinstance(v, (tuple, list)):
+        raise ValueError(f"expected a tuple of integers, got {v!r}")
+    return tuple(_int(x) for x in v)
+
+
+def shape_code(shape: Sequence[int]) -> str:
+    return repr(tuple(_int(n) for n in shape))
+
+
+def freeze(v: object) -> object:
+    """Attributes as hashable values (lists become tuples), for caching."""
+    if isinstance(v, (list, tuple)):
+        return tuple(freeze(x) for x in v)
+    return v
+
+
+# ----------------------------------------------------------- expressions
+
+def _wrap(expr: str, dtype: str) -> str:
+    """Bring a u16/u32 result back into range (the wider storage already wrapped)."""
+    return f"({expr} & {MASK[dtype]:#x})" if dtype in MASK else expr
+
+
+def literal_expr(value: bool | int | float, dtype: str) -> str:
+    """A 0-d tensor holding a literal, on the device `_d`."""
+    if isinstance(value, str) or not isinstance(value, (bool, int, float)):
+        raise TypeError(f"not a scalar literal: {value!r}")
+    return (f"torch.tensor({py_scalar(storage_value(value, _dtype(dtype)))}, "
+            f"dtype={torch_dtype(dtype)}, device=_d)")
+
+
+def cast_expr(x: str, src: str, dst: str) -> str:
+    """Convert a value held as `src` into one held as `dst`."""
+    src, dst = _dtype(src), _dtype(dst)
+    if src == dst:
+        return x
+    if dst == "bool":
+        return f"({x} != 0)"
+    if is_float(dst):
+        if src == "u64":
+            return f"_ln_u64_to_float({x}, {torch_dtype(dst)})"
+        return f"{x}.to({torch_dtype(dst)})"
+    # integer destinations
+    if is_float(src):  # truncation toward zero
+        if dst == "u64":
+            return f"_ln_float_to_u64({x})"
+        if dst in MASK:
+            v = f"({x}.to(torch.int64) & {MASK[dst]:#x})"
+            return v if STORAGE[dst] == "int64" else f"{v}.to({torch_dtype(dst)})"
+        return f"{x}.to({torch_dtype(dst)})"
+    # bool or integer to integer: keep the low bits (torch's integer conversions wrap)
+    converted = x if STORAGE[src] == STORAGE[dst] else f"{x}.to({torch_dtype(dst)})"
+    fits = src == "bool" or (src in UNSIGNED and BITS[src] <= BITS[dst])
+    return _wrap(converted, dst) if dst in MASK and not fits else converted
+
+
+def _same(b: str, tb: ir.TType, ta: ir.TType) -> str:
+    """A shift count in the shifted value's storage dtype."""
+    return b if STORAGE[tb.dtype] == STORAGE[ta.dtype] else f"{b}.to({torch_dtype(ta.dtype)})"
+
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+_BITWISE = {"and": "&", "or": "|", "xor": "^"}
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh")
+
+
+def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
+    d = ta.dtype
+    if op in _ARITH:
+        return _wrap(f"({a} {_ARITH[op]} {b})", d)
+    if op == "div":
+        if is_float(d):
+            return f"({a} / {b})"  # true division
+        if d in SIGNED:
+            return f"_ln_sdiv({a}, {b})"
+        return f"_ln_udiv64({a}, {b})" if d == "u64" else f'torch.div({a}, {b}, rounding_mode="trunc")'
+    if op == "mod":
+        # floats: fmod, the sign of the dividend (like the integer `%`), not Python's floored %
+        if d in SIGNED:
+            return f"_ln_smod({a}, {b})"
+        return f"_ln_umod64({a}, {b})" if d == "u64" else f"torch.fmod({a}, {b})"
+    if op in ("min", "max"):
+        fn = "minimum" if op == "min" else "maximum"
+        if d == "u64":
+            return f"_ln_flip(torch.{fn}(_ln_flip({a}), _ln_flip({b})))"
+        return f"torch.{fn}({a}, {b})"
+    if op in _BITWISE:
+        return f"({a} {_BITWISE[op]} {b})"
+    if op in _COMPARE:
+        if d == "u64" and op not in ("eq", "ne"):
+            return f"(_ln_flip({a}) {_COMPARE[op]} _ln_flip({b}))"
+        return f"({a} {_COMPARE[op]} {b})"
+    if op == "shl":
+        return _wrap(f"({a} << {_same(b, tb, ta)})", d)
+    if op == "shr":
+        if d == "u64":
+            return f"_ln_lshr64({a}, {_same(b, tb, ta)})"
+        # u8 is unsigned in torch, u16/u32 are held as non-negative values: `>>` is logical
+        return f"({a} >> {_same(b, tb, ta)})"
+    raise ValueError(f"unknown binary primitive {op!r}")
+
+
+def _unary(op: str, a: str, ta: ir.TType) -> str:
+    d = ta.dtype
+    if op == "neg":
+        return _wrap(f"(-{a})", d)
+    if op == "not":
+        return _wrap(f"(~{a})", d)  # logical on bool, bitwise on integers
+    if op == "abs":
+        return a if d in UNSIGNED else f"torch.abs({a})"  # abs(MIN) wraps to MIN
+    if op in _UNARY_FLOAT:
+        return f"torch.{op}({a})"
+    raise ValueError(f"unknown unary primitive {op!r}")
+
+
+def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) -> str:
+    rank = tx.rank
+    axes = tuple(sorted({a % rank if rank else a for a in axes}))
+    d = tr.dtype
+    x = cast_expr(x, tx.dtype, d)  # accumulate in the result dtype
+    if not axes:
+        return x
+    dims = repr(axes)
+    if op == "sum":
+        return _wrap(f"torch.sum({x}, dim={dims}, dtype={torch_dtype(d)})", d)
+    if op == "prod":  # torch.prod reduces one axis at a time; the highest first
+        for a in reversed(axes):
+            x = f"torch.prod({x}, dim={a}, dtype={torch_dtype(d)})"
+        return _wrap(x, d)
+    if op in ("max", "min"):
+        if any(tx.shape[a] == 0 for a in axes):  # torch refuses an empty max: the identity
+            fill = lowest(d) if op == "max" else highest(d)
+            return (f"torch.full({shape_code(tr.shape)}, {py_scalar(fill)}, "
+                    f"dtype={torch_dtype(d)}, device=_d)")
+        fn = "amax" if op == "max" else "amin"
+        if d == "u64":
+            return f"_ln_flip(torch.{fn}(_ln_flip({x}), dim={dims}))"
+        return f"torch.{fn}({x}, dim={dims})"
+    if op in ("any", "all"):
+        return f"torch.{op}({x}, dim={dims})"
+    raise ValueError(f"unknown reduction reduce_{op}")
+
+
+def _index_item(item: object) -> str:
+    item = freeze(item)
+    if not isinstance(item, tuple) or not item or item[0] not in ("at", "slice"):
+        raise ValueError(f"bad index item {item!r}")
+    if item[0] == "at":
+        (k,) = item[1:]
+        return str(_int(k))
+    lo, hi, step = (list(item[1:]) + [None, None, None])[:3]
+    lo = 0 if lo is None else _int(lo)
+    step = 1 if step is None else _int(step)
+    if step < 1 or lo < 0:
+        raise ValueError(f"slice {item!r}: bounds must be non-negative and the step positive")
+    return f"{lo}:{'' if hi is None else _int(hi)}:{step}"
+
+
+def _diagonal(x: str, tx: ir.TType, axes: tuple[int, ...]) -> str:
+    """Merge `axes` into one axis, placed last (as `numpy.diagonal`, and as
+    lower-index-notation labels it: the remaining axes in order, then the merged one)."""
+    rank = tx.rank
+    axes = tuple(a % rank for a in axes)
+    if len(set(axes)) != len(axes) or len(axes) < 2:
+        raise ValueError(f"diagonal needs two or more distinct axes, got {axes}")
+    rest = tuple(a for a in range(rank) if a not in axes)
+    perm = rest + axes
+    if perm != tuple(range(rank)):
+        x = f"torch.permute({x}, {perm!r})"
+    for _ in range(len(axes) - 1):
+        x = f"torch.diagonal({x}, 0, -2, -1)"
+    return x
+
+
+def diagonal_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    rank = len(shape)
+    axes = tuple(a % rank for a in axes)
+    return tuple(n for a, n in enumerate(shape) if a not in axes) + (min(shape[a] for a in axes),)
+
+
+def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
+              attrs: Any = ()) -> str:
+    """The Python expression computing `Prim(op, args)`, over operand names `args`."""
+    attrs = dict(attrs)
+    tys = list(arg_types)
+    if op not in ir.PRIMS:
+        raise ValueError(f"unknown primitive {op!r}")
+    arity, _ = ir.PRIMS[op]
+    if arity is not None and len(args) != arity:
+        raise ValueError(f"{op} takes {arity} operands, got {len(args)}")
+    if not isinstance(result, ir.TType) or any(not isinstance(t, ir.TType) for t in tys):
+        raise ValueError(f"{op}: operands and result must be tensors")
+    _dtype(result.dtype)
+    for t in tys:
+        _dtype(t.dtype)
+    a = args[0] if args else ""
+    ta = tys[0] if tys else None
+
+    if arity == 2:
+        return _binary(op, args[0], args[1], tys[0], tys[1])
+    if op in ("neg", "not", "abs") + _UNARY_FLOAT:
+        return _unary(op, a, ta)
+    if op == "select":
+        return f"torch.where({args[0]}, {args[1]}, {args[2]})"
+    if op == "cast":
+        return cast_expr(a, ta.dtype, result.dtype)
+    if op == "broadcast_to":
+        return f"torch.broadcast_to({a}, {shape_code(result.shape)})"
+    if op == "reshape":
+        return f"torch.reshape({a}, {shape_code(result.shape)})"
+    if op == "permute":
+        return f"torch.permute({a}, {_ints(attrs['perm'])!r})"
+    if op == "concat":
+        items = ", ".join(args) + ("," if len(args) == 1 else "")
+        return f"torch.cat(({items}), dim={_int(attrs['axis'])})"
+    if op == "index":
+        items = tuple(freeze(attrs["items"]))
+        if not items:
+            return a
+        return f"{a}[{', '.join(_index_item(i) for i in items)}]"
+    if op == "dyn_index":
+        # runtime positions (i64 scalars; others are converted: a u8 tensor would be a mask)
+        idx = [i if t.dtype == "i64" else f"{i}.to(torch.int64)" for i, t in zip(args[1:], tys[1:])]
+        if not idx:
+            return a
+        return f"{a}[{', '.join(idx)}]"
+    if op == "iota":
+        (n,) = result.shape
+        return cast_expr(f"torch.arange({_int(n)}, dtype=torch.int64, device=_d)", "i64",
+                         result.dtype)
+    if op == "fill":
+        return f"torch.broadcast_to({cast_expr(a, ta.dtype, result.dtype)}, {shape_code(result.shape)})"
+    if op == "cumsum":
+        d = result.dtype
+        x = cast_expr(a, ta.dtype, d)
+        return _wrap(f"torch.cumsum({x}, dim={_int(attrs['axis'])}, dtype={torch_dtype(d)})", d)
+    if op.startswith("reduce_"):
+        return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]))
+    if op == "diagonal":
+        return _diagonal(a, ta, _ints(attrs["axes"]))
+    raise ValueError(f"no torch lowering for primitive {op!r}")
+
+
+_EINSUM_SPEC = re.compile(r"^[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*$")
+
+
+def einsum_expr(spec: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.TType,
+                acc: str = "") -> str:
+    """`Einsum(spec, args)`: operands cast to `acc`, contracted in `acc`, cast to the result."""
+    if not isinstance(spec, str) or not _EINSUM_SPEC.match(spec):
+        raise ValueError(f"bad einsum spec {spec!r}")
+    if len(spec.split("->")[0].split(",")) != len(args):
+        raise ValueError(f"einsum {spec!r} with {len(args)} operands")
+    acc = _dtype(acc or result.dtype)
+    xs = [cast_expr(x, t.dtype, acc) for x, t in zip(args, arg_types)]
+    if is_float(acc):
+        body = f"torch.einsum({spec!r}, {', '.join(xs)})"
+    elif is_int(acc):
+        # integer contractions: broadcast products and a sum (CUDA has no integer matmul)
+        body = _wrap(f"_ln_einsum_int({spec!r}, {torch_dtype(acc)}, {', '.join(xs)})", acc)
+    else:
+        raise ValueError(f"einsum in {acc}")
+    return cast_expr(body, acc, result.dtype)
+
+
+def empty_expr(ty: ir.TType) -> str:
+    """An empty tensor of a type (a scan of no trips)."""
+    return f"torch.empty({shape_code(ty.shape)}, dtype={torch_dtype(ty.dtype)}, device=_d)"
+
+
+def input_expr(x: str, ty: ir.TType) -> str:
+    """An input of `main`: checked against its type and brought into storage."""
+    return (f"_ln_arg({x}, {public_dtype(ty.dtype)}, {torch_dtype(ty.dtype)}, "
+            f"{shape_code(ty.shape)}, _d)")
+
+
+def output_expr(x: str, ty: ir.TType) -> str:
+    """An output of `main`: the declared dtype and shape, contiguous."""
+    return f"_ln_out({x}, {public_dtype(ty.dtype)}, {shape_code(ty.shape)})"
+
+
+# ---------------------------------------------------------------- helpers
+#
+# Plain functions that generated modules contain verbatim (their source is copied) and that
+# the interpreter runs from that same source. They use only `torch` and each other.
+
+
+def _ln_device(inputs):
+    """The device of the first tensor input (new tensors are made there); else the CPU."""
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            return x.device
+        if isinstance(x, (tuple, list)):
+            for y in x:
+                if isinstance(y, torch.Tensor):
+                    return y.device
+    return torch.device("cpu")
+
+
+def _ln_arg(x, dtype, storage, shape, device):
+    """Check an input's dtype and shape (numbers and arrays are converted), into storage."""
+    if not isinstance(x, torch.Tensor):
+        x = torch.as_tensor(x, dtype=dtype, device=device)
+    if x.dtype != dtype:
+        raise TypeError(f"expected a {dtype} tensor, got {x.dtype}")
+    if tuple(x.shape) != shape:
+        raise ValueError(f"expected shape {list(shape)}, got {list(x.shape)}")
+    if storage != dtype:
+        x = x.view(storage) if dtype == torch.uint64 else x.to(storage)
+    return x
+
+
+def _ln_out(x, dtype, shape):
+    """An output in its declared dtype (unsigned storage converted back), contiguous."""
+    if tuple(x.shape) != shape:
+        raise AssertionError(f"internal error: result shape {list(x.shape)}, "
+                             f"declared {list(shape)}")
+    if x.dtype != dtype:
+        x = x.view(dtype) if dtype == torch.uint64 else x.to(dtype)
+    return x.contiguous()
+
+
+def _ln_sdiv(a, b):
+    """Signed division truncating toward zero; MIN / -1 wraps to MIN (torch would trap)."""
+    m = b == -1
+    return torch.where(m, -a, torch.div(a, b.masked_fill(m, 1), rounding_mode="trunc"))
+
+
+def _ln_smod(a, b):
+    """Signed remainder with the dividend's sign; MIN % -1 is 0 (x % 1 == x % -1)."""
+    return torch.fmod(a, b.masked_fill(b == -1, 1))
+
+
+def _ln_flip(x):
+    """u64 held as int64 bits: flip the sign bit, so that signed order is unsigned order."""
+    return x ^ -0x8000000000000000
+
+
+def _ln_lshr64(x, n):
+    """Logical right shift of u64 bits held in int64; counts of 64 or more give 0."""
+    big = (n < 0) | (n > 63)
+    k = torch.where(big, 0, n)
+    low = 0x7FFFFFFFFFFFFFFF >> (k - 1).clamp(min=0)  # the low 64 - k bits, for k >= 1
+    y = torch.where(k == 0, x, (x >> k) & low)
+    return torch.where(big, 0, y)
+
+
+def _ln_udiv64(a, b):
+    """Unsigned 64-bit division on int64 bits, truncating (division by zero is undefined)."""
+    big = b < 0  # a divisor of 2**63 or more: the quotient is 0 or 1
+    bs = torch.where(big, 1, b)
+    half = (a >> 1) & 0x7FFFFFFFFFFFFFFF  # a // 2, now a non-negative int64
+    q = torch.div(half, bs, rounding_mode="trunc") << 1
+    r = a - q * bs  # in [0, 2 * bs): one correction step
+    q = q + (_ln_flip(r) >= _ln_flip(bs)).to(torch.int64)
+    return torch.where(big, (_ln_flip(a) >= _ln_flip(b)).to(torch.int64), q)
+
+
+def _ln_umod64(a, b):
+    """Unsigned 64-bit remainder on int64 bits."""
+    return a - _ln_udiv64(a, b) * b
+
+
+def _ln_u64_to_float(x, dtype):
+    """u64 bits to a float dtype, rounded once: with the top bit set, halve keeping a sticky bit."""
+    half = ((x >> 1) & 0x7FFFFFFFFFFFFFFF) | (x & 1)
+    return torch.where(x < 0, half.to(dtype) * 2, x.to(dtype))
+
+
+def _ln_float_to_u64(x):
+    """A float truncated toward zero to u64 bits (values from 2**63 up pass through int64)."""
+    x = x.to(torch.float64)
+    big = x >= 9223372036854775808.0
+    hi = (x - 9223372036854775808.0).to(torch.int64) ^ -0x8000000000000000
+    return torch.where(big, hi, x.to(torch.int64))
+
+
+def _ln_einsum_int(spec, dtype, *xs):
+    """An integer einsum as a broadcast product and a sum, computed in `dtype`."""
+    ins, out = spec.split("->")
+    subs = ins.split(",")
+    summed = []
+    for s in subs:
+        summed.extend(c for c in s if c not in out and c not in summed)
+    full = list(out) + summed
+    prod = None
+    for s, x in zip(subs, xs):
+        x, s = x.to(dtype), list(s)
+        while len(set(s)) < len(s):  # a repeated letter: its diagonal
+            c = next(c for c in s if s.count(c) > 1)
+            i = s.index(c)
+            j = s.index(c, i + 1)
+            x = torch.diagonal(x, 0, i, j)
+            s = [t for k, t in enumerate(s) if k not in (i, j)] + [c]
+        size = dict(zip(s, x.shape))
+        x = torch.permute(x, [s.index(c) for c in full if c in s])
+        x = torch.reshape(x, [size.get(c, 1) for c in full])
+        prod = x if prod is None else prod * x
+    if summed:
+        prod = torch.sum(prod, dim=tuple(range(len(out), len(full))), dtype=dtype)
+    return prod
+
+
+HELPERS: dict[str, Callable[..., Any]] = {
+    f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_sdiv, _ln_smod, _ln_flip,
+                            _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
+                            _ln_float_to_u64, _ln_einsum_int)}
+
+_HELPER_NAME = re.compile(r"\b_ln_[a-z0-9_]+")
+
+
+@lru_cache(maxsize=None)
+def _helper_text(name: str) -> str:
+    return inspect.getsource(HELPERS[name]).rstrip() + "\n"
+
+
+def helpers_used(code: str) -> list[str]:
+    """The helpers that `code` calls, with the helpers they call, in table order."""
+    todo = [n for n in _HELPER_NAME.findall(code) if n in HELPERS]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        text = _helper_text(name)
+        todo.extend(n for n in _HELPER_NAME.findall(text) if n in HELPERS and n not in seen)
+    return [n for n in HELPERS if n in seen]
+
+
+def helper_source(names: Sequence[str]) -> str:
+    """The source of the named helpers, separated as module-level functions."""
+    return "\n\n".join(_helper_text(n) for n in names)
+
+
+# ------------------------------------------------------ for the interpreter
+
+_NAMESPACE: dict[str, Any] | None = None
+_HELPERS_FILE = "<linnet torch helpers>"
+
+
+def helper_namespace() -> dict[str, Any]:
+    """A namespace holding torch and every helper, made by executing the helpers' source."""
+    global _NAMESPACE
+    if _NAMESPACE is None:
+        source = "import torch\n\n\n" + helper_source(list(HELPERS))
+        linecache.cache[_HELPERS_FILE] = (len(source), None, source.splitlines(True),
+                                          _HELPERS_FILE)
+        ns: dict[str, Any] = {"__name__": "linnet_torch_helpers"}
+        exec(compile(source, _HELPERS_FILE, "exec"), ns)
+        _NAMESPACE = ns
+    return _NAMESPACE
+
+
+@lru_cache(maxsize=4096)
+def compile_expr(params: tuple[str, ...], expr: str) -> Callable[..., Any]:
+    """`lambda _d, *params: expr` in the helper namespace: the interpreter's form of a row."""
+    return eval(f"lambda _d, {', '.join(params)}: {expr}" if params
+                else f"lambda _d: {expr}", helper_namespace())

@@ -1,0 +1,519 @@
+"""The tensor IR verifier: does a program belong to an IR language?
+
+`verify(program, language)` returns the problems found, as messages naming
+the function and binding, and an empty list when the program is well formed.
+Languages: "tensor" (any node) and "tensor-core" (no `Comprehension`: after
+lower-index-notation). It checks scoping (each variable defined once per
+function and before each use, uses agreeing with the definition's type),
+prims (known op, arity, attributes, result type for elementwise ops under
+numpy broadcasting, reductions and shape ops), einsum specs, calls (the
+callee exists, arity and argument types), tuples, and control flow.
+
+A failed check means a compiler bug, not a user error: passes run it under
+`--verify-each`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import tensor as ir
+
+LANGUAGES = ("tensor", "tensor-core")
+REDUCE_OPS = ("sum", "prod", "max", "min", "any", "all")
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+BINARY = ("add", "sub", "mul", "div", "mod", "min", "max", "and", "or", "xor", "shl", "shr")
+UNARY = ("neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh")
+ELEMENTWISE = BINARY + COMPARISONS + UNARY + ("select", "cast")
+DTYPES = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+          "f16", "bf16", "f32", "f64")
+
+
+def verify(program: ir.Program, language: str = "tensor") -> list[str]:
+    """Problems that keep `program` from belonging to `language` (empty when none)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown IR language {language!r}; known: {', '.join(LANGUAGES)}")
+    return _Verifier(program, language).run()
+
+
+def verify_tensor(program: ir.Program) -> list[str]:
+    return verify(program, "tensor")
+
+
+def verify_tensor_core(program: ir.Program) -> list[str]:
+    return verify(program, "tensor-core")
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """numpy's right-aligned broadcast of the shapes, or None if they do not broadcast."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        dims = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(dims) > 1:
+            return None
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+Scope = dict[str, ir.Var]
+
+
+class _Verifier:
+    def __init__(self, program: ir.Program, language: str) -> None:
+        self.program = program
+        self.language = language
+        self.funcs = {f.name: f for f in program.funcs}
+        self.problems: list[str] = []
+        self.defined: set[str] = set()
+        self.where = ""
+
+    def run(self) -> list[str]:
+        names = [f.name for f in self.program.funcs]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            self.problems.append(f"function {name} defined more than once")
+        if self.program.entry not in self.funcs:
+            self.problems.append(f"entry {self.program.entry} is not a function of the program")
+        for f in self.program.funcs:
+            self.func(f, f.name)
+        return self.problems
+
+    def problem(self, message: str) -> None:
+        self.problems.append(f"{self.where}: {message}")
+
+    # ---------------------------------------------------------- scoping
+
+    def func(self, f: ir.Func, name: str) -> None:
+        self.defined, self.where = set(), name
+        if f.kind not in ("entry", "op", "fn"):
+            self.problem(f"unknown function kind {f.kind!r}")
+        scope: Scope = {}
+        for p in f.params:
+            self.define(p, scope)
+        self.block(f.body, scope, name)
+        if f.grad is not None:
+            self.func(f.grad, f"{name}.grad")
+
+    def define(self, v: ir.Var, scope: Scope) -> None:
+        if v.name in self.defined:
+            self.problem(f"{v.name} defined more than once")
+        self.defined.add(v.name)
+        scope[v.name] = v
+        self.check_type(v.type, v.name)
+
+    def use(self, a: ir.Atom, scope: Scope) -> None:
+        if isinstance(a, ir.Lit):
+            self.literal(a)
+        elif not isinstance(a, ir.Var):
+            self.problem(f"operand {a!r} is not an atom")
+        elif a.name not in scope:
+            self.problem(f"{a.name} used before its definition (or outside its scope)")
+        elif scope[a.name].type != a.type:
+            self.problem(f"{a.name} used as {a.type}, defined as {scope[a.name].type}")
+
+    def literal(self, a: ir.Lit) -> None:
+        d, v = a.type.dtype, a.value
+        ok = (isinstance(v, bool) if d == "bool" else
+              isinstance(v, int) and not isinstance(v, bool) if d[0] in "iu" else
+              isinstance(v, (int, float)) and not isinstance(v, bool))
+        if a.type.shape != () or not ok:
+            self.problem(f"literal {v!r} does not fit its type {a.type}")
+
+    def check_type(self, t: ir.Ty, what: str) -> None:
+        if isinstance(t, ir.TupleTy):
+            for item in t.items:
+                self.check_type(item, what)
+        elif not isinstance(t, ir.TType) or t.dtype not in DTYPES \
+                or any(not isinstance(d, int) or d < 0 for d in t.shape):
+            self.problem(f"{what} has an invalid type {t}")
+
+    def block(self, b: ir.Block, outer: Scope, where: str) -> ir.Ty:
+        """Check a block in a copy of `outer`; its bindings are not visible after it."""
+        scope = dict(outer)
+        for bind in b.binds:
+            self.where = f"{where}/{bind.var.name}"
+            ty = self.expr(bind.expr, scope)
+            if ty is not None and ty != bind.var.type:
+                self.problem(f"bound as {bind.var.type} to a value of type {ty}")
+            self.define(bind.var, scope)
+        self.where = f"{where}/return"
+        self.use(b.result, scope)
+        self.where = where
+        return b.result.type
+
+    # ------------------------------------------------------- expressions
+
+    def expr(self, e: ir.Expr, scope: Scope) -> ir.Ty | None:
+        """Check e; return its type (None when a problem makes it unknown)."""
+        for a in _atoms(e):
+            self.use(a, scope)
+        if isinstance(e, (ir.Var, ir.Lit)):
+            return e.type
+        if isinstance(e, ir.Prim):
+            return self.prim(e)
+        if isinstance(e, ir.Einsum):
+            return self.einsum(e)
+        if isinstance(e, ir.Call):
+            return self.call(e)
+        if isinstance(e, ir.MakeTuple):
+            return self.expect(ir.TupleTy(tuple(a.type for a in e.items)), e.type, "tuple")
+        if isinstance(e, ir.GetItem):
+            return self.get_item(e)
+        if isinstance(e, ir.If):
+            return self.if_(e, scope)
+        if isinstance(e, ir.Loop):
+            return self.loop(e, scope)
+        if isinstance(e, ir.While):
+            return self.while_(e, scope)
+        if isinstance(e, ir.Comprehension):
+            return self.comprehension(e)
+        self.problem(f"not an expression: {type(e).__name__}")
+        return None
+
+    def expect(self, want: ir.Ty, got: ir.Ty, what: str) -> ir.Ty:
+        if want != got:
+            self.problem(f"{what} should have type {want}, has {got}")
+        return got
+
+    def call(self, e: ir.Call) -> ir.Ty:
+        callee = self.funcs.get(e.callee)
+        if callee is None:
+            self.problem(f"call of unknown function {e.callee}")
+            return e.type
+        if len(e.args) != len(callee.params):
+            self.problem(f"call of {e.callee} with {len(e.args)} arguments, "
+                         f"it takes {len(callee.params)}")
+            return e.type
+        for k, (a, p) in enumerate(zip(e.args, callee.params)):
+            if a.type != p.type:
+                self.problem(f"argument {k} of {e.callee} is {a.type}, parameter is {p.type}")
+        return self.expect(callee.body.result.type, e.type, f"call of {e.callee}")
+
+    def get_item(self, e: ir.GetItem) -> ir.Ty:
+        t = e.tup.type
+        if not isinstance(t, ir.TupleTy) or not 0 <= e.index < len(t.items):
+            self.problem(f"item {e.index} of a value of type {t}")
+            return e.type
+        return self.expect(t.items[e.index], e.type, f"item {e.index}")
+
+    def if_(self, e: ir.If, scope: Scope) -> ir.Ty:
+        if e.cond.type != ir.TType((), "bool"):
+            self.problem(f"if condition of type {e.cond.type}, not bool")
+        where = self.where
+        then = self.block(e.then, scope, f"{where}/then")
+        orelse = self.block(e.orelse, scope, f"{where}/else")
+        self.where = where
+        self.expect(e.type, then, "then branch")
+        self.expect(e.type, orelse, "else branch")
+        return e.type
+
+    def carried(self, carried: tuple[ir.Var, ...], init: tuple[ir.Atom, ...],
+                scope: Scope) -> Scope:
+        if len(carried) != len(init):
+            self.problem(f"{len(carried)} carried values, {len(init)} initial values")
+        for v, a in zip(carried, init):
+            if v.type != a.type:
+                self.problem(f"carried {v.name}: {v.type} starts as {a.type}")
+        inner = dict(scope)
+        for v in carried:
+            self.define(v, inner)
+        return inner
+
+    def next_values(self, got: ir.Ty, want: tuple[ir.Ty, ...], what: str) -> None:
+        """A body returns its next values as a tuple (one value may also come bare)."""
+        if got != ir.TupleTy(want) and not (len(want) == 1 and got == want[0]):
+            self.problem(f"{what} returns {got}, expected {ir.TupleTy(want)}")
+
+    def loop(self, e: ir.Loop, scope: Scope) -> ir.Ty:
+        where = self.where
+        if e.index.type != ir.TType((), "i64"):
+            self.problem(f"loop index {e.index.name} is {e.index.type}, not i64")
+        if e.hi < e.lo:
+            self.problem(f"loop range {e.lo}..{e.hi} runs backwards")
+        inner = self.carried(e.carried, e.init, scope)
+        self.define(e.index, inner)
+        body = self.block(e.body, inner, f"{where}/body")
+        self.where = where
+        carried = tuple(v.type for v in e.carried)
+        if not e.yields:
+            self.next_values(body, carried, "loop body")
+            return self.expect(ir.TupleTy(carried), e.type, "loop")
+        if not isinstance(body, ir.TupleTy) or len(body.items) != len(carried) + 1:
+            self.problem(f"scan body returns {body}, expected the carried values and a yield")
+            return e.type
+        self.next_values(ir.TupleTy(body.items[:-1]), carried, "scan body")
+        y = body.items[-1]
+        if not isinstance(y, ir.TType):
+            self.problem(f"scan yields {y}, not a tensor")
+            return e.type
+        stacked = ir.TType((e.hi - e.lo,) + y.shape, y.dtype)
+        return self.expect(ir.TupleTy(carried + (stacked,)), e.type, "scan")
+
+    def while_(self, e: ir.While, scope: Scope) -> ir.Ty:
+        where = self.where
+        inner = self.carried(e.carried, e.init, scope)
+        cond = self.block(e.cond, inner, f"{where}/cond")
+        if cond != ir.TType((), "bool"):
+            self.problem(f"while condition of type {cond}, not bool")
+        body = self.block(e.body, inner, f"{where}/body")
+        self.where = where
+        carried = tuple(v.type for v in e.carried)
+        self.next_values(body, carried, "while body")
+        return self.expect(ir.TupleTy(carried), e.type, "while")
+
+    # ---------------------------------------------------------------- prims
+
+    def prim(self, e: ir.Prim) -> ir.Ty | None:
+        spec = ir.PRIMS.get(e.op)
+        if spec is None:
+            self.problem(f"unknown prim {e.op}")
+            return None
+        arity, attrs = spec
+        if arity is not None and len(e.args) != arity:
+            self.problem(f"{e.op} takes {arity} operands, has {len(e.args)}")
+            return None
+        given = dict(e.attrs)
+        missing = [a for a in attrs if a not in given]
+        if missing:
+            self.problem(f"{e.op} lacks attribute {missing[0]}")
+            return None
+        if not isinstance(e.type, ir.TType) or any(not isinstance(a.type, ir.TType)
+                                                   for a in e.args):
+            self.problem(f"{e.op} on or to a tuple")
+            return None
+        want = _prim_type(e, given)
+        if isinstance(want, str):
+            self.problem(f"{e.op}: {want}")
+            return None
+        if want is not None and want != e.type:
+            self.problem(f"{e.op} of {', '.join(str(a.type) for a in e.args)} "
+                         f"gives {want}, not {e.type}")
+        return e.type
+
+    def einsum(self, e: ir.Einsum) -> ir.Ty:
+        want = _einsum_type(e)
+        if isinstance(want, str):
+            self.problem(f"einsum[{e.spec}]: {want}")
+        elif want != e.type.shape:
+            self.problem(f"einsum[{e.spec}] gives shape {want}, not {e.type}")
+        if len({a.type.dtype for a in e.args}) > 1:
+            self.problem(f"einsum[{e.spec}] of mixed dtypes")
+        return e.type
+
+    # -------------------------------------------------------- index notation
+
+    def comprehension(self, e: ir.Comprehension) -> ir.Ty:
+        if self.language == "tensor-core":
+            self.problem("a Comprehension is not allowed in tensor-core (lower index notation)")
+            return e.type
+        names = [n for n, _ in e.outputs]
+        if len(set(names)) != len(names):
+            self.problem(f"output indices listed twice: {names}")
+        if tuple(k for _, k in e.outputs) != e.type.shape:
+            self.problem(f"outputs {e.outputs} do not give the shape of {e.type}")
+        dtype = self.ix(e.body, dict(e.outputs))
+        if dtype is not None and dtype != e.type.dtype:
+            self.problem(f"index expression of dtype {dtype} bound as {e.type}")
+        return e.type
+
+    def ix(self, e: ir.IxExpr, env: dict[str, int]) -> str | None:
+        """Check an index expression (its atoms are checked by `expr`); return its dtype."""
+        if isinstance(e, ir.IxAccess):
+            t = e.tensor.type
+            if len(e.indices) != t.rank:
+                self.problem(f"{e.tensor} of rank {t.rank} accessed with {len(e.indices)} indices")
+            for i, extent in zip(e.indices, t.shape):
+                if i not in env:
+                    self.problem(f"index {i} is neither an output nor reduced")
+                elif env[i] != extent:
+                    self.problem(f"index {i} of extent {env[i]} indexes an axis of {extent}")
+            return self.same_dtype(e.dtype, t.dtype, f"access of {e.tensor}")
+        if isinstance(e, ir.IxScalar):
+            if e.value.type.shape != ():
+                self.problem(f"{e.value} used as a scalar has type {e.value.type}")
+            return self.same_dtype(e.dtype, e.value.type.dtype, f"scalar {e.value}")
+        if isinstance(e, ir.IxPrim):
+            if e.op not in ELEMENTWISE or len(e.args) != ir.PRIMS[e.op][0]:
+                self.problem(f"{e.op} with {len(e.args)} operands in index notation")
+            for a in e.args:
+                self.ix(a, env)
+            return e.dtype
+        if isinstance(e, ir.IxReduce):
+            if e.op not in REDUCE_OPS:
+                self.problem(f"unknown reduction {e.op}")
+            body = self.ix(e.body, {**env, **dict(e.axes)})
+            if body is not None and body != e.dtype:
+                self.problem(f"{e.op}<{e.dtype}> over a body of dtype {body}")
+            return e.dtype
+        self.problem(f"not an index expression: {type(e).__name__}")
+        return None
+
+    def same_dtype(self, said: str, actual: str, what: str) -> str:
+        if said != actual:
+            self.problem(f"{what} says dtype {said}, is {actual}")
+        return actual
+
+
+def _atoms(e: ir.Expr) -> tuple[ir.Atom, ...]:
+    """The atoms an expression reads directly (comprehension atoms included)."""
+    if isinstance(e, (ir.Var, ir.Lit)):
+        return (e,)
+    if isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
+        return e.args
+    if isinstance(e, ir.MakeTuple):
+        return e.items
+    if isinstance(e, ir.GetItem):
+        return (e.tup,)
+    if isinstance(e, ir.If):
+        return (e.cond,)
+    if isinstance(e, (ir.Loop, ir.While)):
+        return e.init
+    if isinstance(e, ir.Comprehension):
+        return tuple(_ix_atoms(e.body))
+    return ()
+
+
+def _ix_atoms(e: ir.IxExpr):
+    if isinstance(e, ir.IxAccess):
+        yield e.tensor
+    elif isinstance(e, ir.IxScalar):
+        yield e.value
+    elif isinstance(e, ir.IxPrim):
+        for a in e.args:
+            yield from _ix_atoms(a)
+    elif isinstance(e, ir.IxReduce):
+        yield from _ix_atoms(e.body)
+
+
+# ------------------------------------------------------------ prim typing
+
+
+def _prim_type(e: ir.Prim, attrs: dict) -> ir.TType | str | None:
+    """The result type e's operands and attributes call for; a message if they are wrong;
+    None where the operands leave it open (its own checks passed)."""
+    shapes = [a.type.shape for a in e.args]
+    dtypes = [a.type.dtype for a in e.args]
+    op = e.op
+    if op in ELEMENTWISE:
+        shape = broadcast_shapes(*shapes)
+        if shape is None:
+            return f"shapes {shapes} do not broadcast"
+        if op == "cast":
+            return ir.TType(shape, e.type.dtype)
+        if op == "select":
+            if dtypes[0] != "bool" or dtypes[1] != dtypes[2]:
+                return f"select needs a bool condition and two values of one dtype: {dtypes}"
+            return ir.TType(shape, dtypes[1])
+        if len(set(dtypes)) != 1:
+            return f"mixed dtypes {dtypes}"
+        return ir.TType(shape, "bool" if op in COMPARISONS else dtypes[0])
+    if op.startswith("reduce_"):
+        axes = attrs["axes"]
+        if not _valid_axes(axes, len(shapes[0])):
+            return f"invalid axes {axes} for rank {len(shapes[0])}"
+        if op in ("reduce_any", "reduce_all") and (dtypes[0], e.type.dtype) != ("bool", "bool"):
+            return "any/all reduce bools to a bool"
+        shape = tuple(d for k, d in enumerate(shapes[0]) if k not in axes)
+        return ir.TType(shape, e.type.dtype)
+    return _shape_prim_type(e, attrs, shapes, dtypes)
+
+
+def _valid_axes(axes: object, rank: int) -> bool:
+    return (isinstance(axes, tuple) and all(isinstance(a, int) and 0 <= a < rank for a in axes)
+            and len(set(axes)) == len(axes))
+
+
+def _shape_prim_type(e: ir.Prim, attrs: dict, shapes: list, dtypes: list
+                     ) -> ir.TType | str | None:
+    op, out = e.op, e.type
+    if op in ("iota",):
+        return None if out.rank == 1 else "iota gives one axis"
+    if op in ("fill",):
+        return ir.TType(out.shape, dtypes[0]) if shapes[0] == () else "fill of a non-scalar"
+    same = dtypes[0] if dtypes else out.dtype
+    if op == "broadcast_to":
+        ok = broadcast_shapes(shapes[0], out.shape) == out.shape
+        return ir.TType(out.shape, same) if ok else f"{shapes[0]} does not broadcast to {out.shape}"
+    if op == "reshape":
+        ok = math.prod(shapes[0]) == math.prod(out.shape)
+        return ir.TType(out.shape, same) if ok else f"reshape of {shapes[0]} to {out.shape}"
+    if op == "permute":
+        perm = attrs["perm"]
+        if not isinstance(perm, tuple) or sorted(perm) != list(range(len(shapes[0]))):
+            return f"{perm} is not a permutation of {len(shapes[0])} axes"
+        return ir.TType(tuple(shapes[0][p] for p in perm), same)
+    if op == "diagonal":
+        axes = attrs["axes"]
+        if not _valid_axes(axes, len(shapes[0])) or len(axes) < 2:
+            return f"invalid diagonal axes {axes}"
+        extents = {shapes[0][a] for a in axes}
+        if len(extents) != 1:
+            return f"diagonal of axes of different extents {sorted(extents)}"
+        rest = tuple(d for k, d in enumerate(shapes[0]) if k not in axes)
+        return ir.TType(rest + (extents.pop(),), same)
+    if op == "cumsum":
+        axis = attrs["axis"]
+        if not isinstance(axis, int) or not -len(shapes[0]) <= axis < len(shapes[0]):
+            return f"invalid axis {axis}"
+        return ir.TType(shapes[0], same)
+    if op == "concat":
+        return _concat_type(attrs["axis"], shapes, dtypes)
+    if op == "index":
+        return _index_type(attrs["items"], shapes[0], same)
+    if op == "dyn_index":
+        if not e.args or any(s != () or d[0] not in "iu" for s, d in zip(shapes[1:], dtypes[1:])):
+            return "dyn_index takes a tensor and integer scalars"
+        n = len(e.args) - 1
+        if n > len(shapes[0]):
+            return f"{n} indices into rank {len(shapes[0])}"
+        return ir.TType(shapes[0][n:], same)
+    return None
+
+
+def _concat_type(axis: object, shapes: list, dtypes: list) -> ir.TType | str:
+    if not shapes or len(set(dtypes)) != 1 or len({len(s) for s in shapes}) != 1:
+        return f"concat of {shapes} with dtypes {dtypes}"
+    rank = len(shapes[0])
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        return f"invalid axis {axis}"
+    axis %= rank
+    others = {s[:axis] + s[axis + 1:] for s in shapes}
+    if len(others) != 1:
+        return f"concat of {shapes} along {axis}"
+    first = shapes[0]
+    return ir.TType(first[:axis] + (sum(s[axis] for s in shapes),) + first[axis + 1:],
+                    dtypes[0])
+
+
+def _index_type(items: object, shape: tuple[int, ...], dtype: str) -> ir.TType | str:
+    if not isinstance(items, tuple) or len(items) > len(shape):
+        return f"index items {items!r} for rank {len(shape)}"
+    out: list[int] = []
+    for item, extent in zip(items, shape):
+        if item[0] == "at" and len(item) == 2 and 0 <= item[1] < extent:
+            continue
+        if item[0] == "slice" and len(item) == 4 and 0 <= item[1] and item[3] > 0:
+            out.append(len(range(item[1], min(item[2], extent), item[3])))
+            continue
+        return f"invalid index item {item!r} for an axis of {extent}"
+    return ir.TType(tuple(out) + shape[len(items):], dtype)
+
+
+def _einsum_type(e: ir.Einsum) -> tuple[int, ...] | str:
+    """The shape e's spec gives its operands, or what is wrong with the spec."""
+    if e.spec.count("->") != 1:
+        return "a spec needs exactly one '->'"
+    ins, out = e.spec.split("->")
+    terms = ins.split(",")
+    if len(terms) != len(e.args):
+        return f"{len(terms)} operand terms for {len(e.args)} operands"
+    extent: dict[str, int] = {}
+    for term, a in zip(terms, e.args):
+        if len(term) != a.type.rank or not term.isalpha():
+            return f"term {term!r} for an operand of type {a.type}"
+        for c, d in zip(term, a.type.shape):
+            if extent.setdefault(c, d) != d:
+                return f"letter {c} has extents {extent[c]} and {d}"
+    if len(set(out)) != len(out) or any(c not in extent for c in out):
+        return f"output {out!r} repeats a letter or uses one no operand has"
+    return tuple(extent[c] for c in out)

@@ -1,0 +1,80 @@
+"""cse: tensor IR -> tensor IR, each pure expression computed once per scope.
+
+A binding whose expression (Prim, Einsum, GetItem, MakeTuple or
+Comprehension, compared after earlier merges) equals one already bound in
+the same block or an enclosing one is dropped, and its uses read the earlier
+variable. Inner blocks see outer bindings but not the reverse, so nothing is
+hoisted out of a branch or a loop. Calls, Ifs and loops are never merged:
+they are left to passes that know what they cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+
+from ..ir import tensor as ir
+from .traverse import Rewriter
+
+PURE = (ir.Prim, ir.Einsum, ir.GetItem, ir.MakeTuple, ir.Comprehension)
+
+
+def cse(program: ir.Program) -> ir.Program:
+    """Merge repeated pure expressions within each block and its nested blocks."""
+    return _CSE().program(program)
+
+
+class _CSE(Rewriter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes: list[dict[object, ir.Var]] = [{}]
+
+    def func(self, f: ir.Func) -> ir.Func:
+        saved, self.scopes = self.scopes, [{}]
+        try:
+            return super().func(f)
+        finally:
+            self.scopes = saved
+
+    def block(self, b: ir.Block) -> ir.Block:
+        self.scopes.append({})
+        try:
+            return super().block(b)
+        finally:
+            self.scopes.pop()
+
+    def bind(self, bind: ir.Bind) -> None:
+        e = self.expr(bind.expr, bind)
+        if e is None:
+            return
+        if isinstance(e, PURE):
+            k = key(e)
+            earlier = self.lookup(k)
+            if earlier is not None and earlier.type == bind.var.type:
+                self.replace_uses(bind.var, earlier)
+                return
+            self.scopes[-1][k] = bind.var
+        self.emit(bind if e is bind.expr else ir.Bind(bind.var, e))
+
+    def lookup(self, k: object) -> ir.Var | None:
+        for scope in reversed(self.scopes):
+            if k in scope:
+                return scope[k]
+        return None
+
+
+def key(node: object) -> object:
+    """A hashable structural key: equal keys mean equal values.
+
+    Literals are keyed by their exact spelling, so -0.0 and 0.0 (equal in
+    Python) stay apart while two NaN literals (unequal in Python) match;
+    lists in attributes become tuples.
+    """
+    if isinstance(node, ir.Lit):
+        return ("Lit", type(node.value).__name__, repr(node.value), node.type)
+    if is_dataclass(node) and not isinstance(node, type):
+        return (type(node).__name__,) + tuple(key(getattr(node, f.name)) for f in fields(node))
+    if isinstance(node, (tuple, list)):
+        return tuple(key(x) for x in node)
+    if isinstance(node, dict):
+        return tuple(sorted((k, key(v)) for k, v in node.items()))
+    return node

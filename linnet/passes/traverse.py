@@ -1,0 +1,329 @@
+"""The one generic traversal of the tensor IR, shared by every IR-to-IR pass.
+
+Nanopass style: `Rewriter` walks a Program, its Funcs (and each `Func.grad`),
+Blocks, Binds and the nested blocks of If/Loop/While, and rebuilds only what
+changed. A pass subclasses it and overrides the few methods for the node kinds
+it rewrites; everything else is copied (shared, since nodes are immutable).
+
+The contract of the per-expression methods (`prim`, `einsum`, `call`, ...):
+each is called with the expression and the `Bind` that holds it, and returns
+the expression to bind to that Bind's variable, or None to drop the binding.
+Before returning, a method may `emit` extra bindings (they land in the
+current block, before the rewritten one), and may map a variable to another
+atom with `replace_uses`: every later use, in any nested block too, reads the
+new atom. Variable names are unique within a function (the verifier checks
+it), so one substitution map per function is enough.
+
+Also here: the atoms and blocks an expression reads, free variables, names
+bound in a function, fresh names, and substitution of atoms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable, Iterator
+
+from ..ir import tensor as ir
+
+# ------------------------------------------------------------ what nodes read
+
+
+def expr_atoms(e: ir.Expr) -> tuple[ir.Atom, ...]:
+    """The atoms an expression reads directly (not those of its nested blocks)."""
+    if isinstance(e, (ir.Var, ir.Lit)):
+        return (e,)
+    if isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
+        return e.args
+    if isinstance(e, ir.MakeTuple):
+        return e.items
+    if isinstance(e, ir.GetItem):
+        return (e.tup,)
+    if isinstance(e, ir.If):
+        return (e.cond,)
+    if isinstance(e, (ir.Loop, ir.While)):
+        return e.init
+    if isinstance(e, ir.Comprehension):
+        return tuple(ix_atoms(e.body))
+    raise TypeError(f"not a tensor IR expression: {type(e).__name__}")
+
+
+def ix_atoms(e: ir.IxExpr) -> Iterator[ir.Atom]:
+    """The atoms an index expression reads, in order of appearance."""
+    if isinstance(e, ir.IxAccess):
+        yield e.tensor
+    elif isinstance(e, ir.IxScalar):
+        yield e.value
+    elif isinstance(e, ir.IxPrim):
+        for a in e.args:
+            yield from ix_atoms(a)
+    elif isinstance(e, ir.IxReduce):
+        yield from ix_atoms(e.body)
+    else:
+        raise TypeError(f"not an index expression: {type(e).__name__}")
+
+
+def expr_blocks(e: ir.Expr) -> tuple[ir.Block, ...]:
+    """The blocks nested directly in an expression."""
+    if isinstance(e, ir.If):
+        return (e.then, e.orelse)
+    if isinstance(e, ir.Loop):
+        return (e.body,)
+    if isinstance(e, ir.While):
+        return (e.cond, e.body)
+    return ()
+
+
+def expr_binders(e: ir.Expr) -> tuple[ir.Var, ...]:
+    """Variables an expression binds for its nested blocks (loop index, carried values)."""
+    if isinstance(e, ir.Loop):
+        return (e.index, *e.carried)
+    if isinstance(e, ir.While):
+        return e.carried
+    return ()
+
+
+def map_blocks(e: ir.Expr, fn: Callable[[ir.Block], ir.Block]) -> ir.Expr:
+    """`e` with each nested block replaced by `fn(block)`."""
+    if isinstance(e, ir.If):
+        return _same_or(e, then=fn(e.then), orelse=fn(e.orelse))
+    if isinstance(e, ir.Loop):
+        return _same_or(e, body=fn(e.body))
+    if isinstance(e, ir.While):
+        return _same_or(e, cond=fn(e.cond), body=fn(e.body))
+    return e
+
+
+def expr_free_vars(e: ir.Expr) -> set[ir.Var]:
+    """Variables an expression reads, including those its nested blocks read from outside."""
+    free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
+    inner: set[ir.Var] = set()
+    for b in expr_blocks(e):
+        inner |= free_vars(b)
+    return free | (inner - set(expr_binders(e)))
+
+
+def free_vars(block: ir.Block) -> set[ir.Var]:
+    """Variables a block reads that it does not define itself."""
+    free: set[ir.Var] = set()
+    defined: set[ir.Var] = set()
+    for bind in block.binds:
+        free |= expr_free_vars(bind.expr) - defined
+        defined.add(bind.var)
+    if isinstance(block.result, ir.Var) and block.result not in defined:
+        free.add(block.result)
+    return free
+
+
+def uses(block: ir.Block) -> dict[str, int]:
+    """How many times each variable name is read in a block and its nested blocks."""
+    counts: dict[str, int] = {}
+    for a in _all_atoms(block):
+        if isinstance(a, ir.Var):
+            counts[a.name] = counts.get(a.name, 0) + 1
+    return counts
+
+
+def _all_atoms(block: ir.Block) -> Iterator[ir.Atom]:
+    for bind in block.binds:
+        yield from expr_atoms(bind.expr)
+        for b in expr_blocks(bind.expr):
+            yield from _all_atoms(b)
+    yield block.result
+
+
+def bound_vars(block: ir.Block) -> Iterator[ir.Var]:
+    """Every variable a block binds, in nested blocks too (loop indices, carried values)."""
+    for bind in block.binds:
+        yield bind.var
+        yield from expr_binders(bind.expr)
+        for b in expr_blocks(bind.expr):
+            yield from bound_vars(b)
+
+
+def func_names(f: ir.Func) -> set[str]:
+    """The names a function binds (parameters included), so fresh names avoid them."""
+    return {p.name for p in f.params} | {v.name for v in bound_vars(f.body)}
+
+
+# ------------------------------------------------------------------- names
+
+
+class NameSupply:
+    """Fresh variable names that clash with no name in `taken` nor with each other."""
+
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self.taken = set(taken)
+        self.counters: dict[str, int] = {}
+
+    def fresh(self, hint: str = "t") -> str:
+        """`hint_1`, `hint_2`, ... (a numbered hint is numbered afresh: `x_1` gives `x_2`)."""
+        base = hint.rstrip("0123456789").rstrip("_") or "t"
+        while True:
+            n = self.counters[base] = self.counters.get(base, 0) + 1
+            name = f"{base}_{n}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+# --------------------------------------------------------------- rewriting
+
+
+class Rewriter:
+    """Copy a program, calling one overridable method per expression kind.
+
+    Subclasses override `prim`, `einsum`, `call`, `make_tuple`, `get_item`,
+    `if_`, `loop`, `while_`, `comprehension` or `atom_expr` (a Var or Lit
+    bound to a variable), or the structural `program`/`func`/`block`/`bind`.
+    While a function is being rewritten, `self.names` hands out fresh names
+    and `self.func_now` is the function (before rewriting).
+    """
+
+    def __init__(self) -> None:
+        self.subst: dict[ir.Var, ir.Atom] = {}
+        self.names = NameSupply()
+        self.func_now: ir.Func | None = None
+        self._out: list[ir.Bind] = []
+
+    # structure ----------------------------------------------------------
+
+    def program(self, p: ir.Program) -> ir.Program:
+        funcs = tuple(self.func(f) for f in p.funcs)
+        return p if funcs == p.funcs else replace(p, funcs=funcs)
+
+    def func(self, f: ir.Func) -> ir.Func:
+        """Rewrite one function (its grad separately, with its own names and map)."""
+        saved = (self.subst, self.names, self.func_now)
+        self.subst, self.names, self.func_now = {}, NameSupply(func_names(f)), f
+        try:
+            body = self.block(f.body)
+        finally:
+            self.subst, self.names, self.func_now = saved
+        grad = self.func(f.grad) if f.grad is not None else None
+        return replace(f, body=body, grad=grad)
+
+    def block(self, b: ir.Block) -> ir.Block:
+        saved, self._out = self._out, []
+        try:
+            for bind in b.binds:
+                self.bind(bind)
+            result = self.atom(b.result)
+            binds = tuple(self._out)
+        finally:
+            self._out = saved
+        if binds == b.binds and result == b.result:
+            return b
+        return ir.Block(binds, result)
+
+    def bind(self, bind: ir.Bind) -> None:
+        new = self.expr(bind.expr, bind)
+        if new is not None:
+            self.emit(bind if new is bind.expr else ir.Bind(bind.var, new))
+
+    # helpers for subclasses ----------------------------------------------
+
+    def emit(self, bind: ir.Bind) -> None:
+        """Add a binding to the block being built, before the current one."""
+        self._out.append(bind)
+
+    def emit_expr(self, e: ir.Expr, hint: str = "t") -> ir.Var:
+        """Bind `e` to a fresh variable in the current block and return the variable."""
+        v = ir.Var(self.names.fresh(hint), e.type)
+        self.emit(ir.Bind(v, e))
+        return v
+
+    def replace_uses(self, var: ir.Var, by: ir.Atom) -> None:
+        """From now on, every use of `var` reads `by`."""
+        self.subst[var] = by
+
+    def atom(self, a: ir.Atom) -> ir.Atom:
+        return self.subst.get(a, a) if isinstance(a, ir.Var) else a
+
+    def atoms(self, items: tuple[ir.Atom, ...]) -> tuple[ir.Atom, ...]:
+        new = tuple(self.atom(a) for a in items)
+        return items if new == items else new
+
+    # expressions ---------------------------------------------------------
+
+    def expr(self, e: ir.Expr, bind: ir.Bind) -> ir.Expr | None:
+        method = _DISPATCH.get(type(e))
+        if method is None:
+            raise TypeError(f"not a tensor IR expression: {type(e).__name__}")
+        return getattr(self, method)(e, bind)
+
+    def atom_expr(self, e: ir.Atom, bind: ir.Bind) -> ir.Expr | None:
+        return self.atom(e)
+
+    def prim(self, e: ir.Prim, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, args=self.atoms(e.args))
+
+    def einsum(self, e: ir.Einsum, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, args=self.atoms(e.args))
+
+    def call(self, e: ir.Call, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, args=self.atoms(e.args))
+
+    def make_tuple(self, e: ir.MakeTuple, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, items=self.atoms(e.items))
+
+    def get_item(self, e: ir.GetItem, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, tup=self.atom(e.tup))
+
+    def if_(self, e: ir.If, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, cond=self.atom(e.cond), then=self.block(e.then),
+                        orelse=self.block(e.orelse))
+
+    def loop(self, e: ir.Loop, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, init=self.atoms(e.init), body=self.block(e.body))
+
+    def while_(self, e: ir.While, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, init=self.atoms(e.init), cond=self.block(e.cond),
+                        body=self.block(e.body))
+
+    def comprehension(self, e: ir.Comprehension, bind: ir.Bind) -> ir.Expr | None:
+        return _same_or(e, body=map_ix_atoms(e.body, self.atom))
+
+
+_DISPATCH: dict[type, str] = {
+    ir.Var: "atom_expr", ir.Lit: "atom_expr", ir.Prim: "prim", ir.Einsum: "einsum",
+    ir.Call: "call", ir.MakeTuple: "make_tuple", ir.GetItem: "get_item", ir.If: "if_",
+    ir.Loop: "loop", ir.While: "while_", ir.Comprehension: "comprehension",
+}
+
+
+def _same_or(node, **fields):
+    """`node` itself when no field changed (so unchanged trees stay shared), else a copy."""
+    if all(getattr(node, k) is v or getattr(node, k) == v for k, v in fields.items()):
+        return node
+    return replace(node, **fields)
+
+
+def map_ix_atoms(e: ir.IxExpr, fn: Callable[[ir.Atom], ir.Atom]) -> ir.IxExpr:
+    """An index expression with every atom it reads replaced by `fn(atom)`."""
+    if isinstance(e, ir.IxAccess):
+        return _same_or(e, tensor=fn(e.tensor))
+    if isinstance(e, ir.IxScalar):
+        return _same_or(e, value=fn(e.value))
+    if isinstance(e, ir.IxPrim):
+        return _same_or(e, args=tuple(map_ix_atoms(a, fn) for a in e.args))
+    if isinstance(e, ir.IxReduce):
+        return _same_or(e, body=map_ix_atoms(e.body, fn))
+    raise TypeError(f"not an index expression: {type(e).__name__}")
+
+
+# ------------------------------------------------------------ substitution
+
+
+class _Substitute(Rewriter):
+    def __init__(self, mapping: dict[ir.Var, ir.Atom]) -> None:
+        super().__init__()
+        self.mapping = mapping
+
+    def block(self, b: ir.Block) -> ir.Block:
+        self.subst.update(self.mapping)
+        return super().block(b)
+
+
+def substitute(block: ir.Block, mapping: dict[ir.Var, ir.Atom]) -> ir.Block:
+    """`block` with every use of a variable in `mapping` replaced by its atom."""
+    return _Substitute(mapping).block(block)

@@ -1,0 +1,197 @@
+"""`linnet.torch.load_function` and `load`: call Linnet entries on torch tensors.
+
+Generics are bound from the inputs at each call (shapes give dims and packs,
+tensor dtypes give dtype generics), and each binding is compiled once. With
+`compile=True` the program is generated as a PyTorch module, written to the
+cache directory and imported from that file; with `compile=False` the tensor
+IR is evaluated directly by the interpreter, generating no code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..check.dims import Dim
+from ..check.signatures import Binding, match_dims
+from ..check.types import TensorT
+from ..diagnostics import CompileError, SourceFile, render
+from ..passes.front import choose_entry
+from ..pipeline import compile_source
+
+TORCH_DTYPES = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+                "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+                "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
+
+
+class LinnetError(Exception):
+    """A program or a call that the compiler rejects; the message holds the diagnostics."""
+
+
+def _raise_diagnostics(err: CompileError, path: str, text: str) -> None:
+    sources = {path: SourceFile.of(path, text)}
+    raise LinnetError("\n\n".join(render(d, sources) for d in err.diagnostics)) from None
+
+
+@dataclass
+class EntryFunction:
+    """A callable for one entry; compiles once per binding of its generics."""
+    path: str
+    text: str
+    name: str
+    compile: bool
+    numerics: str
+    cache: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
+    _sig: Any = None
+
+    def __call__(self, *inputs: Any) -> Any:
+        values = self.binding_for(inputs)
+        key = tuple(sorted(values.items()))
+        run = self.cache.get(key)
+        if run is None:
+            run = self.cache[key] = self._build(values)
+        outputs = run(*inputs)
+        return outputs[0] if len(outputs) == 1 and not self._returns_tuple else outputs
+
+    def source(self, **values: Any) -> str:
+        """The generated module's text for one binding (`m.source("run", R=5, C=40)`)."""
+        return self._compile(values, target_text=True)
+
+    @property
+    def _returns_tuple(self) -> bool:
+        from ..check.types import TupleT
+        return isinstance(self._signature().result, TupleT)
+
+    def _signature(self):
+        if self._sig is None:
+            self._sig = self._check_signature()
+        return self._sig
+
+    def _check_signature(self):
+        try:
+            compiled = compile_source(self.text, path=self.path, entry=self.name,
+                                      passes=_front_only())
+        except CompileError as err:
+            _raise_diagnostics(err, self.path, self.text)
+        analysis = compiled.result.stages[-1].ir
+        entry = choose_entry(analysis, self.name)
+        return analysis.root.signatures[entry.name]
+
+    def binding_for(self, inputs: tuple) -> dict[str, object]:
+        sig = self._signature()
+        if len(inputs) != len(sig.params):
+            raise TypeError(f"{self.name}() takes {len(sig.params)} inputs, got {len(inputs)}")
+        generics = {g.name for g in sig.generics}
+        b = Binding()
+        for param, value in zip(sig.params, inputs):
+            _bind_input(param, value, generics, b)
+        return _plain_values(b, sig)
+
+    def _build(self, values: dict[str, object]) -> Callable[..., tuple]:
+        if self.compile:
+            module = self._compile(values, target_text=False)
+            return module.main
+        return self._interpreter(values)
+
+    def _compile(self, values: dict[str, object], target_text: bool):
+        try:
+            compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
+                                      numerics=self.numerics)
+        except CompileError as err:
+            _raise_diagnostics(err, self.path, self.text)
+        if target_text:
+            return compiled.text
+        from .runtime import import_generated
+        return import_generated(compiled.text, self.name)
+
+    def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:
+        from ..pipeline import passes_for
+        from .interpreter import run
+        passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
+        try:
+            compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
+                                      numerics=self.numerics, passes=passes)
+        except CompileError as err:
+            _raise_diagnostics(err, self.path, self.text)
+        program = compiled.text
+        return lambda *inputs: run(program, *inputs)
+
+
+def _front_only():
+    from ..pipeline import FRONT
+    return FRONT[:2]
+
+
+def _bind_input(param, value: Any, generics: set[str], b: Binding) -> None:
+    if not isinstance(param, TensorT):
+        return
+    shape, dtype = _shape_and_dtype(value)
+    if param.dtype in generics and dtype is not None:
+        b.dtypes.setdefault(param.dtype, dtype)
+    if shape is not None:
+        match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+
+
+def _shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is None:
+        return (), None  # a Python number: a scalar, its dtype from the parameter
+    name = str(dtype).replace("torch.", "")
+    return tuple(int(n) for n in shape), TORCH_DTYPES.get(name, name)
+
+
+def _plain_values(b: Binding, sig) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for g in sig.generics:
+        if g.name in b.dims:
+            values[g.name] = b.dims[g.name].as_int()
+        elif g.name in b.dtypes:
+            values[g.name] = b.dtypes[g.name]
+        elif g.name in b.packs:
+            values[g.name] = tuple(d.as_int() for d in b.packs[g.name])
+    return values
+
+
+def load_function(path: str, name: str, *, compile: bool = True,
+                  numerics: str = "equivalent") -> EntryFunction:
+    """A callable for the entry `name` of the program at path.
+
+    Generics are bound from the inputs' shapes and dtypes at each call and each
+    binding is compiled once; a Python number is accepted for a scalar input. It
+    returns a tensor, or a tuple for a tuple result. `compile=False` runs the
+    PyTorch interpreter instead of generated code.
+    """
+    text = Path(path).read_text()
+    return EntryFunction(str(path), text, name, compile, numerics)
+
+
+class LoadedModule:
+    """`load(path)`: one callable per entry (`m.run(x, w)`), and `m.source(...)`."""
+
+    def __init__(self, path: str, compile: bool, numerics: str) -> None:
+        from ..frontend import check_program
+        result = check_program(str(path))
+        if not result.ok:
+            raise LinnetError("\n\n".join(render(d, result.sources) for d in result.diagnostics))
+        root = result.program.root_module
+        self._entries = {i.name: load_function(path, i.name, compile=compile, numerics=numerics)
+                         for i in root.items if getattr(i, "kind", None) == "entry"}
+
+    def __getattr__(self, name: str) -> EntryFunction:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise AttributeError(f"no entry named {name!r}") from None
+
+    def source(self, name: str, **values: Any) -> str:
+        return self._entries[name].source(**values)
+
+    @property
+    def entries(self) -> list[str]:
+        return sorted(self._entries)
+
+
+def load(path: str, *, compile: bool = True, numerics: str = "equivalent") -> LoadedModule:
+    return LoadedModule(path, compile, numerics)
