@@ -254,7 +254,9 @@ class ExprChecker:
 
     def if_join(self, a: Val, b: Val, e: t.If) -> Val:
         if isinstance(a.type, LitT) and isinstance(b.type, LitT):
-            return a if a.type == b.type else Val(LitT("float"))
+            kind = "int" if a.type.kind == b.type.kind == "int" else "float"
+            same = a.const == b.const and a.fconst == b.fconst
+            return Val(LitT(kind), a.const if same else None, a.fconst if same else None)
         if isinstance(a.type, LitT) or isinstance(b.type, LitT):
             typed = b if isinstance(a.type, LitT) else a
             lit = a if isinstance(a.type, LitT) else b

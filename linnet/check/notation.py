@@ -38,6 +38,10 @@ class NotationChecker:
         return self._notation_result(s, value, domains, used)
 
     def _notation_result(self, s: t.LetIndex, value: Val, domains: dict, used: set) -> Val:
+        if isinstance(value.type, TensorT) and value.type.rank != 0:
+            return self.error("E3104", f"index notation computes one element at a time, but "
+                              f"this is {value.type}", s.value.span, "not a scalar",
+                              help="index every tensor on the right-hand side, as in `x[i]`")
         dims: list[DimItem] = []
         for v in s.indices:
             if v.name not in used:

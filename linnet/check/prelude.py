@@ -112,8 +112,12 @@ class PreludeChecker:
 
     def builtin_abs(self, e: t.Call) -> Val:
         x = self._tensor_arg(e.args[0])
-        if x.is_error or isinstance(x.type, LitT):
+        if x.is_error:
             return x
+        if isinstance(x.type, LitT):
+            value = x.const.as_int() if x.const is not None else None
+            return Val(x.type, None if value is None else Dim.const(abs(value)),
+                       abs(x.fconst) if x.fconst is not None else None)
         if not self.is_numeric(x.type.dtype):
             return self.error("E2112", f"`abs` needs a numeric dtype, found {x.type.dtype}",
                               e.args[0].span)

@@ -85,7 +85,7 @@ class _Verifier:
 
     def func(self, f: ir.Func, name: str) -> None:
         self.defined, self.where = set(), name
-        if f.kind not in ("entry", "op", "fn"):
+        if f.kind not in ("entry", "op", "fn", "grad"):
             self.problem(f"unknown function kind {f.kind!r}")
         scope: Scope = {}
         for p in f.params:

@@ -39,9 +39,9 @@ from ..check.instance import Analysis, Instance
 from ..check.items import signature_of
 from ..check.scope import Frame
 from ..check.signatures import Binding
-from ..check.types import (FLOAT, INT_RANGES, INTEGER, DTypeT, LitT, PackDim, TensorT, TupleT,
-                           Val)
-from ..diagnostics import Diagnostic, DiagnosticBag, NO_SPAN, Span
+from ..check.types import FLOAT, INT_RANGES, INTEGER, LitT, PackDim, TensorT, TupleT, Val
+from ..deepstack import call_with_deep_stack
+from ..diagnostics import CompileError, Diagnostic, DiagnosticBag, NO_SPAN, Span
 from ..ir import tensor as ir
 from ..syntax import tree as t
 
@@ -55,14 +55,17 @@ IX_NODES = (ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce)
 I64 = ir.TType((), "i64")
 
 
-class ElaborationError(Exception):
-    """A construct this pass cannot translate (E2190), or an instance that fails to check."""
+class ElaborationError(CompileError):
+    """A construct this pass cannot translate (E2190), or an instance that fails to check
+    (its diagnostics): a user-facing error, rendered like the front end's."""
 
     def __init__(self, message: str, span: Span = NO_SPAN, code: str = "E2190",
                  diagnostics: list[Diagnostic] | None = None) -> None:
-        super().__init__(message)
+        super().__init__(diagnostics or [Diagnostic(code, message, span)])
         self.code, self.message, self.span = code, message, span
-        self.diagnostics = diagnostics or [Diagnostic(code, message, span)]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,11 @@ Value = Union[ir.Var, ir.Lit, Const, ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxR
 
 
 def elaborate(analysis: Analysis, entry: t.Function, binding: Binding) -> ir.Program:
-    """The entry instance and every op and fn instance it reaches, as one IR program."""
-    return _Elaborator(analysis).program(entry, binding)
+    """The entry instance and every op and fn instance it reaches, as one IR program.
+
+    Runs on a deep stack, as the checker does: both recurse over expressions.
+    """
+    return call_with_deep_stack(lambda: _Elaborator(analysis).program(entry, binding))
 
 
 class _Elaborator:
@@ -146,7 +152,8 @@ class _Elaborator:
         result = inst.signature.result
         extra = ((op.grad.result, result), (op.grad.seed, result))
         params, block = body.function(op.params, op.grad.body, expected, extra)
-        return ir.Func(f"{name}__grad", "grad", params, block, f"grad of op {op.name}")
+        source = _source("op", op, _binding_key(op, binding))
+        return ir.Func(f"{name}__grad", "grad", params, block, f"grad of {source}")
 
 
 # ------------------------------------------------------------ instance helpers
@@ -292,6 +299,12 @@ class _Builder:
         self.blocks[-1].append(ir.Bind(var, expr))
         return var
 
+    def bind(self, expr: ir.Expr, name: str) -> ir.Var:
+        """Bind expr to a variable named after `name` (a user name: never renamed later)."""
+        var = self.fresh(name, expr.type)
+        self.blocks[-1].append(ir.Bind(var, expr))
+        return var
+
     def name(self, atom: ir.Atom, name: str) -> ir.Var:
         """A variable called after `name` holding atom: the temporary just emitted is
         renamed (no copy), anything else is copied into a new binding."""
@@ -368,17 +381,20 @@ class _Body:
         self.static: dict[str, int] = {}  # static-for counters, for the checker's symbols
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
+        self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
 
     # ------------------------------------------------------------- types
 
     def val(self, node) -> Val:
+        """The checker's recorded value of a node in this instance (concrete types)."""
         v = self.inst.types.get(id(node))
         if v is None:
-            raise ElaborationError("internal: no type recorded for this expression",
-                                   getattr(node, "span", NO_SPAN), "E9999")
+            raise RuntimeError(f"internal: no type recorded for {type(node).__name__} at "
+                               f"{getattr(node, 'span', NO_SPAN)}")
         return v
 
     def dim(self, d) -> int:
+        """A dimension's value; inside `static for` the checker left the counter symbolic."""
         if isinstance(d, PackDim):
             raise ElaborationError(f"unbound shape pack `*{d.name}`")
         if self.static and d.symbols():
@@ -393,7 +409,7 @@ class _Body:
             return ir.TupleTy(tuple(self.ir_type(x) for x in ty.items))
         if isinstance(ty, LitT):
             return ir.TType((), want or _default(ty))
-        raise ElaborationError(f"internal: no IR type for {ty}")
+        raise RuntimeError(f"internal: no IR type for {ty}")
 
     def type_of(self, node, want: str | None = None) -> ir.Ty:
         return self.ir_type(self.val(node).type, want)
@@ -452,18 +468,19 @@ class _Body:
         self.define(s.name, self.expr(s.value, _dtype(bound)))
 
     def define(self, name: str, atom: ir.Atom) -> None:
+        """Bind a user name to a value, naming the variable after it (for readable dumps)."""
         self.env.define(name, self.b.name(atom, name))
 
     def stmt_LetTuple(self, s: t.LetTuple) -> None:
-        if isinstance(s.value, t.TupleExpr):
-            items = self.val(s.value).type.items
-            for name, e, ty in zip(s.names, s.value.items, items):
-                self.define(name, self.expr(e, _dtype(Val(ty))))
+        if isinstance(s.value, t.TupleExpr):  # no tuple needed: each item, then the names
+            types = self.val(s.value).type.items
+            atoms = [self.expr(e, _dtype(Val(ty))) for e, ty in zip(s.value.items, types)]
+            for name, atom in zip(s.names, atoms):
+                self.define(name, atom)
             return
         tup = self.expr(s.value)
         for k, (name, ty) in enumerate(zip(s.names, tup.type.items)):
-            self.env.define(name, self.b.fresh(name, ty))
-            self.b.blocks[-1].append(ir.Bind(self.env.lookup(name), ir.GetItem(tup, k, ty)))
+            self.env.define(name, self.b.bind(ir.GetItem(tup, k, ty), name))
 
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
         ty = self.type_of(s)
@@ -480,6 +497,7 @@ class _Body:
         self.define(s.name, self.expr(s.value, _dtype(self.val(s))))
 
     def stmt_Assign(self, s: t.Assign) -> None:
+        """SSA: the name now reads a new variable; a literal takes the var's dtype."""
         current = self.env.lookup(s.name)
         want = current.type.dtype if isinstance(current, (ir.Var, ir.Lit)) else None
         atom = self.expr(s.value, want)
@@ -531,8 +549,7 @@ class _Body:
         """Bind the loop; the carried names then read its results."""
         var = self.b.emit(loop, hint)
         for k, n in enumerate(names):
-            item = ir.GetItem(var, k, loop.type.items[k])
-            self.env.assign(n, self.b.emit(item, n))
+            self.env.assign(n, self.b.bind(ir.GetItem(var, k, loop.type.items[k]), n))
         return var
 
     def stmt_For(self, s: t.For) -> None:
@@ -590,6 +607,7 @@ class _Body:
                 self.static[s.var] = saved
 
     def const_int(self, e: t.Expr) -> int:
+        """A loop bound, slice bound or axis: the checker proved it compile-time."""
         value = self.fold(e)
         if not isinstance(value, int) or isinstance(value, bool):
             raise ElaborationError("a compile-time integer is required here", e.span, "E2123")
@@ -628,6 +646,8 @@ class _Body:
         return _lit(e.value, "bool")
 
     def expr_Name(self, e: t.Name, want: str | None) -> ir.Atom:
+        """A variable; one the checker sees as a literal but that had to be computed (a
+        `let` of an `if` between literals) is cast to the dtype its context wants."""
         value = self.env.lookup(e.id)
         if isinstance(value, (ir.Var, ir.Lit)):
             if want and isinstance(self.val(e).type, LitT) and value.type.dtype != want:
@@ -644,6 +664,7 @@ class _Body:
                            if e.op == "-" else "not")
 
     def expr_Binary(self, e: t.Binary, want: str | None) -> ir.Atom:
+        """One prim; operands of different ranks broadcast right-aligned, as in numpy."""
         ty = self.type_of(e, want)
         side = self.operand_dtype(e, ty)
         left, right = self.expr(e.left, side), self.expr(e.right, side)
@@ -662,6 +683,8 @@ class _Body:
         return result.dtype
 
     def expr_If(self, e: t.If, want: str | None) -> ir.Atom:
+        """`ir.If` whose branches also hand back the outer vars they assign (then read
+        through GetItems); with a compile-time condition, just the branch taken."""
         known = self.fold(e.cond)
         if isinstance(known, bool):
             return self.inline_block(e.then if known else e.orelse, self._if_want(e, want))
@@ -679,7 +702,7 @@ class _Body:
         tup_ty = ir.TupleTy((ty,) + tuple(a.type for a in before))
         var = self.b.emit(ir.If(cond, then, orelse, tup_ty), "if")
         for k, n in enumerate(names):
-            self.env.assign(n, self.b.emit(ir.GetItem(var, k + 1, tup_ty.items[k + 1]), n))
+            self.env.assign(n, self.b.bind(ir.GetItem(var, k + 1, tup_ty.items[k + 1]), n))
         return self.b.emit(ir.GetItem(var, 0, ty), "if")
 
     def _if_want(self, e: t.If, want: str | None) -> str | None:
@@ -708,6 +731,7 @@ class _Body:
         return value
 
     def expr_TupleExpr(self, e: t.TupleExpr, want: str | None) -> ir.Atom:
+        """A tuple; its literal items take their default dtypes, as the checker's do."""
         ty = self.type_of(e)
         items = tuple(self.expr(x, it.dtype if isinstance(it, ir.TType) else None)
                       for x, it in zip(e.items, ty.items))
@@ -741,7 +765,7 @@ class _Body:
             entry = self.index_item(item, shape[axis])
             (runtime if isinstance(entry, (ir.Var, ir.Lit)) else static).append((axis, entry))
         if runtime:
-            x = self.dynamic_index(x, runtime, [a for a, _ in static])
+            x = self.dynamic_index(x, runtime)
             static = [(k, entry) for k, (_, entry) in enumerate(static)]
         items = tuple(entry for _, entry in static)
         if all(entry[0] == "slice" and entry[1:] == (0, x.type.shape[k], 1)
@@ -765,7 +789,7 @@ class _Body:
             k = self.b.emit(ir.Prim("cast", (k,), I64), "cast")
         return k
 
-    def dynamic_index(self, x: ir.Atom, runtime: list, kept: list[int]) -> ir.Atom:
+    def dynamic_index(self, x: ir.Atom, runtime: list) -> ir.Atom:
         """x read at runtime positions: those axes permuted to the front, then dropped."""
         axes = [a for a, _ in runtime]
         rest = [a for a in range(x.type.rank) if a not in axes]
@@ -781,6 +805,8 @@ class _Body:
     # -------------------------------------------------------------- calls
 
     def expr_Call(self, e: t.Call, want: str | None) -> ir.Atom:
+        """A prelude call is a prim; an op or fn call an `ir.Call` of its instance (queued
+        for translation), literal arguments typed by the callee's parameters."""
         item = self.globals.items.get(e.callee)
         if item is None:
             method = getattr(self, "prelude_" + ("math" if e.callee in MATH else e.callee), None)
@@ -856,12 +882,15 @@ class _Body:
     # ======================================================= index notation
 
     def enter_notation(self) -> tuple:
+        """Start a comprehension: no index in scope yet, extents learned from accesses."""
         saved = (self.ix, self.nt)
         self.ix, self.nt = {}, _Notation()
+        self.dep.clear()
         return saved
 
     def leave_notation(self, saved: tuple) -> None:
         self.ix, self.nt = saved
+        self.dep.clear()
 
     def bind_ix(self, indices: tuple[t.IxVar, ...]) -> None:
         """Bring index variables into scope, each under a name unique in the comprehension."""
@@ -872,6 +901,7 @@ class _Body:
                 name = f"{v.name}_{n}"
             self.nt.taken.add(name)
             self.ix[v.name] = name
+        self.dep.clear()
 
     def ix_axes(self, indices: tuple[t.IxVar, ...]) -> tuple[tuple[str, int], ...]:
         """The (name, extent) axes of index variables, a pack `*s` as `s.0`, `s.1`, ..."""
@@ -887,14 +917,22 @@ class _Body:
                 axes.append((base, extent))
         return tuple(axes)
 
-    def depends(self, e: t.Expr) -> bool:
-        """Does e read an index variable in scope (or a value computed from one)?"""
-        for node in walk(e):
-            if isinstance(node, t.Index) and any(_ix_name(i) in self.ix for i in node.items):
-                return True
-            if isinstance(node, t.Name) and isinstance(self.env.lookup(node.id), IX_NODES):
-                return True
-        return False
+    def depends(self, e) -> bool:
+        """Does e read an index variable in scope (or a value computed from one)?
+
+        Memoized per node (cleared whenever the index scope changes), so a deep
+        expression in index notation is walked once, not once per level.
+        """
+        found = self.dep.get(id(e))
+        if found is None:
+            if isinstance(e, t.Index) and any(_ix_name(i) in self.ix for i in e.items):
+                found = True
+            elif isinstance(e, t.Name):
+                found = isinstance(self.env.lookup(e.id), IX_NODES)
+            else:
+                found = any(self.depends(c) for c in _children(e))
+            self.dep[id(e)] = found
+        return found
 
     def ixe(self, e: t.Expr, want: str | None = None) -> ir.IxExpr:
         """e as an index expression; what reads no index is computed once, outside."""
@@ -905,6 +943,9 @@ class _Body:
                 atom = self.expr(e, want)
             finally:
                 self.ix, self.nt = saved
+            if atom.type.rank:
+                raise ElaborationError("not implemented yet: a tensor operand inside index "
+                                       "notation", e.span)
             return ir.IxScalar(atom, atom.type.dtype)
         method = getattr(self, "ix_" + type(e).__name__, None)
         if method is None:
@@ -947,6 +988,8 @@ class _Body:
                          ty.dtype)
 
     def ix_Reduce(self, e: t.Reduce, want: str | None) -> ir.IxReduce:
+        """`op[k, ...] body`, accumulated in the reduction's dtype; its indices are in
+        scope for the body only."""
         saved = dict(self.ix)
         self.bind_ix(e.indices)
         try:
@@ -954,6 +997,7 @@ class _Body:
             axes = self.ix_axes(e.indices)
         finally:
             self.ix = saved
+            self.dep.clear()
         return ir.IxReduce(e.op, axes, body, self.dtype_of(e))
 
     def ix_If(self, e: t.If, want: str | None) -> ir.IxExpr:
@@ -970,6 +1014,7 @@ class _Body:
             return self.ixe(b.value, want)
         finally:
             self.env.pop()
+            self.dep.clear()
 
     def ix_stmts(self, stmts: tuple[t.Stmt, ...]) -> None:
         """Statements on elements: only `let`s, bound to index expressions when they
@@ -978,6 +1023,7 @@ class _Body:
             if isinstance(s, t.Let) and not isinstance(s.value, t.ForExpr) \
                     and self.depends(s.value):
                 self.env.define(s.name, self.ixe(s.value, _dtype(self.val(s))))
+                self.dep.clear()
             elif isinstance(s, (t.Let, t.VarDecl)) and not self.depends(s.value):
                 self.stmt(s)
             else:
@@ -985,6 +1031,7 @@ class _Body:
                                        "applied inside index notation", s.span)
 
     def ix_Call(self, e: t.Call, want: str | None) -> ir.IxExpr:
+        """Elementwise prelude calls become IxPrims (same op names); a fn expands."""
         item = self.globals.items.get(e.callee)
         if item is not None:
             return self.ix_fn_call(e, item)
@@ -1043,6 +1090,7 @@ class _Body:
         return e.value
 
     def fold_Name(self, e: t.Name):
+        """Compile-time locals, Dim generics and module `const`s (in their own module)."""
         local = self.env.lookup(e.id)
         if local is not None:
             return local.value if isinstance(local, Const) else None
@@ -1054,6 +1102,7 @@ class _Body:
         return None
 
     def typed_float(self, e: t.Expr) -> bool:
+        """Is e a float of a definite dtype? Such arithmetic is left to run time."""
         v = self.inst.types.get(id(e))
         return v is not None and isinstance(v.type, TensorT) and v.type.dtype in FLOAT
 
@@ -1171,15 +1220,6 @@ def _children(node) -> Iterator:
         for x in value if isinstance(value, tuple) else (value,):
             if dataclasses.is_dataclass(x):
                 yield x
-
-
-def walk(node) -> Iterator:
-    """node and every tree node inside it, depth first."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(list(_children(n))))
 
 
 def assigned_outer(body) -> list[str]:
