@@ -52,6 +52,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import math
+import numbers
 import re
 from functools import lru_cache
 from typing import Any, Callable, Sequence
@@ -192,10 +193,20 @@ def _wrap(expr: str, dtype: str) -> str:
     return f"({expr} & {MASK[dtype]:#x})" if dtype in MASK else expr
 
 
+def _scalar(value: object) -> bool | int | float:
+    """A literal's value as a plain Python number (NumPy scalars included); nothing else."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"not a scalar literal: {value!r}")
+
+
 def literal_expr(value: bool | int | float, dtype: str) -> str:
     """A 0-d tensor holding a literal, on the device `_d`."""
-    if isinstance(value, str) or not isinstance(value, (bool, int, float)):
-        raise TypeError(f"not a scalar literal: {value!r}")
+    value = _scalar(value)
     return (f"torch.tensor({py_scalar(storage_value(value, _dtype(dtype)))}, "
             f"dtype={torch_dtype(dtype)}, device=_d)")
 
@@ -245,7 +256,9 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
             return f"({a} / {b})"  # true division
         if d in SIGNED:
             return f"_ln_sdiv({a}, {b})"
-        return f"_ln_udiv64({a}, {b})" if d == "u64" else f'torch.div({a}, {b}, rounding_mode="trunc")'
+        if d == "u64":
+            return f"_ln_udiv64({a}, {b})"
+        return f'torch.div({a}, {b}, rounding_mode="trunc")'
     if op == "mod":
         # floats: fmod, the sign of the dividend (like the integer `%`), not Python's floored %
         if d in SIGNED:
@@ -401,7 +414,8 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
         return cast_expr(f"torch.arange({_int(n)}, dtype=torch.int64, device=_d)", "i64",
                          result.dtype)
     if op == "fill":
-        return f"torch.broadcast_to({cast_expr(a, ta.dtype, result.dtype)}, {shape_code(result.shape)})"
+        value = cast_expr(a, ta.dtype, result.dtype)
+        return f"torch.broadcast_to({value}, {shape_code(result.shape)})"
     if op == "cumsum":
         d = result.dtype
         x = cast_expr(a, ta.dtype, d)

@@ -12,9 +12,9 @@ Three rewrites, each exact under LANGUAGE.md's semantics:
   transcendental functions (exp, log, ...), whose last bit differs between
   backends' math libraries.
 - Identities whose result has x's exact type: `x + 0`, `x - 0`, `x * 1`,
-  `x / 1`, `x && true`, `x || false`, `select(literal, a, b)`, a cast to x's
-  own dtype. For floats `x + 0.0` is not `x` (it turns -0.0 into +0.0), so
-  only `x + -0.0` and `x - 0.0` are folded.
+  `x / 1`, `x && true`, `x || false`, `select(literal, a, b)`, and a cast,
+  reshape, broadcast or permute to x's own type. For floats `x + 0.0` is not
+  `x` (it turns -0.0 into +0.0), so only `x + -0.0` and `x - 0.0` are folded.
 - `If` on a literal condition becomes the chosen branch's bindings.
 
 Bindings of a plain atom (`y = x`, `y = 3:i32`), which the rewrites create,
@@ -82,8 +82,8 @@ def simplify(e: ir.Prim) -> ir.Atom | None:
 def _identity(e: ir.Prim) -> ir.Atom | None:
     """The operand an identity prim returns unchanged (type checked by the caller)."""
     args = e.args
-    if e.op == "cast":
-        return args[0] if args[0].type == e.type else None
+    if e.op in ("cast", "reshape", "broadcast_to", "permute", "fill"):
+        return args[0] if args[0].type == e.type else None  # changes nothing
     if e.op == "select":
         return (args[1] if args[0].value else args[2]) if isinstance(args[0], ir.Lit) else None
     if len(args) != 2:

@@ -39,13 +39,12 @@ class Labelled:
 
 class _LowerIndexNotation(Rewriter):
     def comprehension(self, e: ir.Comprehension, bind: ir.Bind) -> ir.Expr:
-        start = len(self._out)
+        start = self.mark()
         body = map_ix_atoms(e.body, self.atom)
         lowering = _Lowering(self, e.outputs, bind.var.name)
         result = lowering.finish(lowering.lower(lowering.rename_apart(body)), e.type)
-        if len(self._out) > start and self._out[-1].var == result:
-            return self._out.pop().expr  # bind the last step to the comprehension's own name
-        return result
+        last = self.pop_emitted(result, start)  # the last step binds the comprehension's name
+        return result if last is None else last
 
 
 class _Lowering:

@@ -232,6 +232,17 @@ class Rewriter:
         self.emit(ir.Bind(v, e))
         return v
 
+    def mark(self) -> int:
+        """A position in the current block, for `pop_emitted`."""
+        return len(self._out)
+
+    def pop_emitted(self, var: ir.Atom, since: int) -> ir.Expr | None:
+        """If the last binding emitted after `mark()` gave `since` binds `var`, take it
+        back and return its expression (to bind it to the current Bind's own variable)."""
+        if len(self._out) > since and self._out[-1].var == var:
+            return self._out.pop().expr
+        return None
+
     def replace_uses(self, var: ir.Var, by: ir.Atom) -> None:
         """From now on, every use of `var` reads `by`."""
         self.subst[var] = by

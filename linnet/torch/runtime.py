@@ -24,7 +24,8 @@ _MODULES: dict[str, ModuleType] = {}
 
 def cache_dir() -> Path:
     """`$LINNET_CACHE`, or `~/.cache/linnet`; created on first use."""
-    root = os.environ.get("LINNET_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "linnet")
+    root = (os.environ.get("LINNET_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "linnet"))
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path

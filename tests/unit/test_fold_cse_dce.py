@@ -143,6 +143,20 @@ def test_identities_hold_exactly() -> None:
     assert identity("and", xb, lit(True, "bool")) and identity("or", xb, lit(False, "bool"))
 
 
+def test_shape_ops_that_change_nothing() -> None:
+    x = V("x", 2, 3)
+    body = Body()
+    a = body.let("a", ir.Prim("reshape", (x,), x.type))
+    b = body.let("b", ir.Prim("permute", (a,), x.type, (("perm", (0, 1)),)))
+    c = body.let("c", ir.Prim("cast", (b,), x.type))
+    d = body.let("d", ir.Prim("reshape", (c,), T(3, 2)))
+    s = body.let("s", ir.Prim("fill", (lit(1.5),), T()))
+    out = body.let("out", ir.MakeTuple((d, s), ir.TupleTy((d.type, s.type))))
+    q = fold_constants(program((x,), body, out))
+    assert [bd.expr for bd in q.funcs[0].body.binds] == [
+        ir.Prim("reshape", (x,), T(3, 2)), ir.MakeTuple((d, lit(1.5)), out.type)]
+
+
 def test_identity_needs_the_exact_result_type() -> None:
     x = V("x", 1)
     body = Body()
