@@ -156,12 +156,19 @@ def _plain_values(b: Binding, sig) -> dict[str, object]:
 
 def load_function(path: str, name: str, *, compile: bool = True,
                   numerics: str = "equivalent") -> EntryFunction:
-    """A callable for the entry `name` of the program at path.
+    """A callable that runs the entry `name` of the Linnet program at `path` on torch tensors.
 
-    Generics are bound from the inputs' shapes and dtypes at each call and each
-    binding is compiled once; a Python number is accepted for a scalar input. It
-    returns a tensor, or a tuple for a tuple result. `compile=False` runs the
-    PyTorch interpreter instead of generated code.
+    At each call the entry's generics are bound from the inputs: dims and shape packs from
+    the tensors' shapes, dtype generics from their dtypes (a Python number is accepted for a
+    scalar input and takes its parameter's dtype); the `where` clauses must hold for the
+    values found. Each binding is compiled once and cached, so later calls with the same
+    shapes and dtypes reuse it. The call returns the entry's result: one tensor, or a tuple
+    of tensors for a tuple result, in exactly the dtypes and shapes of its declared type.
+
+    `compile=True` generates a PyTorch module (`linnet torch`), writes it to the cache
+    directory (`$LINNET_CACHE`, else `~/.cache/linnet`) and imports it from there.
+    `compile=False` runs the PyTorch interpreter on the tensor IR instead, generating no
+    code. `numerics` is `"exact"`, `"equivalent"` or `"fast"`, as `--numerics`.
     """
     text = Path(path).read_text()
     return EntryFunction(str(path), text, name, compile, numerics)
@@ -194,4 +201,11 @@ class LoadedModule:
 
 
 def load(path: str, *, compile: bool = True, numerics: str = "equivalent") -> LoadedModule:
+    """The Linnet program at `path` as a module-like object: one callable per entry.
+
+    `m = load("model.linnet")`; `m.run(x, w)` calls the entry `run` exactly as
+    `load_function(path, "run", compile=compile, numerics=numerics)` would, binding
+    generics from the inputs at each call, cached per binding; `m.source("run", R=5, C=40)`
+    is the generated module's text for one binding.
+    """
     return LoadedModule(path, compile, numerics)
