@@ -55,14 +55,16 @@ CASES = {
 }
 
 
-def timed(fn, inputs, repeat: int) -> float:
-    fn(*inputs)
-    samples = []
+def timed_pair(ours, theirs, inputs, repeat: int) -> tuple[float, float]:
+    """Median seconds per call of each, alternating calls so drift hits both alike."""
+    ours(*inputs), theirs(*inputs)
+    samples: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*inputs)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for fn, out in ((ours, samples[0]), (theirs, samples[1])):
+            start = time.perf_counter()
+            fn(*inputs)
+            out.append(time.perf_counter() - start)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def peak_bytes(fn, inputs) -> int:
@@ -72,7 +74,7 @@ def peak_bytes(fn, inputs) -> int:
         fn(*inputs)
     live = peak = 0
     for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        live += max(event.cpu_memory_usage, 0)
+        live += event.self_cpu_memory_usage  # allocations positive, frees negative
         peak = max(peak, live)
     return peak
 
@@ -84,14 +86,16 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
-    print(f"{'body':<12} {'linnet ms':>10} {'eager ms':>10} {'ratio':>7} {'max err':>9}")
+    print(f"{'body':<12} {'linnet ms':>10} {'eager ms':>10} {'ratio':>7} {'max err':>9} "
+          f"{'linnet MB':>10} {'eager MB':>9}")
     for name, (hand, make) in CASES.items():
         inputs = make()
         generated = load_function(str(BODIES), name)
         err = (generated(*inputs) - hand(*inputs)).abs().max().item()
-        ours, theirs = timed(generated, inputs, args.repeat), timed(hand, inputs, args.repeat)
+        ours, theirs = timed_pair(generated, hand, inputs, args.repeat)
+        mem_ours, mem_theirs = peak_bytes(generated, inputs), peak_bytes(hand, inputs)
         print(f"{name:<12} {ours * 1e3:10.2f} {theirs * 1e3:10.2f} {ours / theirs:7.2f} "
-              f"{err:9.1e}")
+              f"{err:9.1e} {mem_ours / 2**20:10.1f} {mem_theirs / 2**20:9.1f}")
 
 
 if __name__ == "__main__":

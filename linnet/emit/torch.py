@@ -21,6 +21,7 @@ printable ASCII so that none can end early.
 from __future__ import annotations
 
 from ..ir import tensor as ir
+from ..passes.traverse import expr_free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 
@@ -188,8 +189,11 @@ class _FuncEmitter:
 
     def block(self, b: ir.Block, env: dict[str, str], depth: int) -> str:
         env = dict(env)
-        for bind in b.binds:
+        dead = last_uses(b)
+        for bind, done in zip(b.binds, dead):
             self.bind(bind, env, depth)
+            if done:  # free intermediates as soon as they are dead, as eager code would
+                self.line(depth, "del " + ", ".join(sorted({env[n] for n in done})))
         return self.atom(b.result, env)
 
     def bind(self, bind: ir.Bind, env: dict[str, str], depth: int) -> None:
@@ -293,6 +297,31 @@ class _FuncEmitter:
         if carried:
             self.line(depth + 1, f"{', '.join(carried)} = {', '.join(values)}")
         self.line(depth, f"{target} = {_tuple(carried)}")
+
+
+def last_uses(b: ir.Block) -> list[list[str]]:
+    """For each binding, the block's own variables whose last read it is.
+
+    A variable bound as a plain copy of another (`b = a`) shares a's Python name,
+    so reads of either count for both; the block's result is never freed.
+    """
+    root: dict[str, str] = {}
+    owned: list[str] = []
+    last: dict[str, int] = {}
+    for i, bind in enumerate(b.binds):
+        for v in expr_free_vars(bind.expr):
+            last[root.get(v.name, v.name)] = i
+        if isinstance(bind.expr, ir.Var):
+            root[bind.var.name] = root.get(bind.expr.name, bind.expr.name)
+        elif not isinstance(bind.expr, ir.Lit):
+            owned.append(bind.var.name)
+            last.setdefault(bind.var.name, i)
+    keep = root.get(b.result.name, b.result.name) if isinstance(b.result, ir.Var) else None
+    dead: list[list[str]] = [[] for _ in b.binds]
+    for name in owned:
+        if name != keep:
+            dead[last[name]].append(name)
+    return dead
 
 
 def ir_atom(a: ir.Atom) -> str:

@@ -43,14 +43,20 @@ class EntryFunction:
     compile: bool
     numerics: str
     cache: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
+    by_inputs: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     _sig: Any = None
+    _tuple_result: bool | None = None
 
     def __call__(self, *inputs: Any) -> Any:
-        values = self.binding_for(inputs)
-        key = tuple(sorted(values.items()))
-        run = self.cache.get(key)
+        seen = tuple(_shape_and_dtype(x) for x in inputs)  # a fast path for repeated calls
+        run = self.by_inputs.get(seen)
         if run is None:
-            run = self.cache[key] = self._build(values)
+            values = self.binding_for(inputs)
+            key = tuple(sorted(values.items()))
+            run = self.cache.get(key)
+            if run is None:
+                run = self.cache[key] = self._build(values)
+            self.by_inputs[seen] = run
         outputs = run(*inputs)
         return outputs[0] if len(outputs) == 1 and not self._returns_tuple else outputs
 
@@ -61,7 +67,9 @@ class EntryFunction:
     @property
     def _returns_tuple(self) -> bool:
         from ..check.types import TupleT
-        return isinstance(self._signature().result, TupleT)
+        if self._tuple_result is None:
+            self._tuple_result = isinstance(self._signature().result, TupleT)
+        return self._tuple_result
 
     def _signature(self):
         if self._sig is None:
