@@ -17,11 +17,15 @@ from .passes.manager import (Instrumentation, Options, Pass, Result, language,
 from .syntax.printer import print_module
 
 
-def _lazy(module: str, function: str) -> Callable[[Any, Options], Any]:
-    """A pass whose implementation is imported on first use (keeps `linnet check` light)."""
-    def run(ir: Any, options: Options) -> Any:
+def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, Options], Any]:
+    """A pass whose implementation is imported on first use (keeps `linnet check` light).
+
+    With `options=True` the function also receives the compilation's `Options`.
+    """
+    def run(ir: Any, opts: Options) -> Any:
         import importlib
-        return getattr(importlib.import_module(module), function)(ir)
+        fn = getattr(importlib.import_module(module), function)
+        return fn(ir, opts) if options else fn(ir)
     run.__name__ = function
     return run
 
@@ -68,6 +72,9 @@ def _elaborate(bound: front.Bound, options: Options):
 MIDDLE = [
     Pass("elaborate", "instantiate the entry and every op and fn it calls into tensor IR",
          "bound", "tensor", _elaborate),
+    Pass("choose-kernels", "for each op call, run its kernel or its body (numerics, target, "
+         "the kernel's where for the bound sizes)", "tensor", "tensor",
+         _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True)),
     Pass("inline-fns", "replace each call of a fn by its body", "tensor", "tensor",
          _lazy("linnet.passes.inline_fns", "inline_fns")),
     Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
@@ -83,8 +90,9 @@ MIDDLE = [
 ]
 
 BACK = {
-    "torch": [Pass("emit-torch", "print the program as a PyTorch module", "tensor-core",
-                   "torch-source", _lazy("linnet.emit.torch", "emit_torch"))],
+    "torch": [Pass("emit-torch", "print the program as a PyTorch module, with each chosen "
+                   "kernel as a @triton.jit function and its launcher", "tensor-core",
+                   "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
 }
 TARGETS = tuple(BACK)
 

@@ -33,7 +33,7 @@ def comment(text: object) -> str:
     return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in str(text))
 
 
-def emit_torch(program: ir.Program) -> str:
+def emit_torch(program: ir.Program, options=None) -> str:
     """The generated PyTorch module for `program`, as source text."""
     return _ModuleEmitter(program).emit()
 

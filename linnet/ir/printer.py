@@ -21,9 +21,17 @@ def print_program(program: ir.Program) -> str:
 def print_func(f: ir.Func) -> str:
     params = ", ".join(f"{p.name}: {p.type}" for p in f.params)
     head = f"func {f.name} {f.kind} ({params}) -> {_type_of(f.body.result)}"
+    if f.outputs:
+        head = f"func {f.name} {f.kind} ({params}) writes (" + ", ".join(
+            f"{o.name}: {o.type}" for o in f.outputs) + ")"
+    if f.launch is not None:
+        head += (f" grid{f.launch.grid} warps({f.launch.warps}) stages({f.launch.stages})"
+                 f" inits{f.launch.inits}")
     if f.kernel is not None:
         generics = ", ".join(f"{k}={v}" for k, v in f.kernel.generics)
         head += f" kernel {f.kernel.kernel}<{generics}>"
+        if f.kernel.func:
+            head += f" -> {f.kernel.func}"
     if f.source:
         head = f"// {f.source}\n" + head
     text = head + " " + print_block(f.body, 0)

@@ -216,21 +216,48 @@ class Block:
 
 @node
 class KernelChoice:
-    """Where an op may run a kernel instead of its body (filled in by later passes)."""
+    """An op's kernel binding: the kernel's name and its generics' values for this instance.
+
+    `elaborate` records the binding on every op instance that has one; `choose-kernels`
+    keeps it (setting `func` to the name of the kernel's `Func` in the program) where the
+    kernel applies, and removes it where the op's body must run instead.
+    """
     kernel: str
     generics: tuple[tuple[str, object], ...] = ()
+    func: str = ""
+
+
+@node
+class Launch:
+    """How a kernel Func is launched: its grid, hints, and how each result starts.
+
+    `inits` has one entry per result: "empty" (written by `store`), "zero" (`atomic_add`),
+    "lowest" (`atomic_max`) or "highest" (`atomic_min`).
+    """
+    grid: tuple[int, ...]
+    warps: int | None = None
+    stages: int | None = None
+    inits: tuple[str, ...] = ()
 
 
 @node
 class Func:
-    """A monomorphic function: an op instance, a fn instance, or the entry."""
+    """A monomorphic function: the entry, an op or fn instance, a grad clause, or a kernel.
+
+    A kernel Func (kind "kernel") runs once per program of its grid: its `params` are the
+    kernel's parameters (tensors in memory, as Vars of their full type, and scalars), its
+    `outputs` the results it writes (Vars of their full type), its body a block of tile
+    computations and effects (`store`, atomics) whose result is `Lit(True)`.
+    """
     name: str
-    kind: str  # "entry", "op" or "fn"
+    kind: str  # "entry", "op", "fn", "grad" or "kernel"
     params: tuple[Var, ...]
     body: Block
     source: str = ""  # the Linnet name and binding it was instantiated from, for dumps
     kernel: KernelChoice | None = None
     grad: "Func | None" = None
+    outputs: tuple[Var, ...] = ()
+    launch: Launch | None = None
 
 
 @node
@@ -265,5 +292,15 @@ PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {
     "cumsum": (1, ("axis",)),
     # reductions over axes, accumulated in the result dtype
     **{f"reduce_{op}": (1, ("axes",)) for op in ("sum", "prod", "max", "min", "any", "all")},
-    "diagonal": (1, ("axes",)),              # x[i, i]: merge the listed axes into the last
+    "diagonal": (1, ("axes",)),              # x[i, i]: merge the listed axes into one, last
+    # kernels only: the program's index, and memory (args start with the memory Var)
+    "program_id": (0, ("axis",)),            # i32 scalar
+    "load": (None, ()),                      # (mem, offsets[, mask[, other]]) -> tile
+    "store": (None, ()),                     # (mem, offsets, value[, mask]); an effect
+    "atomic_add": (None, ()),
+    "atomic_max": (None, ()),
+    "atomic_min": (None, ()),
 }
+
+# Primitives with an effect: never removed, merged or reordered among themselves.
+EFFECTS = frozenset({"store", "atomic_add", "atomic_max", "atomic_min"})
