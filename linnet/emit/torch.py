@@ -1,10 +1,18 @@
 """emit-torch: print a tensor-core program as one plain PyTorch module.
 
-The module imports only torch. It defines one function per `Func` (`f0_entry`, `f1_op`,
+The module needs only torch. It defines one function per `Func` (`f0_entry`, `f1_op`,
 ...), each taking the device `_d` on which it makes new tensors and then its parameters,
 and `main(*inputs)`, which checks and converts the inputs (Python numbers and arrays become
 tensors of the parameter dtypes), calls the entry and returns a tuple of its results (a
 tuple-valued entry gives several outputs) in exactly the dtypes and shapes of the IR.
+
+Kernels and gradients (`_ModuleEmitter.func`): an op whose kernel was chosen gets its
+kernel printed as a `@triton.jit` function and a launcher (`linnet.emit.triton`), and its
+function becomes a chooser: the kernel when Triton is importable and the tensors are on
+CUDA (or Triton's interpreter is on), else the body. An op with a kernel or a `grad` clause
+goes through its own `torch.autograd.Function` when an input requires grad. Triton is
+imported only when the module has kernels; under `--numerics exact` it has none, and the
+text says nothing of Triton.
 
 What each primitive means is not decided here: `torch_ops.prim_expr` and `einsum_expr` give
 the expression for it, the same text the interpreter runs. This printer only lays out
@@ -24,6 +32,7 @@ from ..ir import tensor as ir
 from ..passes.traverse import expr_free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
+from . import triton as tri
 
 _KINDS = ("entry", "op", "fn")
 
@@ -34,28 +43,76 @@ def comment(text: object) -> str:
 
 
 def emit_torch(program: ir.Program, options=None) -> str:
-    """The generated PyTorch module for `program`, as source text."""
-    return _ModuleEmitter(program).emit()
+    """The generated PyTorch module for `program`, as source text.
+
+    The numerics come from `options.numerics`, else from `program.meta` ("numerics", set by
+    choose-kernels), else "equivalent". Under "exact" no kernel is printed: the text holds
+    no Triton at all.
+    """
+    numerics = (getattr(options, "numerics", None) or dict(program.meta).get("numerics")
+                or "equivalent")
+    return _ModuleEmitter(program, str(numerics)).emit()
 
 
 class _ModuleEmitter:
-    def __init__(self, program: ir.Program) -> None:
+    """The module: functions, kernels with their launchers, autograd wrappers, and `main`.
+
+    An op whose kernel runs (`KernelChoice.func` names a kernel Func of the program) or that
+    has a `grad` clause is printed as several functions around its body: `fN_op` chooses
+    (autograd wrapper, kernel launcher or body), `fN_op_body` is the body, `fN_op_launch`
+    launches the kernel, `fN_op_autograd` is the `torch.autograd.Function`, `fN_op_grad` the
+    grad clause. Kernel Funcs are never printed as torch functions.
+    """
+
+    def __init__(self, program: ir.Program, numerics: str = "equivalent") -> None:
         self.program = program
+        self.numerics = numerics
         self.names: dict[str, str] = {}
         for i, f in enumerate(program.funcs):
             if f.name in self.names:
                 raise ValueError(f"two functions named {f.name!r}")
-            kind = f.kind if f.kind in _KINDS else "fn"
+            kind = f.kind if f.kind in _KINDS + ("kernel",) else "fn"
             self.names[f.name] = f"f{i}_{kind}"
         if program.entry not in self.names:
             raise ValueError(f"no entry function {program.entry!r}")
+        kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
+        # under exact numerics no kernel runs, whatever the program says
+        self.launched: dict[str, ir.Func] = {} if numerics == "exact" else {
+            f.name: kernels[f.kernel.func] for f in program.funcs
+            if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
+        self.kernels = [kernels[k] for k in dict.fromkeys(k.name for k in self.launched.values())]
+        self.funcs = [f for f in program.funcs if f.kind != "kernel"]
 
     def emit(self) -> str:
-        funcs = [_FuncEmitter(self, f).emit() for f in self.program.funcs]
+        funcs = [text for f in self.funcs for text in self.func(f)]
         main = self.main()
         code = "\n\n\n".join(funcs + [main])
         helpers = ops.helper_source(ops.helpers_used(code))
-        return "\n".join(self.header()) + "\nimport torch\n\n\n" + helpers + "\n\n" + code + "\n"
+        head = "\n".join(self.header()) + "\n"
+        if not self.kernels:
+            return head + "import torch\n\n\n" + helpers + "\n\n" + code + "\n"
+        kernels = [tri.kernel_source(k, self.names[k.name], self.numerics, comment)
+                   for k in self.kernels]
+        return (head + tri.IMPORTS + "\n\nimport torch\n\n" + tri.PRELUDE + "\n\n"
+                + tri.triton_section(kernels) + "\n\n\n" + tri.runtime_source() + "\n\n\n"
+                + helpers + "\n\n" + code + "\n")
+
+    def func(self, f: ir.Func) -> list[str]:
+        """The texts of one function: itself, or the op's chooser and what it chooses from."""
+        name = self.names[f.name]
+        kernel = self.launched.get(f.name)
+        if f.kind != "op" or (kernel is None and f.grad is None):
+            return [_FuncEmitter(self, f).emit()]
+        texts = [dispatcher(f, name, kernel is not None, _autograd_ok(f)),
+                 _FuncEmitter(self, f).emit(f"{name}_body")]
+        if kernel is not None:
+            texts.append(tri.launcher_source(f, kernel, f"{name}_launch", self.names[kernel.name],
+                                             comment))
+        if _autograd_ok(f):
+            texts.append(autograd_class(f, name))
+        if f.grad is not None:
+            texts.append(_FuncEmitter(self, f.grad).emit(f"{name}_grad"))
+        return texts
 
     def header(self) -> list[str]:
         meta = dict(self.program.meta)
@@ -66,10 +123,12 @@ class _ModuleEmitter:
                   "its generics bound." if origin else
                   "# Compiled from the tensor IR of a Linnet entry with its generics bound."),
                  "# It needs only torch: main(*inputs) returns a tuple of the entry's results."]
+        if self.kernels:
+            lines.append("# Kernels run through Triton when it can be imported (see below).")
         for key, value in self.program.meta:
             lines.append(f"# {comment(key)}: {comment(value)}")
         lines.append("# Functions:")
-        for f in self.program.funcs:
+        for f in self.funcs + self.kernels:
             src = f" ({comment(f.source)})" if f.source else ""
             lines.append(f"#   {self.names[f.name]}: {comment(f.kind)} {comment(f.name)}{src}")
         lines.append("# Do not edit: regenerate it from the source instead.")
@@ -96,6 +155,82 @@ class _ModuleEmitter:
             outs = [_output("r", ty)]
         lines.append(f"    return {_tuple(outs)}")
         return "\n".join(lines)
+
+
+def _autograd_ok(f: ir.Func) -> bool:
+    """An op goes through autograd by its own Function when every parameter is a tensor."""
+    return all(isinstance(p.type, ir.TType) for p in f.params)
+
+
+def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
+    """The op as called: its autograd Function when an input requires grad, else the kernel
+    where Triton can run it, else the body (calls without autograd cost nothing more)."""
+    params = [f"v{k}" for k in range(len(f.params))]
+    args = ", ".join(["_d"] + params)
+    what = ("its kernel where Triton can run it, else its body" if launched else "its body")
+    lines = [f"def {name}({args}):",
+             f"    # op {comment(f.name)}: {what}"
+             + ("; under autograd through its Function" if autograd else "")]
+    if autograd:
+        lines += [f"    if _ln_needs_grad({', '.join(params)}):",
+                  f"        return {name}_autograd.apply({args})"]
+    if launched:
+        lines += [f"    if _lt_kernel_ok({args}):", f"        return {name}_launch({args})"]
+    lines.append(f"    return {name}_body({args})")
+    return "\n".join(lines)
+
+
+def autograd_class(f: ir.Func, name: str) -> str:
+    """The op's `torch.autograd.Function` (LANGUAGE.md section 7).
+
+    forward runs the op as called without autograd (kernel or body); backward runs the
+    op's grad clause, which gives the gradient of each floating tensor parameter (others
+    get None), or else runs the body again under autograd (`_ln_vjp`), which also serves
+    a backward that is itself differentiated.
+    """
+    params = [f"v{k}" for k in range(len(f.params))]
+    args = ", ".join(["_d"] + params)
+    result = f.body.result.type
+    lines = [f"class {name}_autograd(torch.autograd.Function):",
+             f"    # op {comment(f.name)} under autograd", "",
+             "    @staticmethod",
+             f"    def forward(ctx, {args}):",
+             f"        r = {name}({args})  # autograd records nothing in here: no recursion",
+             "        ctx._d = _d"]
+    if f.grad is not None:
+        if isinstance(result, ir.TupleTy):
+            raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
+        lines += [f"        ctx.save_for_backward({', '.join(params + ['r'])})",
+                  "        return r", "", "    @staticmethod",
+                  "    def backward(ctx, dy):",
+                  f"        {', '.join(params + ['y'])}, = ctx.saved_tensors",
+                  f"        g = {name}_grad(ctx._d, {', '.join(params + ['y', 'dy'])})",
+                  f"        return {_tuple(['None'] + _grad_items(f))}"]
+        return "\n".join(lines)
+    items = result.items if isinstance(result, ir.TupleTy) else (result,)
+    fixed = [f"r[{k}]" if isinstance(result, ir.TupleTy) else "r"
+             for k, t in enumerate(items) if not ops.is_float(getattr(t, "dtype", ""))]
+    lines.append(f"        ctx.save_for_backward({', '.join(params)})")
+    if fixed:
+        lines.append(f"        ctx.mark_non_differentiable({', '.join(fixed)})")
+    lines += ["        return r", "", "    @staticmethod", "    def backward(ctx, *dys):",
+              f"        return (None,) + _ln_vjp({name}_body, ctx._d, ctx.saved_tensors, "
+              "ctx.needs_input_grad[1:], dys)"]
+    return "\n".join(lines)
+
+
+def _grad_items(f: ir.Func) -> list[str]:
+    """What backward returns per parameter: the grad clause's result for each floating
+    tensor parameter, in order; None for the others."""
+    floats = [k for k, p in enumerate(f.params)
+              if isinstance(p.type, ir.TType) and p.type.rank and ops.is_float(p.type.dtype)]
+    ty = f.grad.body.result.type
+    many = isinstance(ty, ir.TupleTy)
+    if (len(ty.items) if many else 1) != len(floats):
+        raise ValueError(f"the grad clause of op {f.name} returns {ty} for "
+                         f"{len(floats)} floating tensor parameter(s)")
+    picks = {k: (f"g[{j}]" if many else "g") for j, k in enumerate(floats)}
+    return [picks.get(k, "None") for k in range(len(f.params))]
 
 
 def _tuple(items: list[str]) -> str:
@@ -149,7 +284,8 @@ class _FuncEmitter:
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
-    def emit(self) -> str:
+    def emit(self, as_name: str | None = None) -> str:
+        """The function's text, defined as `as_name` (by default its module name)."""
         f = self.func
         env: dict[str, str] = {}
         params = []
@@ -158,7 +294,7 @@ class _FuncEmitter:
             params.append(env[p.name])
         result = self.block(f.body, env, 1)
         self.line(1, f"return {result}")
-        head = [f"def {self.module.names[f.name]}({', '.join(['_d'] + params)}):",
+        head = [f"def {as_name or self.module.names[f.name]}({', '.join(['_d'] + params)}):",
                 f"    # {comment(f.kind)} {comment(f.name)}"
                 + (f" from {comment(f.source)}" if f.source else "")]
         for p, name in zip(f.params, params):

@@ -587,10 +587,36 @@ def _ln_einsum_int(spec, dtype, *xs):
     return prod
 
 
+def _ln_needs_grad(*xs):
+    """Is autograd recording, and does an input require a gradient? (Else an op with its own
+    autograd Function is called directly, at no cost.)"""
+    return torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in xs)
+
+
+def _ln_vjp(body, d, xs, need, dys):
+    """An op's backward without a grad clause: its body run again under autograd and
+    differentiated. Inside a backward that is itself differentiated (grad mode on), the
+    body runs on the saved inputs and the graph is kept, so second derivatives work."""
+    create = torch.is_grad_enabled()
+    with torch.enable_grad():
+        ins = [x if create else x.detach().requires_grad_(bool(n)) for x, n in zip(xs, need)]
+        ys = body(d, *ins)
+    ys = ys if isinstance(ys, tuple) else (ys,)
+    pairs = [(y, g) for y, g in zip(ys, dys)
+             if isinstance(y, torch.Tensor) and y.requires_grad and g is not None]
+    wanted = [x for x, n in zip(ins, need) if n]
+    if not pairs or not wanted:
+        return tuple(None for _ in xs)
+    grads = iter(torch.autograd.grad([y for y, _ in pairs], wanted, [g for _, g in pairs],
+                                     allow_unused=True, create_graph=create))
+    return tuple(next(grads) if n else None for n in need)
+
+
 HELPERS: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_sdiv, _ln_smod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
-                            _ln_float_to_u64, _ln_einsum_int)}
+                            _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_vjp)}
 
 _HELPER_NAME = re.compile(r"\b_ln_[a-z0-9_]+")
 

@@ -25,8 +25,10 @@ def print_func(f: ir.Func) -> str:
         head = f"func {f.name} {f.kind} ({params}) writes (" + ", ".join(
             f"{o.name}: {o.type}" for o in f.outputs) + ")"
     if f.launch is not None:
-        head += (f" grid{f.launch.grid} warps({f.launch.warps}) stages({f.launch.stages})"
-                 f" inits{f.launch.inits}")
+        head += f" grid{f.launch.grid}"
+        head += f" warps({f.launch.warps})" if f.launch.warps is not None else ""
+        head += f" stages({f.launch.stages})" if f.launch.stages is not None else ""
+        head += f" inits{f.launch.inits}"
     if f.kernel is not None:
         generics = ", ".join(f"{k}={v}" for k, v in f.kernel.generics)
         head += f" kernel {f.kernel.kernel}<{generics}>"

@@ -9,6 +9,16 @@ prims (known op, arity, attributes, result type for elementwise ops under
 numpy broadcasting, reductions and shape ops), einsum specs, calls (the
 callee exists, arity and argument types), tuples, and control flow.
 
+Kernel Funcs (kind "kernel") too: their tensor parameters and `outputs` are
+memory, read only as the first operand of `load` and written only as the
+first operand of `store` and the atomics; offsets are integer tiles or
+scalars, masks bool of the offsets' shape (or scalars), values and `other`
+of the memory's dtype; `program_id` names a grid axis; the launch has a grid
+of 1 to 3 sizes and one init per output; the body's result is `true`. Effects,
+loads and program ids appear in kernels only, and an op's chosen kernel
+(`KernelChoice.func`) is a kernel Func taking the op's parameters and writing
+what it returns.
+
 A failed check means a compiler bug, not a user error: passes run it under
 `--verify-each`.
 """
@@ -27,6 +37,14 @@ UNARY = ("neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh
 ELEMENTWISE = BINARY + COMPARISONS + UNARY + ("select", "cast")
 DTYPES = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
           "f16", "bf16", "f32", "f64")
+KINDS = ("entry", "op", "fn", "grad", "kernel")
+MEMORY_PRIMS = ir.EFFECTS | {"load"}
+KERNEL_PRIMS = MEMORY_PRIMS | {"program_id"}
+INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
+         "atomic_min": "highest"}
+ATOMIC_DTYPES = {"atomic_add": ("f16", "f32", "i32", "u32", "i64", "u64"),
+                 "atomic_max": ("f32", "i32", "u32", "i64", "u64"),
+                 "atomic_min": ("f32", "i32", "u32", "i64", "u64")}
 
 
 def verify(program: ir.Program, language: str = "tensor") -> list[str]:
@@ -67,6 +85,9 @@ class _Verifier:
         self.problems: list[str] = []
         self.defined: set[str] = set()
         self.where = ""
+        self.kernel: ir.Func | None = None  # the kernel Func being checked
+        self.inputs: set[str] = set()  # its memory: tensor parameters, then outputs
+        self.outputs: set[str] = set()
 
     def run(self) -> list[str]:
         names = [f.name for f in self.program.funcs]
@@ -85,14 +106,120 @@ class _Verifier:
 
     def func(self, f: ir.Func, name: str) -> None:
         self.defined, self.where = set(), name
-        if f.kind not in ("entry", "op", "fn", "grad"):
+        if f.kind not in KINDS:
             self.problem(f"unknown function kind {f.kind!r}")
+        self.kernel = f if f.kind == "kernel" else None
+        self.inputs = {p.name for p in f.params if isinstance(p.type, ir.TType) and p.type.rank}
+        self.outputs = {o.name for o in f.outputs}
+        if self.kernel is None:
+            self.inputs = set()
+            self.not_a_kernel(f)
+        else:
+            self.kernel_header(f)
         scope: Scope = {}
-        for p in f.params:
+        for p in f.params + f.outputs:
             self.define(p, scope)
         self.block(f.body, scope, name)
+        if self.kernel is not None and f.body.result != ir.Lit(True, ir.TType((), "bool")):
+            self.problem("a kernel's body returns true")
+        if f.kernel is not None and f.kernel.func:
+            self.chosen_kernel(f)
         if f.grad is not None:
             self.func(f.grad, f"{name}.grad")
+
+    # ---------------------------------------------------------- kernels
+
+    def not_a_kernel(self, f: ir.Func) -> None:
+        if f.outputs or f.launch is not None:
+            self.problem(f"a {f.kind} function has outputs or a launch")
+
+    def kernel_header(self, f: ir.Func) -> None:
+        """Outputs are tensors, the launch a grid of 1 to 3 sizes and an init per output."""
+        launch = f.launch
+        if launch is None:
+            self.problem("a kernel without a launch")
+            return
+        if not 1 <= len(launch.grid) <= 3 or any(not isinstance(g, int) or g < 0
+                                                 for g in launch.grid):
+            self.problem(f"invalid grid {launch.grid}")
+        for hint in (launch.warps, launch.stages):
+            if hint is not None and (not isinstance(hint, int) or hint < 0):
+                self.problem(f"invalid launch hint {hint!r}")
+        if len(launch.inits) != len(f.outputs) or any(i not in INITS.values()
+                                                      for i in launch.inits):
+            self.problem(f"inits {launch.inits} for {len(f.outputs)} outputs")
+        for o in f.outputs:
+            if not isinstance(o.type, ir.TType) or not o.type.rank:
+                self.problem(f"output {o.name} is not a tensor: {o.type}")
+        if f.kernel is not None:
+            self.problem("a kernel has a kernel choice")
+
+    def chosen_kernel(self, f: ir.Func) -> None:
+        """An op's kernel takes the op's parameters and writes what the op returns."""
+        k = self.funcs.get(f.kernel.func)
+        if k is None or k.kind != "kernel":
+            self.problem(f"chosen kernel {f.kernel.func} is not a kernel Func")
+            return
+        if tuple(p.type for p in k.params) != tuple(p.type for p in f.params):
+            self.problem(f"kernel {k.name} takes other parameters than the op")
+        result = f.body.result.type
+        results = result.items if isinstance(result, ir.TupleTy) else (result,)
+        if tuple(o.type for o in k.outputs) != results:
+            self.problem(f"kernel {k.name} writes {[str(o.type) for o in k.outputs]}, "
+                         f"the op returns {result}")
+
+    def memory_uses(self, e: ir.Expr) -> None:
+        """Memory is only the first operand of a load, store or atomic."""
+        memory = self.inputs | self.outputs
+        if not memory:
+            return
+        first = isinstance(e, ir.Prim) and e.op in MEMORY_PRIMS
+        for k, a in enumerate(_atoms(e)):
+            if isinstance(a, ir.Var) and a.name in memory and not (first and k == 0):
+                self.problem(f"memory {a.name} used as a value")
+
+    def memory_prim(self, e: ir.Prim) -> ir.Ty | None:
+        """load / store / atomics: memory, integer offsets, mask, value or other."""
+        if self.kernel is None:
+            self.problem(f"{e.op} outside a kernel")
+            return e.type
+        store = e.op in ir.EFFECTS
+        if not (3 if store else 2) <= len(e.args) <= 4:
+            self.problem(f"{e.op} with {len(e.args)} operands")
+            return e.type
+        mem, offsets = e.args[0], e.args[1]
+        names = self.outputs if store else self.inputs
+        if not isinstance(mem, ir.Var) or mem.name not in names:
+            self.problem(f"{e.op} of {mem}, not a kernel {'output' if store else 'input'}")
+            return e.type
+        shape, dtype = offsets.type.shape, mem.type.dtype
+        if offsets.type.dtype[0] not in "iu":
+            self.problem(f"{e.op} offsets of dtype {offsets.type.dtype}")
+        rest = list(e.args[2:])
+        if store:
+            self.operand(rest.pop(0), shape, dtype, f"{e.op} value")
+            if e.op in ATOMIC_DTYPES and dtype not in ATOMIC_DTYPES[e.op]:
+                self.problem(f"{e.op} of {dtype} memory")
+        if rest:
+            self.operand(rest.pop(0), shape, "bool", f"{e.op} mask")
+        if rest:
+            self.operand(rest.pop(0), (), dtype, "load other")
+        want = ir.TType((), "bool") if store else ir.TType(shape, dtype)
+        return self.expect(want, e.type, e.op)
+
+    def operand(self, a: ir.Atom, shape: tuple[int, ...], dtype: str, what: str) -> None:
+        """A scalar, or a tile of exactly `shape`, of `dtype`."""
+        if a.type.dtype != dtype or a.type.shape not in ((), shape):
+            self.problem(f"{what} is {a.type}, expected {dtype} of shape () or {shape}")
+
+    def program_id(self, e: ir.Prim) -> ir.Ty:
+        axis = e.attr("axis")
+        grid = self.kernel.launch.grid if self.kernel and self.kernel.launch else ()
+        if self.kernel is None:
+            self.problem("program_id outside a kernel")
+        elif not isinstance(axis, int) or not 0 <= axis < len(grid):
+            self.problem(f"program_id axis {axis!r} for a grid of {len(grid)} axes")
+        return self.expect(ir.TType((), "i32"), e.type, "program_id")
 
     def define(self, v: ir.Var, scope: Scope) -> None:
         if v.name in self.defined:
@@ -138,6 +265,7 @@ class _Verifier:
             self.define(bind.var, scope)
         self.where = f"{where}/return"
         self.use(b.result, scope)
+        self.memory_uses(b.result)
         self.where = where
         return b.result.type
 
@@ -147,6 +275,7 @@ class _Verifier:
         """Check e; return its type (None when a problem makes it unknown)."""
         for a in _atoms(e):
             self.use(a, scope)
+        self.memory_uses(e)
         if isinstance(e, (ir.Var, ir.Lit)):
             return e.type
         if isinstance(e, ir.Prim):
@@ -179,6 +308,9 @@ class _Verifier:
         callee = self.funcs.get(e.callee)
         if callee is None:
             self.problem(f"call of unknown function {e.callee}")
+            return e.type
+        if callee.kind == "kernel":
+            self.problem(f"call of kernel {e.callee}: kernels are launched, never called")
             return e.type
         if len(e.args) != len(callee.params):
             self.problem(f"call of {e.callee} with {len(e.args)} arguments, "
@@ -281,6 +413,10 @@ class _Verifier:
                                                    for a in e.args):
             self.problem(f"{e.op} on or to a tuple")
             return None
+        if e.op in MEMORY_PRIMS:
+            return self.memory_prim(e)
+        if e.op == "program_id":
+            return self.program_id(e)
         want = _prim_type(e, given)
         if isinstance(want, str):
             self.problem(f"{e.op}: {want}")

@@ -5,7 +5,10 @@ Comprehension, compared after earlier merges) equals one already bound in
 the same block or an enclosing one is dropped, and its uses read the earlier
 variable. Inner blocks see outer bindings but not the reverse, so nothing is
 hoisted out of a branch or a loop. Calls, Ifs and loops are never merged:
-they are left to passes that know what they cost.
+they are left to passes that know what they cost. Kernel memory is never
+merged: an effect (`store`, the atomics) happens as often as it is written,
+and a `load` (pure, but it reads what effects write) is kept where it is
+rather than proving no effect lies between two of them.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ class _CSE(Rewriter):
         e = self.expr(bind.expr, bind)
         if e is None:
             return
-        if isinstance(e, PURE):
+        if isinstance(e, PURE) and not touches_memory(e):
             k = key(e)
             earlier = self.lookup(k)
             if earlier is not None and earlier.type == bind.var.type:
@@ -60,6 +63,11 @@ class _CSE(Rewriter):
             if k in scope:
                 return scope[k]
         return None
+
+
+def touches_memory(e: ir.Expr) -> bool:
+    """An effect or a load: never merged (see the module's docstring)."""
+    return isinstance(e, ir.Prim) and (e.op in ir.EFFECTS or e.op == "load")
 
 
 def key(node: object) -> object:

@@ -1,12 +1,15 @@
 """dce: tensor IR -> tensor IR, without dead bindings or unreachable functions.
 
-Every IR expression is pure (calls included: ops and fns have no effects),
-so a binding whose variable nothing reads is dropped, whatever it computes.
-Blocks are swept backwards, so a chain of dead bindings goes in one sweep,
-and nested blocks are swept too (a loop keeps its carried values, which
-its structure needs, but loses the dead bindings of its body). Functions
-not reachable from the entry through `Call`s, looking into `grad` clauses
-too, are dropped.
+Every IR expression but the kernel effects (`store` and the atomics,
+`ir.EFFECTS`) is pure (calls included: ops and fns have no effects), so a
+binding whose variable nothing reads is dropped, whatever it computes; an
+effect is always kept, and so is an If, Loop or While with an effect in its
+blocks (with what the effect reads). Blocks are swept backwards, so a chain
+of dead bindings goes in one sweep, and nested blocks are swept too (a loop
+keeps its carried values, which its structure needs, but loses the dead
+bindings of its body). Functions not reachable from the entry through
+`Call`s, looking into `grad` clauses and each op's chosen kernel
+(`KernelChoice.func`), are dropped.
 """
 
 from __future__ import annotations
@@ -34,13 +37,20 @@ def dce_block(b: ir.Block) -> ir.Block:
     live = {b.result} if isinstance(b.result, ir.Var) else set()
     kept: list[ir.Bind] = []
     for bind in reversed(b.binds):
-        if bind.var not in live:
+        if bind.var not in live and not has_effect(bind.expr):
             continue
         expr = map_blocks(bind.expr, dce_block)
         kept.append(bind if expr is bind.expr else ir.Bind(bind.var, expr))
         live |= expr_free_vars(expr)
     binds = tuple(reversed(kept))
     return b if binds == b.binds else ir.Block(binds, b.result)
+
+
+def has_effect(e: ir.Expr) -> bool:
+    """Does e write memory, itself or anywhere in its nested blocks?"""
+    if isinstance(e, ir.Prim):
+        return e.op in ir.EFFECTS
+    return any(has_effect(bind.expr) for b in expr_blocks(e) for bind in b.binds)
 
 
 def calls(b: ir.Block) -> set[str]:
@@ -65,6 +75,8 @@ def reachable_funcs(funcs: tuple[ir.Func, ...], entry: str) -> set[str]:
             continue
         seen.add(name)
         f = by_name[name]
+        if f.kernel is not None and f.kernel.func:
+            todo.append(f.kernel.func)
         while f is not None:
             todo.extend(calls(f.body))
             f = f.grad

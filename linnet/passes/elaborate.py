@@ -24,6 +24,10 @@ left here is translation, one method per surface node kind:
   expanded in place (an `op` cannot be).
 
 Kernel bodies are not translated here: an op keeps its body as its definition.
+Each op instance's kernel binding (the kernel item and its concrete generics) is
+recorded in a `KernelLibrary` left in `program.meta` under "kernels";
+`choose-kernels` translates the kernels it picks through it
+(`elaborate_kernel.py`), since a kernel is only an error when it is chosen.
 What cannot be translated raises `ElaborationError` (code E2190, with a span).
 """
 
@@ -89,7 +93,11 @@ def elaborate(analysis: Analysis, entry: t.Function, binding: Binding) -> ir.Pro
 
 
 class _Elaborator:
-    """The work list of instances: each requested once, translated once, in order."""
+    """The work list of instances: each requested once, translated once, in order.
+
+    `body_class` translates each instance's body (kernel elaboration uses one that
+    also checks tile sizes, for the fns a kernel calls).
+    """
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
@@ -97,6 +105,8 @@ class _Elaborator:
         self.items: dict[tuple, tuple[object, Binding]] = {}
         self.instances: dict[tuple, Instance] = {}
         self.queue: list[tuple] = []
+        self.kernels: dict[str, tuple[t.Kernel, Binding]] = {}  # op Func name -> binding
+        self.body_class = _Body
 
     def program(self, entry: t.Function, binding: Binding) -> ir.Program:
         binding = _with_defaults(self.analysis, entry, binding)
@@ -105,7 +115,14 @@ class _Elaborator:
         while done < len(self.queue):
             funcs.append(self.translate(self.queue[done]))
             done += 1
-        return ir.Program(tuple(funcs), entry_name)
+        return ir.Program(tuple(funcs), entry_name, self.meta())
+
+    def meta(self) -> tuple:
+        """("kernels", library) when some op binds a kernel, for `choose-kernels`."""
+        if not self.kernels:
+            return ()
+        from .elaborate_kernel import KernelLibrary  # it builds on this module
+        return (("kernels", KernelLibrary(self.analysis, dict(self.kernels))),)
 
     def request(self, item, binding: Binding) -> str:
         """The Func name of an instance, queueing it the first time it is asked for."""
@@ -138,9 +155,12 @@ class _Elaborator:
         item, binding = self.items[key]
         inst = self.instance(item, binding)
         kind = "op" if isinstance(item, t.Op) else item.kind
-        body = _Body(self, inst, _Builder())
+        body = self.body_class(self, inst, _Builder())
         params, block = body.function(item.params, item.body, inst.signature.result)
-        kernel = _kernel_choice(self.analysis, item, binding) if kind == "op" else None
+        kernel = None
+        if kind == "op" and item.kernel is not None:
+            kernel, item_and_binding = _kernel_choice(self.analysis, item, binding)
+            self.kernels[self.names[key]] = item_and_binding
         grad = self.grad(item, binding, self.names[key]) if kind == "op" and item.grad else None
         return ir.Func(self.names[key], kind, params, block, _source(kind, item, key[1]),
                        kernel, grad)
@@ -217,10 +237,10 @@ def _grad_instance(analysis: Analysis, op: t.Op, binding: Binding) -> tuple[Inst
     return inst, expected
 
 
-def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding) -> ir.KernelChoice | None:
-    """The op's kernel with each kernel generic evaluated for this instance's binding."""
-    if op.kernel is None:
-        return None
+def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding
+                   ) -> tuple[ir.KernelChoice, tuple[t.Kernel, Binding]]:
+    """The op's kernel with each kernel generic evaluated for this instance's binding,
+    and the kernel item with that binding (to translate it later)."""
     checker, module = _checker(analysis, op, binding)
     kernel = module.globals.items[op.kernel.name]
     values = Binding()
@@ -229,7 +249,7 @@ def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding) -> ir.KernelC
             raise ElaborationError(f"cannot evaluate the kernel generic `{g.name}`", arg.span)
     generics = tuple((g.name, values.dims[g.name].as_int() if g.kind == "Dim"
                       else values.dtypes[g.name]) for g in kernel.generics)
-    return ir.KernelChoice(kernel.name, generics)
+    return ir.KernelChoice(kernel.name, generics), (kernel, values)
 
 
 def _binding_key(item, binding: Binding) -> tuple:

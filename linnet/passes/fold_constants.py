@@ -12,13 +12,17 @@ Three rewrites, each exact under LANGUAGE.md's semantics:
   transcendental functions (exp, log, ...), whose last bit differs between
   backends' math libraries.
 - Identities whose result has x's exact type: `x + 0`, `x - 0`, `x * 1`,
-  `x / 1`, `x && true`, `x || false`, `select(literal, a, b)`, and a cast,
-  reshape, broadcast or permute to x's own type. For floats `x + 0.0` is not
-  `x` (it turns -0.0 into +0.0), so only `x + -0.0` and `x - 0.0` are folded.
+  `x / 1`, `x && true`, `x || false`, `select(literal, a, b)`, a cast,
+  reshape or broadcast to x's own type, and a permute by the identity (a
+  square tensor transposed keeps its type, not its values). For floats
+  `x + 0.0` is not `x` (it turns -0.0 into +0.0), so only `x + -0.0` and
+  `x - 0.0` are folded.
 - `If` on a literal condition becomes the chosen branch's bindings.
 
 Bindings of a plain atom (`y = x`, `y = 3:i32`), which the rewrites create,
-are propagated: uses of y read x.
+are propagated: uses of y read x. Kernel memory prims (`load`, `store`, the
+atomics) and `program_id` are never folded: they are not functions of their
+operands alone.
 """
 
 from __future__ import annotations
@@ -68,8 +72,13 @@ class _Fold(Rewriter):
         return None
 
 
+KERNEL_ONLY = ir.EFFECTS | {"load", "program_id"}
+
+
 def simplify(e: ir.Prim) -> ir.Atom | None:
     """An atom equal to `e` (a literal, or an operand), or None."""
+    if e.op in KERNEL_ONLY:
+        return None
     if isinstance(e.type, ir.TType) and e.type.shape == () and e.args \
             and all(isinstance(a, ir.Lit) for a in e.args):
         value = evaluate(e.op, e.args, e.type.dtype)
@@ -82,8 +91,11 @@ def simplify(e: ir.Prim) -> ir.Atom | None:
 def _identity(e: ir.Prim) -> ir.Atom | None:
     """The operand an identity prim returns unchanged (type checked by the caller)."""
     args = e.args
-    if e.op in ("cast", "reshape", "broadcast_to", "permute", "fill"):
+    if e.op in ("cast", "reshape", "broadcast_to", "fill"):
         return args[0] if args[0].type == e.type else None  # changes nothing
+    if e.op == "permute":  # a square tile transposed keeps its type, not its values
+        same = e.attr("perm") == tuple(range(len(e.type.shape)))
+        return args[0] if same else None
     if e.op == "select":
         return (args[1] if args[0].value else args[2]) if isinstance(args[0], ir.Lit) else None
     if len(args) != 2:

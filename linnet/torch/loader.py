@@ -119,7 +119,7 @@ class EntryFunction:
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
         try:
             compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                      numerics=self.numerics, passes=passes)
+                                      numerics="exact", passes=passes)  # bodies only
         except CompileError as err:
             _raise_diagnostics(err, self.path, self.text)
         program = compiled.text

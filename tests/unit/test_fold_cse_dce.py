@@ -349,3 +349,97 @@ def test_fold_reaches_comprehension_atoms() -> None:
     q = fold_constants(program((x,), body, y))
     (bd,) = q.funcs[0].body.binds
     assert bd.expr.body.args[1] == ir.IxScalar(lit(6.0), "f32")
+
+
+# ---------------------------------------------------------- kernels: effects
+
+
+def test_fold_keeps_a_transposing_permute_of_a_square_tensor() -> None:
+    x = V("x", 2, 2)
+    body = Body()
+    y = body.let("y", ir.Prim("permute", (x,), x.type, (("perm", (1, 0)),)))
+    q = fold_constants(program((x,), body, y))
+    assert [bd.expr.op for bd in q.funcs[0].body.binds] == ["permute"]
+    xs = np.arange(4, dtype=np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(run(q, xs), xs.T)
+
+
+B = T(dtype="bool")
+
+
+def kernel_func(body: Body, xm: ir.Var, ym: ir.Var, grid=(1,)) -> ir.Func:
+    """A kernel Func reading memory x and writing memory y (hand-built)."""
+    return ir.Func("k", "kernel", (xm,), body.block(lit(True, "bool")), outputs=(ym,),
+                   launch=ir.Launch(grid, inits=("empty",)))
+
+
+def kernel_program(k: ir.Func, xm: ir.Var) -> ir.Program:
+    """An op choosing the kernel k (so dce keeps it) and an entry calling the op."""
+    x = V("ox", *xm.type.shape)
+    op = ir.Func("op", "op", (x,), ir.Block((), x),
+                 kernel=ir.KernelChoice("k", (), func="k"))
+    e = V("ex", *xm.type.shape)
+    eb = Body()
+    r = eb.let("r", ir.Call("op", (e,), e.type))
+    main = ir.Func("main", "entry", (e,), eb.block(r))
+    return ir.Program((main, k, op), "main")
+
+
+def test_effects_survive_fold_cse_and_dce() -> None:
+    xm, ym = V("x", 8), V("y", 8)
+    i32 = lambda n: lit(n, "i32")  # noqa: E731
+    offs_t = T(8, dtype="i32")
+    body = Body()
+    offs = body.let("offs", ir.Prim("iota", (), offs_t))
+    a = body.let("a", ir.Prim("load", (xm, offs), xm.type))
+    b = body.let("b", ir.Prim("load", (xm, offs), xm.type))  # equal, but loads stay apart
+    s = body.let("s", ir.Prim("add", (a, b), xm.type))
+    body.let("st1", ir.Prim("store", (ym, offs, s), B))
+    body.let("st2", ir.Prim("store", (ym, offs, s), B))  # an effect is never merged
+    body.let("dead", ir.Prim("mul", (s, lit(2.0)), xm.type))
+    body.let("one", ir.Prim("add", (i32(1), i32(2)), T(dtype="i32")))
+    p = kernel_program(kernel_func(body, xm, ym), xm)
+    assert verify(p) == []
+    q = dce(cse(fold_constants(p)))
+    assert verify(q) == []
+    k = q.func("k")
+    assert [bd.var.name for bd in k.body.binds] == ["offs", "a", "b", "s", "st1", "st2"]
+
+
+def test_dce_keeps_loops_and_ifs_that_write() -> None:
+    xm, ym = V("x", 8), V("y", 8)
+    i, flag = V("i", dtype="i64"), V("flag", dtype="bool")
+    offs_t = T(8, dtype="i32")
+    lb = Body()
+    offs = lb.let("offs", ir.Prim("iota", (), offs_t))
+    v = lb.let("v", ir.Prim("load", (xm, offs), xm.type))
+    lb.let("st", ir.Prim("store", (ym, offs, v), B))
+    lb.let("waste", ir.Prim("neg", (v,), xm.type))
+    nxt = lb.let("nxt", ir.MakeTuple((), ir.TupleTy(())))
+    then = Body()
+    then.let("st_then", ir.Prim("store", (ym, lit(0, "i32"), lit(1.0)), B))
+    body = Body()
+    pid = body.let("pid", ir.Prim("program_id", (), T(dtype="i32"), (("axis", 0),)))
+    body.let("flag", ir.Prim("eq", (pid, lit(0, "i32")), B))
+    body.let("loop", ir.Loop(i, 0, 2, (), (), lb.block(nxt), ir.TupleTy(())))
+    body.let("if", ir.If(flag, then.block(lit(True, "bool")),
+                         Body().block(lit(False, "bool")), B))
+    p = kernel_program(kernel_func(body, xm, ym), xm)
+    assert verify(p) == []
+    k = dce(p).func("k")
+    assert [bd.var.name for bd in k.body.binds] == ["pid", "flag", "loop", "if"]
+    assert [bd.var.name for bd in k.body.binds[2].expr.body.binds] == ["offs", "v", "st", "nxt"]
+
+
+def test_dce_keeps_chosen_kernels_and_drops_unchosen_ones() -> None:
+    xm, ym = V("x", 8), V("y", 8)
+    body = Body()
+    offs = body.let("offs", ir.Prim("iota", (), T(8, dtype="i32")))
+    body.let("st", ir.Prim("store", (ym, offs, lit(0.0)), B))
+    k = kernel_func(body, xm, ym)
+    p = kernel_program(k, xm)
+    assert [f.name for f in dce(p).funcs] == ["main", "k", "op"]
+    unchosen = ir.Program(tuple(f if f.kind != "op" else
+                                ir.Func(f.name, f.kind, f.params, f.body) for f in p.funcs),
+                          "main")
+    assert [f.name for f in dce(unchosen).funcs] == ["main", "op"]

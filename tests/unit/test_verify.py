@@ -163,3 +163,108 @@ def test_broadcast_shapes() -> None:
     assert broadcast_shapes((2, 1), (3,)) == (2, 3)
     assert broadcast_shapes((), (4, 5)) == (4, 5)
     assert broadcast_shapes((2,), (3,)) is None
+
+
+# ------------------------------------------------------------------ kernels
+
+BOOL = T(dtype="bool")
+XM, YM = V("x", 4, 8), V("y", 4, 8)
+OFFS = V("offs", 4, 8, dtype="i32")
+
+
+def kernel_problems(*exprs: ir.Expr, outputs=(YM,), launch=None, result=None,
+                    params=(XM,)) -> list[str]:
+    """Problems of a program whose only function is a kernel binding `offs`, then exprs."""
+    body = Body()
+    flat = body.let("offs_0", ir.Prim("iota", (), T(32, dtype="i32")))
+    body.let("offs", ir.Prim("reshape", (flat,), OFFS.type))
+    for k, e in enumerate(exprs):
+        body.let(f"e{k}", e)
+    k = ir.Func("k", "kernel", params, body.block(result or lit(True, "bool")),
+                outputs=outputs, launch=launch or ir.Launch((4,), 4, None, ("empty",)))
+    return verify(ir.Program((k,), "k"))
+
+
+def load(*args, ty=XM.type) -> ir.Prim:
+    return ir.Prim("load", args, ty)
+
+
+def store(*args, op="store") -> ir.Prim:
+    return ir.Prim(op, args, BOOL)
+
+
+def test_good_kernels_pass() -> None:
+    mask = V("e0", 4, 8, dtype="bool")
+    v = V("e2", 4, 8)
+    assert kernel_problems(
+        ir.Prim("lt", (OFFS, lit(30, "i32")), mask.type),
+        ir.Prim("program_id", (), T(dtype="i32"), (("axis", 0),)),
+        load(XM, OFFS, mask, lit(-1.0)),
+        store(YM, OFFS, v, mask),
+        store(YM, lit(0, "i32"), lit(2.0)),
+        load(XM, OFFS), store(YM, OFFS, lit(0.0), lit(True, "bool"))) == []
+
+
+def test_memory_is_only_loaded_and_stored() -> None:
+    one(kernel_problems(ir.Prim("exp", (XM,), XM.type)), "memory x used as a value")
+    one(kernel_problems(load(YM, OFFS)), "not a kernel input")
+    one(kernel_problems(store(XM, OFFS, lit(0.0))), "not a kernel output")
+    one(kernel_problems(result=lit(False, "bool")), "returns true")
+
+
+def test_load_and_store_operands() -> None:
+    one(kernel_problems(load(XM, OFFS, ty=T(8))), "load should have type f32[4, 8]")
+    flat = V("offs_0", 32, dtype="i32")
+    one(kernel_problems(ir.Prim("lt", (flat, lit(3, "i32")), T(32, dtype="bool")),
+                        load(XM, OFFS, V("e0", 32, dtype="bool"))), "load mask")
+    one(kernel_problems(load(XM, OFFS, lit(True, "bool"), lit(0, "i32"))), "load other")
+    one(kernel_problems(ir.Prim("cast", (OFFS,), T(4, 8)), load(XM, V("e0", 4, 8))),
+        "offsets of dtype f32")
+    one(kernel_problems(store(YM, OFFS, lit(1, "i32"))), "store value")
+    one(kernel_problems(store(YM, OFFS)), "store with 2 operands")
+    half = V("y", 4, 8, dtype="f16")
+    one(kernel_problems(store(half, lit(0, "i32"), lit(1.0, "f16"), op="atomic_max"),
+                        outputs=(half,)), "atomic_max of f16 memory")
+    assert kernel_problems(store(half, lit(0, "i32"), lit(1.0, "f16"), op="atomic_add"),
+                           outputs=(half,)) == []
+
+
+def test_kernel_launch_and_program_id() -> None:
+    one(kernel_problems(ir.Prim("program_id", (), T(dtype="i32"), (("axis", 1),))),
+        "program_id axis 1 for a grid of 1 axes")
+    one(kernel_problems(launch=ir.Launch((1, 2, 3, 4), inits=("empty",))), "invalid grid")
+    one(kernel_problems(launch=ir.Launch((1,), inits=("zero", "zero"))), "inits")
+    one(kernel_problems(launch=ir.Launch((1,), inits=("full",))), "inits")
+
+
+def test_effects_outside_kernels_and_calls_of_kernels() -> None:
+    x = V("x", 4)
+    one(single(ir.Prim("program_id", (), T(dtype="i32"), (("axis", 0),))), "outside a kernel")
+    one(single(ir.Prim("load", (x, lit(0, "i32")), T()), x), "outside a kernel")
+    body = Body()
+    body.let("offs", ir.Prim("iota", (), T(4, dtype="i32")))
+    k = ir.Func("k", "kernel", (x,), body.block(lit(True, "bool")), outputs=(V("y", 4),),
+                launch=ir.Launch((1,), inits=("empty",)))
+    e = V("e", 4)
+    eb = Body()
+    r = eb.let("r", ir.Call("k", (e,), BOOL))
+    main = ir.Func("main", "entry", (e,), eb.block(r))
+    one(verify(ir.Program((main, k), "main")), "kernels are launched, never called")
+
+
+def test_an_op_chooses_a_matching_kernel() -> None:
+    x, y = V("x", 4), V("y", 4)
+    body = Body()
+    body.let("offs", ir.Prim("iota", (), T(4, dtype="i32")))
+    k = ir.Func("k", "kernel", (x,), body.block(lit(True, "bool")), outputs=(y,),
+                launch=ir.Launch((1,), inits=("empty",)))
+    ox = V("ox", 4)
+    op = ir.Func("op", "op", (ox,), ir.Block((), ox), kernel=ir.KernelChoice("k", (), "k"))
+    assert verify(ir.Program((op, k), "op")) == []
+    wrong = ir.Func("op", "op", (V("ox", 5),), ir.Block((), V("ox", 5)),
+                    kernel=ir.KernelChoice("k", (), "k"))
+    problems = verify(ir.Program((wrong, k), "op"))
+    assert any("other parameters" in m for m in problems) and \
+        any("writes" in m for m in problems)
+    missing = ir.Func("op", "op", (ox,), ir.Block((), ox), kernel=ir.KernelChoice("k", (), "q"))
+    one(verify(ir.Program((missing, k), "op")), "is not a kernel Func")

@@ -1,0 +1,398 @@
+"""How each tile primitive of a kernel Func is written in Triton: the table of the Triton printer.
+
+`linnet.emit.triton` lays out a kernel (parameters, bindings, control flow); this module
+gives the text of each primitive, literal and cast, as `torch_ops` does for PyTorch. It
+decides nothing about what a kernel computes, only how Triton spells the language's
+semantics (LANGUAGE.md sections 3 and 6, `docs/ir.md`):
+
+- Every value is a typed Triton tensor: literals are `tl.full((), v, dtype)` (never bare
+  Python numbers, whose type Triton would pick), `inf`/`nan` come from constexpr globals.
+- Integer arithmetic wraps natively. Triton's integer `//` and `%` truncate toward zero
+  (C semantics; the interpreter models the same); `MIN / -1` and `MIN % -1` are routed
+  through `_lt_sdiv`/`_lt_smod` so they give `MIN` and 0 instead of undefined behaviour.
+  Float `%` is `fmod` (`frem`).
+- Shifts: `>>` is arithmetic on signed and logical on unsigned dtypes (Triton follows the
+  signedness); counts of the width or more give 0 (or the sign for signed `shr`), where
+  LLVM would give poison.
+- Float `min`/`max` and their reductions propagate NaN (`PropagateNan.ALL`).
+- `f16`/`bf16`: division, remainder and math are computed in f32 and rounded back (as
+  torch does); sums, products and scans accumulate in f32 and round once. Half dtypes are
+  spelled `_lt_f16`/`_lt_bf16`, which the generated module sets to `tl.float32` under the
+  interpreter (see `linnet.emit.triton.PRELUDE`).
+- Numerics: under "equivalent" f32 `/` and `sqrt` are IEEE (`tl.div_rn`, `tl.sqrt_rn`) and
+  tile products `tl.dot(..., input_precision="ieee")`; "fast" allows Triton's approximate
+  division and square root and TF32 products.
+- Unsigned dtypes are Triton's own (`tl.uint16` ...): launchers hand kernels tensors of
+  torch's unsigned dtypes, not the wider storage the torch bodies use.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+from ..ir import tensor as ir
+from . import torch_ops as tops
+
+# ------------------------------------------------------------------ dtypes
+
+TL = {"bool": "tl.int1", "i8": "tl.int8", "i16": "tl.int16", "i32": "tl.int32",
+      "i64": "tl.int64", "u8": "tl.uint8", "u16": "tl.uint16", "u32": "tl.uint32",
+      "u64": "tl.uint64", "f16": "_lt_f16", "bf16": "_lt_bf16", "f32": "tl.float32",
+      "f64": "tl.float64"}
+HALF = ("f16", "bf16")
+#: Triton widens these in `tl.sum`, `tl.max`, `tl.cumsum`: results are cast back.
+NARROW = ("i8", "i16", "u8", "u16", "f16", "bf16")
+
+
+def tl_dtype(dtype: str) -> str:
+    if dtype not in TL:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return TL[dtype]
+
+
+def literal_expr(value: bool | int | float, dtype: str) -> str:
+    """A typed rank-0 tensor holding a literal (an unsigned value as itself, not its storage)."""
+    value = tops._scalar(value)
+    if dtype == "bool":
+        text = "1" if value else "0"
+    elif tops.is_float(dtype):
+        v = float(value)
+        text = ("_lt_nan" if math.isnan(v) else ("_lt_inf" if v > 0 else "-_lt_inf")
+                if math.isinf(v) else repr(v))
+    else:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"literal {value!r} is not an integer for {dtype}")
+            value = int(value)
+        bits = tops.BITS[dtype]
+        v = int(value) % (1 << bits)
+        if dtype in tops.SIGNED and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        text = str(v)
+    return f"tl.full((), {text}, {tl_dtype(dtype)})"
+
+
+def cast_expr(x: str, src: str, dst: str) -> str:
+    """Convert a tile; to bool is `!= 0`, float to int truncates (Triton's `fptosi`)."""
+    if src == dst:
+        return x
+    if dst == "bool":
+        return f"({x} != 0)"
+    return f"{x}.to({tl_dtype(dst)})"
+
+
+def _f32(text: str, dtype: str) -> str:
+    """An f32 result rounded back to a half dtype."""
+    return f"{text}.to({tl_dtype(dtype)})" if dtype in HALF else text
+
+
+def _up(x: str, dtype: str) -> str:
+    """A half tile widened to f32 (for math Triton only has in f32)."""
+    return f"{x}.to(tl.float32)" if dtype in HALF else x
+
+
+# ------------------------------------------------------------ elementwise
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+          "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_MATH = ("exp", "log", "sin", "cos")
+
+
+def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, fast: bool) -> str:
+    d = ta.dtype
+    if op in _ARITH:
+        return f"({a} {_ARITH[op]} {b})"
+    if op == "div":
+        if tops.is_float(d):
+            x, y = _up(a, d), _up(b, d)
+            exact = d != "f64" and not fast
+            return _f32(f"tl.div_rn({x}, {y})" if exact else f"({x} / {y})", d)
+        return f"_lt_sdiv({a}, {b})" if d in tops.SIGNED else f"({a} // {b})"
+    if op == "mod":
+        if tops.is_float(d):
+            return _f32(f"({_up(a, d)} % {_up(b, d)})", d)
+        return f"_lt_smod({a}, {b})" if d in tops.SIGNED else f"({a} % {b})"
+    if op in ("min", "max"):
+        fn = "tl.minimum" if op == "min" else "tl.maximum"
+        nan = ", propagate_nan=tl.PropagateNan.ALL" if tops.is_float(d) else ""
+        return f"{fn}({a}, {b}{nan})"
+    if op in ("shl", "shr"):
+        return _shift(op, a, b, ta, tb)
+    raise ValueError(f"unknown binary primitive {op!r}")
+
+
+def _shift(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
+    """Shifts with the language's large counts: 0, or the sign for signed `shr`."""
+    bits = tops.BITS[ta.dtype]
+    count = f"tl.minimum({b}, {bits - 1})"
+    if tb.dtype != ta.dtype:
+        count = f"{count}.to({tl_dtype(ta.dtype)})"
+    if op == "shr" and ta.dtype in tops.SIGNED:
+        return f"({a} >> {count})"
+    sym = "<<" if op == "shl" else ">>"
+    return f"tl.where({b} < {bits}, {a} {sym} {count}, 0)"
+
+
+def _unary(op: str, a: str, ta: ir.TType, fast: bool) -> str:
+    d = ta.dtype
+    if op == "neg":
+        return f"(-{a})"
+    if op == "not":
+        return f"(~{a})"  # logical on int1, bitwise on integers
+    if op == "abs":
+        return a if d in tops.UNSIGNED else f"tl.abs({a})"
+    x = _up(a, d)
+    exact = d != "f64" and not fast  # f32 (halves compute in f32): IEEE sqrt and division
+    if op in _MATH:
+        return _f32(f"tl.{op}({x})", d)
+    if op == "sqrt":
+        return _f32(f"tl.sqrt_rn({x})" if exact else f"tl.sqrt({x})", d)
+    if op == "rsqrt":
+        return _f32(f"tl.div_rn(1.0, tl.sqrt_rn({x}))" if exact else f"tl.rsqrt({x})", d)
+    if op == "tanh":
+        return _f32(f"_lt_tanh({x})", d)
+    raise ValueError(f"unknown unary primitive {op!r}")
+
+
+# ----------------------------------------------------------------- shapes
+
+def _insert_axes(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str | None:
+    """`x[:, None]`-style indexing when dst is src with size-1 axes inserted, else None."""
+    items, k = [], 0
+    for n in dst:
+        if k < len(src) and n == src[k]:
+            items.append(":")
+            k += 1
+        elif n == 1:
+            items.append("None")
+        else:
+            return None
+    return f"{x}[{', '.join(items)}]" if k == len(src) else None
+
+
+def _reshape(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+    if src == dst:
+        return x
+    if not src:  # a scalar to a tile of ones: a splat
+        return f"tl.broadcast_to({x}, {dst!r})"
+    if not dst:  # a one-element tile to a scalar: reduce it (the combine never runs)
+        return f"tl.reduce({x}, None, _lt_first)"
+    inserted = _insert_axes(x, src, dst)
+    return inserted if inserted is not None else f"tl.reshape({x}, {dst!r})"
+
+
+def _broadcast(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+    if src == dst:
+        return x
+    if src and len(src) < len(dst):  # numpy's leading axes, which tl.broadcast_to wants
+        x = f"{x}[{', '.join(['None'] * (len(dst) - len(src)) + [':'] * len(src))}]"
+    return f"tl.broadcast_to({x}, {dst!r})"
+
+
+def _permute(x: str, perm: tuple[int, ...]) -> str:
+    if perm == tuple(range(len(perm))):
+        return x
+    if len(perm) == 2:
+        return f"tl.trans({x})"
+    return f"tl.permute({x}, {perm!r})"
+
+
+def _index(x: str, tx: ir.TType, items: tuple) -> str:
+    """Only the trivial forms: full slices, and `at 0` on size-1 axes (tiles are not sliced)."""
+    keep = []
+    for axis, item in enumerate(items):
+        item = tops.freeze(item)
+        n = tx.shape[axis]
+        if item[0] == "slice" and tuple(item[1:]) in ((0, n, 1), (0, None, 1), (None, None, None)):
+            keep.append(n)
+        elif item[0] == "at" and n == 1 and item[1] == 0:
+            continue
+        else:
+            raise ValueError(f"kernels cannot slice tiles: index {item!r} of {tx}")
+    return _reshape(x, tx.shape, tuple(keep) + tx.shape[len(items):])
+
+
+# ------------------------------------------------------------- reductions
+
+def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) -> str:
+    """One axis at a time, the highest first, accumulating in the result dtype."""
+    axes = tuple(sorted({a % tx.rank for a in axes}, reverse=True)) if tx.rank else ()
+    d = tr.dtype
+    if op in ("any", "all"):
+        if not axes:
+            return x
+        x = f"{x}.to(tl.int32)"
+        for a in axes:
+            x = f"tl.{'max' if op == 'any' else 'min'}({x}, axis={a})"
+        return f"({x} != 0)"
+    x = cast_expr(x, tx.dtype, d)
+    if not axes:
+        return x
+    x = _up(x, d)
+    for a in axes:
+        if op == "sum":
+            x = f"tl.sum({x}, axis={a})"
+        elif op == "prod":
+            x = f"tl.reduce({x}, {a}, _lt_mul)"
+        elif op in ("max", "min") and tops.is_float(d):
+            x = f"tl.reduce({x}, {a}, _lt_f{op})"
+        elif op in ("max", "min"):
+            x = f"tl.{op}({x}, axis={a})"
+        else:
+            raise ValueError(f"unknown reduction reduce_{op}")
+    return f"{x}.to({tl_dtype(d)})" if d in NARROW else x
+
+
+def _cumsum(x: str, tx: ir.TType, tr: ir.TType, axis: int) -> str:
+    d = tr.dtype
+    x = _up(cast_expr(x, tx.dtype, d), d)
+    x = f"tl.cumsum({x}, axis={axis % tx.rank})"
+    return f"{x}.to({tl_dtype(d)})" if d in NARROW else x
+
+
+# ------------------------------------------------------------- the table
+
+def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], result: ir.TType,
+              attrs=(), numerics: str = "equivalent") -> str:
+    """The Triton expression of a pure tile primitive over operand names `args`."""
+    attrs = dict(attrs)
+    fast = numerics == "fast"
+    if op not in ir.PRIMS:
+        raise ValueError(f"unknown primitive {op!r}")
+    arity, _ = ir.PRIMS[op]
+    if arity is not None and len(args) != arity:
+        raise ValueError(f"{op} takes {arity} operands, got {len(args)}")
+    if not isinstance(result, ir.TType) or any(not isinstance(t, ir.TType) for t in arg_types):
+        raise ValueError(f"{op}: operands and result must be tiles")
+    a = args[0] if args else ""
+    ta = arg_types[0] if arg_types else None
+    if arity == 2:
+        return _binary(op, args[0], args[1], arg_types[0], arg_types[1], fast)
+    if op in ("neg", "not", "abs", "sqrt", "rsqrt", "tanh") + _MATH:
+        return _unary(op, a, ta, fast)
+    if op == "select":
+        return f"tl.where({args[0]}, {args[1]}, {args[2]})"
+    if op == "cast":
+        return cast_expr(a, ta.dtype, result.dtype)
+    if op == "broadcast_to":
+        return _broadcast(a, ta.shape, result.shape)
+    if op == "reshape":
+        return _reshape(a, ta.shape, result.shape)
+    if op == "permute":
+        return _permute(a, tops._ints(attrs["perm"]))
+    if op == "index":
+        return _index(a, ta, tuple(tops.freeze(attrs["items"])))
+    if op == "iota":
+        (n,) = result.shape
+        return cast_expr(f"tl.arange(0, {tops._int(n)})", "i32", result.dtype)
+    if op == "fill":
+        return _broadcast(cast_expr(a, ta.dtype, result.dtype), (), result.shape)
+    if op == "cumsum":
+        return _cumsum(a, ta, result, tops._int(attrs["axis"]))
+    if op.startswith("reduce_"):
+        return _reduce(op[len("reduce_"):], a, ta, result, tops._ints(attrs["axes"]))
+    if op == "program_id":
+        return f"tl.program_id({tops._int(attrs['axis'])})"
+    if op in ("concat", "dyn_index", "diagonal"):
+        raise ValueError(f"{op} is not available in kernels: tiles cannot be sliced, joined "
+                         "or gathered from (load the memory instead)")
+    raise ValueError(f"no Triton lowering for primitive {op!r}")
+
+
+def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType) -> str:
+    """`load` (an expression), `store` and the atomics (statements); `args` follow the pointer.
+
+    A masked load without `other` reads 0 where the mask is false (Triton would leave it
+    undefined).
+    """
+    offsets, *rest = args
+    where = f"{ptr} + {offsets}"
+    if op == "load":
+        if not rest:
+            return f"tl.load({where})"
+        other = rest[1] if len(rest) > 1 else literal_expr(0, mem.dtype)
+        return f"tl.load({where}, mask={rest[0]}, other={other})"
+    if op in ir.EFFECTS:
+        fn = "tl.store" if op == "store" else f"tl.{op}"
+        mask = f", mask={rest[1]}" if len(rest) > 1 else ""
+        return f"{fn}({where}, {rest[0]}{mask})"
+    raise ValueError(f"not a memory primitive: {op!r}")
+
+
+# ----------------------------------------------------------------- einsum
+
+_SPEC = re.compile(r"^[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*$")
+_DOT_DTYPES = ("f16", "bf16", "f32")
+
+
+def dot_plan(spec: str, types: Sequence[ir.TType], acc: str) -> tuple[bool, bool, bool] | None:
+    """For a product of two 2-D float tiles contracted over one axis, every side >= 16:
+    whether to transpose a, b and the result around `tl.dot`; None for any other einsum."""
+    ins, out = spec.split("->")
+    subs = ins.split(",")
+    if len(subs) != 2 or len(out) != 2 or any(len(s) != 2 or len(set(s)) != 2 for s in subs):
+        return None
+    (a, b), (ta, tb) = subs, types
+    shared = set(a) & set(b)
+    if len(shared) != 1 or ta.dtype != tb.dtype or ta.dtype not in _DOT_DTYPES:
+        return None
+    (k,) = shared
+    i, j = a.replace(k, ""), b.replace(k, "")
+    if set(out) != {i, j} or acc not in ("f32", ta.dtype):
+        return None
+    sizes = dict(zip(a, ta.shape)) | dict(zip(b, tb.shape))
+    if min(sizes.values()) < 16:
+        return None
+    return a != i + k, b != k + j, out != i + j
+
+
+def einsum_expr(spec: str, args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
+                acc: str = "", numerics: str = "equivalent") -> str:
+    """`tl.dot` for a tile product (f32 accumulation), else broadcast products and `tl.sum`."""
+    if not isinstance(spec, str) or not _SPEC.match(spec):
+        raise ValueError(f"bad einsum spec {spec!r}")
+    acc = acc or result.dtype
+    plan = dot_plan(spec, types, acc)
+    if plan is not None:
+        ta_, tb_, tout = plan
+        x = f"tl.trans({args[0]})" if ta_ else args[0]
+        y = f"tl.trans({args[1]})" if tb_ else args[1]
+        precision = ""
+        if types[0].dtype == "f32":
+            precision = ', input_precision="tf32"' if numerics == "fast" else \
+                ', input_precision="ieee"'
+        r = f"tl.dot({x}, {y}{precision}, out_dtype=tl.float32)"
+        return cast_expr(f"tl.trans({r})" if tout else r, "f32", result.dtype)
+    return cast_expr(_einsum_sum(spec, args, types, acc), acc, result.dtype)
+
+
+def _einsum_sum(spec: str, args: Sequence[str], types: Sequence[ir.TType], acc: str) -> str:
+    """A contraction as a broadcast product over (output axes, summed axes) and sums."""
+    ins, out = spec.split("->")
+    subs = ins.split(",")
+    if len(subs) != len(args):
+        raise ValueError(f"einsum {spec!r} with {len(args)} operands")
+    summed: list[str] = []
+    for s in subs:
+        if len(set(s)) != len(s):
+            raise ValueError(f"einsum {spec!r}: a diagonal of a tile is not available in kernels")
+        summed.extend(c for c in s if c not in out and c not in summed)
+    full = list(out) + summed
+    terms = []
+    for x, s, t in zip(args, subs, types):
+        x = _up(cast_expr(x, t.dtype, acc), acc)
+        if s:
+            order = [c for c in full if c in s]
+            x = _permute(x, tuple(s.index(c) for c in order))
+            if len(order) < len(full):
+                x = f"{x}[{', '.join(':' if c in s else 'None' for c in full)}]"
+        terms.append(x)
+    prod = " * ".join(terms)
+    prod = f"({prod})" if len(terms) > 1 else prod
+    for axis in reversed(range(len(out), len(full))):
+        prod = f"tl.sum({prod}, axis={axis})"
+    if acc in HALF or (summed and acc in NARROW):  # widened by _up or by tl.sum
+        prod = f"{prod}.to({tl_dtype(acc)})"
+    return prod

@@ -1,0 +1,325 @@
+"""Kernel elaboration: one kernel instance -> a kernel `Func` of the tensor IR.
+
+`elaborate` records, for each op instance that binds a kernel, the kernel item
+and its concrete generics in a `KernelLibrary` (left in `program.meta` under
+"kernels"); `choose-kernels` asks the library for the kernel Funcs it picks.
+Kernels are translated on demand, not by `elaborate`, because a kernel is
+only a program error (tile sizes that are not powers of two, say) when it is
+chosen: under `--numerics exact` or where its `where` fails it is never read.
+
+The translation reuses the body translator of `elaborate` (the checker's
+instance mode gives every node a concrete tile type) and adds what only
+kernels have:
+
+* `program_id(a)` is the prim `program_id {axis=a}`, an i32 scalar;
+* a memory access `x[i, j, ...]` becomes an explicit OFFSETS tile: inputs are
+  contiguous, so axis k has the constant stride `prod(shape[k+1:])`; each index
+  is a compile-time integer (folded into one constant), an integer scalar, or
+  an integer tile that adds its axes in order (reshaped with trailing 1s so
+  numpy broadcasting builds the outer sum). Offsets are i32, or i64 when the
+  tensor has more than 2**31 - 1 elements (indices are cast first);
+* `load(x[...], mask, other)` is `load(x, offsets[, mask[, other]])`, a tile of
+  the offsets' shape in x's dtype; `store` and the atomics are effect prims
+  `store(y, offsets, value[, mask])` of type bool, bound to a variable;
+* the Func's `params` are the kernel's parameters (tensors as memory Vars of
+  their full type, scalars as rank-0 Vars), `outputs` its results, `launch`
+  the evaluated grid, the hints, and each result's initial contents by its
+  kind of write; the body's result is `true`.
+
+Every tile dimension (iota lengths included) must be a power of two; a tile
+that is not raises E2127 with the span of the expression that builds it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..check.dims import Facts
+from ..check.items import signature_of
+from ..check.signatures import Binding
+from ..check.types import TensorT, TupleT
+from ..deepstack import call_with_deep_stack
+from ..diagnostics import Diagnostic
+from ..ir import tensor as ir
+from ..ir.verify import broadcast_shapes
+from ..syntax import tree as t
+from .elaborate import (ElaborationError, _binding_key, _Body, _Builder, _checker, _children,
+                        _Elaborator, _func_name, _lit, _source)
+
+BOOL = ir.TType((), "bool")
+TRUE = ir.Lit(True, BOOL)
+I32_MAX = 2**31 - 1
+INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
+         "atomic_min": "highest"}
+
+
+# ===================================================================== library
+
+
+@dataclass
+class KernelLibrary:
+    """The checked program's kernel bindings, by op Func name, elaborated on request.
+
+    It lives in `program.meta` between `elaborate` and `choose-kernels` (which
+    takes it out), so that no printer ever sees it.
+    """
+    analysis: object
+    bindings: dict[str, tuple[t.Kernel, Binding]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"KernelLibrary({len(self.bindings)} kernel bindings)"
+
+    def knows(self, op: str) -> bool:
+        return op in self.bindings
+
+    def instance_key(self, op: str) -> tuple:
+        """Equal keys: the same kernel at the same generics (one Func serves both)."""
+        kernel, binding = self.bindings[op]
+        return (id(kernel), _binding_key(kernel, binding))
+
+    def where_holds(self, op: str) -> bool:
+        kernel, binding = self.bindings[op]
+        return where_holds(self.analysis, kernel, binding)
+
+    def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
+        """The kernel Func of op's binding, last, after the fn Funcs its body calls."""
+        kernel, binding = self.bindings[op]
+        return elaborate_kernel(self.analysis, kernel, binding, taken)
+
+
+def where_holds(analysis, kernel: t.Kernel, binding: Binding) -> bool:
+    """Do the kernel's `where` clauses hold for these concrete generics?"""
+    checker, _ = _checker(analysis, kernel, binding)
+    sig = signature_of(kernel, checker)
+    return all(Facts().prove(left, op, right) for left, op, right, _ in sig.where)
+
+
+def elaborate_kernel(analysis, kernel: t.Kernel, binding: Binding,
+                     taken: set[str] = frozenset()) -> tuple[ir.Func, ...]:
+    """The kernel instance as a kernel Func, after the fn instances it calls.
+
+    New names avoid `taken` (the program's functions). Runs on a deep stack, as
+    `elaborate` does.
+    """
+    return call_with_deep_stack(lambda: _KernelElaborator(analysis, taken).kernel(kernel,
+                                                                                  binding))
+
+
+class _KernelElaborator(_Elaborator):
+    """An elaborator for one kernel and the fns it calls, naming around `taken`."""
+
+    def __init__(self, analysis, taken: set[str]) -> None:
+        super().__init__(analysis)
+        self.taken = set(taken)
+        self.body_class = _FnOnTiles  # the fns a kernel calls run on its tiles
+
+    def _unique(self, name: str) -> str:
+        taken, base, n = set(self.names.values()) | self.taken, name, 0
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
+    def kernel(self, kernel: t.Kernel, binding: Binding) -> tuple[ir.Func, ...]:
+        key = (id(kernel), _binding_key(kernel, binding))
+        name = self._unique(_func_name(kernel, key[1]))
+        self.names[key] = name  # reserved, not queued: the kernel is translated here
+        inst = self.instance(kernel, binding)
+        func = _KernelBody(self, inst, _Builder()).kernel_func(
+            name, _source("kernel", kernel, key[1]))
+        fns, done = [], 0
+        while done < len(self.queue):
+            fns.append(self.translate(self.queue[done]))
+            done += 1
+        return tuple(fns) + (func,)
+
+
+# ===================================================================== bodies
+
+
+class _TileSizes:
+    """Checks, before translating it, that each expression's tile has power-of-two sizes."""
+
+    def expr(self, e: t.Expr, want: str | None = None) -> ir.Atom:
+        """Every expression, checked before translation, so the outermost bad tile is named."""
+        self.check_tile(e, self.val(e).type)
+        return super().expr(e, want)
+
+    def stmt_LetIndex(self, s: t.LetIndex) -> None:
+        self.check_tile(s, self.val(s).type)
+        super().stmt_LetIndex(s)
+
+    def check_tile(self, node, ty) -> None:
+        """E2127 unless every dimension of the checker type ty is a power of two (Triton's
+        tiles are); literals, scalars and tuples of such pass."""
+        if isinstance(ty, TupleT):
+            for item in ty.items:
+                self.check_tile(node, item)
+            return
+        if not isinstance(ty, TensorT):
+            return
+        shape = tuple(self.dim(d) for d in ty.dims)
+        if all(d > 0 and d & (d - 1) == 0 for d in shape):
+            return
+        if isinstance(node, t.Call) and node.callee == "iota":
+            what = f"iota({shape[0]})"
+        else:
+            what = "a tile of shape [" + ", ".join(map(str, shape)) + "]"
+        message = f"tile sizes must be powers of two: {what}"
+        span = node.span
+        raise ElaborationError(message, span, "E2127", [Diagnostic(
+            "E2127", message, span, "not a power of two",
+            help="choose kernel generics that make every tile size a power of two, and "
+                 "mask what lies past the data")])
+
+
+class _FnOnTiles(_TileSizes, _Body):
+    """A fn called from a kernel: translated as any fn, its tiles checked."""
+
+
+class _KernelBody(_TileSizes, _Body):
+    """The body translator of `elaborate`, plus memory, program ids and tile-size rules."""
+
+    def __init__(self, elab, inst, builder) -> None:
+        super().__init__(elab, inst, builder)
+        self.memory: dict[str, ir.Var] = {}  # tensor parameters and results, by name
+
+    def kernel_func(self, name: str, source: str) -> ir.Func:
+        k: t.Kernel = self.inst.item
+        sig = self.inst.signature
+        params = tuple(self.parameter(p.name, ty) for p, ty in zip(k.params, sig.params))
+        outputs = tuple(self.memory_var(p.name, ty) for p, ty in zip(k.results, sig.results))
+        self.stmts(k.body)
+        body = ir.Block(tuple(self.b.blocks[0]), TRUE)
+        return ir.Func(name, "kernel", params, body, source, outputs=outputs,
+                       launch=self.launch(k))
+
+    def parameter(self, name: str, ty) -> ir.Var:
+        """A tensor parameter is memory (read by `load` only); a scalar is a value."""
+        if isinstance(ty, TensorT) and ty.rank:
+            return self.memory_var(name, ty)
+        var = self.b.fresh(name, self.ir_type(ty))
+        self.env.define(name, var)
+        return var
+
+    def memory_var(self, name: str, ty) -> ir.Var:
+        var = self.b.fresh(name, self.ir_type(ty))
+        self.memory[name] = var
+        return var
+
+    def launch(self, k: t.Kernel) -> ir.Launch:
+        """The grid evaluated; hints as written; each result's start by its kind of write."""
+        grid = tuple(self.const_int(g) for g in k.grid)
+        warps = self.const_int(k.warps) if k.warps is not None else None
+        stages = self.const_int(k.stages) if k.stages is not None else None
+        writes = _writes(k.body)
+        inits = tuple(INITS[writes.get(r.name, "store")] for r in k.results)
+        return ir.Launch(grid, warps, stages, inits)
+
+    # ------------------------------------------------------ kernel prims
+
+    def prelude_program_id(self, e: t.Call, ty: ir.TType) -> ir.Atom:
+        axis = self.const_int(self.args(e)[0])
+        return self.prim("program_id", (), ir.TType((), "i32"), (("axis", axis),))
+
+    def prelude_load(self, e: t.Call, ty: ir.TType) -> ir.Atom:
+        """`load(x[...], mask, other)`; without `other` the printers read 0 under the mask."""
+        args = self.args(e)
+        mem, offsets = self.access(args[0])
+        operands = [mem, offsets]
+        if len(args) > 1:
+            operands.append(self.fit(self.expr(args[1]), offsets))
+        if len(args) > 2:
+            operands.append(self.expr(args[2], mem.type.dtype))
+        out = ir.TType(_shape(offsets), mem.type.dtype)
+        return self.b.emit(ir.Prim("load", tuple(operands), out), "load")
+
+    def stmt_Effect(self, s: t.Effect) -> None:
+        """`store` or an atomic: an effect prim of type bool, the value (a literal typed as
+        the memory) and the mask broadcast to the offsets when they are tiles."""
+        target, value, *mask = [a.value for a in s.args]
+        mem, offsets = self.access(target)
+        operands = [mem, offsets, self.fit(self.expr(value, mem.type.dtype), offsets)]
+        if mask:
+            operands.append(self.fit(self.expr(mask[0]), offsets))
+        self.b.emit(ir.Prim(s.kind, tuple(operands), BOOL), s.kind)
+
+    def fit(self, atom: ir.Atom, offsets: ir.Atom) -> ir.Atom:
+        """A tile operand broadcast to the offsets' shape; a scalar stays a scalar."""
+        shape = _shape(offsets)
+        if not atom.type.shape or atom.type.shape == shape:
+            return atom
+        return self.prim("broadcast_to", (atom,), ir.TType(shape, atom.type.dtype))
+
+    # ----------------------------------------------------------- offsets
+
+    def access(self, e: t.Index) -> tuple[ir.Var, ir.Atom]:
+        """The memory Var of `x[i, j, ...]` and the offsets tile of the positions read."""
+        mem = self.memory[e.base.id]
+        shape = mem.type.shape
+        dtype = "i64" if math.prod(shape) > I32_MAX else "i32"
+        strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+        parts = [self.position(item, dtype) for item in e.items]
+        return mem, self.offsets(parts, strides, dtype)
+
+    def position(self, item: t.Expr, dtype: str) -> int | ir.Atom:
+        """One index: a compile-time int, or an integer atom cast to the offsets' dtype."""
+        value = self.fold(item)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        atom = self.expr(item, dtype)
+        if isinstance(atom, ir.Lit):
+            return int(atom.value)
+        if atom.type.dtype != dtype:
+            atom = self.prim("cast", (atom,), ir.TType(atom.type.shape, dtype))
+        return atom
+
+    def offsets(self, parts: list, strides: list[int], dtype: str) -> ir.Atom:
+        """sum_k index_k * stride_k, each tile index reshaped so its axes come in order."""
+        const = sum(p * s for p, s in zip(parts, strides) if isinstance(p, int))
+        tiles = [(p, s) for p, s in zip(parts, strides) if not isinstance(p, int)]
+        total = None
+        for k, (index, stride) in enumerate(tiles):
+            later = sum(q.type.rank for q, _ in tiles[k + 1:])
+            term = index
+            if index.type.rank and later:
+                shape = index.type.shape + (1,) * later
+                term = self.offs("reshape", (term,), ir.TType(shape, dtype))
+            if stride != 1:
+                term = self.offs("mul", (term, _lit(stride, dtype)), term.type)
+            total = term if total is None else self.add(total, term)
+        if total is None:
+            return _lit(const, dtype)
+        return self.add(total, _lit(const, dtype)) if const else total
+
+    def add(self, a: ir.Atom, b: ir.Atom) -> ir.Atom:
+        shape = broadcast_shapes(a.type.shape, b.type.shape)
+        return self.offs("add", (a, b), ir.TType(shape, a.type.dtype))
+
+    def offs(self, op: str, args: tuple, ty: ir.TType) -> ir.Var:
+        """A step of an offsets computation, named `offs` in dumps."""
+        return self.b.emit(ir.Prim(op, args, ty), "offs")
+
+
+# ===================================================================== helpers
+
+
+def _shape(atom: ir.Atom) -> tuple[int, ...]:
+    return atom.type.shape
+
+
+def _writes(body: tuple[t.Stmt, ...]) -> dict[str, str]:
+    """Each result's kind of write (`store`, `atomic_add`, ...), from the kernel's body."""
+    found: dict[str, str] = {}
+
+    def visit(node) -> None:
+        if isinstance(node, t.Effect):
+            target = node.args[0].value
+            found.setdefault(target.base.id, node.kind)
+        for child in _children(node):
+            visit(child)
+
+    for s in body:
+        visit(s)
+    return found

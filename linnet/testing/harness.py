@@ -1,0 +1,797 @@
+"""The differential harness: run an op's kernel and its body on the same inputs, compare.
+
+The op's body is its definition (LANGUAGE.md, section 6), so the body, compiled with
+`numerics="exact"` (no kernels at all), is the oracle; the same entry compiled with
+`numerics="equivalent"` (or `"fast"`) runs the kernel wherever its `where` holds. Both are
+the generated PyTorch module (`linnet torch`), imported from the cache directory, so what
+is compared is exactly what `linnet.torch.load_function` runs.
+
+The pieces, all usable alone:
+
+- `target_spec(path, name)`: what an op (or an entry) takes, and which generic values
+  satisfy both its `where` clause and, for an op, its kernel's `where` clause, read from the
+  checked program. For an op it also writes a small generic entry that calls the op, so any
+  op can be run at any sizes, whatever entries the file declares.
+- `make_inputs(spec, values, seed=...)`: random inputs of the right shapes and dtypes.
+- `compare_kernel_and_body(path, op_or_entry, inputs)`: the forward and gradient comparison,
+  with a verdict against per-dtype, per-numerics tolerances (`tolerance_for`).
+
+The kernel runs when Triton imports and the inputs are CUDA tensors, or when
+`TRITON_INTERPRET=1` was set before Triton was first imported (the CPU interpreter);
+otherwise the generated module runs the body in both cases and the comparison is trivial.
+`Comparison.kernel_ran` says which happened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import random
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..check.dims import Dim, Facts
+from ..check.instance import Analysis, analyze_program
+from ..check.items import item_frame
+from ..check.signatures import Binding, match_dims
+from ..check.types import DTYPE_KINDS, FLOAT, TensorT, Type
+from ..diagnostics import CompileError, DiagnosticBag, SourceFile, render
+from ..program import load_program
+from ..syntax import tree as t
+from ..syntax.printer import print_item
+from ..torch.loader import LinnetError
+
+__all__ = [
+    "Tolerance", "tolerance_for", "OutputError", "Comparison", "TargetSpec", "target_spec",
+    "kernel_ops", "make_inputs", "INPUT_STYLES", "compare_kernel_and_body", "compare_outputs",
+    "default_device", "kernel_runtime", "compiled", "draw_values", "shrink", "LinnetError",
+    "ProgramError",
+]
+
+# ------------------------------------------------------------------------------------------
+# Tolerances.
+
+_BASE = {  # (rtol, atol) by dtype for `equivalent`
+    "f64": (1e-10, 1e-10),
+    "f32": (1e-5, 1e-5),
+    "f16": (1e-2, 1e-2),
+    "bf16": (2e-2, 2e-2),
+}
+_FAST = 1e-2  # `fast`: tile products may use TF32 (10-bit mantissa)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """`|kernel - body| <= atol * scale + rtol * |body|` elementwise, where `scale` is the
+    largest magnitude in the body's output (1 when that is 0), so `atol` is relative to the
+    output as a whole and means the same for outputs of any size. `exact`: bit-equal."""
+    rtol: float
+    atol: float
+    exact: bool = False
+
+    def __str__(self) -> str:
+        return "exact" if self.exact else f"rtol {self.rtol:.1e}, atol {self.atol:.1e}"
+
+
+def tolerance_for(dtype: str, numerics: str = "equivalent",
+                  reduction_length: int = 1) -> Tolerance:
+    """The tolerance for an output of `dtype` under `numerics`.
+
+    Integers and bools must agree exactly. Floats: `f32` under `equivalent` 1e-5 relative
+    and absolute, `fast` (TF32 tile products) 1e-2, `f16` 1e-2 and `bf16` 2e-2 whatever the
+    numerics, `f64` 1e-10; each multiplied by `max(1, sqrt(n) / 4)` for reductions over `n`
+    elements (summation order differs between a kernel and a body: tiles, trees, loops).
+    """
+    if dtype not in _BASE:
+        return Tolerance(0.0, 0.0, exact=True)
+    rtol, atol = _BASE[dtype]
+    if numerics == "fast" and dtype in ("f32", "f64"):
+        rtol, atol = max(rtol, _FAST), max(atol, _FAST)
+    factor = max(1.0, math.sqrt(max(1, reduction_length)) / 4.0)
+    return Tolerance(rtol * factor, atol * factor)
+
+
+# ------------------------------------------------------------------------------------------
+# What an op or entry takes, and which sizes are allowed.
+
+_VERIFY_ENTRY = "verify_entry_"
+
+
+@dataclass
+class TargetSpec:
+    """An op (with the entry that calls it) or an entry, ready to be compiled at any sizes.
+
+    `where` holds the op's (or entry's) own clauses, `kernel_where` the kernel's clauses
+    written in the op's generics (through the binding `kernel name<...>`), both as
+    `(left, op, right)` comparisons of `Dim`s. `source` is the text to compile: the file's
+    text, plus for an op a generic entry named `entry` that calls it.
+    """
+    path: str
+    text: str = field(repr=False)
+    name: str
+    kind: str  # "op" or "entry"
+    entry: str
+    source: str = field(repr=False)
+    generics: tuple[t.Generic, ...]
+    params: list[tuple[str, Type]]
+    result: Type | None
+    where: list[tuple[Dim, str, Dim]]
+    kernel: str | None = None
+    kernel_where: list[tuple[Dim, str, Dim]] = field(default_factory=list)
+    kernel_args: dict[str, Dim] = field(default_factory=dict)
+    _facts: Facts | None = field(default=None, repr=False, compare=False)
+    _op_facts: Facts | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dim_generics(self) -> list[str]:
+        return [g.name for g in self.generics if g.kind == "Dim"]
+
+    @property
+    def dtype_generics(self) -> list[t.Generic]:
+        return [g for g in self.generics if g.kind in DTYPE_KINDS]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.name}" + (f" (kernel {self.kernel})" if self.kernel else "")
+
+    def _facts_for(self, clauses) -> Facts:
+        facts = Facts(self.dim_generics)
+        for left, op, right in clauses:
+            facts = facts.assume(left, op, right)
+        return facts
+
+    def allows(self, values: Mapping[str, Any]) -> bool:
+        """Do the op's (or entry's) own `where` clauses hold at `values`?"""
+        if self._op_facts is None:
+            self._op_facts = self._facts_for(self.where)
+        return self._consistent(self._op_facts, values)
+
+    def satisfies(self, values: Mapping[str, Any]) -> bool:
+        """Do both the op's and its kernel's `where` clauses hold (so the kernel applies)?"""
+        if self._facts is None:
+            self._facts = self._facts_for(self.where + self.kernel_where)
+        return self._consistent(self._facts, values)
+
+    def _consistent(self, facts: Facts, values: Mapping[str, Any]) -> bool:
+        env = {n: values[n] for n in self.dim_generics}
+        try:
+            return facts.is_consistent_with(env) and all(
+                n >= 0 for shape, _ in self.shapes(values) for n in shape)
+        except (KeyError, ZeroDivisionError):
+            return False
+
+    def shapes(self, values: Mapping[str, Any]) -> list[tuple[tuple[int, ...], str]]:
+        """Each parameter's concrete shape and dtype at `values`."""
+        out = []
+        for _, ty in self.params:
+            if not isinstance(ty, TensorT) or ty.has_pack:
+                raise LinnetError(f"{self.label}: parameters of type {ty} are not supported")
+            shape = tuple(d.evaluate(values) for d in ty.dims)  # type: ignore[union-attr]
+            out.append((shape, str(values.get(ty.dtype, ty.dtype))))
+        return out
+
+    def tile_sizes(self) -> list[int]:
+        """The constant kernel generics and the constants of the `where` clauses: the sizes
+        around which ragged edges are worth trying."""
+        sizes = {d.as_int() for d in self.kernel_args.values()}
+        for left, _, right in self.where + self.kernel_where:
+            sizes |= {left.as_int(), right.as_int()}
+        return sorted(s for s in sizes if s is not None and s > 1)
+
+    def candidates(self, name: str, max_dim: int) -> list[int]:
+        """Interesting values for one `Dim` generic, up to `max_dim`: 1 and other small
+        sizes, and each tile size and constant bound minus one, itself, plus one."""
+        picks = {1, 2, 3, 5, 7, 8, 13}
+        for s in self.tile_sizes():
+            picks |= {s - 1, s, s + 1, 2 * s + 1}
+        picks.add(max_dim)
+        return sorted(v for v in picks if 1 <= v <= max_dim)
+
+    def describe(self, values: Mapping[str, Any]) -> str:
+        """`R=3 C=5` (generics in declaration order)."""
+        return " ".join(f"{g.name}={values[g.name]}" for g in self.generics if g.name in values)
+
+    def describe_inputs(self, values: Mapping[str, Any]) -> str:
+        parts = []
+        for (name, _), (shape, dtype) in zip(self.params, self.shapes(values)):
+            parts.append(f"{name}: {dtype}[{', '.join(map(str, shape))}]" if shape
+                         else f"{name}: {dtype}")
+        return ", ".join(parts)
+
+
+_SPECS: dict[tuple, TargetSpec] = {}
+_LOCK = threading.Lock()
+
+
+def _read(path: str, text: str | None) -> str:
+    return Path(path).read_text(encoding="utf-8") if text is None else text
+
+
+def _analysis(path: str, text: str) -> Analysis:
+    program = load_program(path, text)
+    if program.diagnostics:
+        raise _program_error(program.diagnostics, program.sources)
+    analysis = analyze_program(program)
+    if analysis.diagnostics:
+        raise _program_error(analysis.diagnostics, program.sources)
+    return analysis
+
+
+class ProgramError(LinnetError):
+    """The program has errors; `diagnostics` and `sources` render them."""
+
+    def __init__(self, message: str, diagnostics, sources) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+        self.sources = sources
+
+
+def _program_error(diagnostics, sources) -> ProgramError:
+    text = "\n\n".join(render(d, sources) for d in diagnostics)
+    return ProgramError(text, diagnostics, sources)
+
+
+def kernel_ops(path: str, text: str | None = None) -> list[str]:
+    """The names of the ops with a kernel declared in the file's own module, in order."""
+    analysis = _analysis(path, _read(path, text))
+    return [i.name for i in analysis.program.root_module.items
+            if isinstance(i, t.Op) and i.kernel is not None]
+
+
+def entries(path: str, text: str | None = None) -> list[str]:
+    analysis = _analysis(path, _read(path, text))
+    return [i.name for i in analysis.program.root_module.items
+            if isinstance(i, t.Function) and i.kind == "entry"]
+
+
+def target_spec(path: str | os.PathLike, name: str, text: str | None = None) -> TargetSpec:
+    """The spec of the op or entry `name` of the program at `path` (its text, if given).
+
+    Raises `LinnetError` (a `ProgramError` with the rendered diagnostics) when the program
+    does not check, and `KeyError` when it has no op or entry of that name.
+    """
+    path = str(path)
+    text = _read(path, text)
+    key = (path, hashlib.sha256(text.encode()).hexdigest(), name)
+    with _LOCK:
+        if key not in _SPECS:
+            _SPECS[key] = _build_spec(path, text, name)
+        return _SPECS[key]
+
+
+def _build_spec(path: str, text: str, name: str) -> TargetSpec:
+    analysis = _analysis(path, text)
+    root = analysis.root
+    item = root.globals.items.get(name)
+    if isinstance(item, t.Function) and item.kind == "entry" \
+            and item in analysis.program.root_module.items:
+        sig = root.signatures[name]
+        where = [(l, op, r) for l, op, r, _ in sig.where]
+        return TargetSpec(path, text, name, "entry", name, text, item.generics,
+                          [(p.name, ty) for p, ty in zip(item.params, sig.params)], sig.result,
+                          where)
+    if not isinstance(item, t.Op):
+        raise KeyError(name)
+    module = analysis.module_of(item)
+    sig = module.signatures[name]
+    where = [(l, op, r) for l, op, r, _ in sig.where]
+    entry_name = _fresh_name(_VERIFY_ENTRY + name, root.globals.items)
+    wrapper = print_item(_wrapper_entry(item, entry_name))
+    source = (text.rstrip("\n") + "\n\n// Added by linnet.testing: a generic entry calling the "
+              "op.\n" + wrapper + "\n")
+    spec = TargetSpec(path, text, name, "op", entry_name, source, item.generics,
+                      [(p.name, ty) for p, ty in zip(item.params, sig.params)], sig.result,
+                      where)
+    if item.kernel is not None:
+        spec.kernel = item.kernel.name
+        spec.kernel_args, spec.kernel_where = _kernel_binding(item, module)
+    return spec
+
+
+def _fresh_name(base: str, taken) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
+def _wrapper_entry(op: t.Op, name: str) -> t.Function:
+    """`entry NAME<op's generics>(op's params) -> op's result where op's where
+    { return op<generics>(params) }`, destructuring a tuple result."""
+    generics = tuple(t.Name(g.name) for g in op.generics)
+    call = t.Call(op.name, generics or None, tuple(t.Arg(t.Name(p.name)) for p in op.params))
+    if isinstance(op.result, t.TupleType):
+        names = tuple(_fresh_name(f"verify_result_{k}", {p.name for p in op.params})
+                      for k in range(len(op.result.items)))
+        body: tuple[t.Stmt, ...] = (
+            t.LetTuple(names, call), t.Return(t.TupleExpr(tuple(t.Name(n) for n in names))))
+    else:
+        body = (t.Return(call),)
+    generics_decl = tuple(t.Generic(g.name, g.kind, g.pack, g.default) for g in op.generics)
+    return t.Function("entry", name, generics_decl, op.params, op.result, op.where, body)
+
+
+def _kernel_binding(op: t.Op, module) -> tuple[dict[str, Dim], list[tuple[Dim, str, Dim]]]:
+    """The kernel's generics in terms of the op's, and its `where` clauses rewritten so."""
+    kernel = module.globals.items[op.kernel.name]
+    ksig = module.signatures[kernel.name]
+    _, checker = item_frame(op, module.globals, DiagnosticBag(), module.signatures)
+    b = Binding()
+    for g, a in zip(kernel.generics, op.kernel.args or ()):
+        checker.bind_generic_arg(g, a, b)
+    where = [(l.substitute(b.dims), op_, r.substitute(b.dims)) for l, op_, r, _ in ksig.where]
+    return dict(b.dims), where
+
+
+# ------------------------------------------------------------------------------------------
+# Inputs.
+
+def _normal(g, shape):
+    import torch
+    return torch.randn(shape, generator=g, dtype=torch.float64)
+
+
+def _uniform(g, shape):
+    import torch
+    return torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
+
+
+def _large(g, shape):
+    return _normal(g, shape) * 100
+
+
+def _unit(g, shape):
+    """Magnitudes in [0.5, 1.5], random signs: products of many stay in range."""
+    import torch
+    magnitude = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
+    sign = torch.where(torch.rand(shape, generator=g) < 0.5, -1.0, 1.0).to(torch.float64)
+    return magnitude * sign
+
+
+def _positive(g, shape):
+    import torch
+    return torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
+
+
+INPUT_STYLES: dict[str, Callable] = {
+    "normal": _normal,      # standard normal
+    "uniform": _uniform,    # uniform in [-1, 1]
+    "large": _large,        # normal times 100 (softmax must subtract its maximum)
+    "unit": _unit,          # magnitudes in [0.5, 1.5], random signs
+    "positive": _positive,  # uniform in [0.5, 1.5]
+}
+
+_TORCH_DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
+                 "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
+                 "u64": "uint64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
+                 "f64": "float64"}
+
+
+def torch_dtype(name: str):
+    import torch
+    return getattr(torch, _TORCH_DTYPES[name])
+
+
+def default_device() -> str:
+    """`"cuda"` when a CUDA device is available, else `"cpu"`."""
+    import torch
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+Override = Any  # a value, or a callable (shape, dtype name, torch.Generator) -> value
+
+
+def make_inputs(spec: TargetSpec, values: Mapping[str, Any], *, seed: int = 0,
+                style: str = "normal", overrides: Mapping[str, Override] | None = None,
+                device: str | None = None) -> list:
+    """Random inputs for `spec` at `values`, reproducible from `seed`.
+
+    Float tensors follow `style` (a key of `INPUT_STYLES`); float scalars (such as an
+    `eps` or a `scale`) are Python floats uniform in [0.05, 1]; integers are uniform in
+    [-50, 50] ([0, 100] unsigned); bools are fair coins. `overrides` maps a parameter name
+    to a fixed value or to a callable `(shape, dtype, generator) -> value`.
+    """
+    import torch
+    overrides = overrides or {}
+    device = device or default_device()
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for (name, _), (shape, dtype) in zip(spec.params, spec.shapes(values)):
+        if name in overrides:
+            v = overrides[name]
+            v = v(shape, dtype, g) if callable(v) else v
+        elif dtype in FLOAT and not shape:
+            v = float(0.05 + 0.95 * torch.rand((), generator=g, dtype=torch.float64))
+        elif dtype in FLOAT:
+            v = INPUT_STYLES[style](g, shape)
+        elif dtype == "bool":
+            v = torch.rand(shape, generator=g) < 0.5
+        else:
+            lo, hi = (0, 101) if dtype.startswith("u") else (-50, 51)
+            v = torch.randint(lo, hi, shape, generator=g, dtype=torch.int64)
+        if isinstance(v, torch.Tensor):
+            v = v.to(torch_dtype(dtype)).to(device)
+        out.append(v)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Compiling and running.
+
+_MODULES: dict[tuple, tuple[Callable, str]] = {}
+
+
+def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str
+              ) -> tuple[Callable[..., tuple], str]:
+    """`main` of the generated PyTorch module of `spec`'s entry at `values` (a dict of
+    generic values) under `numerics`, and the module's text; cached per process."""
+    from ..pipeline import compile_source
+    from ..torch.runtime import import_generated
+    bind = {k: v for k, v in values.items()}
+    key = (spec.path, hashlib.sha256(spec.source.encode()).hexdigest(), spec.entry,
+           tuple(sorted((k, str(v)) for k, v in bind.items())), numerics)
+    if key not in _MODULES:
+        try:
+            compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, bind=bind,
+                                      numerics=numerics)
+        except CompileError as err:
+            sources = {spec.path: SourceFile.of(spec.path, spec.source)}
+            for d in err.diagnostics:
+                if d.span.file not in sources and Path(d.span.file).is_file():
+                    sources[d.span.file] = SourceFile.of(d.span.file,
+                                                         Path(d.span.file).read_text())
+            raise _program_error(err.diagnostics, sources) from None
+        module = import_generated(compiled.text, f"{spec.name}_{numerics}")
+        _MODULES[key] = (module.main, compiled.text)
+    return _MODULES[key]
+
+
+def kernel_runtime(device: str) -> tuple[bool, str]:
+    """Would a generated module launch its kernels for inputs on `device`, and how?
+
+    True when Triton imports and the device is CUDA (`"the GPU"`), or `TRITON_INTERPRET=1`
+    is set (`"the Triton interpreter"`); else False (`"the body: ..."`).
+    """
+    try:
+        import triton  # noqa: F401
+    except Exception:  # noqa: BLE001 - any import failure means: no Triton
+        return False, "the body (Triton does not import)"
+    if str(device).startswith("cuda"):
+        return True, "Triton on the GPU"
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return True, "the Triton interpreter (CPU)"
+    return False, "the body (CPU tensors without TRITON_INTERPRET=1)"
+
+
+def _binding_from_inputs(spec: TargetSpec, inputs: Sequence[Any]) -> dict[str, Any]:
+    if len(inputs) != len(spec.params):
+        raise TypeError(f"{spec.label} takes {len(spec.params)} inputs, got {len(inputs)}")
+    names = {g.name for g in spec.generics}
+    b = Binding()
+    for (_, ty), value in zip(spec.params, inputs):
+        if not isinstance(ty, TensorT):
+            continue
+        shape = getattr(value, "shape", None)
+        if ty.dtype in names and hasattr(value, "dtype"):
+            b.dtypes.setdefault(ty.dtype, _dtype_name(value))
+        if shape is not None and ty.rank:
+            match_dims(ty.dims, tuple(Dim.const(n) for n in shape), names, b)
+    values: dict[str, Any] = {k: d.as_int() for k, d in b.dims.items()}
+    values.update(b.dtypes)
+    return values
+
+
+# ------------------------------------------------------------------------------------------
+# Comparing.
+
+@dataclass
+class OutputError:
+    """How far one kernel output (or one input's gradient) is from the body's."""
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    max_abs: float
+    max_rel: float
+    ratio: float  # the worst |kernel - body| / allowed; <= 1 passes
+    tolerance: Tolerance
+    problem: str | None = None  # a mismatch of shape, or of NaN / infinity positions
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.ratio <= 1.0
+
+    def __str__(self) -> str:
+        if self.problem:
+            return f"{self.name}: {self.problem}"
+        return (f"{self.name}: max abs {self.max_abs:.2e}, max rel {self.max_rel:.2e} "
+                f"({self.ratio:.2f} of {self.tolerance})")
+
+
+@dataclass
+class Comparison:
+    """The result of `compare_kernel_and_body`."""
+    label: str
+    values: dict[str, Any]
+    numerics: str
+    device: str
+    outputs: list[OutputError]
+    grads: list[OutputError]
+    kernel_chosen: bool  # the compiled module holds a Triton kernel
+    kernel_ran: bool  # ... and it was launched (CUDA tensors, or the interpreter)
+    runtime: str
+    problem: str | None = None  # the kernel raised, or carried no gradient
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and all(e.ok for e in self.outputs + self.grads)
+
+    @property
+    def worst(self) -> OutputError | None:
+        errors = [e for e in self.outputs if not e.ok] or self.outputs
+        return max(errors, key=lambda e: (not e.ok, e.ratio), default=None)
+
+    @property
+    def worst_grad(self) -> OutputError | None:
+        errors = [e for e in self.grads if not e.ok] or self.grads
+        return max(errors, key=lambda e: (not e.ok, e.ratio), default=None)
+
+    def failures(self) -> list[str]:
+        found = [self.problem] if self.problem else []
+        return found + [str(e) for e in self.outputs + self.grads if not e.ok]
+
+    def __str__(self) -> str:
+        shown = " ".join(f"{k}={v}" for k, v in self.values.items())
+        verdict = "agree" if self.ok else "DISAGREE: " + "; ".join(self.failures())
+        lines = [f"{self.label} at {shown} ({self.numerics}, {self.runtime}): {verdict}"]
+        lines += [f"  forward  {e}" for e in self.outputs]
+        lines += [f"  gradient {e}" for e in self.grads]
+        return "\n".join(lines)
+
+
+def compare_outputs(name: str, body, kernel, tolerance: Tolerance) -> OutputError:
+    """Compare one kernel tensor against the body's (NaNs and infinities must coincide)."""
+    import torch
+    dtype = str(body.dtype).replace("torch.", "")
+    lname = {v: k for k, v in _TORCH_DTYPES.items()}.get(dtype, dtype)
+    shape = tuple(body.shape)
+    if tuple(kernel.shape) != shape:
+        return OutputError(name, lname, shape, math.inf, math.inf, math.inf, tolerance,
+                           f"shape {list(kernel.shape)}, the body's {list(shape)}")
+    if kernel.dtype != body.dtype:
+        return OutputError(name, lname, shape, math.inf, math.inf, math.inf, tolerance,
+                           f"dtype {kernel.dtype}, the body's {body.dtype}")
+    if body.numel() == 0:
+        return OutputError(name, lname, shape, 0.0, 0.0, 0.0, tolerance)
+    if tolerance.exact or not body.dtype.is_floating_point:
+        b, k = body.detach().cpu(), kernel.detach().cpu()
+        if body.dtype == torch.bool:
+            b, k = b.to(torch.int64), k.to(torch.int64)
+        differ = b != k
+        count = int(differ.sum())
+        if b.dtype == torch.uint64:  # no subtraction on uint64 in torch: count only
+            return OutputError(name, lname, shape, float(count > 0), float(count > 0),
+                               math.inf if count else 0.0, tolerance,
+                               f"{count} elements differ" if count else None)
+        diff = (b.to(torch.float64) - k.to(torch.float64)).abs()
+        worst = float(diff.max())
+        return OutputError(name, lname, shape, worst, worst, math.inf if count else 0.0,
+                           tolerance, f"{count} of {b.numel()} elements differ" if count else None)
+    b = body.detach().to("cpu", torch.float64)
+    k = kernel.detach().to("cpu", torch.float64)
+    b_nan, k_nan = torch.isnan(b), torch.isnan(k)
+    b_inf, k_inf = torch.isinf(b), torch.isinf(k)
+    special = b_nan | k_nan | b_inf | k_inf
+    agree_special = (b_nan & k_nan) | (b_inf & k_inf & (b == k))
+    if bool((special & ~agree_special).any()):
+        count = int((special & ~agree_special).sum())
+        where = tuple(int(i) for i in (special & ~agree_special).nonzero()[0])
+        return OutputError(name, lname, shape, math.inf, math.inf, math.inf, tolerance,
+                           f"NaN or infinity at {count} position(s) that differ, first at "
+                           f"{list(where)} (body {b[where].item()}, kernel {k[where].item()})")
+    finite = ~special
+    b, k = torch.where(finite, b, 0.0), torch.where(finite, k, 0.0)
+    diff = (k - b).abs()
+    scale = float(b.abs().max()) or 1.0
+    allowed = tolerance.atol * scale + tolerance.rtol * b.abs()
+    ratio = diff / allowed
+    rel = diff / b.abs().clamp_min(1e-30)
+    return OutputError(name, lname, shape, float(diff.max()), float(rel.max()),
+                       float(ratio.max()), tolerance)
+
+
+def _reduction_length(spec: TargetSpec, values: Mapping[str, Any]) -> int:
+    return max([n for shape, _ in spec.shapes(values) for n in shape] or [1])
+
+
+def _run(main, spec: TargetSpec, inputs: Sequence[Any], grad: bool):
+    import torch
+    args, wrt, names = [], [], []
+    for (name, ty), x in zip(spec.params, inputs):
+        if isinstance(x, torch.Tensor):
+            x = x.detach().clone()
+            if grad and x.dtype.is_floating_point and x.dim() > 0:
+                x.requires_grad_(True)
+                wrt.append(x)
+                names.append(name)
+        args.append(x)
+    with torch.enable_grad():
+        outputs = main(*args)
+    return outputs, wrt, names
+
+
+def _result_names(spec: TargetSpec, count: int) -> list[str]:
+    if count == 1:
+        return ["result"]
+    return [f"result {k}" for k in range(count)]
+
+
+def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: Sequence[Any],
+                            *, numerics: str = "equivalent", device: str | None = None,
+                            grad: bool = True, text: str | None = None,
+                            values: Mapping[str, Any] | None = None,
+                            reduction_length: int | None = None, seed: int = 0,
+                            tolerance: Mapping[str, Tolerance] | Tolerance | None = None
+                            ) -> Comparison:
+    """Run `op_or_entry` of the program at `path` with `numerics="exact"` (the op's body) and
+    with `numerics` (its kernel where the kernel's `where` holds) on the same `inputs`, and
+    compare every output and, when `grad`, the gradient of every floating tensor input
+    (autograd through both, with the same random cotangents, seeded by `seed`).
+
+    `op_or_entry` names an op (it is called through a generic entry added for the purpose)
+    or an entry. Generics are bound from the inputs' shapes and dtypes; give `values` for
+    any that no input determines. Inputs are moved to `device` (default: CUDA when
+    available, else the CPU). `reduction_length` scales the tolerance (default: the largest
+    dimension of any input); `tolerance` replaces it, one for all outputs or one per dtype.
+
+    Returns a `Comparison`: `.ok`, the worst errors per output and gradient, and whether the
+    kernel was chosen and launched (`.kernel_ran`). A program with errors raises
+    `LinnetError` with the diagnostics.
+    """
+    import torch
+    spec = target_spec(path, op_or_entry, text)
+    device = device or default_device()
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+    bound = _binding_from_inputs(spec, inputs)
+    bound.update(values or {})
+    bound = {g.name: bound[g.name] for g in spec.generics if g.name in bound}
+    n = reduction_length or _reduction_length(spec, bound)
+    ran, runtime = kernel_runtime(device)
+
+    def tol(dtype: str) -> Tolerance:
+        if isinstance(tolerance, Tolerance):
+            return tolerance
+        if isinstance(tolerance, Mapping) and dtype in tolerance:
+            return tolerance[dtype]
+        return tolerance_for(dtype, numerics, n)
+
+    body_main, _ = compiled(spec, bound, "exact")
+    kernel_main, kernel_text = compiled(spec, bound, numerics)
+    chosen = "@triton.jit" in kernel_text
+    result = Comparison(spec.label, dict(bound), numerics, str(device), [], [], chosen,
+                        chosen and ran, runtime if chosen else "the body (no kernel chosen)")
+    body_out, body_wrt, wrt_names = _run(body_main, spec, inputs, grad)
+    try:
+        kernel_out, kernel_wrt, _ = _run(kernel_main, spec, inputs, grad)
+    except Exception as err:  # noqa: BLE001 - a crashing kernel is a finding, not a harness bug
+        result.problem = f"the kernel raised {type(err).__name__}: {_first_line(err)}"
+        return result
+    names = _result_names(spec, len(body_out))
+    for name, b, k in zip(names, body_out, kernel_out):
+        result.outputs.append(compare_outputs(name, b, k, tol(_dtype_name(b))))
+    if not grad or not body_wrt:
+        return result
+    g = torch.Generator().manual_seed(seed + 1)
+    pairs = [(b, k) for b, k in zip(body_out, kernel_out)
+             if b.dtype.is_floating_point and b.requires_grad]
+    if not pairs:
+        return result
+    if not all(k.requires_grad for _, k in pairs):
+        result.problem = "the kernel's outputs carry no gradient (autograd cannot reach it)"
+        return result
+    cotangents = [torch.randn(b.shape, generator=g, dtype=torch.float64).to(b.dtype).to(b.device)
+                  for b, _ in pairs]
+    body_grads = torch.autograd.grad([b for b, _ in pairs], body_wrt, cotangents,
+                                     allow_unused=True)
+    try:
+        kernel_grads = torch.autograd.grad([k for _, k in pairs], kernel_wrt, cotangents,
+                                           allow_unused=True)
+    except Exception as err:  # noqa: BLE001
+        result.problem = f"the kernel's backward raised {type(err).__name__}: {_first_line(err)}"
+        return result
+    for name, x, gb, gk in zip(wrt_names, body_wrt, body_grads, kernel_grads):
+        gb = torch.zeros_like(x) if gb is None else gb
+        gk = torch.zeros_like(x) if gk is None else gk
+        result.grads.append(compare_outputs(f"d{name}", gb, gk, tol(_dtype_name(gb))))
+    return result
+
+
+def _dtype_name(x) -> str:
+    name = str(x.dtype).replace("torch.", "")
+    return {v: k for k, v in _TORCH_DTYPES.items()}.get(name, name)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+# ------------------------------------------------------------------------------------------
+# Drawing sizes without hypothesis (for `linnet verify`), and shrinking.
+
+def draw_values(spec: TargetSpec, rng: random.Random, *, max_dim: int = 130,
+                dtypes: Mapping[str, Sequence[str]] | None = None,
+                ranges: Mapping[str, tuple[int, int]] | None = None,
+                kernel: bool = True, tries: int = 2000) -> dict[str, Any] | None:
+    """Random generic values satisfying the `where` clauses (the kernel's too, when
+    `kernel`), half of the dims picked among `spec.candidates`; None if none found."""
+    ranges = ranges or {}
+    check = spec.satisfies if kernel else spec.allows
+    for _ in range(tries):
+        values: dict[str, Any] = {}
+        for g in spec.generics:
+            if g.kind == "Dim":
+                lo, hi = ranges.get(g.name, (1, max_dim))
+                picks = [c for c in spec.candidates(g.name, hi) if c >= lo]
+                values[g.name] = (rng.choice(picks) if picks and rng.random() < 0.5
+                                  else rng.randint(lo, hi))
+            elif g.kind in DTYPE_KINDS:
+                values[g.name] = rng.choice(list(dtype_choices(g, dtypes)))
+        if check(values):
+            return values
+    return None
+
+
+def dtype_choices(g: t.Generic, dtypes: Mapping[str, Sequence[str]] | None = None
+                  ) -> Sequence[str]:
+    """The dtypes to try for a dtype generic: `dtypes[name]`, or a few of its kind."""
+    if dtypes and g.name in dtypes:
+        return dtypes[g.name]
+    return {"Float": ("f32", "f16", "bf16"), "Integer": ("i32", "i64"),
+            "Numeric": ("f32", "i32"), "DType": ("f32", "i32", "bool")}[g.kind]
+
+
+def shrink(spec: TargetSpec, values: Mapping[str, Any], fails: Callable[[dict], bool], *,
+           budget: int = 60, kernel: bool = True) -> dict[str, Any]:
+    """The smallest values found from `values` (which fail) that still fail.
+
+    One dim at a time, keeping the others: try 1, then bisect between the largest size known
+    to pass and the smallest known to fail, skipping sizes that break the `where` clauses
+    (the kernel's too, when `kernel`); repeat over the dims until nothing shrinks. `fails`
+    is called at most `budget` times.
+    """
+    check = spec.satisfies if kernel else spec.allows
+    current = dict(values)
+    calls = 0
+
+    def still_fails(trial: dict[str, Any]) -> bool:
+        nonlocal calls
+        calls += 1
+        return fails(trial)
+
+    def allowed(name: str, lo: int, hi: int, mid: int) -> int | None:
+        """A size in (lo, hi) satisfying the clauses, nearest to mid (below it first)."""
+        for c in list(range(mid, lo, -1)) + list(range(mid + 1, hi)):
+            if check({**current, name: c}):
+                return c
+        return None
+
+    changed = True
+    while changed and calls < budget:
+        changed = False
+        for name in spec.dim_generics:
+            lo, hi = 0, current[name]  # sizes <= lo pass (as far as tried); hi fails
+            while hi - lo > 1 and calls < budget:
+                mid = allowed(name, lo, hi, 1 if lo == 0 else (lo + hi) // 2)
+                if mid is None:
+                    break
+                if still_fails({**current, name: mid}):
+                    hi = mid
+                else:
+                    lo = mid
+            if hi < current[name]:
+                current[name] = hi
+                changed = True
+    return current

@@ -1,0 +1,259 @@
+"""`linnet verify`: check kernels against their op bodies on random sizes and inputs.
+
+For each op of the file that binds a kernel (or the one named), sizes are drawn that
+satisfy both the op's `where` clause and its kernel's (so the kernel, not the body, runs):
+first every `Dim` at 1, then sizes around the tile sizes (ragged edges) and random sizes.
+For each, random inputs go through the op compiled with `--numerics exact` (the body, the
+op's definition) and with `--numerics equivalent` (the kernel), forward and, for floating
+inputs, backward (`linnet.testing.compare_kernel_and_body`). On the first disagreement the
+sizes are shrunk, one dim at a time, to the smallest that still disagrees.
+
+`--entry E` checks one entry instead, drawing the entry's generics from its own `where`.
+
+Kernels run on CUDA when a device is present, else in the Triton interpreter: the command
+sets `TRITON_INTERPRET=1` before Triton is imported.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .testing.harness import (Comparison, OutputError, ProgramError, TargetSpec, _first_line,
+                              compare_kernel_and_body, draw_values, dtype_choices, kernel_ops,
+                              kernel_runtime, make_inputs, shrink, target_spec)
+
+DEFAULT_STYLES = ("normal", "uniform")
+
+
+@dataclass
+class Trial:
+    values: dict[str, Any]
+    style: str
+    seed: int
+    comparison: Comparison | None = None
+    error: str | None = None  # the harness itself failed (compiling, say)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.comparison is not None and self.comparison.ok
+
+
+@dataclass
+class Report:
+    """The trials of one op (or entry), and the smallest failing sizes if any."""
+    spec: TargetSpec
+    trials: list[Trial] = field(default_factory=list)
+    smallest: Trial | None = None
+    note: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.trials)
+
+    @property
+    def kernel_used(self) -> bool:
+        return any(t.comparison is not None and t.comparison.kernel_ran for t in self.trials)
+
+
+def _stable_seed(seed: int, name: str) -> int:
+    return (seed * 1_000_003 + zlib.crc32(name.encode())) & 0x7FFFFFFF
+
+
+def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numerics: str,
+               device: str, grad: bool) -> Trial:
+    trial = Trial(dict(values), style, seed)
+    try:
+        inputs = make_inputs(spec, values, seed=seed, style=style, device=device)
+        trial.comparison = compare_kernel_and_body(
+            spec.path, spec.name, inputs, numerics=numerics, device=device, grad=grad,
+            text=spec.text, values=values, seed=seed)
+    except ProgramError:
+        raise
+    except Exception as err:  # noqa: BLE001 - reported as a failing trial
+        trial.error = f"{type(err).__name__}: {_first_line(err)}"
+    return trial
+
+
+def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: int
+                 ) -> list[dict[str, Any]]:
+    """Distinct generic values, the all-ones case first (when allowed)."""
+    kernel = spec.kind == "op"
+    check = spec.satisfies if kernel else spec.allows
+    chosen: list[dict[str, Any]] = []
+    seen: set[tuple] = set()
+
+    def add(values: dict[str, Any] | None) -> None:
+        if values is None:
+            return
+        key = tuple(sorted((k, str(v)) for k, v in values.items()))
+        if key not in seen:
+            seen.add(key)
+            chosen.append(values)
+
+    ones = {g.name: 1 if g.kind == "Dim" else dtype_choices(g)[0] for g in spec.generics
+            if not g.pack}
+    if len(ones) == len(spec.generics) and check(ones):
+        add(ones)
+    for _ in range(examples * 20):
+        if len(chosen) >= examples:
+            break
+        add(draw_values(spec, rng, max_dim=max_dim, kernel=kernel))
+    if not chosen:
+        return []
+    while len(chosen) < examples:  # few distinct sizes (fixed shapes): new inputs each time
+        chosen.append(dict(chosen[len(chosen) % max(1, len(seen))]))
+    return chosen[:examples]
+
+
+def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
+                  numerics: str = "equivalent", device: str = "cpu", grad: bool = True,
+                  max_dim: int = 130, shrink_budget: int = 60,
+                  progress: Callable[[Trial], None] | None = None) -> Report:
+    report = Report(spec)
+    rng = random.Random(_stable_seed(seed, spec.name))
+    draws = _draw_trials(spec, rng, examples, max_dim)
+    if not draws:
+        report.note = "no sizes up to --max-dim satisfy the where clauses"
+        return report
+    for k, values in enumerate(draws):
+        style = DEFAULT_STYLES[k % len(DEFAULT_STYLES)]
+        trial = _run_trial(spec, values, style, _stable_seed(seed + k, spec.name),
+                           numerics=numerics, device=device, grad=grad)
+        report.trials.append(trial)
+        if progress:
+            progress(trial)
+        if not trial.ok:
+            break
+    failing = next((t for t in report.trials if not t.ok), None)
+    if failing is not None:
+        report.smallest = failing
+        last: dict[str, Trial] = {}
+
+        def fails(values: dict[str, Any]) -> bool:
+            t = _run_trial(spec, values, failing.style, failing.seed, numerics=numerics,
+                           device=device, grad=grad)
+            last["trial"] = t
+            return not t.ok
+
+        best = shrink(spec, failing.values, fails, budget=shrink_budget,
+                      kernel=spec.kind == "op")
+        if best != failing.values:
+            report.smallest = _run_trial(spec, best, failing.style, failing.seed,
+                                         numerics=numerics, device=device, grad=grad)
+    return report
+
+
+def targets(path: str, op: str | None, entry: str | None) -> list[TargetSpec]:
+    """The specs to verify: the named op or entry, or every op with a kernel."""
+    if entry is not None:
+        return [target_spec(path, entry)]
+    if op is not None:
+        return [target_spec(path, op)]
+    return [target_spec(path, name) for name in kernel_ops(path)]
+
+
+# ------------------------------------------------------------------------------------------
+# Printing.
+
+def _err(e: OutputError | None) -> str:
+    if e is None:
+        return "-"
+    if e.problem:
+        return "mismatch"
+    return f"{e.max_abs:.1e}/{e.max_rel:.1e} ({e.ratio:.2g} of tol)"
+
+
+def _verdict(t: Trial) -> str:
+    if t.error:
+        return "ERROR"
+    c = t.comparison
+    if c is None:
+        return "ERROR"
+    if not c.ok:
+        return "DISAGREE"
+    if not c.kernel_ran:
+        return "agree (body only)"
+    return "agree"
+
+
+def _row(spec: TargetSpec, t: Trial) -> list[str]:
+    c = t.comparison
+    return [spec.describe(t.values) or "-", spec.describe_inputs(t.values), t.style,
+            _err(c.worst if c else None), _err(c.worst_grad if c else None), _verdict(t)]
+
+
+def format_table(rows: list[list[str]], head: list[str]) -> list[str]:
+    widths = [max(len(r[k]) for r in rows + [head]) for k in range(len(head))]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    return ["  " + fmt.format(*head).rstrip()] + ["  " + fmt.format(*r).rstrip() for r in rows]
+
+
+def _details(t: Trial) -> list[str]:
+    if t.error:
+        return [f"    {t.error}"]
+    c = t.comparison
+    lines = []
+    if c.problem:
+        lines.append(f"    {c.problem}")
+    lines += [f"    forward  {e}" for e in c.outputs if not e.ok]
+    lines += [f"    gradient {e}" for e in c.grads if not e.ok]
+    return lines
+
+
+def format_report(report: Report, runtime: str, numerics: str) -> str:
+    spec = report.spec
+    lines = [f"{spec.label}: kernel against body ({numerics} against exact), "
+             f"kernels on {runtime}"]
+    if report.note:
+        return "\n".join(lines + [f"  {report.note}"])
+    rows = [_row(spec, t) for t in report.trials]
+    head = ["sizes", "inputs", "values", "forward abs/rel", "gradient abs/rel", "verdict"]
+    lines += format_table(rows, head)
+    compared = [t.comparison for t in report.trials if t.comparison is not None]
+    fw = [e for c in compared for e in c.outputs if not e.problem]
+    gr = [e for c in compared for e in c.grads if not e.problem]
+    worst = (f"worst forward error {max(e.max_abs for e in fw):.2e} abs, "
+             f"{max(e.ratio for e in fw):.2g} of the tolerance" if fw else "no forward compared")
+    if gr:
+        worst += (f"; worst gradient error {max(e.max_abs for e in gr):.2e} abs, "
+                  f"{max(e.ratio for e in gr):.2g} of the tolerance")
+    n = len(report.trials)
+    if report.ok:
+        lines.append(f"  {n} size{'s' if n != 1 else ''} tried: all agree ({worst})")
+        if not report.kernel_used:
+            lines.append("  note: the kernel never ran (the compiled module ran the op's body "
+                         "for every size), so this compared the body with itself")
+    else:
+        lines.append(f"  disagreement after {n} size{'s' if n != 1 else ''} ({worst})")
+        s = report.smallest
+        lines.append(f"  smallest failing sizes found: {spec.describe(s.values) or '(fixed)'} "
+                     f"({spec.describe_inputs(s.values)}; {s.style} values, seed {s.seed})")
+        lines += _details(s)
+    return "\n".join(lines)
+
+
+def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
+               examples: int = 10, seed: int = 0, numerics: str = "equivalent",
+               device: str | None = None, grad: bool = True, max_dim: int | None = None,
+               write: Callable[[str], None] = print) -> int:
+    """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
+    `ProgramError` for a program with errors and KeyError for an unknown op or entry."""
+    from .testing.harness import default_device
+    device = device or default_device()
+    _, runtime = kernel_runtime(device)
+    max_dim = max_dim or (2048 if device.startswith("cuda") else 130)
+    specs = targets(path, op, entry)
+    if not specs:
+        write(f"{path}: no op binds a kernel; nothing to verify")
+        return 0
+    status = 0
+    for spec in specs:
+        report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
+                               device=device, grad=grad, max_dim=max_dim)
+        write(format_report(report, runtime, numerics))
+        if not report.ok:
+            status = 1
+    return status
