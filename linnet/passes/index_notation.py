@@ -175,6 +175,8 @@ class _Lowering:
         scalars = [x.atom for x in lowered if not x.labels]
         if len(tensors) == 1:
             result = self.reduce_with("sum", tensors[0], names, dtype)
+        elif _product_fits_an_operand(tensors):  # a dot per element: more accurate as mul-sum
+            result = self.reduce_with("sum", self.multiply(tensors, dtype), names, dtype)
         else:
             result = self.einsum(tensors, names, dtype)
         if not scalars:
@@ -184,6 +186,15 @@ class _Lowering:
             scale = self.emit(ir.Prim("mul", (scale, s), ir.TType((), dtype)))
         out = ir.Prim("mul", (result.atom, scale), result.atom.type)
         return Labelled(self.emit(out), result.labels)
+
+    def multiply(self, tensors: list[Labelled], dtype: str) -> Labelled:
+        """The elementwise product of the tensors, over the union of their labels."""
+        product = tensors[0]
+        for x in tensors[1:]:
+            target = _union([product.labels, x.labels])
+            atoms = (self.align(product, target), self.align(x, target))
+            product = Labelled(self.emit(ir.Prim("mul", atoms, self.ttype(target, dtype))), target)
+        return product
 
     def einsum(self, tensors: list[Labelled], names: tuple[str, ...], dtype: str) -> Labelled:
         labels = _union(x.labels for x in tensors)
@@ -214,6 +225,16 @@ class _Lowering:
 
 
 # ---------------------------------------------------------------- analyses
+
+
+def _product_fits_an_operand(tensors: list[Labelled]) -> bool:
+    """Is the full product no larger than one of its operands (no real contraction)?
+
+    Then multiplying and summing costs no extra memory and sums in a tree, which is
+    more accurate than the sequential dot products an einsum may use.
+    """
+    labels = set(_union(x.labels for x in tensors))
+    return any(set(x.labels) == labels for x in tensors)
 
 
 def _union(groups) -> tuple[str, ...]:
