@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from . import __version__
 from .diagnostics import render, to_json
 from .cli_compile import add_commands
+from .cli_verify import add_verify_command
 from .frontend import check_program
 
 DESCRIPTION = """\
@@ -25,6 +26,7 @@ commands:
   check FILE...    parse and check programs; print diagnostics
   torch FILE       generate a PyTorch module for an entry
   compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
+  verify FILE      run each op's kernel against its body on random inputs
 
 Run `linnet COMMAND --help` for a command's options and examples."""
 
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "file, line, column, end)")
     check.set_defaults(run=run_check)
     add_commands(commands)
+    add_verify_command(commands)
     return parser
 
 

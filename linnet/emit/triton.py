@@ -1,4 +1,4 @@
-"""emit-triton: kernel Funcs as `@triton.jit` functions, with their launchers, for generated PyTorch.
+"""emit-triton: kernel Funcs as `@triton.jit` functions and their launchers, in generated PyTorch.
 
 `emit_torch` calls this module for the programs that launch kernels. It prints:
 

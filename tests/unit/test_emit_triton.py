@@ -507,7 +507,8 @@ def test_integer_division_and_modulo_truncate(dtype):
     b = [2, 2, -2, -2, 5, -4, 4, -1, 1, 3, -7, 1] * 5 + [7, 7, -9, -9]
     text, module = generate(int_divmod(dtype=dtype))
     assert "_lt_sdiv(" in text and "_lt_smod(" in text
-    q, r = module.main(*on(torch.tensor(a, dtype=TORCH[dtype]), torch.tensor(b, dtype=TORCH[dtype])))
+    q, r = module.main(*on(torch.tensor(a, dtype=TORCH[dtype]),
+                           torch.tensor(b, dtype=TORCH[dtype])))
 
     def trunc(x, y):
         q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
@@ -520,7 +521,7 @@ def test_integer_division_and_modulo_truncate(dtype):
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 def test_half_kernels_compute_in_f32_under_the_interpreter(dtype):
     text, module = generate(half_kernel(dtype=dtype))
-    assert f"_lt_{dtype}" in text and "tl.bfloat16" in text  # the GPU's own spelling
+    assert f"_lt_{dtype}" in text  # a GPU's half dtype, or f32 under the interpreter
     x = (torch.randn(16, 24) * 2).to(TORCH[dtype])
     s = torch.tensor(1.5, dtype=TORCH[dtype])
     (y,) = module.main(*on(x, s))
@@ -736,13 +737,13 @@ def _swap_loop(b, x):
     return b.p("sub", p2, q2, ty=x.type)
 
 
-@pytest.mark.parametrize("f", [_if, _while, _swap_loop], ids=["if", "while", "loop"])
+@pytest.mark.parametrize("f, printed", [(_if, "    if v"), (_while, "    while w"),
+                                         (_swap_loop, "    for i")], ids=["if", "while", "loop"])
 @pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_control_flow_matches_the_body(f, sign):
+def test_control_flow_matches_the_body(f, printed, sign):
     x = _floats(S).abs() * sign
     text, _ = versus_body(whole(f, [T("f32", *S)], T("f32", *S)), [x])
-    assert {"if": "if v", "while": "while w", "loop": "for i"}[
-        {_if: "if", _while: "while", _swap_loop: "loop"}[f]] in text
+    assert printed in text
 
 
 def test_scalar_parameters_are_read_through_pointers():

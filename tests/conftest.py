@@ -1,0 +1,54 @@
+"""Session setup for every test: where kernels run, where modules are cached, hypothesis.
+
+- Kernels: without a CUDA device, `TRITON_INTERPRET=1` is set here, before anything imports
+  Triton (Triton reads it when a kernel is decorated), so on the CPU (CI) generated modules
+  run their kernels in Triton's interpreter, and on a GPU machine they run for real.
+  Importing torch to ask does not import Triton. An explicit `TRITON_INTERPRET` in the
+  environment is left alone.
+- `LINNET_CACHE` points at a temporary directory for the session, removed at the end, so
+  generated modules never land in the home directory and runs do not share stale files.
+- Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
+  fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
+  `HYPOTHESIS_PROFILE=gpu pytest tests/equivalence`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch  # does not import triton
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+if "triton" not in sys.modules and not _cuda_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+_CACHE = tempfile.mkdtemp(prefix="linnet-test-cache-")
+os.environ["LINNET_CACHE"] = _CACHE
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+settings.register_profile(
+    "ci", max_examples=10, deadline=None, derandomize=True, database=None,
+    print_blob=True, suppress_health_check=_SLOW_OK)
+settings.register_profile(
+    "gpu", max_examples=40, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
+settings.register_profile(
+    "thorough", max_examples=200, deadline=None, print_blob=True,
+    suppress_health_check=_SLOW_OK)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_unconfigure(config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)

@@ -1,0 +1,116 @@
+"""Every example kernel against its op's body: forward and gradient, on sizes drawn to satisfy
+both the op's and the kernel's `where` clauses (ragged edges around the tile sizes, single
+rows, sizes of 1), with random inputs.
+
+Each op is called through a generic entry that `linnet.testing` adds to the example's text,
+so the fixed-size entries of the examples do not limit the sizes tried. The body runs with
+`numerics="exact"`, the kernel with `"equivalent"` (and `"fast"` for tile products). Until
+the compiler runs kernels these comparisons are body against body; `test_kernels_chosen.py`
+says whether kernels really ran.
+"""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+
+from linnet.testing import target_spec
+from linnet.testing.strategies import cases
+
+from kernel_cases import DEVICE, assert_agree, case_at, example as example_path, examples
+
+SOFTMAX = target_spec(example_path("softmax"), "softmax")
+MATMUL = target_spec(example_path("matmul"), "matmul")
+COLUMN_STATS = target_spec(example_path("column_stats"), "column_stats")
+ROW_SCAN = target_spec(example_path("row_scan"), "row_scan")
+ROW_PRODUCT = target_spec(example_path("row_product"), "row_product")
+LAYER_NORM = target_spec(example_path("layer_norm"), "layer_norm")
+ATTENTION = target_spec(example_path("attention"), "attention")
+RELU = target_spec(example_path("relu"), "relu")
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(SOFTMAX, max_dim=130, styles=("normal", "uniform", "large"), device=DEVICE))
+@example(case_at(SOFTMAX, R=1, C=1))
+@example(case_at(SOFTMAX, "large", R=1, C=1024))  # the whole tile, no padding
+@example(case_at(SOFTMAX, R=3, C=1023))
+def test_softmax(case) -> None:
+    assert_agree(SOFTMAX, case)
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(MATMUL, max_dim=130, device=DEVICE))
+@example(case_at(MATMUL, M=1, N=1, K=1))
+@example(case_at(MATMUL, M=65, N=17, K=33))  # one past each tile
+@example(case_at(MATMUL, M=64, N=64, K=32))  # exactly one tile
+def test_matmul(case) -> None:
+    assert_agree(MATMUL, case)
+
+
+@settings(max_examples=examples(0.5))
+@given(cases(MATMUL, max_dim=100, device=DEVICE))
+@example(case_at(MATMUL, M=17, N=31, K=40))
+def test_matmul_fast(case) -> None:
+    """`fast` lets tile products use TF32: held to 1e-2."""
+    assert_agree(MATMUL, case, numerics="fast")
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(COLUMN_STATS, max_dim=130, device=DEVICE))
+@example(case_at(COLUMN_STATS, R=1, C=1))
+@example(case_at(COLUMN_STATS, R=33, C=65))  # ragged in both tile directions
+@example(case_at(COLUMN_STATS, "uniform", R=64, C=1))
+def test_column_stats(case) -> None:
+    assert_agree(COLUMN_STATS, case)
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(ROW_SCAN, max_dim=130, device=DEVICE))
+@example(case_at(ROW_SCAN, R=1, C=1))
+@example(case_at(ROW_SCAN, R=2, C=1024))
+def test_row_scan(case) -> None:
+    assert_agree(ROW_SCAN, case)
+
+
+# Magnitudes in [0.5, 1.5] keep products of up to 256 factors well inside f32.
+@settings(max_examples=examples(1.0))
+@given(cases(ROW_PRODUCT, max_dim=130, styles=("unit", "positive"), device=DEVICE))
+@example(case_at(ROW_PRODUCT, "unit", R=1, C=1))
+@example(case_at(ROW_PRODUCT, "unit", R=3, C=256))  # the whole tile
+@example(case_at(ROW_PRODUCT, "positive", R=5, C=255))
+def test_row_product(case) -> None:
+    assert_agree(ROW_PRODUCT, case)
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(LAYER_NORM, max_dim=130, device=DEVICE))
+@example(case_at(LAYER_NORM, R=1, C=1))  # a single column: zero variance
+@example(case_at(LAYER_NORM, R=2, C=1024))
+@example(case_at(LAYER_NORM, R=3, C=1023))
+def test_layer_norm(case) -> None:
+    assert_agree(LAYER_NORM, case)
+
+
+@settings(max_examples=examples(1.0))
+@given(cases(ATTENTION, max_dim=130, device=DEVICE))
+@example(case_at(ATTENTION, L=1, S=1, D=1))
+@example(case_at(ATTENTION, L=65, S=70, D=64))  # ragged queries and keys, full head tile
+@example(case_at(ATTENTION, L=17, S=130, D=33))
+def test_attention(case) -> None:
+    assert_agree(ATTENTION, case)
+
+
+@settings(max_examples=examples(0.5))
+@given(cases(ATTENTION, max_dim=80, device=DEVICE))
+def test_attention_fast(case) -> None:
+    assert_agree(ATTENTION, case, numerics="fast")
+
+
+# relu's backward is its `grad` clause under the kernel, autograd of the body under exact.
+@settings(max_examples=examples(1.0))
+@given(cases(RELU, ranges={"N": (1, 3000)}, styles=("normal", "uniform", "large"),
+             device=DEVICE))
+@example(case_at(RELU, N=1))
+@example(case_at(RELU, N=1025))  # one past a block
+@example(case_at(RELU, N=2048))
+def test_relu(case) -> None:
+    assert_agree(RELU, case)
