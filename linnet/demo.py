@@ -1,9 +1,10 @@
-"""`make demo`: check every example, compile each one's `main` to PyTorch, and run it.
+"""`make demo`: check every example, compile its `main`, run its kernels against its bodies.
 
-For each program in examples/ the demo prints what it declares, generates the
-PyTorch module for its `main` entry, runs it on random inputs, runs the
-PyTorch interpreter on the same inputs, and says whether the two agreed.
-Kernels do not run yet: every op runs its body.
+For each program in examples/ the demo prints what it declares, compiles its
+`main` entry to a PyTorch module twice (with kernels, and with op bodies only),
+runs both on the same random inputs (kernels on the GPU when there is one, else
+in Triton's interpreter on the CPU), forward and gradient, and says what ran
+and whether the kernels agreed with the bodies.
 """
 
 from __future__ import annotations
@@ -52,35 +53,38 @@ def random_inputs(fn) -> list:
 
 
 def run_main(path: Path) -> str:
-    """Compile and run the example's `main`; report what ran and whether it agreed."""
+    """Run the example's `main` with its kernels and with its op bodies; compare them."""
     import torch
+    from .testing.harness import compare_kernel_and_body
     from .torch import load_function
     torch.manual_seed(0)
-    compiled = load_function(str(path), "main")
-    interpreted = load_function(str(path), "main", compile=False)
-    inputs = random_inputs(compiled)
+    inputs = random_inputs(load_function(str(path), "main"))
     start = time.perf_counter()
-    compiled(*inputs)
-    first = (time.perf_counter() - start) * 1000
-    start = time.perf_counter()
-    ours = compiled(*inputs)
+    result = compare_kernel_and_body(path, "main", inputs)
     ms = (time.perf_counter() - start) * 1000
-    ref = interpreted(*inputs)
-    ours, ref = (ours if isinstance(ours, tuple) else (ours,)), (
-        ref if isinstance(ref, tuple) else (ref,))
-    same = all(torch.equal(a, b) for a, b in zip(ours, ref))
-    shapes = ", ".join("x".join(map(str, o.shape)) or "scalar" for o in ours)
-    verdict = "agrees with the interpreter" if same else "DISAGREES with the interpreter"
-    return (f"main -> {shapes}: compiled and run in {first:.0f} ms, then runs in {ms:.1f} ms; "
-            f"{verdict}")
+    kernels = ", ".join(_kernel_names(path)) or "none"
+    where = result.runtime if result.kernel_ran else "not launched (the body ran)"
+    worst = max((e.ratio for e in result.outputs + result.grads), default=0.0)
+    verdict = (f"forward and gradient agree with the body (worst error {worst:.2g} of the "
+               f"tolerance)" if result.ok else "DISAGREES: " + "; ".join(result.failures()))
+    return f"main: kernel {kernels} on {where}, {ms:.0f} ms; {verdict}"
+
+
+def _kernel_names(path: Path) -> list[str]:
+    module = check_program(str(path)).program.root_module
+    return [i.kernel.name for i in module.items if isinstance(i, t.Op) and i.kernel]
 
 
 def main(folder: Path = EXAMPLES) -> int:
     os.environ.setdefault("LINNET_CACHE", os.path.join(tempfile.gettempdir(), "linnet-demo"))
+    import torch  # importing torch does not import triton: the interpreter can still be chosen
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     files = sorted(folder.glob("*.linnet"))
     failed = 0
     print(f"Checking {len(files)} example programs in {folder.name}/, compiling each `main` "
-          "to PyTorch and running it on random inputs (op bodies; kernels come later)\n")
+          "to PyTorch, and running it on random inputs twice: with its kernels (Triton) and "
+          "with its op bodies\n")
     for path in files:
         result = check_program(str(path))
         module = result.program.root_module
@@ -90,10 +94,11 @@ def main(folder: Path = EXAMPLES) -> int:
             print("\n" + render(d, result.sources) + "\n")
         if result.ok:
             line = run_main(path)
-            failed += "DISAGREES" in line
+            failed += "DISAGREES" in line or "not launched" in line
             print(f"  {'':<20} {line}")
         failed += not result.ok
-    print(f"\n{len(files) - failed} of {len(files)} examples checked, compiled and agreed.")
+    print(f"\n{len(files) - failed} of {len(files)} examples checked, compiled, ran their "
+          "kernels and agreed with their bodies.")
     return 1 if failed else 0
 
 
