@@ -87,6 +87,9 @@ MIDDLE = [
          _lazy("linnet.passes.cse", "cse")),
     Pass("dce", "drop unused bindings and unreachable functions", "tensor-core",
          "tensor-core", _lazy("linnet.passes.dce", "dce")),
+    Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
+         "per kernel) and drop those always true", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.egraph", "egraph_tiles")),
 ]
 
 BACK = {

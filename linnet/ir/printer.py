@@ -15,7 +15,12 @@ from . import tensor as ir
 
 def print_program(program: ir.Program) -> str:
     parts = [print_func(f) for f in program.funcs]
-    return "\n\n".join(parts) + f"\n\nentry {program.entry}\n"
+    text = "\n\n".join(parts) + f"\n\nentry {program.entry}\n"
+    report = dict(program.meta).get("egraph_report")
+    if report:  # what the e-graph stage did: rules fired, sizes, masks proved
+        lines = str(report).splitlines()
+        text += "\n" + "\n".join(ln if ln.startswith("//") else "// " + ln for ln in lines) + "\n"
+    return text
 
 
 def print_func(f: ir.Func) -> str:

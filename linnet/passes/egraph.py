@@ -1,0 +1,340 @@
+"""egraph-tiles: tensor-core -> tensor-core, kernel masks proved by the rule sets.
+
+For each kernel Func, ONE e-graph holds the kernel body's integer index computations
+and boolean masks, translated into the term language of `linnet/rules/terms.py`:
+
+* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms; `reshape`,
+  `broadcast_to` and `fill` keep their operand's term (a term describes one element);
+  integer casts are `narrow(x)`;
+* symbols with known ranges: `iota` of length n is 0..n-1, `program_id(a)` is
+  0..grid[a]-1, a loop index is lo..hi-1; anything else (a loaded value, a scalar
+  parameter, a carried variable) is an opaque symbol without bounds;
+* `lt`, `gt`, `le`, `ge` of integer terms and `and`, `or`, `not` of booleans are masks.
+
+The rule sets of `linnet.rules.RULE_SETS` run under a back-off scheduler with an
+iteration cap. Then the IR is rewritten: a comparison or mask binding proved true or
+false becomes a literal (`fill` of it for a tile), `x && m` with `m` proved true (or
+`x || m` with `m` proved false) becomes `x` (broadcast to the result's shape), and a
+`load`, `store` or atomic whose mask is proved true loses its mask (a load its `other`
+too). Unused bindings are dropped with `dce`. What fired (rules with match counts,
+e-graph size, iterations, time, the decided masks and the normal forms of the offsets)
+goes into `program.meta` under "egraph_report".
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+
+from ..ir import tensor as ir
+from .dce import dce
+from .traverse import Rewriter, expr_blocks
+
+try:  # egglog is the optional extra "rules"; without it the stage changes nothing
+    from egglog import (EGraph, back_off, get_callable_args, get_callable_fn,
+                        get_literal_value, run, set_, unstable_combine_rulesets)
+
+    from ..rules import RULE_SETS
+    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+except ImportError:  # pragma: no cover
+    RULE_SETS = None
+
+ITERATION_CAP = 12
+MATCH_LIMIT = 1000
+BAN_LENGTH = 5
+INTS = ("i32", "i64")
+MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min")
+
+
+def egraph_tiles(program: ir.Program) -> ir.Program:
+    """Prove kernel masks with the rule sets; drop those always true."""
+    if RULE_SETS is None:  # pragma: no cover
+        note = "// egraph-tiles: egglog is not installed (pip install linnet[rules]); masks kept"
+        meta = tuple((k, v) for k, v in program.meta if k != "egraph_report")
+        return replace(program, meta=meta + (("egraph_report", note),))
+    funcs, reports = [], []
+    with _freed_here():
+        for f in program.funcs:
+            if f.kind == "kernel":
+                f, report = _kernel(f)
+                reports.append(report)
+            funcs.append(f)
+    meta = tuple((k, v) for k, v in program.meta if k != "egraph_report")
+    if reports:
+        meta += (("egraph_report", "\n".join(reports)),)
+    return dce(replace(program, funcs=tuple(funcs), meta=meta))
+
+
+@contextmanager
+def _freed_here():
+    """Free the e-graphs made inside, on this thread, before leaving.
+
+    egglog's e-graph state sits in reference cycles, so only the cycle collector frees
+    it, and its Rust e-graph must be dropped on the thread that made it: left to the
+    collector, it may be dropped on another thread (`elaborate` runs on a deep-stack
+    thread) and egglog reports an error. With automatic collection paused, everything
+    made inside stays in the youngest generation, which one cheap `gc.collect(0)` frees.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect(0)
+        if enabled:
+            gc.enable()
+
+
+# ----------------------------------------------------------------- one kernel
+
+def _kernel(f: ir.Func) -> tuple[ir.Func, str]:
+    start = time.perf_counter()
+    tr = _Translate(f)
+    tr.block(f.body)
+    eg = EGraph()
+    for term in tr.roots():
+        eg.register(term)
+    for sym, (low, high) in tr.bounds.items():
+        eg.register(set_(lo(sym)).to(low), set_(hi(sym)).to(high))
+    rules = unstable_combine_rulesets(*RULE_SETS)
+    schedule = run(rules, scheduler=back_off(match_limit=MATCH_LIMIT, ban_length=BAN_LENGTH))
+    matches: dict = {}
+    rounds = 0
+    while rounds < ITERATION_CAP:
+        rounds += 1
+        result = eg.run(schedule)
+        for rule, n in result.num_matches_per_rule.items():
+            matches[rule] = matches.get(rule, 0) + n
+        if not result.updated:
+            break
+    decided: dict[ir.Var, bool] = {}
+    for var, term in tr.masks.items():
+        if eg.check_bool(term == TRUE):
+            decided[var] = True
+        elif eg.check_bool(term == FALSE):
+            decided[var] = False
+    offsets = {v: eg.extract(tr.ints[v]) for v in tr.offsets if v in tr.ints}
+    rewritten = _Rewrite(decided).func(f)
+    elapsed = time.perf_counter() - start
+    return rewritten, _report(f, eg, rounds, matches, decided, offsets, elapsed)
+
+
+_RULES: dict = {}   # rule declaration -> (rule set name, rule)
+_NAMES: dict = {}   # rule declaration -> its printed name, made when it first fires
+
+
+def _rule_name(decl) -> str:
+    if not _RULES:
+        from ..rules import MODULES
+        for module in MODULES:
+            for r in module.RULES:
+                _RULES[r.decl] = (module.__name__.rsplit(".", 1)[-1], r)
+    if decl not in _NAMES:
+        if decl in _RULES:
+            name, r = _RULES[decl]
+            label = getattr(decl, "name", None) or " ".join(str(r).split())
+            _NAMES[decl] = f"[{name}] {label}"
+        else:
+            _NAMES[decl] = str(decl)
+    return _NAMES[decl]
+
+
+def _show(term) -> str:
+    """An extracted term, compactly: `pid0 * 64 + iota64`."""
+    fn, args = get_callable_fn(term), get_callable_args(term)
+    infix = {Ix.__add__: "+", Ix.__sub__: "-", Ix.__mul__: "*"}
+    if fn == Ix or fn == Ix.sym or fn == Mask.sym or fn == Mask.const:
+        return str(get_literal_value(args[0])).removeprefix("v:")
+    for op, sign in infix.items():
+        if fn == op:
+            right = _show(args[1])
+            if get_callable_fn(args[1]) in (Ix.__add__, Ix.__sub__):
+                right = f"({right})"
+            return f"{_show(args[0])} {sign} {right}"
+    name = {narrow: "cast"}.get(fn, str(fn))
+    return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
+
+
+def _report(f, eg, rounds, matches, decided, offsets, elapsed) -> str:
+    sizes = {str(fn): n for fn, n in eg.all_function_sizes()}
+    nodes = sum(n for k, n in sizes.items() if k not in ("lo", "hi"))
+    lines = [f"// egraph-tiles {f.name}: {nodes} e-nodes, "
+             f"{sizes.get('lo', 0)}/{sizes.get('hi', 0)} lower/upper bounds, "
+             f"{rounds} iterations (cap {ITERATION_CAP}), "
+             f"{elapsed * 1000:.1f} ms"]
+    fired = sorted(((_rule_name(k), n) for k, n in matches.items()
+                    if n), key=lambda item: item[0])
+    for name, n in fired:
+        lines.append(f"//   fired {n:5d}x  " + " ".join(name.split()))
+    for var, value in decided.items():
+        lines.append(f"//   proved {var.name} always {'true' if value else 'false'}")
+    for var, term in offsets.items():
+        lines.append(f"//   offsets {var.name} = {_show(term)}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------ translation
+
+class _Translate:
+    """IR bindings of a kernel body -> terms, with the bounds of their symbols."""
+
+    def __init__(self, f: ir.Func) -> None:
+        self.grid = f.launch.grid if f.launch is not None else ()
+        self.ints: dict[ir.Var, Ix] = {}
+        self.masks: dict[ir.Var, Mask] = {}   # mask-valued bindings worth deciding
+        self.bools: dict[ir.Var, Mask] = {}   # every boolean binding's term
+        self.bounds: dict[Ix, tuple[int, int]] = {}
+        self.offsets: list[ir.Var] = []
+
+    def roots(self):
+        yield from self.masks.values()
+        for v in self.offsets:
+            if v in self.ints:
+                yield self.ints[v]
+
+    def block(self, b: ir.Block) -> None:
+        for bind in b.binds:
+            self.bind(bind.var, bind.expr)
+
+    def symbol(self, name: str, low: int | None = None, high: int | None = None) -> Ix:
+        """A symbol: `iota{n}` and `pid{a}`, or `v:NAME` for a variable (so no IR name can
+        collide with the others)."""
+        s = Ix.sym(name)
+        if low is not None and high is not None and low <= high:
+            self.bounds[s] = (low, high)
+        return s
+
+    def int_of(self, a: ir.Atom) -> Ix | None:
+        if isinstance(a, ir.Lit):
+            if a.type.dtype in INTS and not isinstance(a.value, bool):
+                return Ix(int(a.value))
+            return None
+        return self.ints.get(a)
+
+    def bool_of(self, a: ir.Atom) -> Mask | None:
+        if isinstance(a, ir.Lit):
+            return TRUE if a.value is True else FALSE if a.value is False else None
+        return self.bools.get(a)
+
+    def bind(self, var: ir.Var, e: ir.Expr) -> None:
+        if isinstance(e, ir.Loop):
+            self.symbol_for(e.index, e.lo, e.hi - 1)
+        for b in expr_blocks(e):
+            self.block(b)
+        if not isinstance(var.type, ir.TType):
+            return
+        dtype = var.type.dtype
+        if dtype in INTS:
+            term = self.int_expr(e) if isinstance(e, (ir.Prim, ir.Var, ir.Lit)) else None
+            self.ints[var] = term if term is not None else self.symbol(f"v:{var.name}")
+        elif dtype == "bool":
+            term = self.bool_expr(e) if isinstance(e, (ir.Prim, ir.Var, ir.Lit)) else None
+            if term is None:
+                self.bools[var] = Mask.sym(f"v:{var.name}")
+            else:
+                self.bools[var] = term
+                if isinstance(e, ir.Prim):
+                    self.masks[var] = term
+        if isinstance(e, ir.Prim) and e.op in MEMORY and isinstance(e.args[1], ir.Var):
+            self.offsets.append(e.args[1])
+
+    def symbol_for(self, var: ir.Var, low: int, high: int) -> None:
+        if isinstance(var.type, ir.TType) and var.type.dtype in INTS:
+            self.ints[var] = self.symbol(f"v:{var.name}", low, high)
+
+    def int_expr(self, e: ir.Expr) -> Ix | None:
+        if not isinstance(e, ir.Prim):
+            return self.int_of(e)
+        args = [self.int_of(a) for a in e.args]
+        if e.op == "iota":
+            n = e.type.shape[0]
+            return self.symbol(f"iota{n}", 0, n - 1)
+        if e.op == "program_id":
+            axis = int(e.attr("axis"))
+            if axis < len(self.grid):
+                return self.symbol(f"pid{axis}", 0, self.grid[axis] - 1)
+            return None
+        if None in args:
+            return None
+        if e.op == "add":
+            return args[0] + args[1]
+        if e.op == "sub":
+            return args[0] - args[1]
+        if e.op == "mul":
+            return args[0] * args[1]
+        if e.op in ("reshape", "broadcast_to", "fill"):
+            return args[0]
+        if e.op == "cast":
+            return narrow(args[0])
+        return None
+
+    def bool_expr(self, e: ir.Expr) -> Mask | None:
+        if not isinstance(e, ir.Prim):
+            return self.bool_of(e)
+        if e.op in ("lt", "gt", "le", "ge"):
+            x, y = (self.int_of(a) for a in e.args)
+            if x is None or y is None:
+                return None
+            return {"lt": lambda: lt(x, y), "gt": lambda: lt(y, x),
+                    "le": lambda: negate(lt(y, x)), "ge": lambda: negate(lt(x, y))}[e.op]()
+        args = [self.bool_of(a) for a in e.args]
+        if None in args or not args:
+            return None
+        if e.op == "and":
+            return both(args[0], args[1])
+        if e.op == "or":
+            return either(args[0], args[1])
+        if e.op == "not":
+            return negate(args[0])
+        if e.op in ("reshape", "broadcast_to", "fill"):
+            return args[0]
+        return None
+
+
+# --------------------------------------------------------------- rewriting
+
+class _Rewrite(Rewriter):
+    """Decided masks become literals; memory prims drop masks proved true."""
+
+    def __init__(self, decided: dict[ir.Var, bool]) -> None:
+        super().__init__()
+        self.decided = decided
+
+    def prim(self, e: ir.Prim, bind: ir.Bind) -> ir.Expr | None:
+        if bind.var in self.decided:
+            lit = ir.Lit(self.decided[bind.var], ir.TType((), "bool"))
+            if not bind.var.type.shape:
+                self.replace_uses(bind.var, lit)
+                return None
+            return ir.Prim("fill", (lit,), bind.var.type)
+        if e.op in ("and", "or") and len(e.args) == 2:
+            kept = self._identity_operand(e)
+            if kept is not None:
+                kept = self.atom(kept)
+                if kept.type == bind.var.type:
+                    self.replace_uses(bind.var, kept)
+                    return None
+                return ir.Prim("broadcast_to", (kept,), bind.var.type)
+        if e.op in MEMORY:
+            where = 2 if e.op == "load" else 3
+            if len(e.args) > where and self._always(e.args[where]):
+                e = replace(e, args=e.args[:where])
+        return super().prim(e, bind)
+
+    def _identity_operand(self, e: ir.Prim) -> ir.Atom | None:
+        """`x` of `x && true` or `x || false` (either order) where the literal side was
+        proved, for boolean operands; None otherwise."""
+        unit = e.op == "and"
+        for here, other in ((0, 1), (1, 0)):
+            a = e.args[here]
+            known = a.value if isinstance(a, ir.Lit) else self.decided.get(a)
+            if known is unit and e.args[other].type.dtype == "bool":
+                return e.args[other]
+        return None
+
+    def _always(self, mask: ir.Atom) -> bool:
+        if isinstance(mask, ir.Lit):
+            return mask.value is True
+        return self.decided.get(mask) is True

@@ -1,0 +1,70 @@
+"""Mask facts: prove comparisons from the interval analysis of their operands.
+
+`lo(e)`/`hi(e)` are lattice tables (merge keeps the tighter bound): constants are their
+own bounds, symbols get theirs as facts when the e-graph is built (an iota of length n
+is 0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
+through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen).
+Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), and the
+boolean connectives simplify around proved masks. One rule per line.
+"""
+
+from egglog import i64, rewrite, rule, ruleset, set_, union, vars_
+
+from .terms import FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+
+e, x, y = vars_("e x y", Ix)
+m, k = vars_("m k", Mask)
+c, lx, hx, ly, hy = vars_("c lx hx ly hy", i64)
+
+
+def _bounds(x, y):
+    return [lo(x) == lx, hi(x) == hx, lo(y) == ly, hi(y) == hy]
+
+
+def _fits(low, high):
+    return [low >= I32_MIN, high <= I32_MAX]
+
+
+def _products():
+    return (lx * ly, lx * hy, hx * ly, hx * hy)
+
+
+def _min4(p):
+    return p[0].min(p[1]).min(p[2].min(p[3]))
+
+
+def _max4(p):
+    return p[0].max(p[1]).max(p[2].max(p[3]))
+
+
+RULES = [
+    # intervals
+    rule(e == Ix(c), name="bounds of a constant").then(set_(lo(e)).to(c), set_(hi(e)).to(c)),
+    rule(e == x + y, *_bounds(x, y), *_fits(lx + ly, hx + hy), name="bounds of x + y").then(
+        set_(lo(e)).to(lx + ly), set_(hi(e)).to(hx + hy)),
+    rule(e == x - y, *_bounds(x, y), *_fits(lx - hy, hx - ly), name="bounds of x - y").then(
+        set_(lo(e)).to(lx - hy), set_(hi(e)).to(hx - ly)),
+    rule(e == x * y, *_bounds(x, y), *_fits(_min4(_products()), _max4(_products())),
+         name="bounds of x * y").then(
+        set_(lo(e)).to(_min4(_products())), set_(hi(e)).to(_max4(_products()))),
+    rule(e == narrow(x), lo(x) == lx, hi(x) == hx, *_fits(lx, hx), name="bounds of a cast").then(
+        set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
+    # comparisons
+    rule(m == lt(x, y), hi(x) == hx, lo(y) == ly, hx < ly, name="lt proved true").then(
+        union(m).with_(TRUE)),
+    rule(m == lt(x, y), lo(x) == lx, hi(y) == hy, lx >= hy, name="lt proved false").then(
+        union(m).with_(FALSE)),
+    # connectives around proved masks
+    rewrite(both(TRUE, m)).to(m),
+    rewrite(both(m, TRUE)).to(m),
+    rewrite(both(FALSE, m)).to(FALSE),
+    rewrite(both(m, FALSE)).to(FALSE),
+    rewrite(either(TRUE, m)).to(TRUE),
+    rewrite(either(m, TRUE)).to(TRUE),
+    rewrite(either(FALSE, m)).to(m),
+    rewrite(either(m, FALSE)).to(m),
+    rewrite(negate(TRUE)).to(FALSE),
+    rewrite(negate(FALSE)).to(TRUE),
+]
+
+RULE_SET = ruleset(*RULES, name="mask-facts")

@@ -1,0 +1,78 @@
+"""The term language of the rule sets: integer index arithmetic and boolean masks.
+
+`Ix` is a signed integer value, scalar or tile (a tile's terms describe one element:
+reshape and broadcast are transparent). `Mask` is a boolean value. Symbols stand for
+values the rules cannot see into: program ids, loop counters, iota tiles, opaque
+bindings; their known ranges are set as facts of the interval tables `lo`/`hi`.
+
+Soundness rule for every rule set: a symbol may stand for differently broadcast
+tiles at its occurrences (an iota read along axis 0 in one place and axis 1 in
+another), so no rule may use that two occurrences of a symbol are the same value
+(no `x - x -> 0`, no collecting `x + x`). Integer arithmetic wraps at 32 bits in the
+IR; constants are folded and intervals computed only while they fit in i32.
+"""
+
+from __future__ import annotations
+
+from egglog import Expr, StringLike, function, i64, i64Like
+
+I32_MIN = -(2**31)
+I32_MAX = 2**31 - 1
+
+
+class Ix(Expr):
+    """A signed integer (scalar or tile element)."""
+
+    def __init__(self, value: i64Like) -> None: ...
+
+    @classmethod
+    def sym(cls, name: StringLike) -> Ix: ...
+
+    def __add__(self, other: Ix) -> Ix: ...
+
+    def __sub__(self, other: Ix) -> Ix: ...
+
+    def __mul__(self, other: Ix) -> Ix: ...
+
+
+class Mask(Expr):
+    """A boolean (scalar or tile element)."""
+
+    @classmethod
+    def const(cls, value: i64Like) -> Mask: ...  # 1 true, 0 false
+
+    @classmethod
+    def sym(cls, name: StringLike) -> Mask: ...
+
+
+@function
+def lt(a: Ix, b: Ix) -> Mask: ...
+
+
+@function
+def both(a: Mask, b: Mask) -> Mask: ...  # logical and
+
+
+@function
+def either(a: Mask, b: Mask) -> Mask: ...  # logical or
+
+
+@function
+def negate(a: Mask) -> Mask: ...  # logical not
+
+
+@function
+def narrow(a: Ix) -> Ix: ...  # a cast between integer dtypes: the value where it fits
+
+
+# The interval analysis: lattice tables, merged by keeping the tighter bound.
+@function(merge=lambda old, new: old.max(new))
+def lo(x: Ix) -> i64: ...
+
+
+@function(merge=lambda old, new: old.min(new))
+def hi(x: Ix) -> i64: ...
+
+
+TRUE = Mask.const(1)
+FALSE = Mask.const(0)
