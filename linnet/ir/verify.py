@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 from . import tensor as ir
+from .walk import expr_atoms
 
 LANGUAGES = ("tensor", "tensor-core")
 REDUCE_OPS = ("sum", "prod", "max", "min", "any", "all")
@@ -491,34 +492,11 @@ class _Verifier:
 
 
 def _atoms(e: ir.Expr) -> tuple[ir.Atom, ...]:
-    """The atoms an expression reads directly (comprehension atoms included)."""
-    if isinstance(e, (ir.Var, ir.Lit)):
-        return (e,)
-    if isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
-        return e.args
-    if isinstance(e, ir.MakeTuple):
-        return e.items
-    if isinstance(e, ir.GetItem):
-        return (e.tup,)
-    if isinstance(e, ir.If):
-        return (e.cond,)
-    if isinstance(e, (ir.Loop, ir.While)):
-        return e.init
-    if isinstance(e, ir.Comprehension):
-        return tuple(_ix_atoms(e.body))
-    return ()
-
-
-def _ix_atoms(e: ir.IxExpr):
-    if isinstance(e, ir.IxAccess):
-        yield e.tensor
-    elif isinstance(e, ir.IxScalar):
-        yield e.value
-    elif isinstance(e, ir.IxPrim):
-        for a in e.args:
-            yield from _ix_atoms(a)
-    elif isinstance(e, ir.IxReduce):
-        yield from _ix_atoms(e.body)
+    """The atoms an expression reads; nothing for an unknown node (reported elsewhere)."""
+    try:
+        return expr_atoms(e)
+    except TypeError:
+        return ()
 
 
 # ------------------------------------------------------------ prim typing

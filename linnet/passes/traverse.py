@@ -14,8 +14,9 @@ atom with `replace_uses`: every later use, in any nested block too, reads the
 new atom. Variable names are unique within a function (the verifier checks
 it), so one substitution map per function is enough.
 
-Also here: the atoms and blocks an expression reads, free variables, names
-bound in a function, fresh names, and substitution of atoms.
+Also here: free variables, names bound in a function, fresh names, and
+substitution of atoms; the read-only walkers (the atoms and blocks an
+expression reads) live in `linnet/ir/walk.py` and are re-exported.
 """
 
 from __future__ import annotations
@@ -24,62 +25,9 @@ from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
 from ..ir import tensor as ir
+from ..ir.walk import all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms  # noqa: F401
 
 # ------------------------------------------------------------ what nodes read
-
-
-def expr_atoms(e: ir.Expr) -> tuple[ir.Atom, ...]:
-    """The atoms an expression reads directly (not those of its nested blocks)."""
-    if isinstance(e, (ir.Var, ir.Lit)):
-        return (e,)
-    if isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
-        return e.args
-    if isinstance(e, ir.MakeTuple):
-        return e.items
-    if isinstance(e, ir.GetItem):
-        return (e.tup,)
-    if isinstance(e, ir.If):
-        return (e.cond,)
-    if isinstance(e, (ir.Loop, ir.While)):
-        return e.init
-    if isinstance(e, ir.Comprehension):
-        return tuple(ix_atoms(e.body))
-    raise TypeError(f"not a tensor IR expression: {type(e).__name__}")
-
-
-def ix_atoms(e: ir.IxExpr) -> Iterator[ir.Atom]:
-    """The atoms an index expression reads, in order of appearance."""
-    if isinstance(e, ir.IxAccess):
-        yield e.tensor
-    elif isinstance(e, ir.IxScalar):
-        yield e.value
-    elif isinstance(e, ir.IxPrim):
-        for a in e.args:
-            yield from ix_atoms(a)
-    elif isinstance(e, ir.IxReduce):
-        yield from ix_atoms(e.body)
-    else:
-        raise TypeError(f"not an index expression: {type(e).__name__}")
-
-
-def expr_blocks(e: ir.Expr) -> tuple[ir.Block, ...]:
-    """The blocks nested directly in an expression."""
-    if isinstance(e, ir.If):
-        return (e.then, e.orelse)
-    if isinstance(e, ir.Loop):
-        return (e.body,)
-    if isinstance(e, ir.While):
-        return (e.cond, e.body)
-    return ()
-
-
-def expr_binders(e: ir.Expr) -> tuple[ir.Var, ...]:
-    """Variables an expression binds for its nested blocks (loop index, carried values)."""
-    if isinstance(e, ir.Loop):
-        return (e.index, *e.carried)
-    if isinstance(e, ir.While):
-        return e.carried
-    return ()
 
 
 def map_blocks(e: ir.Expr, fn: Callable[[ir.Block], ir.Block]) -> ir.Expr:

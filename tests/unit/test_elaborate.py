@@ -19,6 +19,7 @@ import pytest
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.check.types import TensorT, TupleT
 from linnet.ir import tensor as ir
+from linnet.ir.walk import all_binds, expr_atoms, expr_blocks
 from linnet.ir.printer import print_func, print_program
 from linnet.passes.elaborate import ElaborationError, elaborate
 from linnet.program import load_program
@@ -77,24 +78,6 @@ def ir_type(ty) -> ir.Ty:
     return ir.TType(tuple(d.as_int() for d in ty.dims), ty.dtype)
 
 
-def all_binds(block: ir.Block):
-    """Every Bind of a block, nested blocks included."""
-    for b in block.binds:
-        yield b
-        for inner in nested_blocks(b.expr):
-            yield from all_binds(inner)
-
-
-def nested_blocks(e: ir.Expr) -> tuple[ir.Block, ...]:
-    if isinstance(e, ir.If):
-        return (e.then, e.orelse)
-    if isinstance(e, ir.Loop):
-        return (e.body,)
-    if isinstance(e, ir.While):
-        return (e.cond, e.body)
-    return ()
-
-
 def exprs(program: ir.Program, kind: type) -> list:
     found = []
     for f in program.funcs:
@@ -147,7 +130,7 @@ def _check_atom(a: ir.Atom, scope: dict) -> None:
 
 
 def _check_expr(e: ir.Expr, scope: dict, seen: set, funcs: dict) -> None:
-    for a in _atoms(e):
+    for a in expr_atoms(e):
         _check_atom(a, scope)
     if isinstance(e, ir.Call):
         callee = funcs[e.callee]
@@ -188,26 +171,10 @@ def _check_expr(e: ir.Expr, scope: dict, seen: set, funcs: dict) -> None:
     if isinstance(e, ir.While):
         assert e.cond.result.type == ir.TType((), "bool")
         assert e.body.result.type == e.type
-    for block in nested_blocks(e):
+    for block in expr_blocks(e):
         _check_block(block, inner, seen, funcs)
     if isinstance(e, ir.If):
         assert e.then.result.type == e.orelse.result.type == e.type
-
-
-def _atoms(e: ir.Expr):
-    if isinstance(e, (ir.Var, ir.Lit)):
-        return (e,)
-    if isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
-        return e.args
-    if isinstance(e, ir.MakeTuple):
-        return e.items
-    if isinstance(e, ir.GetItem):
-        return (e.tup,)
-    if isinstance(e, ir.If):
-        return (e.cond,)
-    if isinstance(e, (ir.Loop, ir.While)):
-        return e.init
-    return ()
 
 
 def _ix_check(e: ir.IxExpr, extents: dict[str, int], scope: dict) -> str:

@@ -26,6 +26,7 @@ import linnet.torch as linnet_torch
 from linnet.check.instance import analyze_program
 from linnet.diagnostics import CompileError
 from linnet.ir import tensor as ir
+from linnet.ir.walk import all_binds
 from linnet.ir.printer import print_func
 from linnet.ir.verify import verify
 from linnet.passes.manager import Instrumentation
@@ -77,23 +78,6 @@ def entries_with_kernels() -> list[tuple[Path, str]]:
             if isinstance(item, t.Function) and item.kind == "entry":
                 found.append((path, item.name))
     return found
-
-
-def all_binds(block: ir.Block):
-    for b in block.binds:
-        yield b
-        for inner in _blocks(b.expr):
-            yield from all_binds(inner)
-
-
-def _blocks(e: ir.Expr) -> tuple[ir.Block, ...]:
-    if isinstance(e, ir.If):
-        return (e.then, e.orelse)
-    if isinstance(e, ir.Loop):
-        return (e.body,)
-    if isinstance(e, ir.While):
-        return (e.cond, e.body)
-    return ()
 
 
 def prims(f: ir.Func, *ops: str) -> list[ir.Prim]:

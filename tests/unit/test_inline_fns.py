@@ -16,6 +16,7 @@ import pytest
 
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
+from linnet.ir.walk import expr_atoms, expr_binders, expr_blocks
 from linnet.ir.printer import print_func
 from linnet.passes.elaborate import elaborate
 from linnet.passes.inline_fns import inline_fns
@@ -37,54 +38,6 @@ def elaborated(path: str | None = None, text: str | None = None, entry: str = "m
     return elaborate(analysis, item, binding_from_values(item, dims or {}, {}, {}))
 
 
-def blocks_of(e: ir.Expr) -> tuple[ir.Block, ...]:
-    if isinstance(e, ir.If):
-        return (e.then, e.orelse)
-    if isinstance(e, ir.Loop):
-        return (e.body,)
-    if isinstance(e, ir.While):
-        return (e.cond, e.body)
-    return ()
-
-
-def binders(e: ir.Expr) -> tuple[ir.Var, ...]:
-    if isinstance(e, ir.Loop):
-        return (e.index,) + e.carried
-    if isinstance(e, ir.While):
-        return e.carried
-    return ()
-
-
-def uses(e: ir.Expr):
-    """The atoms an expression reads directly, index expressions included."""
-    if isinstance(e, (ir.Var, ir.Lit)):
-        yield e
-    elif isinstance(e, (ir.Prim, ir.Einsum, ir.Call)):
-        yield from e.args
-    elif isinstance(e, ir.MakeTuple):
-        yield from e.items
-    elif isinstance(e, ir.GetItem):
-        yield e.tup
-    elif isinstance(e, ir.If):
-        yield e.cond
-    elif isinstance(e, (ir.Loop, ir.While)):
-        yield from e.init
-    elif isinstance(e, ir.Comprehension):
-        yield from ix_uses(e.body)
-
-
-def ix_uses(e: ir.IxExpr):
-    if isinstance(e, ir.IxAccess):
-        yield e.tensor
-    elif isinstance(e, ir.IxScalar):
-        yield e.value
-    elif isinstance(e, ir.IxPrim):
-        for a in e.args:
-            yield from ix_uses(a)
-    else:
-        yield from ix_uses(e.body)
-
-
 def check_scopes(f: ir.Func) -> None:
     """Each name bound once per function; each use in scope with the bound type; no fn call."""
     seen = {p.name for p in f.params}
@@ -92,15 +45,15 @@ def check_scopes(f: ir.Func) -> None:
     def block(b: ir.Block, scope: dict) -> None:
         scope = dict(scope)
         for bind in b.binds:
-            for a in uses(bind.expr):
+            for a in expr_atoms(bind.expr):
                 assert not isinstance(a, ir.Var) or scope.get(a.name) == a, (f.name, a)
             assert bind.var.type == bind.expr.type
             inner = dict(scope)
-            for v in binders(bind.expr):
+            for v in expr_binders(bind.expr):
                 assert v.name not in seen, (f.name, v.name)
                 seen.add(v.name)
                 inner[v.name] = v
-            for nested in blocks_of(bind.expr):
+            for nested in expr_blocks(bind.expr):
                 block(nested, inner)
             assert bind.var.name not in seen, (f.name, bind.var.name)
             seen.add(bind.var.name)
