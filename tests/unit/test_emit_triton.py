@@ -50,6 +50,8 @@ pytestmark = pytest.mark.skipif(
 from linnet.emit import emit_torch  # noqa: E402
 from linnet.emit import triton_ops  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
+import irbuild  # noqa: E402
+from irbuild import L, T  # noqa: E402
 from linnet.passes.manager import Options  # noqa: E402
 from linnet.torch.interpreter import run  # noqa: E402
 from linnet.torch.runtime import import_generated  # noqa: E402
@@ -70,37 +72,12 @@ _names = itertools.count()
 TRUE = ir.Lit(True, ir.TType((), "bool"))
 
 
-def T(dtype: str, *shape: int) -> ir.TType:
-    return ir.TType(tuple(shape), dtype)
-
-
-def L(value, dtype: str) -> ir.Lit:
-    return ir.Lit(value, T(dtype))
-
-
 def V(name: str, ty: ir.Ty) -> ir.Var:
     return ir.Var(name, ty)
 
 
-class Blk:
-    """A block under construction: `b.p("add", x, y, ty=...)` binds a fresh variable."""
-
-    def __init__(self) -> None:
-        self.binds: list[ir.Bind] = []
-
-    def let(self, expr: ir.Expr, name: str | None = None) -> ir.Var:
-        v = ir.Var(name or f"t{next(_names)}", expr.type)
-        self.binds.append(ir.Bind(v, expr))
-        return v
-
-    def p(self, op: str, *args: ir.Atom, ty: ir.Ty, **attrs) -> ir.Var:
-        return self.let(ir.Prim(op, args, ty, tuple(attrs.items())))
-
-    def eff(self, op: str, *args: ir.Atom) -> ir.Var:
-        return self.p(op, *args, ty=T("bool"))
-
-    def done(self, result: ir.Atom) -> ir.Block:
-        return ir.Block(tuple(self.binds), result)
+class Blk(irbuild.Blk):
+    """The shared block builder, with tile helpers for kernels."""
 
     # tile helpers
     def iota(self, n: int, start: ir.Atom | None = None) -> ir.Var:
