@@ -368,20 +368,14 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
     """The Python expression computing `Prim(op, args)`, over operand names `args`."""
     attrs = dict(attrs)
     tys = list(arg_types)
-    if op not in ir.PRIMS:
-        raise ValueError(f"unknown primitive {op!r}")
-    arity, _ = ir.PRIMS[op]
-    if arity is not None and len(args) != arity:
-        raise ValueError(f"{op} takes {arity} operands, got {len(args)}")
-    if not isinstance(result, ir.TType) or any(not isinstance(t, ir.TType) for t in tys):
-        raise ValueError(f"{op}: operands and result must be tensors")
+    ir.check_prim_operands(op, args, tys, result)
     _dtype(result.dtype)
     for t in tys:
         _dtype(t.dtype)
     a = args[0] if args else ""
     ta = tys[0] if tys else None
 
-    if arity == 2:
+    if ir.PRIMS[op][0] == 2:
         return _binary(op, args[0], args[1], tys[0], tys[1])
     if op in ("neg", "not", "abs") + _UNARY_FLOAT:
         return _unary(op, a, ta)

@@ -259,16 +259,10 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
     """The Triton expression of a pure tile primitive over operand names `args`."""
     attrs = dict(attrs)
     fast = numerics == "fast"
-    if op not in ir.PRIMS:
-        raise ValueError(f"unknown primitive {op!r}")
-    arity, _ = ir.PRIMS[op]
-    if arity is not None and len(args) != arity:
-        raise ValueError(f"{op} takes {arity} operands, got {len(args)}")
-    if not isinstance(result, ir.TType) or any(not isinstance(t, ir.TType) for t in arg_types):
-        raise ValueError(f"{op}: operands and result must be tiles")
+    ir.check_prim_operands(op, args, arg_types, result, kind="tiles")
     a = args[0] if args else ""
     ta = arg_types[0] if arg_types else None
-    if arity == 2:
+    if ir.PRIMS[op][0] == 2:
         return _binary(op, args[0], args[1], arg_types[0], arg_types[1], fast)
     if op in ("neg", "not", "abs", "sqrt", "rsqrt", "tanh") + _MATH:
         return _unary(op, a, ta, fast)

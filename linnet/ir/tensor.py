@@ -304,3 +304,15 @@ PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {
 
 # Primitives with an effect: never removed, merged or reordered among themselves.
 EFFECTS = frozenset({"store", "atomic_add", "atomic_max", "atomic_min"})
+
+
+def check_prim_operands(op: str, args: tuple | list, arg_types, result, kind: str = "tensors"
+                        ) -> None:
+    """A printer's precondition: a known primitive, its arity, tensor operands and result."""
+    if op not in PRIMS:
+        raise ValueError(f"unknown primitive {op!r}")
+    arity, _ = PRIMS[op]
+    if arity is not None and len(args) != arity:
+        raise ValueError(f"{op} takes {arity} operands, got {len(args)}")
+    if not isinstance(result, TType) or any(not isinstance(t, TType) for t in arg_types):
+        raise ValueError(f"{op}: operands and result must be {kind}")
