@@ -8,11 +8,17 @@ median time (triton.testing.do_bench), the effective bandwidth (one read and one
 write of the matrix) and each ratio to the generated kernel, all in one run.
 
     python benchmarks/kernels.py            # needs a CUDA device
+    python benchmarks/kernels.py --sweep    # also times the matmul kernel at other tiles
+
+The sweep rewrites the tile sizes and launch hints of `examples/matmul.linnet`
+(`kernel matmul_tiles<M, N, K, 64, 64, 32>`, `warps(4) stages(3)`) into a
+temporary copy and times each variant, which is how the example's tiles were chosen.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -95,6 +101,40 @@ def matmul_table() -> list[str]:
     return rows
 
 
+TILES = [(64, 64, 32, 4, 3), (128, 128, 32, 4, 3), (128, 128, 32, 8, 3), (128, 128, 64, 8, 3),
+         (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3), (128, 64, 32, 4, 4),
+         (64, 128, 32, 4, 4), (128, 128, 64, 4, 4), (128, 128, 32, 8, 4), (128, 128, 16, 8, 5)]
+
+
+def matmul_variant(bm: int, bn: int, bk: int, warps: int, stages: int) -> Path:
+    """A copy of the matmul example with other tiles and launch hints."""
+    text = (ROOT / "examples" / "matmul.linnet").read_text()
+    for old, new in (("matmul_tiles<M, N, K, 64, 64, 32>", f"matmul_tiles<M, N, K, {bm}, {bn}, {bk}>"),
+                     ("warps(4) stages(3)", f"warps({warps}) stages({stages})")):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = Path(tempfile.mkdtemp()) / f"matmul_{bm}_{bn}_{bk}_{warps}_{stages}.linnet"
+    path.write_text(text)
+    return path
+
+
+def sweep_table() -> list[str]:
+    """The matmul kernel at 4096^3 for each tile choice, f32 full precision and TF32."""
+    a, b = (torch.randn(4096, 4096, device="cuda") for _ in range(2))
+    flops = 2 * 4096 ** 3
+    rows = ["| BM, BN, BK, warps, stages | f32 ieee TFLOP/s | f32 TF32 TFLOP/s |", "| --- | --- | --- |"]
+    for tiles in TILES:
+        cells = []
+        for numerics in ("equivalent", "fast"):
+            try:
+                fn = load_function(str(matmul_variant(*tiles)), "matmul_any", numerics=numerics)
+                cells.append(f"{flops / bench(lambda x: fn(x, b), a) / 1e9:.1f}")
+            except Exception as err:  # a variant may not fit in shared memory
+                cells.append(f"failed: {type(err).__name__}")
+        rows.append(f"| {', '.join(map(str, tiles))} | {cells[0]} | {cells[1]} |")
+    return rows
+
+
 def main() -> int:
     if not torch.cuda.is_available():
         print("benchmarks/kernels.py needs a CUDA device", file=sys.stderr)
@@ -104,6 +144,9 @@ def main() -> int:
     print("\n".join(softmax_table()))
     print()
     print("\n".join(matmul_table()))
+    if "--sweep" in sys.argv[1:]:
+        print()
+        print("\n".join(sweep_table()))
     return 0
 
 
