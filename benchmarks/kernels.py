@@ -10,13 +10,15 @@ write of the matrix) and each ratio to the generated kernel, all in one run.
     python benchmarks/kernels.py            # needs a CUDA device
     python benchmarks/kernels.py --sweep    # also times the matmul kernel at other tiles
 
-The sweep rewrites the tile sizes and launch hints of `examples/matmul.linnet`
-(`kernel matmul_tiles<M, N, K, 64, 64, 32>`, `warps(4) stages(3)`) into a
-temporary copy and times each variant, which is how the example's tiles were chosen.
+The sweep rewrites the tile sizes of both matmul ops of `examples/matmul.linnet`
+(`kernel matmul_tiles<M, N, K, f32, 128, 128, 32>` and its bf16 twin) and the kernel's
+launch hints (`warps(8) stages(3)`) into a temporary copy and times each variant, which
+is how the example's tiles were chosen.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -80,58 +82,73 @@ def softmax_table() -> list[str]:
     return rows
 
 
-def matmul_table() -> list[str]:
-    """The matmul example's kernel (64x64x32 tiles) at 4096^3 f32, against cuBLAS."""
-    path = str(ROOT / "examples" / "matmul.linnet")
-    exact = load_function(path, "matmul_any")
-    fast = load_function(path, "matmul_any", numerics="fast")
-    a, b = (torch.randn(4096, 4096, device="cuda") for _ in range(2))
-    flops = 2 * 4096 ** 3
+MATMUL_MODES = (  # label, entry, numerics, torch dtype, cuBLAS allowed TF32
+    ("f32 full precision", "matmul_any", "equivalent", torch.float32, False),
+    ("f32 TF32", "matmul_any", "fast", torch.float32, True),
+    ("bf16", "matmul_bf16_any", "equivalent", torch.bfloat16, False),
+)
+FLOPS = 2 * 4096 ** 3
+
+
+def matmul_inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    return tuple(torch.randn(4096, 4096, device="cuda", generator=gen).to(dtype)
+                 for _ in range(2))
+
+
+def matmul_table(path: Path = ROOT / "examples" / "matmul.linnet") -> list[str]:
+    """The matmul example's kernel at 4096^3, f32 (full precision and TF32) and bf16,
+    against cuBLAS (torch.matmul) at the same precision."""
     rows = ["| precision | implementation | ms | TFLOP/s | time / Linnet time |",
             "| --- | --- | --- | --- | --- |"]
-    for label, ours, tf32 in (("f32 full precision", exact, False), ("f32 TF32", fast, True)):
+    for label, entry, numerics, dtype, tf32 in MATMUL_MODES:
+        ours = load_function(str(path), entry, numerics=numerics)
+        a, b = matmul_inputs(dtype)
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        ref = a @ b
-        err = (ours(a, b) - ref).abs().max().item()
+        ref = (a.double() @ b.double())
+        err = ((ours(a, b).double() - ref).abs().max() / ref.abs().max()).item()
         t_ours, t_blas = bench(lambda x: ours(x, b), a), bench(lambda x: x @ b, a)
-        for name, ms in ((f"Linnet kernel (max diff {err:.1e})", t_ours), ("cuBLAS", t_blas)):
-            rows.append(f"| {label} | {name} | {ms:.3f} | {flops / ms / 1e9:.1f} | "
+        for name, ms in ((f"Linnet kernel (max error {err:.1e} of max)", t_ours),
+                         ("cuBLAS", t_blas)):
+            rows.append(f"| {label} | {name} | {ms:.3f} | {FLOPS / ms / 1e9:.1f} | "
                         f"{ms / t_ours:.2f} |")
     torch.backends.cuda.matmul.allow_tf32 = False
     return rows
 
 
-TILES = [(64, 64, 32, 4, 3), (128, 128, 32, 4, 3), (128, 128, 32, 8, 3), (128, 128, 64, 8, 3),
-         (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3), (128, 64, 32, 4, 4),
-         (64, 128, 32, 4, 4), (128, 128, 64, 4, 4), (128, 128, 32, 8, 4), (128, 128, 16, 8, 5)]
+TILES = [(64, 64, 32, 4, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 32, 4, 4),
+         (128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (256, 128, 64, 8, 3),
+         (128, 256, 32, 8, 4), (256, 128, 32, 8, 4), (128, 128, 32, 8, 4), (64, 256, 32, 4, 4)]
 
 
 def matmul_variant(bm: int, bn: int, bk: int, warps: int, stages: int) -> Path:
-    """A copy of the matmul example with other tiles and launch hints."""
+    """A copy of the matmul example with other tiles (for both ops) and launch hints."""
     text = (ROOT / "examples" / "matmul.linnet").read_text()
-    for old, new in (("matmul_tiles<M, N, K, 64, 64, 32>", f"matmul_tiles<M, N, K, {bm}, {bn}, {bk}>"),
-                     ("warps(4) stages(3)", f"warps({warps}) stages({stages})")):
-        assert old in text, old
-        text = text.replace(old, new)
+    text, ops = re.subn(r"matmul_tiles<M, N, K, (f32|bf16), \d+, \d+, \d+>",
+                        rf"matmul_tiles<M, N, K, \1, {bm}, {bn}, {bk}>", text)
+    text, hints = re.subn(r"warps\(\d+\) stages\(\d+\)", f"warps({warps}) stages({stages})", text)
+    assert (ops, hints) == (2, 1), "the matmul example no longer has the expected shape"
     path = Path(tempfile.mkdtemp()) / f"matmul_{bm}_{bn}_{bk}_{warps}_{stages}.linnet"
     path.write_text(text)
     return path
 
 
 def sweep_table() -> list[str]:
-    """The matmul kernel at 4096^3 for each tile choice, f32 full precision and TF32."""
-    a, b = (torch.randn(4096, 4096, device="cuda") for _ in range(2))
-    flops = 2 * 4096 ** 3
-    rows = ["| BM, BN, BK, warps, stages | f32 ieee TFLOP/s | f32 TF32 TFLOP/s |", "| --- | --- | --- |"]
+    """The matmul kernel at 4096^3 for each tile choice and precision (TFLOP/s)."""
+    rows = ["| BM, BN, BK, warps, stages | " + " | ".join(m[0] for m in MATMUL_MODES) + " |",
+            "| --- | --- | --- | --- |"]
+    inputs = {dtype: matmul_inputs(dtype) for dtype in (torch.float32, torch.bfloat16)}
     for tiles in TILES:
         cells = []
-        for numerics in ("equivalent", "fast"):
+        path = matmul_variant(*tiles)
+        for _, entry, numerics, dtype, _ in MATMUL_MODES:
+            a, b = inputs[dtype]
             try:
-                fn = load_function(str(matmul_variant(*tiles)), "matmul_any", numerics=numerics)
-                cells.append(f"{flops / bench(lambda x: fn(x, b), a) / 1e9:.1f}")
+                fn = load_function(str(path), entry, numerics=numerics)
+                cells.append(f"{FLOPS / bench(lambda x: fn(x, b), a) / 1e9:.1f}")
             except Exception as err:  # a variant may not fit in shared memory
                 cells.append(f"failed: {type(err).__name__}")
-        rows.append(f"| {', '.join(map(str, tiles))} | {cells[0]} | {cells[1]} |")
+        rows.append(f"| {', '.join(map(str, tiles))} | " + " | ".join(cells) + " |")
     return rows
 
 

@@ -89,7 +89,11 @@ MIDDLE = [
          "tensor-core", _lazy("linnet.passes.dce", "dce")),
     Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
          "per kernel) and drop those always true", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.egraph", "egraph_tiles")),
+         _lazy("linnet.passes.egraph", "egraph_tiles", options=True)),
+    Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
+         "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
+         "matrix units, products added into accumulators", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.egraph_products", "egraph_products", options=True)),
 ]
 
 BACK = {
@@ -126,11 +130,16 @@ class Compiled:
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    target: str = "torch", entry: str | None = None,
                    bind: dict[str, object] | None = None, numerics: str = "equivalent",
-                   passes: list[Pass] | None = None,
+                   passes: list[Pass] | None = None, rules: tuple | list | None = None,
                    shown: Instrumentation | None = None) -> Compiled:
-    """Compile a program held in a string (or the file at path) for one target."""
+    """Compile a program held in a string (or the file at path) for one target.
+
+    `passes` replaces the pipeline (`passes_for(target)`, edited); `rules` replaces the
+    rule sets the e-graph passes run (`linnet.rules.RULE_SETS`, plus or minus some).
+    """
     options = Options(target=target, entry=entry, numerics=numerics, path=path,
-                      bind={k: _bind_text(v) for k, v in (bind or {}).items()})
+                      bind={k: _bind_text(v) for k, v in (bind or {}).items()},
+                      rules=tuple(rules) if rules is not None else None)
     result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
                           shown)
     return Compiled(result.ir, result)

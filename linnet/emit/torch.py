@@ -126,7 +126,9 @@ class _ModuleEmitter:
         if self.kernels:
             lines.append("# Kernels run through Triton when it can be imported (see below).")
         for key, value in self.program.meta:
-            lines.append(f"# {comment(key)}: {comment(value)}")
+            first, *rest = str(value).splitlines() or [""]
+            lines.append(f"# {comment(key)}: {comment(first)}")
+            lines += [f"#   {comment(line)}" for line in rest]
         lines.append("# Functions:")
         for f in self.funcs + self.kernels:
             src = f" ({comment(f.source)})" if f.source else ""

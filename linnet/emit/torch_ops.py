@@ -357,6 +357,13 @@ def _diagonal(x: str, tx: ir.TType, axes: tuple[int, ...]) -> str:
     return x
 
 
+def _dot(args: Sequence[str], tys: Sequence[ir.TType], result: ir.TType) -> str:
+    """`acc + a @ b` in the result dtype (the operands cast to it first)."""
+    a, b = (cast_expr(x, t.dtype, result.dtype) for x, t in zip(args[:2], tys[:2]))
+    product = f"torch.matmul({a}, {b})"
+    return f"({args[2]} + {product})" if len(args) == 3 else product
+
+
 def diagonal_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     rank = len(shape)
     axes = tuple(a % rank for a in axes)
@@ -418,6 +425,8 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
         return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]))
     if op == "diagonal":
         return _diagonal(a, ta, _ints(attrs["axes"]))
+    if op == "dot":
+        return _dot(args, tys, result)
     raise ValueError(f"no torch lowering for primitive {op!r}")
 
 

@@ -266,6 +266,8 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
         return _binary(op, args[0], args[1], arg_types[0], arg_types[1], fast)
     if op in ("neg", "not", "abs", "sqrt", "rsqrt", "tanh") + _MATH:
         return _unary(op, a, ta, fast)
+    if op == "dot":
+        return dot_expr(args, arg_types, result, str(attrs.get("precision", "")))
     if op == "select":
         return f"tl.where({args[0]}, {args[1]}, {args[2]})"
     if op == "cast":
@@ -321,45 +323,24 @@ _SPEC = re.compile(r"^[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*$")
 _DOT_DTYPES = ("f16", "bf16", "f32")
 
 
-def dot_plan(spec: str, types: Sequence[ir.TType], acc: str) -> tuple[bool, bool, bool] | None:
-    """For a product of two 2-D float tiles contracted over one axis, every side >= 16:
-    whether to transpose a, b and the result around `tl.dot`; None for any other einsum."""
-    ins, out = spec.split("->")
-    subs = ins.split(",")
-    if len(subs) != 2 or len(out) != 2 or any(len(s) != 2 or len(set(s)) != 2 for s in subs):
-        return None
-    (a, b), (ta, tb) = subs, types
-    shared = set(a) & set(b)
-    if len(shared) != 1 or ta.dtype != tb.dtype or ta.dtype not in _DOT_DTYPES:
-        return None
-    (k,) = shared
-    i, j = a.replace(k, ""), b.replace(k, "")
-    if set(out) != {i, j} or acc not in ("f32", ta.dtype):
-        return None
-    sizes = dict(zip(a, ta.shape)) | dict(zip(b, tb.shape))
-    if min(sizes.values()) < 16:
-        return None
-    return a != i + k, b != k + j, out != i + j
-
-
 def einsum_expr(spec: str, args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
-                acc: str = "", numerics: str = "equivalent") -> str:
-    """`tl.dot` for a tile product (f32 accumulation), else broadcast products and `tl.sum`."""
+                acc: str = "") -> str:
+    """A contraction as broadcast products and `tl.sum` (tile products that the matrix
+    units can take arrive as `dot` prims, chosen by the egraph-products pass)."""
     if not isinstance(spec, str) or not _SPEC.match(spec):
         raise ValueError(f"bad einsum spec {spec!r}")
     acc = acc or result.dtype
-    plan = dot_plan(spec, types, acc)
-    if plan is not None:
-        ta_, tb_, tout = plan
-        x = f"tl.trans({args[0]})" if ta_ else args[0]
-        y = f"tl.trans({args[1]})" if tb_ else args[1]
-        precision = ""
-        if types[0].dtype == "f32":
-            precision = ', input_precision="tf32"' if numerics == "fast" else \
-                ', input_precision="ieee"'
-        r = f"tl.dot({x}, {y}{precision}, out_dtype=tl.float32)"
-        return cast_expr(f"tl.trans({r})" if tout else r, "f32", result.dtype)
     return cast_expr(_einsum_sum(spec, args, types, acc), acc, result.dtype)
+
+
+def dot_expr(args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
+             precision: str) -> str:
+    """`tl.dot(a, b[, acc])` accumulating in f32; f32 operands at the given precision."""
+    if result.dtype != "f32" or types[0].dtype not in _DOT_DTYPES:
+        raise ValueError(f"tl.dot of {types[0].dtype} to {result.dtype}")
+    extra = f", {args[2]}" if len(args) == 3 else ""
+    how = f', input_precision="{precision}"' if precision else ""
+    return f"tl.dot({args[0]}, {args[1]}{extra}{how}, out_dtype=tl.float32)"
 
 
 def _einsum_sum(spec: str, args: Sequence[str], types: Sequence[ir.TType], acc: str) -> str:

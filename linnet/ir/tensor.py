@@ -293,6 +293,7 @@ PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {
     # reductions over axes, accumulated in the result dtype
     **{f"reduce_{op}": (1, ("axes",)) for op in ("sum", "prod", "max", "min", "any", "all")},
     "diagonal": (1, ("axes",)),              # x[i, i]: merge the listed axes into one, last
+    "dot": (None, ("precision",)),           # (a[M, K], b[K, N][, acc[M, N]]): acc + a @ b
     # kernels only: the program's index, and memory (args start with the memory Var)
     "program_id": (0, ("axis",)),            # i32 scalar
     "load": (None, ()),                      # (mem, offsets[, mask[, other]]) -> tile

@@ -529,7 +529,30 @@ def _prim_type(e: ir.Prim, attrs: dict) -> ir.TType | str | None:
             return "any/all reduce bools to a bool"
         shape = tuple(d for k, d in enumerate(shapes[0]) if k not in axes)
         return ir.TType(shape, e.type.dtype)
+    if op == "dot":
+        return _dot_type(e, attrs, shapes, dtypes)
     return _shape_prim_type(e, attrs, shapes, dtypes)
+
+
+FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def _dot_type(e: ir.Prim, attrs: dict, shapes: list, dtypes: list) -> ir.TType | str:
+    """`dot(a[M, K], b[K, N][, acc[M, N]])`: float operands of one dtype, a result of that
+    dtype or f32; an accumulator of the result's type; precision "", "ieee" or "tf32"."""
+    if len(e.args) not in (2, 3) or any(len(s) != 2 for s in shapes[:2]):
+        return "dot takes two matrices and an optional accumulator"
+    (m, k), (k2, n) = shapes[0], shapes[1]
+    out = ir.TType((m, n), e.type.dtype)
+    if k != k2:
+        return f"dot of {shapes[0]} and {shapes[1]}"
+    if dtypes[0] != dtypes[1] or dtypes[0] not in FLOATS or out.dtype not in (dtypes[0], "f32"):
+        return f"dot of {dtypes[:2]} to {out.dtype}"
+    if len(e.args) == 3 and e.args[2].type != out:
+        return f"dot accumulator {e.args[2].type}, not {out}"
+    if attrs.get("precision") not in ("", "ieee", "tf32"):
+        return f"dot precision {attrs.get('precision')!r}"
+    return out
 
 
 def _valid_axes(axes: object, rank: int) -> bool:

@@ -17,125 +17,62 @@ false becomes a literal (`fill` of it for a tile), `x && m` with `m` proved true
 `x || m` with `m` proved false) becomes `x` (broadcast to the result's shape), and a
 `load`, `store` or atomic whose mask is proved true loses its mask (a load its `other`
 too). Unused bindings are dropped with `dce`. What fired (rules with match counts,
-e-graph size, iterations, time, the decided masks and the normal forms of the offsets)
+e-graph size, iterations, the decided masks and the normal forms of the offsets)
 goes into `program.meta` under "egraph_report".
 """
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import replace
 
 from ..ir import tensor as ir
+from . import egraph_run
 from .dce import dce
 from .traverse import Rewriter, expr_blocks
 
-try:  # egglog is the optional extra "rules"; without it the stage changes nothing
-    from egglog import (EGraph, back_off, get_callable_args, get_callable_fn,
-                        get_literal_value, run, set_, unstable_combine_rulesets)
+if egraph_run.available():
+    from egglog import get_callable_args, get_callable_fn, get_literal_value, set_
 
-    from ..rules import RULE_SETS
     from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
-except ImportError:  # pragma: no cover
-    RULE_SETS = None
 
-ITERATION_CAP = 12
-MATCH_LIMIT = 1000
-BAN_LENGTH = 5
 INTS = ("i32", "i64")
 MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min")
+STAGE = "egraph-tiles"
 
 
-def egraph_tiles(program: ir.Program) -> ir.Program:
+def egraph_tiles(program: ir.Program, options=None) -> ir.Program:
     """Prove kernel masks with the rule sets; drop those always true."""
-    if RULE_SETS is None:  # pragma: no cover
-        note = "// egraph-tiles: egglog is not installed (pip install linnet[rules]); masks kept"
-        meta = tuple((k, v) for k, v in program.meta if k != "egraph_report")
-        return replace(program, meta=meta + (("egraph_report", note),))
+    if not egraph_run.available():  # pragma: no cover
+        return egraph_run.with_report(program, STAGE, [
+            f"// {STAGE}: egglog is not installed (pip install linnet[rules]); masks kept"])
+    sets = egraph_run.rule_sets(options, STAGE)
     funcs, reports = [], []
-    with _freed_here():
-        for f in program.funcs:
-            if f.kind == "kernel":
-                f, report = _kernel(f)
-                reports.append(report)
-            funcs.append(f)
-    meta = tuple((k, v) for k, v in program.meta if k != "egraph_report")
-    if reports:
-        meta += (("egraph_report", "\n".join(reports)),)
-    return dce(replace(program, funcs=tuple(funcs), meta=meta))
-
-
-@contextmanager
-def _freed_here():
-    """Free the e-graphs made inside, on this thread, before leaving.
-
-    egglog's e-graph state sits in reference cycles, so only the cycle collector frees
-    it, and its Rust e-graph must be dropped on the thread that made it: left to the
-    collector, it may be dropped on another thread (`elaborate` runs on a deep-stack
-    thread) and egglog reports an error. With automatic collection paused, everything
-    made inside stays in the youngest generation, which one cheap `gc.collect(0)` frees.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.collect(0)
-        if enabled:
-            gc.enable()
+    for f in program.funcs:
+        if f.kind == "kernel":
+            f, report = _kernel(f, sets)
+            reports.append(report)
+        funcs.append(f)
+    program = replace(program, funcs=tuple(funcs))
+    return dce(egraph_run.with_report(program, STAGE, reports))
 
 
 # ----------------------------------------------------------------- one kernel
 
-def _kernel(f: ir.Func) -> tuple[ir.Func, str]:
+def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
     tr = _Translate(f)
     tr.block(f.body)
-    eg = EGraph()
-    for term in tr.roots():
-        eg.register(term)
-    for sym, (low, high) in tr.bounds.items():
-        eg.register(set_(lo(sym)).to(low), set_(hi(sym)).to(high))
-    rules = unstable_combine_rulesets(*RULE_SETS)
-    schedule = run(rules, scheduler=back_off(match_limit=MATCH_LIMIT, ban_length=BAN_LENGTH))
-    matches: dict = {}
-    rounds = 0
-    while rounds < ITERATION_CAP:
-        rounds += 1
-        result = eg.run(schedule)
-        for rule, n in result.num_matches_per_rule.items():
-            matches[rule] = matches.get(rule, 0) + n
-        if not result.updated:
-            break
-    decided: dict[ir.Var, bool] = {}
-    for var, term in tr.masks.items():
-        if eg.check_bool(term == TRUE):
-            decided[var] = True
-        elif eg.check_bool(term == FALSE):
-            decided[var] = False
-    offsets = {v: eg.extract(tr.ints[v]) for v in tr.offsets if v in tr.ints}
-    rewritten = _Rewrite(decided).func(f)
-    return rewritten, _report(f, eg, rounds, matches, decided, offsets)
-
-
-_RULES: dict = {}   # rule declaration -> (rule set name, rule)
-_NAMES: dict = {}   # rule declaration -> its printed name, made when it first fires
-
-
-def _rule_name(decl) -> str:
-    if not _RULES:
-        from ..rules import MODULES
-        for module in MODULES:
-            for r in module.RULES:
-                _RULES[r.decl] = (module.__name__.rsplit(".", 1)[-1], r)
-    if decl not in _NAMES:
-        if decl in _RULES:
-            name, r = _RULES[decl]
-            label = getattr(decl, "name", None) or " ".join(str(r).split())
-            _NAMES[decl] = f"[{name}] {label}"
-        else:
-            _NAMES[decl] = str(decl)
-    return _NAMES[decl]
+    with egraph_run.egraph(sets) as (eg, schedule):
+        eg.register(*tr.roots(), *(fact for sym, (low, high) in tr.bounds.items()
+                                   for fact in (set_(lo(sym)).to(low), set_(hi(sym)).to(high))))
+        rounds, matches = egraph_run.saturate(eg, schedule)
+        decided: dict[ir.Var, bool] = {}
+        for var, term in tr.masks.items():  # a proved mask's cheapest form is its constant
+            best = eg.extract(term)
+            if get_callable_fn(best) == Mask.const:
+                decided[var] = bool(get_literal_value(get_callable_args(best)[0]))
+        offsets = {v: eg.extract(tr.ints[v]) for v in tr.offsets if v in tr.ints}
+        report = _report(f, eg, rounds, egraph_run.fired(matches, sets), decided, offsets)
+    return _Rewrite(decided).func(f), report
 
 
 def _show(term) -> str:
@@ -154,16 +91,13 @@ def _show(term) -> str:
     return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
 
 
-def _report(f, eg, rounds, matches, decided, offsets) -> str:
+def _report(f, eg, rounds, fired: list[str], decided, offsets) -> str:
     sizes = {str(fn): n for fn, n in eg.all_function_sizes()}
     nodes = sum(n for k, n in sizes.items() if k not in ("lo", "hi"))
-    lines = [f"// egraph-tiles {f.name}: {nodes} e-nodes, "
+    lines = [f"// {STAGE} {f.name}: {nodes} e-nodes, "
              f"{sizes.get('lo', 0)}/{sizes.get('hi', 0)} lower/upper bounds, "
-             f"{rounds} iterations (cap {ITERATION_CAP})"]  # no timings: dumps are stable
-    fired = sorted(((_rule_name(k), n) for k, n in matches.items()
-                    if n), key=lambda item: item[0])
-    for name, n in fired:
-        lines.append(f"//   fired {n:5d}x  " + " ".join(name.split()))
+             f"{rounds} changing iterations (cap {egraph_run.ITERATION_CAP})"]  # no timings
+    lines += fired
     for var, value in decided.items():
         lines.append(f"//   proved {var.name} always {'true' if value else 'false'}")
     for var, term in offsets.items():

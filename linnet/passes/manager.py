@@ -34,6 +34,7 @@ class Options:
     numerics: str = "equivalent"
     grad: bool = False
     path: str = "<input>"
+    rules: tuple | None = None  # the e-graph passes' rule sets; None: linnet.rules.RULE_SETS
 
 
 @dataclass

@@ -7,7 +7,7 @@ sets, which the stage runs together; `docs/rules.md` says how to add a rule and 
 it fire.
 """
 
-from . import index_algebra, mask_facts
+from . import index_algebra, mask_facts, tile_products, value_facts
 
-MODULES = (index_algebra, mask_facts)
+MODULES = (index_algebra, mask_facts, tile_products, value_facts)
 RULE_SETS = tuple(m.RULE_SET for m in MODULES)

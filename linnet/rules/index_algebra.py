@@ -38,4 +38,5 @@ RULES = [
     rewrite((x + y) * Ix(a)).to(x * Ix(a) + y * Ix(a)),                    # distribute
 ]
 
+STAGE = "egraph-tiles"  # the pass that runs this set by default
 RULE_SET = ruleset(*RULES, name="index-algebra")

@@ -67,4 +67,5 @@ RULES = [
     rewrite(negate(FALSE)).to(TRUE),
 ]
 
+STAGE = "egraph-tiles"  # the pass that runs this set by default
 RULE_SET = ruleset(*RULES, name="mask-facts")

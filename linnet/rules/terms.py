@@ -1,4 +1,4 @@
-"""The term language of the rule sets: integer index arithmetic and boolean masks.
+"""The term language of the rule sets: integer index arithmetic, boolean masks, tiles.
 
 `Ix` is a signed integer value, scalar or tile (a tile's terms describe one element:
 reshape and broadcast are transparent). `Mask` is a boolean value. Symbols stand for
@@ -10,11 +10,18 @@ tiles at its occurrences (an iota read along axis 0 in one place and axis 1 in
 another), so no rule may use that two occurrences of a symbol are the same value
 (no `x - x -> 0`, no collecting `x + x`). Integer arithmetic wraps at 32 bits in the
 IR; constants are folded and intervals computed only while they fit in i32.
+
+`Tile` is a floating tensor or tile value, for the products stage: a symbol is a whole
+IR value (so here two occurrences of a symbol ARE the same value), `product(a, b)` is
+`sum[k] a[i, k] * b[k, j]` as written (a broadcast product and a sum), `dot(a, b)` the
+same contraction on the matrix units with f32 (or wider) accumulation, `dot_acc(a, b,
+c)` is `c + dot(a, b)`, `trans` swaps two axes and `widen(x, "bf16")` is a half value
+cast to f32 (exact). Costs make extraction prefer dots, then fewer transposes.
 """
 
 from __future__ import annotations
 
-from egglog import Expr, StringLike, function, i64, i64Like
+from egglog import Expr, StringLike, function, i64, i64Like, relation
 
 I32_MIN = -(2**31)
 I32_MAX = 2**31 - 1
@@ -76,3 +83,49 @@ def hi(x: Ix) -> i64: ...
 
 TRUE = Mask.const(1)
 FALSE = Mask.const(0)
+
+
+class Tile(Expr):
+    """A floating tensor or tile (its shape and dtype are known outside the e-graph)."""
+
+    @classmethod
+    def sym(cls, name: StringLike) -> Tile: ...
+
+
+@function(cost=4)
+def trans(x: Tile) -> Tile: ...  # a 2-D value with its axes swapped
+
+
+@function(cost=2)
+def widen(x: Tile, dtype: StringLike) -> Tile: ...  # x (of the half dtype) cast to f32
+
+
+@function(cost=1000)
+def product(a: Tile, b: Tile) -> Tile: ...  # sum[k] a[i, k] * b[k, j], broadcast and summed
+
+
+@function(cost=10)
+def dot(a: Tile, b: Tile) -> Tile: ...  # the same on the matrix units
+
+
+@function(cost=9)
+def dot_acc(a: Tile, b: Tile, acc: Tile) -> Tile: ...  # acc + dot(a, b)
+
+
+@function(cost=2)
+def plus(a: Tile, b: Tile) -> Tile: ...  # elementwise a + b, one type
+
+
+@function(cost=2)
+def exp(x: Tile) -> Tile: ...
+
+
+@function(cost=2)
+def log(x: Tile) -> Tile: ...
+
+
+@function(cost=2)
+def sqrt(x: Tile) -> Tile: ...
+
+
+nonnegative = relation("nonnegative", Tile)  # every element >= 0 (or NaN)

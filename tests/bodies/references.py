@@ -300,6 +300,13 @@ def _matmul_any(a, b):
     return a @ b
 
 
+@ref("matmul", "matmul_bf16_any", out="bf16",
+     inputs=dims(D, D, D).flatmap(lambda d: args(fl((d[0], d[2]), "bf16"),
+                                                   fl((d[2], d[1]), "bf16"))))
+def _matmul_bf16_any(a, b):
+    return a @ b  # exact products, f32 sums (the references compute in float64), one rounding
+
+
 @ref("relu", "main", out="f32", inputs=args(fl((5000,)), fl((5000,))))
 def _relu(x, s):
     return np.maximum(x, 0.0) * s

@@ -20,6 +20,7 @@ from kernel_cases import DEVICE, assert_agree, case_at, example as example_path,
 
 SOFTMAX = target_spec(example_path("softmax"), "softmax")
 MATMUL = target_spec(example_path("matmul"), "matmul")
+MATMUL_BF16 = target_spec(example_path("matmul"), "matmul_bf16")
 COLUMN_STATS = target_spec(example_path("column_stats"), "column_stats")
 ROW_SCAN = target_spec(example_path("row_scan"), "row_scan")
 ROW_PRODUCT = target_spec(example_path("row_product"), "row_product")
@@ -40,8 +41,8 @@ def test_softmax(case) -> None:
 @settings(max_examples=examples(1.0))
 @given(cases(MATMUL, max_dim=130, device=DEVICE))
 @example(case_at(MATMUL, M=1, N=1, K=1))
-@example(case_at(MATMUL, M=65, N=17, K=33))  # one past each tile
-@example(case_at(MATMUL, M=64, N=64, K=32))  # exactly one tile
+@example(case_at(MATMUL, M=129, N=17, K=33))  # one past a tile in M and K
+@example(case_at(MATMUL, M=128, N=128, K=32))  # exactly one tile
 def test_matmul(case) -> None:
     assert_agree(MATMUL, case)
 
@@ -52,6 +53,14 @@ def test_matmul(case) -> None:
 def test_matmul_fast(case) -> None:
     """`fast` lets tile products use TF32: held to 1e-2."""
     assert_agree(MATMUL, case, numerics="fast")
+
+
+@settings(max_examples=examples(0.5))
+@given(cases(MATMUL_BF16, max_dim=100, device=DEVICE))
+@example(case_at(MATMUL_BF16, M=129, N=17, K=65))  # one past a tile in M and K
+def test_matmul_bf16(case) -> None:
+    """bf16 tiles on the matrix units, f32 accumulation: held to the bf16 tolerance."""
+    assert_agree(MATMUL_BF16, case)
 
 
 @settings(max_examples=examples(1.0))

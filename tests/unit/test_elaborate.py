@@ -32,6 +32,7 @@ CORPUS = sorted((ROOT / "examples").glob("*.linnet")) + sorted(
 # Small values for the generic entries of the corpus, satisfying their `where` clauses.
 BINDINGS: dict[tuple[str, str], dict] = {
     ("matmul", "matmul_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
+    ("matmul", "matmul_bf16_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("softmax", "softmax_any"): {"dims": {"R": 3, "C": 5}},
     ("52_entries", "generic"): {"dims": {"N": 4}},
     ("52_entries", "both"): {"dims": {"R": 2, "C": 3}},

@@ -41,6 +41,7 @@ CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linne
     VALID / "53_pub_items.linnet", VALID / "61_kernel_dtype_generic.linnet",
     VALID / "63_op_where.linnet"]
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
+            ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
             ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"}}
 

@@ -52,6 +52,7 @@ from linnet.emit import triton_ops  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
 import irbuild  # noqa: E402
 from irbuild import L, T  # noqa: E402
+from linnet.passes.egraph_products import egraph_products  # noqa: E402
 from linnet.passes.manager import Options  # noqa: E402
 from linnet.torch.interpreter import run  # noqa: E402
 from linnet.torch.runtime import import_generated  # noqa: E402
@@ -142,7 +143,8 @@ def matmul(M: int = 40, N: int = 24, K: int = 72, BM: int = 32, BN: int = 32, BK
            swapped: bool = False, dtype: str = "f32", **kw) -> ir.Program:
     """C = A @ B with a K loop, masks on every side, and a tile product per step.
 
-    `swapped` writes the product as `einsum("kj,ik->ij", b, a)` (both operands transposed)."""
+    `swapped` writes the product as `einsum("kj,ik->ij", b, a)` (both operands transposed).
+    The tile product is an einsum: `dotted(...)` runs the egraph-products pass on it."""
     a, bm, c = V("a", T(dtype, M, K)), V("b", T(dtype, K, N)), V("c", T("f32", M, N))
     k = Blk()
     pm = k.p("mul", k.p("program_id", ty=T("i32"), axis=0), L(BM, "i32"), ty=T("i32"))
@@ -422,23 +424,44 @@ def test_row_softmax_with_masks():
     close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
 
 
+def dotted(prog: ir.Program, numerics: str | None = None) -> ir.Program:
+    """The program after egraph-products (numerics from the program unless given)."""
+    return egraph_products(prog, Options(numerics=numerics) if numerics else None)
+
+
 @pytest.mark.parametrize("swapped", [False, True])
 def test_tiled_matmul_with_a_k_loop_masks_and_dot(swapped):
-    text, module = generate(matmul(swapped=swapped))
+    text, module = generate(dotted(matmul(swapped=swapped)))
     assert text.count("tl.dot(") == 1 and 'input_precision="ieee"' in text
     assert "for i" in text and "in range(0, 5):" in text
     assert "num_warps=4, num_stages=2" in text
-    if swapped:
-        assert "tl.trans(" in text
+    assert "tl.trans(" not in text  # swapped operands are swapped back, not transposed
+    a, b = torch.randn(40, 72), torch.randn(72, 24)
+    (c,) = module.main(*on(a, b))
+    close(c, a.double().matmul(b.double()).float(), rtol=1e-5, atol=1e-4)
+
+
+def test_bf16_tile_products_are_bf16_dots_with_f32_accumulation():
+    text, module = generate(dotted(matmul(dtype="bf16")), "bf16_dot")
+    assert text.count("tl.dot(") == 1 and "input_precision" not in text
+    a, b = torch.randn(40, 72).bfloat16(), torch.randn(72, 24).bfloat16()
+    (c,) = module.main(*on(a, b))
+    assert c.dtype == torch.float32
+    close(c, a.double().matmul(b.double()).float(), rtol=1e-5, atol=1e-4)
+
+
+def test_tile_products_without_the_pass_are_broadcast_sums():
+    text, module = generate(matmul(), "undotted")
+    assert "tl.dot" not in text and "tl.sum(" in text
     a, b = torch.randn(40, 72), torch.randn(72, 24)
     (c,) = module.main(*on(a, b))
     close(c, a.double().matmul(b.double()).float(), rtol=1e-5, atol=1e-4)
 
 
 def test_fast_numerics_allow_tf32_products():
-    text = emit_torch(matmul(numerics="fast"))
+    text = emit_torch(dotted(matmul(numerics="fast")))
     assert 'input_precision="tf32"' in text and "ieee" not in text
-    assert 'input_precision="tf32"' in emit_torch(matmul(), Options(numerics="fast"))
+    assert 'input_precision="tf32"' in emit_torch(dotted(matmul(), "fast"))
 
 
 def test_small_tile_products_are_broadcast_sums():
@@ -833,7 +856,8 @@ def test_generated_kernels_compile_for_a_gpu(tmp_path):
     """The compiled path, without a GPU: each kernel goes through Triton's compiler to a
     cubin for sm_90 (the interpreter accepts much that the compiler does not)."""
     pytest.importorskip("triton.backends.nvidia")
-    progs = {"softmax": softmax(), "matmul": matmul(swapped=True), "stats": column_stats(),
+    progs = {"softmax": softmax(), "matmul": dotted(matmul(swapped=True)),
+             "bf16_matmul": dotted(matmul(dtype="bf16")), "stats": column_stats(),
              "scan": row_scan(), "product": row_product(), "divmod": int_divmod(),
              "bf16": half_kernel(), "f16": half_kernel(dtype="f16"),
              **{name: whole(f, [T("f32", *S)], T("f32", *S))

@@ -26,7 +26,8 @@ from linnet.syntax import tree as t
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "examples").glob("*.linnet")) + sorted(
     (ROOT / "tests" / "spec" / "valid").glob("*.linnet"))
-GENERIC = {"matmul_any": {"M": 5, "N": 6, "K": 7}, "softmax_any": {"R": 3, "C": 5},
+GENERIC = {"matmul_any": {"M": 5, "N": 6, "K": 7}, "matmul_bf16_any": {"M": 5, "N": 6, "K": 7},
+           "softmax_any": {"R": 3, "C": 5},
            "generic": {"N": 4}, "both": {"R": 2, "C": 3}, "any_dtype": {"N": 8}}
 
 
