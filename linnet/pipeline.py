@@ -75,25 +75,46 @@ MIDDLE = [
     Pass("choose-kernels", "for each op call, run its kernel or its body (numerics, target, "
          "the kernel's where for the bound sizes)", "tensor", "tensor",
          _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True)),
+    Pass("instantiate-kernels", "translate each kernel an op runs into a kernel Func (once "
+         "per kernel instance)", "tensor", "tensor",
+         _lazy("linnet.passes.instantiate_kernels", "instantiate_kernels")),
     Pass("inline-fns", "replace each call of a fn by its body", "tensor", "tensor",
          _lazy("linnet.passes.inline_fns", "inline_fns")),
+    Pass("merge-reductions", "write directly nested like reductions (sum[i] sum[j] e) as one "
+         "(sum[i, j] e)", "tensor", "tensor",
+         _lazy("linnet.passes.merge_reductions", "merge_reductions")),
     Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
          "reductions and einsums", "tensor", "tensor-core",
          _lazy("linnet.passes.index_notation", "lower_index_notation")),
     Pass("fold-constants", "evaluate operations on literals with the language's exact "
          "integer semantics", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_constants", "fold_constants")),
+    Pass("hoist-loop-invariants", "move pure bindings that are the same on every trip out "
+         "of for and while loops", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.hoist_invariants", "hoist_loop_invariants")),
     Pass("cse", "share repeated pure computations", "tensor-core", "tensor-core",
          _lazy("linnet.passes.cse", "cse")),
     Pass("dce", "drop unused bindings and unreachable functions", "tensor-core",
          "tensor-core", _lazy("linnet.passes.dce", "dce")),
+    Pass("drop-dead-carries", "stop loops carrying values that nothing after the loop and "
+         "nothing kept inside it reads", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.drop_dead_carries", "drop_dead_carries")),
     Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
          "per kernel) and drop those always true", "tensor-core", "tensor-core",
          _lazy("linnet.passes.egraph", "egraph_tiles", options=True)),
+    Pass("fold-proved-masks", "follow through on proved masks: selects on known conditions, "
+         "and accesses whose mask is always false", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.fold_masks", "fold_proved_masks")),
     Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
          "matrix units, products added into accumulators", "tensor-core", "tensor-core",
          _lazy("linnet.passes.egraph_products", "egraph_products", options=True)),
+    Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
+         "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.fast_math", "fast_math", options=True)),
+    Pass("lower-kernel-einsums", "turn the contractions left in kernels into broadcast "
+         "products and sums", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.lower_kernel_einsums", "lower_kernel_einsums")),
 ]
 
 BACK = {

@@ -274,7 +274,7 @@ class KernelEmitter:
         args = [self.name(a, env) for a in e.args]
         types = [a.type for a in e.args]
         if isinstance(e, ir.Einsum):
-            return tt.einsum_expr(e.spec, args, types, e.type, e.acc)
+            raise ValueError("an einsum in a kernel: the pass lower-kernel-einsums runs first")
         if e.op == "load":
             return self.memory(e, env)
         return tt.prim_expr(e.op, args, types, e.type, e.attrs, self.numerics)

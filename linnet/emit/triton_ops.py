@@ -29,7 +29,6 @@ semantics (LANGUAGE.md sections 3 and 6, `docs/ir.md`):
 from __future__ import annotations
 
 import math
-import re
 from typing import Sequence
 
 from ..ir import tensor as ir
@@ -317,20 +316,9 @@ def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType) -> str:
     raise ValueError(f"not a memory primitive: {op!r}")
 
 
-# ----------------------------------------------------------------- einsum
+# ----------------------------------------------------------------- dot
 
-_SPEC = re.compile(r"^[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*$")
 _DOT_DTYPES = ("f16", "bf16", "f32")
-
-
-def einsum_expr(spec: str, args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
-                acc: str = "") -> str:
-    """A contraction as broadcast products and `tl.sum` (tile products that the matrix
-    units can take arrive as `dot` prims, chosen by the egraph-products pass)."""
-    if not isinstance(spec, str) or not _SPEC.match(spec):
-        raise ValueError(f"bad einsum spec {spec!r}")
-    acc = acc or result.dtype
-    return cast_expr(_einsum_sum(spec, args, types, acc), acc, result.dtype)
 
 
 def dot_expr(args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
@@ -341,33 +329,3 @@ def dot_expr(args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
     extra = f", {args[2]}" if len(args) == 3 else ""
     how = f', input_precision="{precision}"' if precision else ""
     return f"tl.dot({args[0]}, {args[1]}{extra}{how}, out_dtype=tl.float32)"
-
-
-def _einsum_sum(spec: str, args: Sequence[str], types: Sequence[ir.TType], acc: str) -> str:
-    """A contraction as a broadcast product over (output axes, summed axes) and sums."""
-    ins, out = spec.split("->")
-    subs = ins.split(",")
-    if len(subs) != len(args):
-        raise ValueError(f"einsum {spec!r} with {len(args)} operands")
-    summed: list[str] = []
-    for s in subs:
-        if len(set(s)) != len(s):
-            raise ValueError(f"einsum {spec!r}: a diagonal of a tile is not available in kernels")
-        summed.extend(c for c in s if c not in out and c not in summed)
-    full = list(out) + summed
-    terms = []
-    for x, s, t in zip(args, subs, types):
-        x = _up(cast_expr(x, t.dtype, acc), acc)
-        if s:
-            order = [c for c in full if c in s]
-            x = _permute(x, tuple(s.index(c) for c in order))
-            if len(order) < len(full):
-                x = f"{x}[{', '.join(':' if c in s else 'None' for c in full)}]"
-        terms.append(x)
-    prod = " * ".join(terms)
-    prod = f"({prod})" if len(terms) > 1 else prod
-    for axis in reversed(range(len(out), len(full))):
-        prod = f"tl.sum({prod}, axis={axis})"
-    if acc in HALF or (summed and acc in NARROW):  # widened by _up or by tl.sum
-        prod = f"{prod}.to({tl_dtype(acc)})"
-    return prod

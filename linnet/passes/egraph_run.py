@@ -105,7 +105,7 @@ def rule_name(decl, sets: tuple = ()) -> str:
         for s in sets:  # a rule set made outside the library: named each time it is seen
             if decl in s.__egg_ruleset__.rules:
                 label = getattr(decl, "name", None) or pretty_decl(s.__egg_decls__, decl)
-                return f"[{s.ident}] " + " ".join(label.split())
+                return f"[{getattr(s.ident, 'name', s.ident)}] " + " ".join(label.split())
         return " ".join(str(decl).split())
     return _NAMES[decl]
 

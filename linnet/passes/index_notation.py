@@ -140,13 +140,22 @@ class _Lowering:
 
     def elementwise(self, e: ir.IxPrim) -> Labelled:
         args = [self.lower(a) for a in e.args]
-        target = _union(a.labels for a in args)
+        target = self.target([a.labels for a in args])
         atoms = tuple(self.align(a, target) for a in args)
         return Labelled(self.emit(ir.Prim(e.op, atoms, self.ttype(target, e.dtype), e.attrs)),
                         target)
 
+    def target(self, groups: list[tuple[str, ...]]) -> tuple[str, ...]:
+        """The axes of an elementwise result: those of an operand that has them all (it
+        then needs no permute), else all labels in the comprehension's order."""
+        labels = _union(groups)
+        for g in groups:
+            if len(g) == len(labels):
+                return g
+        return tuple(sorted(labels, key=lambda n: self.order.get(n, len(self.order))))
+
     def reduce(self, e: ir.IxReduce) -> Labelled:
-        axes, body = _flatten(e)
+        axes, body = e.axes, e.body
         names = tuple(n for n, _ in axes)
         if e.op == "sum" and body.dtype == e.dtype:
             factors = _factors(body)
@@ -243,14 +252,6 @@ def _union(groups) -> tuple[str, ...]:
     for labels in groups:
         out.extend(n for n in labels if n not in out)
     return tuple(out)
-
-
-def _flatten(e: ir.IxReduce) -> tuple[tuple[tuple[str, int], ...], ir.IxExpr]:
-    """`sum[i] sum[j] body` is `sum[i, j] body`: merge directly nested like reductions."""
-    axes, body = e.axes, e.body
-    while isinstance(body, ir.IxReduce) and body.op == e.op and body.dtype == e.dtype:
-        axes, body = axes + body.axes, body.body
-    return axes, body
 
 
 def _factors(e: ir.IxExpr) -> list[ir.IxExpr]:

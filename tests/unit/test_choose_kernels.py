@@ -14,7 +14,8 @@ from pathlib import Path
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
 from linnet.ir.verify import verify
-from linnet.passes.choose_kernels import choose_kernels
+from linnet.passes.choose_kernels import choose_kernels as choose_only
+from linnet.passes.instantiate_kernels import instantiate_kernels
 from linnet.passes.elaborate import elaborate
 from linnet.passes.manager import Instrumentation, Options
 from linnet.pipeline import compile_source, passes_for
@@ -33,12 +34,17 @@ def elaborated(path: Path, entry: str = "main", dims: dict | None = None) -> ir.
 
 def chosen(path: Path | None = None, entry: str = "main", text: str | None = None,
            **options) -> ir.Program:
-    """The program after choose-kernels (verified), through the real pipeline."""
+    """The program after instantiate-kernels (verified), through the real pipeline."""
     passes = [p for p in passes_for("torch") if not p.name.startswith("emit")]
     compiled = compile_source(text, path=str(path or "choose_test.linnet"), entry=entry,
                               passes=passes, shown=Instrumentation(
-                                  verify_each=True, stop_after="choose-kernels"), **options)
-    return compiled.stage("choose-kernels")
+                                  verify_each=True, stop_after="instantiate-kernels"), **options)
+    return compiled.stage("instantiate-kernels")
+
+
+def choose_kernels(program: ir.Program, options: Options) -> ir.Program:
+    """choose-kernels, then instantiate-kernels (which adds the kernel Funcs chosen)."""
+    return instantiate_kernels(choose_only(program, options))
 
 
 def kernel_funcs(program: ir.Program) -> list[str]:
@@ -178,3 +184,11 @@ def test_without_the_library_bodies_run() -> None:
     bare = replace(before, meta=())
     after = choose_kernels(bare, Options())
     assert kernel_funcs(after) == [] and choices(after) == {}
+
+
+def test_choosing_only_decides_and_instantiating_adds_the_funcs() -> None:
+    before = elaborated(SOFTMAX)
+    decided = choose_only(before, Options())
+    assert kernel_funcs(decided) == [] and "kernels" in dict(decided.meta)
+    assert decided.func("softmax__R64_C1000").kernel.func == ""
+    assert kernel_funcs(instantiate_kernels(decided)) == ["row_softmax__R64_C1000_B1024"]

@@ -329,7 +329,7 @@ grid(64,) inits('empty',) {
 
 
 def test_softmax_kernel_func() -> None:
-    program = middle_end(EXAMPLES / "softmax.linnet", stop="choose-kernels")
+    program = middle_end(EXAMPLES / "softmax.linnet", stop="instantiate-kernels")
     (k,) = kernels(program)
     assert print_func(k) == SOFTMAX_KERNEL
     (op,) = chosen(program)
@@ -351,13 +351,13 @@ def test_softmax_after_dce_keeps_the_effect_and_lowers_the_reductions() -> None:
 def test_matmul_offsets_masks_and_contraction() -> None:
     program = middle_end(EXAMPLES / "matmul.linnet")
     (k,) = kernels(program)
-    assert k.launch == ir.Launch((4, 3), 4, 3, ("empty",))
+    assert k.launch == ir.Launch((2, 2), 8, 3, ("empty",))  # 128x128 tiles
     loads = prims(k, "load")
-    assert [e.args[1].type.shape for e in loads] == [(64, 32), (32, 64)]
-    assert [e.args[2].type for e in loads] == [ir.TType((64, 32), "bool"),
-                                               ir.TType((32, 64), "bool")]
+    assert [e.args[1].type.shape for e in loads] == [(128, 32), (32, 128)]
+    assert [e.args[2].type for e in loads] == [ir.TType((128, 32), "bool"),
+                                               ir.TType((32, 128), "bool")]
     (store,) = prims(k, "store")
-    assert store.args[1].type.shape == (64, 64) and store.args[3].type.shape == (64, 64)
+    assert store.args[1].type.shape == (128, 128) and store.args[3].type.shape == (128, 128)
     einsums = [b.expr for b in all_binds(k.body) if isinstance(b.expr, ir.Einsum)]
     assert [e.spec for e in einsums] == ["ik,kj->ij"]
     (loop,) = [b.expr for b in k.body.binds if isinstance(b.expr, ir.Loop)]
@@ -448,7 +448,7 @@ entry main(x: Tensor[1100000, 2000; f32]) -> Tensor[1100000; f32] {
     return row_sums(x)
 }
 """
-    program = middle_end(text=text, stop="choose-kernels")
+    program = middle_end(text=text, stop="instantiate-kernels")
     (k,) = kernels(program)
     (load,) = prims(k, "load")
     (store,) = prims(k, "store")
@@ -473,8 +473,8 @@ def test_tile_index_notation_lowers_on_tiles() -> None:
     (k,) = kernels(program)
     assert not [b for b in all_binds(k.body) if isinstance(b.expr, ir.Comprehension)]
     ands = prims(k, "and")
-    assert {e.type.shape for e in ands} == {(64, 32), (32, 64), (64, 64)}
-    before = kernels(middle_end(EXAMPLES / "matmul.linnet", stop="choose-kernels"))[0]
+    assert {e.type.shape for e in ands} == {(128, 32), (32, 128), (128, 128)}
+    before = kernels(middle_end(EXAMPLES / "matmul.linnet", stop="instantiate-kernels"))[0]
     assert [b for b in all_binds(before.body) if isinstance(b.expr, ir.Comprehension)]
 
 

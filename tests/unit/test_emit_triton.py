@@ -47,12 +47,13 @@ pytestmark = pytest.mark.skipif(
     reason="Triton was imported in this process before TRITON_INTERPRET=1 was set, so its "
            "kernels would not run in the interpreter; run this test module on its own")
 
-from linnet.emit import emit_torch  # noqa: E402
+from linnet.emit import emit_torch as print_module  # noqa: E402
 from linnet.emit import triton_ops  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
 import irbuild  # noqa: E402
 from irbuild import L, T  # noqa: E402
 from linnet.passes.egraph_products import egraph_products  # noqa: E402
+from linnet.passes.lower_kernel_einsums import lower_kernel_einsums  # noqa: E402
 from linnet.passes.manager import Options  # noqa: E402
 from linnet.torch.interpreter import run  # noqa: E402
 from linnet.torch.runtime import import_generated  # noqa: E402
@@ -373,6 +374,11 @@ TORCH = {"bool": torch.bool, "i8": torch.int8, "i16": torch.int16, "i32": torch.
          "i64": torch.int64, "u8": torch.uint8, "u16": torch.uint16, "u32": torch.uint32,
          "u64": torch.uint64, "f16": torch.float16, "bf16": torch.bfloat16,
          "f32": torch.float32, "f64": torch.float64}
+
+
+def emit_torch(prog: ir.Program, options=None) -> str:
+    """The printer, after the pass that must run before it (kernels hold no einsum)."""
+    return print_module(lower_kernel_einsums(prog), options)
 
 
 def generate(prog: ir.Program, name: str = "kernels", options=None):

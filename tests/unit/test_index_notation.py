@@ -18,6 +18,7 @@ from linnet.ir import tensor as ir
 from linnet.ir.printer import print_program
 from linnet.ir.verify import verify
 from linnet.passes.index_notation import lower_index_notation
+from linnet.passes.merge_reductions import merge_reductions
 
 # ------------------------------------------------------------- IR building
 
@@ -471,19 +472,22 @@ def test_nested_reduction_max_of_matmul() -> None:
 
 
 def test_directly_nested_sums_merge_into_one_reduction() -> None:
-    """The product a[i, j] * v[j] is no larger than a: multiply, then one sum over i, j."""
+    """merge-reductions, then lowering: the product a[i, j] * v[j] is no larger than a, so
+    multiply, then one sum over i, j. Without the merge: two sums, the same value."""
     a, v = V("a", M, K), V("v", K)
     inner = red("sum", {"j": K}, ix("mul", at(a, "i", "j"), at(v, "j")))
     body = Body()
     s = body.let("s", comp({}, red("sum", {"i": M}, inner)))
     p = program((a, v), body, s)
-    low = lowered(p)
-    assert einsums(low) == []
-    reductions = [b.expr for b in low.funcs[0].body.binds
-                  if isinstance(b.expr, ir.Prim) and b.expr.op.startswith("reduce_")]
-    assert [(r.op, r.attr("axes")) for r in reductions] == [("reduce_sum", (0, 1))]
     xa, xv = rand(M, K), rand(K)
-    check_values(p, low, np.float32((xa @ xv).sum()), xa, xv, rtol=1e-4)
+    for merge, want in ((True, [("reduce_sum", (0, 1))]),
+                        (False, [("reduce_sum", (1,)), ("reduce_sum", (0,))])):
+        low = lowered(merge_reductions(p) if merge else p)
+        assert einsums(low) == []
+        reductions = [b.expr for b in low.funcs[0].body.binds
+                      if isinstance(b.expr, ir.Prim) and b.expr.op.startswith("reduce_")]
+        assert [(r.op, r.attr("axes")) for r in reductions] == want
+        check_values(p, low, np.float32((xa @ xv).sum()), xa, xv, rtol=1e-4)
 
 
 def test_reused_and_shadowed_reduction_names() -> None:
