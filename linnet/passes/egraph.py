@@ -31,9 +31,9 @@ from .dce import dce
 from .traverse import Rewriter, expr_blocks
 
 if egraph_run.available():
-    from egglog import get_callable_args, get_callable_fn, get_literal_value, set_
+    from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, lt, narrow, negate
 
 INTS = ("i32", "i64")
 MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min")
@@ -62,8 +62,7 @@ def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
     tr = _Translate(f)
     tr.block(f.body)
     with egraph_run.egraph(sets) as (eg, schedule):
-        eg.register(*tr.roots(), *(fact for sym, (low, high) in tr.bounds.items()
-                                   for fact in (set_(lo(sym)).to(low), set_(hi(sym)).to(high))))
+        eg.register(*tr.roots())
         rounds, matches = egraph_run.saturate(eg, schedule)
         decided: dict[ir.Var, bool] = {}
         for var, term in tr.masks.items():  # a proved mask's cheapest form is its constant
@@ -79,7 +78,7 @@ def _show(term) -> str:
     """An extracted term, compactly: `pid0 * 64 + iota64`."""
     fn, args = get_callable_fn(term), get_callable_args(term)
     infix = {Ix.__add__: "+", Ix.__sub__: "-", Ix.__mul__: "*"}
-    if fn == Ix or fn == Ix.sym or fn == Mask.sym or fn == Mask.const:
+    if fn in (Ix, Ix.sym, Ix.ranged, Mask.sym, Mask.const):
         return str(get_literal_value(args[0])).removeprefix("v:")
     for op, sign in infix.items():
         if fn == op:
@@ -115,7 +114,7 @@ class _Translate:
         self.ints: dict[ir.Var, Ix] = {}
         self.masks: dict[ir.Var, Mask] = {}   # mask-valued bindings worth deciding
         self.bools: dict[ir.Var, Mask] = {}   # every boolean binding's term
-        self.bounds: dict[Ix, tuple[int, int]] = {}
+        self.symbols: dict[tuple, Ix] = {}
         self.offsets: list[ir.Var] = []
 
     def roots(self):
@@ -130,11 +129,12 @@ class _Translate:
 
     def symbol(self, name: str, low: int | None = None, high: int | None = None) -> Ix:
         """A symbol: `iota{n}` and `pid{a}`, or `v:NAME` for a variable (so no IR name can
-        collide with the others)."""
-        s = Ix.sym(name)
-        if low is not None and high is not None and low <= high:
-            self.bounds[s] = (low, high)
-        return s
+        collide with the others); ranged when its bounds are known. Made once per name."""
+        key = (name, low, high)
+        if key not in self.symbols:
+            known = low is not None and high is not None and low <= high
+            self.symbols[key] = Ix.ranged(name, low, high) if known else Ix.sym(name)
+        return self.symbols[key]
 
     def int_of(self, a: ir.Atom) -> Ix | None:
         if isinstance(a, ir.Lit):

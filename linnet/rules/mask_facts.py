@@ -1,20 +1,21 @@
 """Mask facts: prove comparisons from the interval analysis of their operands.
 
 `lo(e)`/`hi(e)` are lattice tables (merge keeps the tighter bound): constants are their
-own bounds, symbols get theirs as facts when the e-graph is built (an iota of length n
-is 0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
+own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n is
+0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
 through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen).
 Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), and the
 boolean connectives simplify around proved masks. One rule per line.
 """
 
-from egglog import i64, rewrite, rule, ruleset, set_, union, vars_
+from egglog import String, i64, rewrite, rule, ruleset, set_, union, vars_
 
 from .terms import FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
 
 e, x, y = vars_("e x y", Ix)
 m, k = vars_("m k", Mask)
 c, lx, hx, ly, hy = vars_("c lx hx ly hy", i64)
+(n,) = vars_("n", String)
 
 
 def _bounds(x, y):
@@ -40,6 +41,8 @@ def _max4(p):
 RULES = [
     # intervals
     rule(e == Ix(c), name="bounds of a constant").then(set_(lo(e)).to(c), set_(hi(e)).to(c)),
+    rule(e == Ix.ranged(n, lx, hx), name="bounds of a ranged symbol").then(
+        set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
     rule(e == x + y, *_bounds(x, y), *_fits(lx + ly, hx + hy), name="bounds of x + y").then(
         set_(lo(e)).to(lx + ly), set_(hi(e)).to(hx + hy)),
     rule(e == x - y, *_bounds(x, y), *_fits(lx - hy, hx - ly), name="bounds of x - y").then(

@@ -35,6 +35,9 @@ class Ix(Expr):
     @classmethod
     def sym(cls, name: StringLike) -> Ix: ...
 
+    @classmethod
+    def ranged(cls, name: StringLike, low: i64Like, high: i64Like) -> Ix: ...  # in low..high
+
     def __add__(self, other: Ix) -> Ix: ...
 
     def __sub__(self, other: Ix) -> Ix: ...
