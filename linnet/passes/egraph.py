@@ -1,24 +1,19 @@
-"""egraph-tiles: tensor-core -> tensor-core, kernel masks proved by the rule sets.
+"""egraph-tiles: tensor-core -> tensor-core, kernel masks and offsets by the rule sets.
 
-For each kernel Func, ONE e-graph holds the kernel body's integer index computations
-and boolean masks, translated into the term language of `linnet/rules/terms.py`:
+For each kernel Func, ONE e-graph holds the kernel body's integer index computations and
+boolean masks (translated by `egraph_translate.py`), and the rule sets of its stage run
+under a back-off scheduler with an iteration cap. Then the IR is rewritten:
 
-* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms; `reshape`,
-  `broadcast_to` and `fill` keep their operand's term (a term describes one element);
-  integer casts are `narrow(x)`;
-* symbols with known ranges: `iota` of length n is 0..n-1, `program_id(a)` is
-  0..grid[a]-1, a loop index is lo..hi-1; anything else (a loaded value, a scalar
-  parameter, a carried variable) is an opaque symbol without bounds;
-* `lt`, `gt`, `le`, `ge` of integer terms and `and`, `or`, `not` of booleans are masks.
+* a comparison or mask binding proved true or false becomes a literal (`fill` of it for
+  a tile), `x && m` with `m` proved true (or `x || m` with `m` proved false) becomes `x`,
+  and a `load`, `store` or atomic whose mask is proved true loses it (a load its `other`
+  too); `fold-proved-masks` follows through on the rest;
+* an access's offsets with the same normal form and type as an earlier access's, whose
+  definition is in scope, are replaced by those (`(r + 1) * C` and `r * C + C` are one).
 
-The rule sets of `linnet.rules.RULE_SETS` run under a back-off scheduler with an
-iteration cap. Then the IR is rewritten: a comparison or mask binding proved true or
-false becomes a literal (`fill` of it for a tile), `x && m` with `m` proved true (or
-`x || m` with `m` proved false) becomes `x` (broadcast to the result's shape), and a
-`load`, `store` or atomic whose mask is proved true loses its mask (a load its `other`
-too). Unused bindings are dropped with `dce`. What fired (rules with match counts,
-e-graph size, iterations, the decided masks and the normal forms of the offsets)
-goes into `program.meta` under "egraph_report".
+Unused bindings are dropped with `dce`. What fired (rules with match counts, e-graph size,
+iterations, the decided masks and the normal forms of the offsets) goes into
+`program.meta` under "egraph_report".
 """
 
 from __future__ import annotations
@@ -28,15 +23,14 @@ from dataclasses import replace
 from ..ir import tensor as ir
 from . import egraph_run
 from .dce import dce
-from .traverse import Rewriter, expr_blocks
+from .egraph_translate import MEMORY, Translate
+from .traverse import Rewriter
 
 if egraph_run.available():
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, lt, narrow, negate
+    from ..rules.terms import Ix, Mask, narrow
 
-INTS = ("i32", "i64")
-MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min")
 STAGE = "egraph-tiles"
 
 
@@ -59,7 +53,7 @@ def egraph_tiles(program: ir.Program, options=None) -> ir.Program:
 # ----------------------------------------------------------------- one kernel
 
 def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
-    tr = _Translate(f)
+    tr = Translate(f)
     tr.block(f.body)
     with egraph_run.egraph(sets) as (eg, schedule):
         eg.register(*tr.roots())
@@ -70,8 +64,26 @@ def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
             if get_callable_fn(best) == Mask.const:
                 decided[var] = bool(get_literal_value(get_callable_args(best)[0]))
         offsets = {v: eg.extract(tr.ints[v]) for v in tr.offsets if v in tr.ints}
-        report = _report(f, eg, rounds, egraph_run.fired(matches, sets), decided, offsets)
-    return _Rewrite(decided).func(f), report
+        same = _equal_offsets(tr, {v: _show(t) for v, t in offsets.items()})
+        report = _report(f, eg, rounds, egraph_run.fired(matches, sets), decided, offsets, same)
+    return _Rewrite(decided, same).func(f), report
+
+
+def _equal_offsets(tr: Translate, forms: dict[ir.Var, str]) -> dict[ir.Var, ir.Var]:
+    """Offsets equal to an earlier access's offsets (same normal form and type, the
+    earlier one in scope): each mapped to the first such."""
+    first: dict[tuple, list[ir.Var]] = {}
+    same: dict[ir.Var, ir.Var] = {}
+    for v in dict.fromkeys(tr.offsets):
+        if v not in forms:
+            continue
+        earlier = first.setdefault((forms[v], v.type), [])
+        match = next((u for u in earlier if u != v and tr.dominates(u, v)), None)
+        if match is not None:
+            same[v] = match
+        else:
+            earlier.append(v)
+    return same
 
 
 def _show(term) -> str:
@@ -90,7 +102,7 @@ def _show(term) -> str:
     return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
 
 
-def _report(f, eg, rounds, fired: list[str], decided, offsets) -> str:
+def _report(f, eg, rounds, fired: list[str], decided, offsets, same) -> str:
     sizes = {str(fn): n for fn, n in eg.all_function_sizes()}
     nodes = sum(n for k, n in sizes.items() if k not in ("lo", "hi"))
     lines = [f"// {STAGE} {f.name}: {nodes} e-nodes, "
@@ -100,139 +112,26 @@ def _report(f, eg, rounds, fired: list[str], decided, offsets) -> str:
     for var, value in decided.items():
         lines.append(f"//   proved {var.name} always {'true' if value else 'false'}")
     for var, term in offsets.items():
-        lines.append(f"//   offsets {var.name} = {_show(term)}")
+        also = f" (the same as {same[var].name})" if var in same else ""
+        lines.append(f"//   offsets {var.name} = {_show(term)}{also}")
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------ translation
-
-class _Translate:
-    """IR bindings of a kernel body -> terms, with the bounds of their symbols."""
-
-    def __init__(self, f: ir.Func) -> None:
-        self.grid = f.launch.grid if f.launch is not None else ()
-        self.ints: dict[ir.Var, Ix] = {}
-        self.masks: dict[ir.Var, Mask] = {}   # mask-valued bindings worth deciding
-        self.bools: dict[ir.Var, Mask] = {}   # every boolean binding's term
-        self.symbols: dict[tuple, Ix] = {}
-        self.offsets: list[ir.Var] = []
-
-    def roots(self):
-        yield from self.masks.values()
-        for v in self.offsets:
-            if v in self.ints:
-                yield self.ints[v]
-
-    def block(self, b: ir.Block) -> None:
-        for bind in b.binds:
-            self.bind(bind.var, bind.expr)
-
-    def symbol(self, name: str, low: int | None = None, high: int | None = None) -> Ix:
-        """A symbol: `iota{n}` and `pid{a}`, or `v:NAME` for a variable (so no IR name can
-        collide with the others); ranged when its bounds are known. Made once per name."""
-        key = (name, low, high)
-        if key not in self.symbols:
-            known = low is not None and high is not None and low <= high
-            self.symbols[key] = Ix.ranged(name, low, high) if known else Ix.sym(name)
-        return self.symbols[key]
-
-    def int_of(self, a: ir.Atom) -> Ix | None:
-        if isinstance(a, ir.Lit):
-            if a.type.dtype in INTS and not isinstance(a.value, bool):
-                return Ix(int(a.value))
-            return None
-        return self.ints.get(a)
-
-    def bool_of(self, a: ir.Atom) -> Mask | None:
-        if isinstance(a, ir.Lit):
-            return TRUE if a.value is True else FALSE if a.value is False else None
-        return self.bools.get(a)
-
-    def bind(self, var: ir.Var, e: ir.Expr) -> None:
-        if isinstance(e, ir.Loop):
-            self.symbol_for(e.index, e.lo, e.hi - 1)
-        for b in expr_blocks(e):
-            self.block(b)
-        if not isinstance(var.type, ir.TType):
-            return
-        dtype = var.type.dtype
-        if dtype in INTS:
-            term = self.int_expr(e) if isinstance(e, (ir.Prim, ir.Var, ir.Lit)) else None
-            self.ints[var] = term if term is not None else self.symbol(f"v:{var.name}")
-        elif dtype == "bool":
-            term = self.bool_expr(e) if isinstance(e, (ir.Prim, ir.Var, ir.Lit)) else None
-            if term is None:
-                self.bools[var] = Mask.sym(f"v:{var.name}")
-            else:
-                self.bools[var] = term
-                if isinstance(e, ir.Prim):
-                    self.masks[var] = term
-        if isinstance(e, ir.Prim) and e.op in MEMORY and isinstance(e.args[1], ir.Var):
-            self.offsets.append(e.args[1])
-
-    def symbol_for(self, var: ir.Var, low: int, high: int) -> None:
-        if isinstance(var.type, ir.TType) and var.type.dtype in INTS:
-            self.ints[var] = self.symbol(f"v:{var.name}", low, high)
-
-    def int_expr(self, e: ir.Expr) -> Ix | None:
-        if not isinstance(e, ir.Prim):
-            return self.int_of(e)
-        args = [self.int_of(a) for a in e.args]
-        if e.op == "iota":
-            n = e.type.shape[0]
-            return self.symbol(f"iota{n}", 0, n - 1)
-        if e.op == "program_id":
-            axis = int(e.attr("axis"))
-            if axis < len(self.grid):
-                return self.symbol(f"pid{axis}", 0, self.grid[axis] - 1)
-            return None
-        if None in args:
-            return None
-        if e.op == "add":
-            return args[0] + args[1]
-        if e.op == "sub":
-            return args[0] - args[1]
-        if e.op == "mul":
-            return args[0] * args[1]
-        if e.op in ("reshape", "broadcast_to", "fill"):
-            return args[0]
-        if e.op == "cast":
-            return narrow(args[0])
-        return None
-
-    def bool_expr(self, e: ir.Expr) -> Mask | None:
-        if not isinstance(e, ir.Prim):
-            return self.bool_of(e)
-        if e.op in ("lt", "gt", "le", "ge"):
-            x, y = (self.int_of(a) for a in e.args)
-            if x is None or y is None:
-                return None
-            return {"lt": lambda: lt(x, y), "gt": lambda: lt(y, x),
-                    "le": lambda: negate(lt(y, x)), "ge": lambda: negate(lt(x, y))}[e.op]()
-        args = [self.bool_of(a) for a in e.args]
-        if None in args or not args:
-            return None
-        if e.op == "and":
-            return both(args[0], args[1])
-        if e.op == "or":
-            return either(args[0], args[1])
-        if e.op == "not":
-            return negate(args[0])
-        if e.op in ("reshape", "broadcast_to", "fill"):
-            return args[0]
-        return None
 
 
 # --------------------------------------------------------------- rewriting
 
 class _Rewrite(Rewriter):
-    """Decided masks become literals; memory prims drop masks proved true."""
+    """Decided masks become literals; memory prims drop masks proved true; equal offsets
+    are read from their first definition."""
 
-    def __init__(self, decided: dict[ir.Var, bool]) -> None:
+    def __init__(self, decided: dict[ir.Var, bool], same: dict[ir.Var, ir.Var]) -> None:
         super().__init__()
         self.decided = decided
+        self.same = same
 
     def prim(self, e: ir.Prim, bind: ir.Bind) -> ir.Expr | None:
+        if bind.var in self.same:
+            self.replace_uses(bind.var, self.atom(self.same[bind.var]))
+            return None
         if bind.var in self.decided:
             lit = ir.Lit(self.decided[bind.var], ir.TType((), "bool"))
             if not bind.var.type.shape:

@@ -239,3 +239,50 @@ def test_kernels_still_match_their_bodies(case):
                                          [torch.randn(128, 64), torch.randn(64, 128)], grad=False)
     assert result.kernel_ran
     assert result.ok, result
+
+
+# ------------------------------------------------------------ equal offsets
+
+EQUAL_OFFSETS = """module m
+pub kernel k<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> (y: Tensor[R, C; f32], t: Tensor[C, R; f32]) grid(R) {
+    let row = program_id(0)
+    let cols = iota<i32>(C)
+    let v = load(x[row, cols])
+    store(y[(row + 1) - 1, cols], v * 2.0)
+    store(t[cols, row], v)
+}
+pub op f<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> (Tensor[R, C; f32], Tensor[C, R; f32]) kernel k<R, C> {
+    let y[r, c] = x[r, c] * 2.0
+    let t[c, r] = x[r, c]
+    return (y, t)
+}
+entry main(x: Tensor[4, 16; f32]) -> (Tensor[4, 16; f32], Tensor[16, 4; f32]) {
+    return f(x)
+}
+"""
+
+
+def test_offsets_with_one_normal_form_are_merged():
+    compiled = compile_source(EQUAL_OFFSETS, entry="main")
+    report = dict(compiled.stage("egraph-tiles").meta)["egraph_report"]
+    assert "(the same as offs_1)" in report  # y[(row + 1) - 1, cols] is x[row, cols]
+    kernel = next(f for f in compiled.stage("egraph-tiles").funcs if f.kind == "kernel")
+    offsets = [b.expr.args[1] for b in kernel.body.binds
+               if isinstance(b.expr, ir.Prim) and b.expr.op in ("load", "store")]
+    assert offsets[0] == offsets[1] != offsets[2]  # the transposed store is another tile
+    assert "iota16@-1 * 4" in report  # t[cols, row]: the column index strides by R
+    from linnet.torch.runtime import import_generated
+    torch = pytest.importorskip("torch")
+    module = import_generated(compiled.text, "equal_offsets")
+    x = torch.randn(4, 16)
+    y, t = module.main(x)
+    torch.testing.assert_close(y, x * 2.0)
+    torch.testing.assert_close(t, x.T)
+
+
+def test_reshapes_rename_the_axes_of_tile_symbols():
+    from linnet.passes.egraph_translate import _renamed_axes
+    assert _renamed_axes((16,), (16, 1)) == {-1: -2}
+    assert _renamed_axes((16,), (1, 16)) == {-1: -1}
+    assert _renamed_axes((4, 1, 8), (4, 8)) == {-3: -2, -1: -1}
+    assert _renamed_axes((4, 8), (32,)) is None  # a real reshape: a new opaque symbol
