@@ -25,6 +25,7 @@ kernels that run through Triton (from PyTorch) and Pallas (from JAX).
 commands:
   check FILE...    parse and check programs; print diagnostics
   torch FILE       generate a PyTorch module for an entry
+  jax FILE         generate a JAX module for an entry (op bodies; Pallas kernels to come)
   compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
   verify FILE      run each op's kernel against its body on random inputs
 

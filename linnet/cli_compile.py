@@ -1,4 +1,4 @@
-"""`linnet compile` and the per-target commands (`linnet torch`).
+"""`linnet compile` and the per-target commands (`linnet torch`, `linnet jax`).
 
 Both run the pipeline of `linnet.pipeline`; `compile` adds the instruments a
 compiler researcher wants: dumps before and after passes, one file per pass,
@@ -60,13 +60,13 @@ def add_commands(commands) -> None:
     compile_.add_argument("--list-passes", action="store_true",
                           help="list the passes, one per line, and exit")
     compile_.set_defaults(run=run_compile)
-    torch = commands.add_parser("torch", help="generate a PyTorch module",
-                                description=TARGET_HELP.format(what="PyTorch module",
-                                                               target="torch"),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    torch.add_argument("file", metavar="FILE")
-    _add_common(torch)
-    torch.set_defaults(run=run_target, target="torch")
+    for target, what in (("torch", "PyTorch module"), ("jax", "JAX module")):
+        command = commands.add_parser(target, help=f"generate a {what}",
+                                      description=TARGET_HELP.format(what=what, target=target),
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+        command.add_argument("file", metavar="FILE")
+        _add_common(command)
+        command.set_defaults(run=run_target, target=target)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

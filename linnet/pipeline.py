@@ -53,6 +53,7 @@ language("bound", front.describe_bound)
 language("tensor", print_program, _verifier("tensor"))
 language("tensor-core", print_program, _verifier("tensor-core"))
 language("torch-source", lambda text: text)
+language("jax-source", lambda text: text)
 
 FRONT = [
     Pass("parse", "read the file and the modules it uses into surface trees",
@@ -121,6 +122,9 @@ BACK = {
     "torch": [Pass("emit-torch", "print the program as a PyTorch module, with each chosen "
                    "kernel as a @triton.jit function and its launcher", "tensor-core",
                    "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
+    "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow; op bodies "
+                 "only for now)", "tensor-core", "jax-source",
+                 _lazy("linnet.emit.jax", "emit_jax", options=True))],
 }
 TARGETS = tuple(BACK)
 

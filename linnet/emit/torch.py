@@ -33,6 +33,7 @@ from ..passes.traverse import expr_free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 from . import triton as tri
+from .writer import CodeWriter
 
 _KINDS = ("entry", "op", "fn")
 
@@ -270,21 +271,13 @@ def loop_expected(e: ir.Loop | ir.While) -> list[ir.Ty]:
     return expected
 
 
-class _FuncEmitter:
+class _FuncEmitter(CodeWriter):
     def __init__(self, module: _ModuleEmitter, func: ir.Func) -> None:
+        super().__init__()
         self.module = module
         self.func = func
-        self.lines: list[str] = []
         self.consts: dict[tuple[str, str], str] = {}
         self.const_lines: list[str] = []
-        self.count = 0
-
-    def fresh(self) -> str:
-        self.count += 1
-        return f"v{self.count - 1}"
-
-    def line(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
 
     def emit(self, as_name: str | None = None) -> str:
         """The function's text, defined as `as_name` (by default its module name)."""

@@ -32,6 +32,7 @@ from ..ir.printer import print_expr
 from ..passes.traverse import expr_blocks
 from . import torch_ops as tops
 from . import triton_ops as tt
+from .writer import CodeWriter
 
 BOOL = ir.TType((), "bool")
 TRUE = ir.Lit(True, BOOL)
@@ -168,23 +169,15 @@ def _fill(init: str, dtype: str) -> str:
 
 # ----------------------------------------------------------------- kernels
 
-class KernelEmitter:
+class KernelEmitter(CodeWriter):
     """Prints one kernel Func as a `@triton.jit` function: pointers, then the body's lines."""
 
     def __init__(self, func: ir.Func, name: str, numerics: str, comment) -> None:
         if func.kind != "kernel":
             raise ValueError(f"{func.name} is not a kernel Func")
+        super().__init__()
         self.func, self.jit_name, self.numerics, self.comment = func, name, numerics, comment
-        self.lines: list[str] = []
         self.consts: dict[str, str] = {}
-        self.count = 0
-
-    def fresh(self, prefix: str = "v") -> str:
-        self.count += 1
-        return f"{prefix}{self.count - 1}"
-
-    def line(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
 
     def emit(self) -> str:
         f, note = self.func, self.comment

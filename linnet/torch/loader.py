@@ -34,9 +34,13 @@ def _raise_diagnostics(err: CompileError, path: str, text: str) -> None:
     raise LinnetError("\n\n".join(render(d, sources) for d in err.diagnostics)) from None
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: jax.jit caches functions by hash
 class EntryFunction:
-    """A callable for one entry; compiles once per binding of its generics."""
+    """A callable for one entry; compiles once per binding of its generics.
+
+    `TARGET` is the backend it generates (`linnet.jax` subclasses it for JAX)."""
+    TARGET = "torch"
+
     path: str
     text: str
     name: str
@@ -105,13 +109,13 @@ class EntryFunction:
     def _compile(self, values: dict[str, object], target_text: bool):
         try:
             compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                      numerics=self.numerics)
+                                      numerics=self.numerics, target=self.TARGET)
         except CompileError as err:
             _raise_diagnostics(err, self.path, self.text)
         if target_text:
             return compiled.text
         from .runtime import import_generated
-        return import_generated(compiled.text, self.name)
+        return import_generated(compiled.text, self.name, self.TARGET)
 
     def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:
         from ..pipeline import passes_for

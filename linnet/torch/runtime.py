@@ -37,10 +37,11 @@ def _safe(name: str) -> str:
     return s if not s[0].isdigit() else "m" + s
 
 
-def source_path(source: str, name: str) -> Path:
-    """Where `source` is cached: `<cache>/torch/<name>_<hash>.py`."""
+def source_path(source: str, name: str, folder: str = "torch") -> Path:
+    """Where `source` is cached: `<cache>/<folder>/<name>_<hash>.py` (the folder names the
+    target: `torch` or `jax`)."""
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:24]
-    return cache_dir() / "torch" / f"{_safe(name)}_{digest}.py"
+    return cache_dir() / folder / f"{_safe(name)}_{digest}.py"
 
 
 def _write(path: Path, source: str) -> None:
@@ -59,13 +60,13 @@ def _write(path: Path, source: str) -> None:
         raise
 
 
-def import_generated(source: str, name: str) -> ModuleType:
+def import_generated(source: str, name: str, folder: str = "torch") -> ModuleType:
     """Write `source` to its cache file (if not there yet) and import the module from it.
 
     The same source gives the same module object within a process. `name` only makes the
     file and module names readable (it is reduced to `[A-Za-z0-9_]`).
     """
-    path = source_path(source, name)
+    path = source_path(source, name, folder)
     key = str(path)
     with _LOCK:
         module = _MODULES.get(key)

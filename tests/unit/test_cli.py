@@ -100,3 +100,14 @@ def test_bound_values_must_satisfy_where(capsys):
                  "--stop-after", "bind-generics"]) == 1
     err = capsys.readouterr().err
     assert "error[E2206]: the bound values fail `where 0 >= 1`" in err
+
+
+def test_jax_command_prints_a_module(capsys, tmp_path):
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "softmax_jax.py"
+    assert main(["jax", str(root / "examples" / "softmax.linnet"), "--entry", "softmax_any",
+                 "--bind", "R=2", "--bind", "C=3", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "import jax" in text and "def main(*inputs):" in text and "torch" not in text
+    assert main(["jax", str(root / "examples" / "softmax.linnet"), "--entry", "nope"]) == 2

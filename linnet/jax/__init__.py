@@ -1,0 +1,13 @@
+"""The JAX runtime: call Linnet entries on JAX arrays (and anything `jnp.asarray` takes).
+
+- `load_function(path, name, *, numerics="equivalent")` and `load_source(text, name, ...)`
+  compile an entry for the shapes and dtypes it is called with (see `loader.py`).
+
+Generated modules are imported from the cache directory, as the PyTorch runtime's are.
+"""
+
+from __future__ import annotations
+
+from .loader import JaxEntryFunction, load_function, load_source
+
+__all__ = ["load_function", "load_source", "JaxEntryFunction"]
