@@ -59,6 +59,12 @@ class _Module:
         self.numerics = numerics
         self.funcs = [f for f in program.funcs if f.kind in _KINDS]
         self.names = {f.name: f"f{k}_{f.kind}" for k, f in enumerate(self.funcs)}
+        kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
+        self.launched: dict[str, ir.Func] = {} if numerics == "exact" else {
+            f.name: kernels[f.kernel.func] for f in self.funcs
+            if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
+        used = dict.fromkeys(k.name for k in self.launched.values())
+        self.kernels = {k: f"k{n}_kernel" for n, k in enumerate(used)}
 
     def emit(self) -> str:
         entry = self.program.entry
@@ -67,18 +73,38 @@ class _Module:
                 f"# numerics: {comment(self.numerics)} (contractions at "
                 f"{ops.precision(self.numerics)})",
                 "# Do not edit: regenerate it from the source instead."]
+        from . import pallas
         funcs = [text for f in self.funcs for text in self.func(f)]
-        return "\n".join(head) + "\n" + HEADER + "\n\n\n" + "\n\n\n".join(
-            funcs + [self.main()]) + "\n"
+        kernels = [pallas.KernelFunc(self, self.program.func(k)).emit(name)
+                   for k, name in self.kernels.items()]
+        prelude = HEADER + ("\n\n\n" + pallas.PRELUDE if kernels else "")
+        return "\n".join(head) + "\n" + prelude + "\n\n\n" + "\n\n\n".join(
+            kernels + funcs + [self.main()]) + "\n"
 
     def func(self, f: ir.Func) -> list[str]:
-        """The texts of one function: itself, or an op whose grad clause is its derivative
-        (a `jax.custom_vjp`), its body and its grad clause."""
+        """The texts of one function: itself; or, for an op with a kernel or a grad clause,
+        the op as called (a `jax.custom_vjp` when its parameters are all tensors), the
+        chooser and launcher of its kernel, its body and its grad clause."""
+        from . import pallas
         name = self.names[f.name]
-        if f.kind != "op" or f.grad is None or not _autograd_ok(f):
+        kernel = self.launched.get(f.name)
+        if f.kind != "op" or (kernel is None and f.grad is None):
             return [_Func(self, f).emit()]
-        return [custom_vjp(f, name), _Func(self, f).emit(f"{name}_body"),
-                _Func(self, f.grad).emit(f"{name}_grad")]
+        run, texts = f"{name}_body", []
+        if kernel is not None:
+            run = f"{name}_run"
+            texts += [chooser(f, name),
+                      pallas.launcher_source(f, kernel, f"{name}_launch",
+                                             self.kernels[kernel.name])]
+        if _autograd_ok(f):
+            texts.insert(0, custom_vjp(f, name, run))
+        else:
+            params = ", ".join(f"v{k}" for k in range(len(f.params)))
+            texts.insert(0, f"def {name}({params}):\n    return {run}({params})")
+        texts.append(_Func(self, f).emit(f"{name}_body"))
+        if f.grad is not None:
+            texts.append(_Func(self, f.grad).emit(f"{name}_grad"))
+        return texts
 
     def main(self) -> str:
         entry = self.program.func(self.program.entry)
@@ -100,32 +126,49 @@ class _Module:
         return "\n".join(lines)
 
 
-def custom_vjp(f: ir.Func, name: str) -> str:
-    """The op as a `jax.custom_vjp`: forward is its body, backward its grad clause, which
-    gives the gradient of each floating tensor parameter (the others get zero, `None`)."""
-    if isinstance(f.body.result.type, ir.TupleTy):
-        raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
+def custom_vjp(f: ir.Func, name: str, run: str) -> str:
+    """The op as a `jax.custom_vjp` (LANGUAGE.md section 7): forward runs `run` (its kernel
+    or its body), backward its grad clause, which gives the gradient of each floating
+    tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body."""
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(params)
+    if f.grad is not None:
+        if isinstance(f.body.result.type, ir.TupleTy):
+            raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
+        backward = [f"    {', '.join(params + ['y'])}, = saved",
+                    f"    g = {name}_grad({', '.join(params + ['y', 'dy'])})",
+                    f"    return {_tuple(_grad_items(f))}"]
+    else:
+        backward = [f"    _, vjp = jax.vjp({name}_body, *saved[:-1])",
+                    "    return vjp(dy)"]
+    how = "its grad clause" if f.grad is not None else "its body's derivative"
     return "\n".join([
         "@jax.custom_vjp",
         f"def {name}({args}):",
-        f"    # op {comment(f.name)}: its body, differentiated by its grad clause",
-        f"    return {name}_body({args})",
+        f"    # op {comment(f.name)}: differentiated by {how}",
+        f"    return {run}({args})",
         "",
         "",
         f"def {name}_fwd({args}):",
-        f"    r = {name}_body({args})",
+        f"    r = {run}({args})",
         f"    return r, {_tuple(params + ['r'])}",
         "",
         "",
         f"def {name}_bwd(saved, dy):",
-        f"    {', '.join(params + ['y'])}, = saved",
-        f"    g = {name}_grad({', '.join(params + ['y', 'dy'])})",
-        f"    return {_tuple(_grad_items(f))}",
+        *backward,
         "",
         "",
         f"{name}.defvjp({name}_fwd, {name}_bwd)"])
+
+
+def chooser(f: ir.Func, name: str) -> str:
+    """The op run: its kernel where Pallas can launch it, else its body."""
+    args = ", ".join(f"v{k}" for k in range(len(f.params)))
+    return "\n".join([f"def {name}_run({args}):",
+                      f"    # op {comment(f.name)}: its kernel where Pallas runs, else its body",
+                      "    if _lp_kernel_ok():",
+                      f"        return {name}_launch({args})",
+                      f"    return {name}_body({args})"])
 
 
 def _tuple(items: list[str]) -> str:
@@ -151,8 +194,7 @@ class _Func(CodeWriter):
                 f"    # {comment(f.kind)} {comment(f.name)}"]
         head += [f"    # {env[p.name]} = {comment(p.name)}: {comment(p.type)}" for p in f.params]
         if f.kernel is not None:
-            head.append(f"    # kernel {comment(f.kernel.kernel)}: not printed for JAX yet; "
-                        "this is the op's body")
+            head.append(f"    # the body of an op with kernel {comment(f.kernel.kernel)}")
         return "\n".join(head + self.lines)
 
     def atom(self, a: ir.Atom, env: dict[str, str]) -> str:

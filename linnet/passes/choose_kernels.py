@@ -5,8 +5,8 @@ An op Func keeps its `KernelChoice` (its kernel runs) when all of these hold:
 * `--numerics` is not "exact" (exact means op bodies only, no kernels at all),
   and the program is not compiled `--grad` (gradients come from bodies and
   `grad` clauses);
-* the target runs kernels (`KERNEL_TARGETS`: generated PyTorch launches Triton; the
-  JAX printer does not print Pallas kernels yet, and every other backend runs bodies);
+* the target runs kernels (`KERNEL_TARGETS`: generated PyTorch launches Triton,
+  generated JAX launches Pallas; every other backend runs bodies);
 * the kernel's `where` clauses hold for the bound generics (where they fail the
   body runs, silently: that is the language's rule, not an error).
 
@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from ..ir import tensor as ir
 
-KERNEL_TARGETS = ("torch",)
+KERNEL_TARGETS = ("torch", "jax")
 
 
 def choose_kernels(program: ir.Program, options) -> ir.Program:

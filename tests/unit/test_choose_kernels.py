@@ -80,11 +80,10 @@ def test_exact_numerics_runs_bodies_only() -> None:
 
 def test_a_target_without_kernels_runs_bodies() -> None:
     before = elaborated(SOFTMAX)
-    for target in ("onnx", "stablehlo", "jax"):
+    for target in ("onnx", "stablehlo"):
         after = choose_kernels(before, Options(target=target))
         assert kernel_funcs(after) == [] and choices(after) == {}
-    # the JAX printer does not print Pallas kernels yet: JAX runs bodies too, for now
-    assert not kernel_funcs(choose_kernels(before, Options(target="jax")))
+    assert kernel_funcs(choose_kernels(before, Options(target="jax")))
     assert kernel_funcs(choose_kernels(before, Options(target="torch")))
 
 

@@ -1,0 +1,174 @@
+"""The Pallas half of the JAX printer: kernel Funcs as Pallas kernels, and their launches.
+
+A kernel is printed as a function over refs (`pl.pallas_call` without block specs hands
+each kernel whole-array refs). Every tensor reaches the kernel flattened to one axis, so a
+load or store at an offsets tile, the tensor IR's flat addressing, is
+`pltriton.load(ref.at[offsets], mask=..., other=...)` (a gather of the tile), and atomics
+are `pltriton.atomic_add(ref, offsets, value, mask=...)`. A rank-0 parameter that is not
+memory is a value read as `ref[0]`. A result written by atomics is an input at its first
+contents aliased to the output: the kernel gets a ref for each (`i0_ref`, then `o0_ref`)
+and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`), loops
+are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
+`lax.Precision.HIGHEST` for f32 tiles under `equivalent` (TF32 under `fast`).
+
+The launcher calls `pl.pallas_call` on the kernel's grid with the launch hints as an
+explicit `compiler_params` (the default GPU lowering differs between JAX versions), results
+written by atomics passed in at their identity and aliased to the outputs, and
+`interpret=True` under `LINNET_PALLAS_INTERPRET=1`. The chooser runs the kernel there or on
+a GPU backend, and the op's body everywhere else.
+"""
+
+from __future__ import annotations
+
+from ..ir import tensor as ir
+from . import jax_ops as ops
+from .jax import _Func, _tuple
+from .torch import comment
+from .triton import _fill, is_memory, memory_names
+
+MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")
+
+PRELUDE = '''import os  # noqa: E402
+
+# Kernels: Pallas (through Triton) on a GPU, or Pallas's interpreter under
+# LINNET_PALLAS_INTERPRET=1; anywhere else, and if Pallas cannot be imported, the op's body.
+_LP_INTERPRET = os.environ.get("LINNET_PALLAS_INTERPRET") == "1"
+try:
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import triton as pltriton
+except Exception:  # no Pallas (or a broken one): every op runs its body
+    pl = None
+
+
+def _lp_kernel_ok():
+    """Run kernels? Pallas is there and either interprets, or the backend is a GPU."""
+    return pl is not None and (_LP_INTERPRET or jax.default_backend() == "gpu")
+
+
+def _lp_params(warps, stages):
+    """The Triton compiler parameters of a launch (None in the interpreter)."""
+    if _LP_INTERPRET:
+        return None
+    make = getattr(pltriton, "CompilerParams", None) or getattr(pltriton, "TritonCompilerParams")
+    hints = {"num_warps": warps, "num_stages": stages}
+    return make(**{k: v for k, v in hints.items() if v is not None})
+
+
+def _lp_atomic(op, ref, offsets, value, mask):
+    """`pltriton.atomic_add/max/min` with a mask. Pallas's interpreter has no masked
+    atomics: there the masked-off lanes write one past the end, which is dropped."""
+    fn = getattr(pltriton, op)
+    if not _LP_INTERPRET:
+        return fn(ref, offsets, value, mask=mask)
+    return fn(ref, jnp.where(mask, offsets, ref.shape[0]), value)'''
+
+
+class KernelFunc(_Func):
+    """One kernel Func as a Pallas kernel over refs."""
+
+    def emit(self, as_name: str | None = None) -> str:
+        f = self.func
+        used = memory_names(f.body)
+        env: dict[str, str] = {}
+        refs = []
+        reads = []
+        for k, p in enumerate(f.params):
+            ref = f"p{k}_ref"
+            refs.append(ref)
+            if is_memory(p, used):
+                env[p.name] = ref
+            else:
+                env[p.name] = self.fresh()
+                reads.append(f"    {env[p.name]} = {ref}[0]  # {comment(p.name)}: a scalar")
+        inits = f.launch.inits if f.launch is not None else ()
+        refs += [f"i{k}_ref" for k, init in enumerate(inits) if init != "empty"]  # aliased
+        for k, o in enumerate(f.outputs):
+            refs.append(f"o{k}_ref")
+            env[o.name] = f"o{k}_ref"
+        self.block(f.body, env, 1)
+        head = [f"def {as_name}({', '.join(refs)}):",
+                f"    # kernel {comment(f.name)} over flat refs"]
+        return "\n".join(head + reads + self.lines + ["    return None"])
+
+    def bind(self, bind: ir.Bind, env: dict[str, str], depth: int) -> None:
+        e = bind.expr
+        if not isinstance(e, ir.Prim) or e.op not in ("load", "program_id", "dot") \
+                + MEMORY_EFFECTS:
+            return super().bind(bind, env, depth)
+        note = comment(f"{bind.var.name}: {bind.var.type} = ")
+        args = [self.atom(a, env) for a in e.args]
+        if e.op in MEMORY_EFFECTS:
+            self.line(depth, self.effect(e, args) + f"  # {note}{e.op}")
+            env[bind.var.name] = "True"
+            return
+        target = env[bind.var.name] = self.fresh()
+        self.line(depth, f"{target} = {self.value(e, args)}  # {note}{e.op}")
+
+    def value(self, e: ir.Prim, args: list[str]) -> str:
+        if e.op == "program_id":
+            return f"pl.program_id({int(e.attr('axis'))})"
+        if e.op == "dot":
+            return self.dot(e, args)
+        ref, offsets, *rest = args
+        if not rest:
+            return f"pltriton.load({ref}.at[{offsets}])"
+        other = rest[1] if len(rest) > 1 else ops.literal_expr(0, e.type.dtype)
+        return f"pltriton.load({ref}.at[{offsets}], mask={rest[0]}, other={other})"
+
+    def effect(self, e: ir.Prim, args: list[str]) -> str:
+        ref, offsets, value, *mask = args
+        where = f", mask={mask[0]}" if mask else ""
+        if e.op == "store":
+            return f"pltriton.store({ref}.at[{offsets}], {value}{where})"
+        if not mask:
+            return f"pltriton.{e.op}({ref}, {offsets}, {value})"
+        return f"_lp_atomic({e.op!r}, {ref}, {offsets}, {value}, {mask[0]})"
+
+    def dot(self, e: ir.Prim, args: list[str]) -> str:
+        """`jnp.dot` with f32 accumulation; f32 tiles at the precision the e-graph chose."""
+        exact = e.args[0].type.dtype == "f32" and e.attr("precision") != "tf32"
+        how = "lax.Precision.HIGHEST" if exact else "lax.Precision.DEFAULT"
+        product = (f"jnp.dot({args[0]}, {args[1]}, preferred_element_type=jnp.float32, "
+                   f"precision={how})")
+        return f"({args[2]} + {product})" if len(args) == 3 else product
+
+
+def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -> str:
+    """`name(*op params)`: the kernel launched on flat copies of the inputs, its results
+    reshaped to the op's result types."""
+    launch = kernel.launch
+    params = [f"v{k}" for k in range(len(op.params))]
+    lines = [f"def {name}({', '.join(params)}):",
+             f"    # launches {kernel_name} (kernel {comment(kernel.name)}) for op "
+             f"{comment(op.name)}: grid {launch.grid}"]
+    args = [f"jnp.reshape({v}, (-1,))" for v in params]
+    shapes, inits, aliases = [], [], {}
+    for k, o in enumerate(kernel.outputs):
+        size = 1
+        for n in o.type.shape:
+            size *= int(n)
+        dtype = ops.jnp_dtype(o.type.dtype)
+        shapes.append(f"jax.ShapeDtypeStruct(({size},), {dtype})")
+        init = launch.inits[k] if k < len(launch.inits) else "empty"
+        fill = _fill(init, o.type.dtype)
+        if fill != "None":
+            aliases[len(args) + len(inits)] = k
+            inits.append(f"jnp.full(({size},), {fill}, dtype={dtype})")
+        elif not all(int(g) > 0 for g in launch.grid):
+            inits.append(f"jnp.zeros(({size},), dtype={dtype})")
+    if all(int(g) > 0 for g in launch.grid):
+        lines += [f"    outs = pl.pallas_call({kernel_name}, out_shape={_tuple(shapes)}, "
+                  f"grid={tuple(int(g) for g in launch.grid)!r},",
+                  f"                          input_output_aliases={aliases!r}, "
+                  f"compiler_params=_lp_params({launch.warps}, {launch.stages}),",
+                  "                          interpret=_LP_INTERPRET)("
+                  f"{', '.join(args + inits)})"]
+    else:  # an empty grid launches nothing: the results keep their first contents
+        lines.append(f"    outs = {_tuple(inits)}")
+    outs = [f"jnp.reshape(outs[{k}], {tuple(int(n) for n in o.type.shape)!r})"
+            for k, o in enumerate(kernel.outputs)]
+    if isinstance(op.body.result.type, ir.TupleTy):
+        lines.append(f"    return {_tuple(outs)}")
+    else:
+        lines.append(f"    return {outs[0]}")
+    return "\n".join(lines)
