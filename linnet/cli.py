@@ -25,7 +25,9 @@ kernels that run through Triton (from PyTorch) and Pallas (from JAX).
 commands:
   check FILE...    parse and check programs; print diagnostics
   torch FILE       generate a PyTorch module for an entry
-  jax FILE         generate a JAX module for an entry (op bodies; Pallas kernels to come)
+  jax FILE         generate a JAX module for an entry (kernels through Pallas)
+  onnx FILE        export an entry as an ONNX model (op bodies)
+  stablehlo FILE   export an entry as StableHLO MLIR text (op bodies)
   compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
   verify FILE      run each op's kernel against its body on random inputs
 

@@ -1,4 +1,4 @@
-"""`linnet compile` and the per-target commands (`linnet torch`, `linnet jax`).
+"""`linnet compile` and the per-target commands (`linnet torch`, `jax`, `onnx`, `stablehlo`).
 
 Both run the pipeline of `linnet.pipeline`; `compile` adds the instruments a
 compiler researcher wants: dumps before and after passes, one file per pass,
@@ -37,7 +37,15 @@ examples:
   linnet {target} model.linnet --entry run --bind R=8 --bind C=40 -o run.py
 
 --bind binds every generic of the entry: dims as integers (R=8), dtypes by
-name (T=f32), shape packs as comma-separated integers (S=2,3)."""
+name (T=f32), shape packs as comma-separated integers (S=2,3).
+--grad exports the entry's reverse mode instead: it must return one floating
+scalar (the loss); the export returns the loss, then its gradient with respect
+to every floating input, in order.{extra}"""
+
+ONNX_EXTRA = """
+
+The model's readable text form goes to stdout; -o model.onnx writes the
+binary model instead (load it with onnx.load or onnxruntime)."""
 
 
 def add_commands(commands) -> None:
@@ -60,9 +68,12 @@ def add_commands(commands) -> None:
     compile_.add_argument("--list-passes", action="store_true",
                           help="list the passes, one per line, and exit")
     compile_.set_defaults(run=run_compile)
-    for target, what in (("torch", "PyTorch module"), ("jax", "JAX module")):
+    for target, what, extra in (("torch", "PyTorch module", ""), ("jax", "JAX module", ""),
+                                ("onnx", "ONNX model", ONNX_EXTRA),
+                                ("stablehlo", "StableHLO module (MLIR text)", "")):
         command = commands.add_parser(target, help=f"generate a {what}",
-                                      description=TARGET_HELP.format(what=what, target=target),
+                                      description=TARGET_HELP.format(what=what, target=target,
+                                                                     extra=extra),
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
         command.add_argument("file", metavar="FILE")
         _add_common(command)
@@ -77,6 +88,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numerics", choices=("exact", "equivalent", "fast"),
                    default="equivalent", help="exact: op bodies only; equivalent (default): "
                    "kernels where they apply; fast: also TF32 tile products")
+    p.add_argument("--grad", action="store_true",
+                   help="export the loss and its gradient with respect to every floating "
+                        "input (reverse mode; op bodies and grad clauses, no kernels)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
 
 
@@ -129,7 +143,7 @@ def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> i
     try:
         compiled = compile_source(path=args.file, target=args.target, entry=args.entry,
                                   bind=_bindings(args.bind), numerics=args.numerics,
-                                  shown=shown)
+                                  grad=args.grad, shown=shown)
     except UsageError as err:
         print(f"linnet {args.command}: {err}", file=sys.stderr)
         return 2
@@ -142,6 +156,8 @@ def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> i
         print(timing_table(compiled.result), file=sys.stderr)
     if final and isinstance(compiled.text, str):
         _write(compiled.text, args.output)
+    elif final and compiled.text is not None:  # an ONNX model
+        _write_model(compiled.text, args.output)
     return 0
 
 
@@ -149,6 +165,15 @@ def _sources(path: str, err: CompileError) -> dict:
     from .diagnostics import SourceFile
     files = {d.span.file for d in err.diagnostics}
     return {f: SourceFile.of(f, Path(f).read_text()) for f in files if Path(f).is_file()}
+
+
+def _write_model(model, output: str | None) -> None:
+    """An ONNX model: the binary to OUT, or its readable text form to stdout."""
+    if output is None:
+        import onnx
+        _write(onnx.printer.to_text(model), None)
+    else:
+        Path(output).write_bytes(model.SerializeToString())
 
 
 def _write(text: str, output: str | None) -> None:

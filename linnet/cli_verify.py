@@ -22,12 +22,15 @@ op: the sizes tried, the worst absolute and relative errors, and the verdict. On
 a disagreement the sizes are shrunk to the smallest that still disagree.
 
 Kernels run with Triton on the GPU when CUDA is present, else in the Triton
-interpreter on the CPU (TRITON_INTERPRET=1 is set for this process).
+interpreter on the CPU (TRITON_INTERPRET=1 is set for this process). With
+--target jax they run through Pallas: on a GPU backend, else in Pallas's
+interpreter (LINNET_PALLAS_INTERPRET=1 is set for this process).
 
 examples:
   linnet verify examples/softmax.linnet
   linnet verify examples/matmul.linnet --op matmul --examples 20 --seed 3
   linnet verify model.linnet --entry run --numerics fast
+  linnet verify examples/softmax.linnet --target jax
 
 exit status: 0 every kernel agrees with its body, 1 a disagreement (or errors in
 the program), 2 a command-line mistake."""
@@ -43,8 +46,8 @@ def add_verify_command(commands) -> None:
     which.add_argument("--entry", metavar="E", help="verify this entry (its generics drawn "
                                                     "from its where clause)")
     which.add_argument("--op", metavar="NAME", help="verify only this op's kernel")
-    p.add_argument("--target", choices=("torch",), default="torch",
-                   help="the backend whose kernels run (torch: Triton)")
+    p.add_argument("--target", choices=("torch", "jax"), default="torch",
+                   help="the backend whose kernels run (torch: Triton; jax: Pallas)")
     p.add_argument("--examples", type=_positive, default=10, metavar="N",
                    help="sizes to try per op (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
@@ -82,6 +85,15 @@ def prepare_triton(device: str | None) -> str:
     return device
 
 
+def prepare_pallas() -> str:
+    """Without a GPU backend for JAX, run Pallas kernels in its interpreter."""
+    import jax
+    if jax.default_backend() != "gpu":
+        os.environ["LINNET_PALLAS_INTERPRET"] = "1"
+        return "cpu"
+    return "cuda"
+
+
 def run_verify_command(args: argparse.Namespace) -> int:
     from .diagnostics import render
     from .testing.harness import ProgramError, target_spec
@@ -90,7 +102,7 @@ def run_verify_command(args: argparse.Namespace) -> int:
         print(f"linnet verify: no such file: {args.file}", file=sys.stderr)
         return 2
     try:
-        device = prepare_triton(args.device)
+        device = prepare_pallas() if args.target == "jax" else prepare_triton(args.device)
     except ValueError as err:
         print(f"linnet verify: {err}", file=sys.stderr)
         return 2
@@ -116,7 +128,7 @@ def run_verify_command(args: argparse.Namespace) -> int:
                 return 2
         return run_verify(args.file, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
-                          grad=not args.no_grad, max_dim=args.max_dim)
+                          grad=not args.no_grad, max_dim=args.max_dim, target=args.target)
     except ProgramError as err:
         for d in err.diagnostics:
             print(render(d, err.sources) + "\n", file=sys.stderr)

@@ -54,6 +54,8 @@ language("tensor", print_program, _verifier("tensor"))
 language("tensor-core", print_program, _verifier("tensor-core"))
 language("torch-source", lambda text: text)
 language("jax-source", lambda text: text)
+language("onnx-model", lambda model: __import__("onnx").printer.to_text(model))
+language("stablehlo-text", lambda text: text)
 
 FRONT = [
     Pass("parse", "read the file and the modules it uses into surface trees",
@@ -90,6 +92,10 @@ MIDDLE = [
     Pass("fold-constants", "evaluate operations on literals with the language's exact "
          "integer semantics", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_constants", "fold_constants")),
+    Pass("differentiate", "under --grad only: a new entry returning the loss and, by reverse "
+         "mode, its gradient with respect to every floating input (op grad clauses honoured)",
+         "tensor-core", "tensor-core",
+         _lazy("linnet.passes.differentiate", "differentiate", options=True)),
     Pass("hoist-loop-invariants", "move pure bindings that are the same on every trip out "
          "of for and while loops", "tensor-core", "tensor-core",
          _lazy("linnet.passes.hoist_invariants", "hoist_loop_invariants")),
@@ -122,9 +128,16 @@ BACK = {
     "torch": [Pass("emit-torch", "print the program as a PyTorch module, with each chosen "
                    "kernel as a @triton.jit function and its launcher", "tensor-core",
                    "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
-    "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow; op bodies "
-                 "only for now)", "tensor-core", "jax-source",
+    "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow), with each "
+                 "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-core", "jax-source",
                  _lazy("linnet.emit.jax", "emit_jax", options=True))],
+    "onnx": [Pass("emit-onnx", "build the program as an ONNX model (op bodies; functions "
+                  "inlined, loops as Loop, if as If), checked by onnx.checker", "tensor-core",
+                  "onnx-model", _lazy("linnet.emit.onnx", "emit_onnx", options=True))],
+    "stablehlo": [Pass("emit-stablehlo", "print the program as StableHLO MLIR text with a "
+                       "public @main (op bodies; loops as stablehlo.while)", "tensor-core",
+                       "stablehlo-text",
+                       _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True))],
 }
 TARGETS = tuple(BACK)
 
@@ -155,14 +168,15 @@ class Compiled:
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    target: str = "torch", entry: str | None = None,
                    bind: dict[str, object] | None = None, numerics: str = "equivalent",
-                   passes: list[Pass] | None = None, rules: tuple | list | None = None,
+                   grad: bool = False, passes: list[Pass] | None = None, rules: tuple | list | None = None,
                    shown: Instrumentation | None = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
-    `passes` replaces the pipeline (`passes_for(target)`, edited); `rules` replaces the
+    `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
+    and its gradient with respect to every floating input. `passes` replaces the pipeline (`passes_for(target)`, edited); `rules` replaces the
     rule sets the e-graph passes run (`linnet.rules.RULE_SETS`, plus or minus some).
     """
-    options = Options(target=target, entry=entry, numerics=numerics, path=path,
+    options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else None)
     result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,

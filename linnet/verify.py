@@ -63,13 +63,13 @@ def _stable_seed(seed: int, name: str) -> int:
 
 
 def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numerics: str,
-               device: str, grad: bool) -> Trial:
+               device: str, grad: bool, target: str = "torch") -> Trial:
     trial = Trial(dict(values), style, seed)
     try:
         inputs = make_inputs(spec, values, seed=seed, style=style, device=device)
         trial.comparison = compare_kernel_and_body(
             spec.path, spec.name, inputs, numerics=numerics, device=device, grad=grad,
-            text=spec.text, values=values, seed=seed)
+            text=spec.text, values=values, seed=seed, target=target)
     except ProgramError:
         raise
     except Exception as err:  # noqa: BLE001 - reported as a failing trial
@@ -111,7 +111,8 @@ def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: i
 def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
                   numerics: str = "equivalent", device: str = "cpu", grad: bool = True,
                   max_dim: int = 130, shrink_budget: int = 60,
-                  progress: Callable[[Trial], None] | None = None) -> Report:
+                  progress: Callable[[Trial], None] | None = None,
+                  target: str = "torch") -> Report:
     report = Report(spec)
     rng = random.Random(_stable_seed(seed, spec.name))
     draws = _draw_trials(spec, rng, examples, max_dim)
@@ -121,7 +122,7 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
     for k, values in enumerate(draws):
         style = DEFAULT_STYLES[k % len(DEFAULT_STYLES)]
         trial = _run_trial(spec, values, style, _stable_seed(seed + k, spec.name),
-                           numerics=numerics, device=device, grad=grad)
+                           numerics=numerics, device=device, grad=grad, target=target)
         report.trials.append(trial)
         if progress:
             progress(trial)
@@ -134,7 +135,7 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
 
         def fails(values: dict[str, Any]) -> bool:
             t = _run_trial(spec, values, failing.style, failing.seed, numerics=numerics,
-                           device=device, grad=grad)
+                           device=device, grad=grad, target=target)
             last["trial"] = t
             return not t.ok
 
@@ -142,7 +143,8 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
                       kernel=spec.kind == "op")
         if best != failing.values:
             report.smallest = _run_trial(spec, best, failing.style, failing.seed,
-                                         numerics=numerics, device=device, grad=grad)
+                                         numerics=numerics, device=device, grad=grad,
+                                         target=target)
     return report
 
 
@@ -238,12 +240,18 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
 def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
                examples: int = 10, seed: int = 0, numerics: str = "equivalent",
                device: str | None = None, grad: bool = True, max_dim: int | None = None,
-               write: Callable[[str], None] = print) -> int:
+               write: Callable[[str], None] = print, target: str = "torch") -> int:
     """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
-    `ProgramError` for a program with errors and KeyError for an unknown op or entry."""
+    `ProgramError` for a program with errors and KeyError for an unknown op or entry.
+    `target="jax"` runs the kernels through Pallas (`linnet jax`)."""
     from .testing.harness import default_device
-    device = device or default_device()
-    _, runtime = kernel_runtime(device)
+    if target == "jax":
+        from .testing.jax_compare import pallas_runtime
+        _, runtime = pallas_runtime()
+        device = "cuda" if runtime == "Pallas on the GPU" else "cpu"
+    else:
+        device = device or default_device()
+        _, runtime = kernel_runtime(device)
     max_dim = max_dim or (2048 if device.startswith("cuda") else 130)
     specs = targets(path, op, entry)
     if not specs:
@@ -252,7 +260,7 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
     status = 0
     for spec in specs:
         report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
-                               device=device, grad=grad, max_dim=max_dim)
+                               device=device, grad=grad, max_dim=max_dim, target=target)
         write(format_report(report, runtime, numerics))
         if not report.ok:
             status = 1

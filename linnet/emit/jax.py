@@ -11,13 +11,12 @@ tuples and control flow, all as `lax` control flow so that values may be traced:
 `lax.cond` over two local functions, a counted `Loop` is `lax.fori_loop` (its index an i64
 0-d array), a scan is `lax.scan` over the trip indices, `While` is `lax.while_loop`.
 
-An op with a `grad` clause is a `jax.custom_vjp` whose backward is the clause (LANGUAGE.md
-section 7); every other function is differentiated by JAX itself.
-
-Kernels are not printed yet: an op whose kernel was chosen runs its body here (the Pallas
-printer is the next step of this backend), and `choose-kernels` keeps kernels for the
-PyTorch target only. Names are mangled as in the PyTorch module (`v12`, `c3`, `f2_op`);
-the user's text reaches the code only in sanitized comments.
+An op whose kernel was chosen also gets its Pallas kernel and launcher (`pallas.py`) and a
+chooser between kernel and body. An op with a kernel or a `grad` clause is a
+`jax.custom_vjp` whose backward is the clause (LANGUAGE.md section 7) or the `jax.vjp` of
+its body; every other function is differentiated by JAX itself. Names are mangled as in
+the PyTorch module (`v12`, `c3`, `f2_op`); the user's text reaches the code only in
+sanitized comments.
 """
 
 from __future__ import annotations
@@ -93,7 +92,7 @@ class _Module:
         run, texts = f"{name}_body", []
         if kernel is not None:
             run = f"{name}_run"
-            texts += [chooser(f, name),
+            texts += [chooser(f, name, pallas.runs_on_gpu(kernel)),
                       pallas.launcher_source(f, kernel, f"{name}_launch",
                                              self.kernels[kernel.name])]
         if _autograd_ok(f):
@@ -161,12 +160,14 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
         f"{name}.defvjp({name}_fwd, {name}_bwd)"])
 
 
-def chooser(f: ir.Func, name: str) -> str:
-    """The op run: its kernel where Pallas can launch it, else its body."""
+def chooser(f: ir.Func, name: str, gpu: bool) -> str:
+    """The op run: its kernel where Pallas can launch it, else its body (`gpu` false: a
+    kernel Pallas cannot compile for a GPU runs in its interpreter only)."""
     args = ", ".join(f"v{k}" for k in range(len(f.params)))
+    where = "where Pallas runs" if gpu else "in Pallas's interpreter (not on a GPU)"
     return "\n".join([f"def {name}_run({args}):",
-                      f"    # op {comment(f.name)}: its kernel where Pallas runs, else its body",
-                      "    if _lp_kernel_ok():",
+                      f"    # op {comment(f.name)}: its kernel {where}, else its body",
+                      f"    if _lp_kernel_ok({'' if gpu else 'gpu=False'}):",
                       f"        return {name}_launch({args})",
                       f"    return {name}_body({args})"])
 

@@ -27,6 +27,15 @@ from .torch import comment
 from .triton import _fill, is_memory, memory_names
 
 MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")
+#: Primitives that Pallas's Triton lowering cannot compile (JAX 0.11): a kernel using one
+#: runs in Pallas's interpreter only, and its op's body on a GPU.
+NOT_ON_GPU = frozenset({"reduce_prod"})
+
+
+def runs_on_gpu(kernel: ir.Func) -> bool:
+    from ..ir.walk import all_binds
+    return not any(isinstance(b.expr, ir.Prim) and b.expr.op in NOT_ON_GPU
+                   for b in all_binds(kernel.body))
 
 PRELUDE = '''import os  # noqa: E402
 
@@ -40,9 +49,10 @@ except Exception:  # no Pallas (or a broken one): every op runs its body
     pl = None
 
 
-def _lp_kernel_ok():
-    """Run kernels? Pallas is there and either interprets, or the backend is a GPU."""
-    return pl is not None and (_LP_INTERPRET or jax.default_backend() == "gpu")
+def _lp_kernel_ok(gpu=True):
+    """Run the kernel? Pallas is there and either interprets, or the backend is a GPU (and
+    the kernel compiles there: `gpu`)."""
+    return pl is not None and (_LP_INTERPRET or (gpu and jax.default_backend() == "gpu"))
 
 
 def _lp_params(warps, stages):

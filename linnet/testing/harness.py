@@ -633,8 +633,8 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
                             grad: bool = True, text: str | None = None,
                             values: Mapping[str, Any] | None = None,
                             reduction_length: int | None = None, seed: int = 0,
-                            tolerance: Mapping[str, Tolerance] | Tolerance | None = None
-                            ) -> Comparison:
+                            tolerance: Mapping[str, Tolerance] | Tolerance | None = None,
+                            target: str = "torch") -> Comparison:
     """Run `op_or_entry` of the program at `path` with `numerics="exact"` (the op's body) and
     with `numerics` (its kernel where the kernel's `where` holds) on the same `inputs`, and
     compare every output and, when `grad`, the gradient of every floating tensor input
@@ -646,13 +646,16 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     available, else the CPU). `reduction_length` scales the tolerance (default: the largest
     dimension of any input); `tolerance` replaces it, one for all outputs or one per dtype.
 
+    `target="jax"` compiles both through `linnet jax` instead (the kernel through Pallas;
+    `jax_compare.py`), with the inputs on the CPU.
+
     Returns a `Comparison`: `.ok`, the worst errors per output and gradient, and whether the
     kernel was chosen and launched (`.kernel_ran`). A program with errors raises
     `LinnetError` with the diagnostics.
     """
     import torch
     spec = target_spec(path, op_or_entry, text)
-    device = device or default_device()
+    device = "cpu" if target == "jax" else device or default_device()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     bound = _binding_from_inputs(spec, inputs)
     bound.update(values or {})
@@ -667,6 +670,9 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
             return tolerance[dtype]
         return tolerance_for(dtype, numerics, n)
 
+    if target == "jax":
+        from .jax_compare import compare_jax
+        return compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed, tol=tol)
     body_main, _ = compiled(spec, bound, "exact")
     kernel_main, kernel_text = compiled(spec, bound, numerics)
     chosen = "@triton.jit" in kernel_text

@@ -1,11 +1,12 @@
-"""Every corpus entry through generated JAX, against the NumPy reference and generated PyTorch.
+"""Every corpus entry through generated JAX, against the NumPy reference, generated PyTorch
+and the PyTorch interpreter.
 
 The same references and input strategies as `test_corpus_numpy.py`: for each entry,
 Hypothesis draws inputs, the generics are bound from them, and the entry is compiled with
 `linnet jax` (numerics `exact`: op bodies), imported from a file and run on the CPU. Its
 results must have the declared dtypes and shapes, match the reference within the declared
 dtype's tolerance (integers and bools exactly), and agree with the generated PyTorch module
-to the same tolerance. Integer edge cases (`references.EDGES`) run too.
+and the PyTorch interpreter to the same tolerance. Integer edge cases (`references.EDGES`) run too.
 """
 
 from __future__ import annotations
@@ -67,20 +68,23 @@ def check(key: tuple[str, str], inputs: tuple) -> None:
     got = module.main(*(jax.numpy.asarray(np.array(x.value), dtype=_jnp(x.dtype))
                         for x in inputs))
     assert isinstance(got, tuple) and len(got) == len(out)
-    from_torch = torch_corpus._structure(torch_corpus.entry_function(key, True)(*torch_inputs),
-                                         len(out), "torch")
-    for k, (g, e, t, dtype) in enumerate(zip(got, expected, from_torch, out)):
+    backends = [torch_corpus._structure(torch_corpus.entry_function(key, compile)(*torch_inputs),
+                                        len(out), what)
+                for compile, what in ((True, "torch"), (False, "the interpreter"))]
+    for k, (g, e, t, i, dtype) in enumerate(zip(got, expected, *backends, out)):
         label = f"{key[0]}::{key[1]} result {k} ({dtype})"
         assert str(g.dtype) == np.dtype(_jnp(dtype)).name, f"{label}: dtype {g.dtype}"
         assert g.shape == np.shape(e), f"{label}: shape {g.shape}, reference {np.shape(e)}"
         if dtype in refs.FLOATS:
             rtol, atol = reference.tol.get(k, torch_corpus.TOLERANCE[dtype])
-            for what, want in (("reference", np.asarray(e)), ("torch", torch_corpus.to_numpy(t))):
+            for what, want in (("reference", np.asarray(e)), ("torch", torch_corpus.to_numpy(t)),
+                               ("the interpreter", torch_corpus.to_numpy(i))):
                 close = np.isclose(as_float64(g), want, rtol=rtol, atol=atol, equal_nan=True)
                 assert close.all(), f"{label}: differs from {what} at {np.argwhere(~close)[:5]}"
         else:
             assert np.array_equal(np.asarray(g), np.asarray(e)), f"{label}: {g} vs {e}"
             assert np.array_equal(np.asarray(g), torch_corpus.to_numpy(t)), f"{label} vs torch"
+            assert np.array_equal(np.asarray(g), torch_corpus.to_numpy(i)), f"{label} vs interp."
 
 
 def _jnp(dtype: str):

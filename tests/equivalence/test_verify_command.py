@@ -121,3 +121,16 @@ def test_no_kernel_ops_exits_0(tmp_path, capsys) -> None:
     path.write_text("module plain\nop twice(x: f32) -> f32 {\n    return x * 2.0\n}\n")
     assert main(["verify", str(path)]) == 0
     assert "nothing to verify" in capsys.readouterr().out
+
+
+def test_pallas_kernels_are_verified_with_target_jax(capsys, monkeypatch) -> None:
+    """`--target jax`: the same checks through Pallas (its interpreter without a GPU)."""
+    monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")  # restored after the test
+    assert main(["verify", example("column_stats"), "--target", "jax", "--examples", "2",
+                 "--max-dim", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "op column_stats (kernel column_stats_tiles)" in out and "Pallas" in out
+    assert "2 sizes tried: all agree" in out
+    assert main(["verify", WRONG, "--target", "jax", "--examples", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREE" in out and "smallest failing sizes found: R=1 C=1" in out
