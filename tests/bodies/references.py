@@ -307,6 +307,35 @@ def _matmul_bf16_any(a, b):
     return a @ b  # exact products, f32 sums (the references compute in float64), one rounding
 
 
+def _mlp_inputs(d: tuple[int, ...], targets: bool) -> SearchStrategy:
+    n, i, h, o = d
+    shapes = [(i, h), (h,), (h, o), (o,), (n, i)] + ([(n, o)] if targets else [])
+    return args(*(fl(s) for s in shapes))
+
+
+def _mlp_predict(w1, b1, w2, b2, x):
+    return np.tanh(x @ w1 + b1) @ w2 + b2
+
+
+# tanh saturates for the larger pre-activations; the sums run over at most 12 terms.
+@ref("mlp", "predict", out="f32",
+     inputs=dims(D, D, D, D).flatmap(lambda d: _mlp_inputs(d, False)))
+def _mlp_predict_ref(w1, b1, w2, b2, x):
+    return _mlp_predict(w1, b1, w2, b2, x)
+
+
+@ref("mlp", "loss", out="f32", tol={0: (1e-5, 1e-5)},
+     inputs=dims(D, D, D, D).flatmap(lambda d: _mlp_inputs(d, True)))
+def _mlp_loss(w1, b1, w2, b2, x, t):
+    return np.mean((_mlp_predict(w1, b1, w2, b2, x) - t) ** 2)
+
+
+@ref("mlp", "main", out="f32", tol={0: (1e-5, 1e-5)},
+     inputs=_mlp_inputs((64, 1, 32, 1), True))
+def _mlp_main(w1, b1, w2, b2, x, t):
+    return _mlp_loss(w1, b1, w2, b2, x, t)
+
+
 @ref("relu", "main", out="f32", inputs=args(fl((5000,)), fl((5000,))))
 def _relu(x, s):
     return np.maximum(x, 0.0) * s
