@@ -1,11 +1,94 @@
-"""differentiate: under `--grad`, the entry's reverse mode (placeholder until written)."""
+"""differentiate: under `--grad`, the entry's reverse mode (tensor-core -> tensor-core).
+
+The entry is replaced by one with the same parameters that returns the loss (the entry's
+one floating scalar) and then, by reverse mode, the gradient of the loss with respect to
+each floating parameter (f16, bf16, f32 or f64, scalar or tensor), in parameter order.
+A parameter the loss does not depend on gets zeros.
+
+Program surgery, before differentiating:
+- every call of an op without a `grad` clause, or of another entry, is replaced by the
+  callee's body (recursively), so that body is differentiated where it is used;
+- each op with a clause that the entry calls keeps its call, and its clause becomes a
+  Func of the program (`<op>__grad`, kind "op", a plain function to the printers), which
+  the adjoint calls: the clause gives the gradient of the op's floating tensor parameters;
+  its other parameters, floating scalars included, take none (LANGUAGE.md section 7).
+
+The reverse sweep itself is `adjoint_reverse.py` (blocks, calls, If), `adjoint_loops.py`
+(counted loops and scans) and `adjoints.py` (one rule per primitive).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..diagnostics import NO_SPAN, CompileError, Diagnostic
 from ..ir import tensor as ir
+from .adjoint_emit import Emitter, is_float, lit
+from .adjoint_reverse import Reverse
+from .adjoint_values import Adjoints
+from .inline_fns import _Inliner
+from .traverse import NameSupply, func_names
 
 
 def differentiate(program: ir.Program, options) -> ir.Program:
+    """The program whose entry returns (loss, d loss / d each floating input)."""
     if not getattr(options, "grad", False):
         return program
-    raise NotImplementedError("--grad is not implemented yet")
+    entry = program.func(program.entry)
+    _check_loss(entry)
+    entry = _inline_ops_without_grad(program, entry)
+    funcs, grads = _grad_funcs(program, entry)
+    body = _reverse_body(entry, {f.name: f for f in funcs}, grads)
+    new_entry = replace(entry, body=body)
+    floats = ", ".join(p.name for p in entry.params if is_float(p.type)) or "none"
+    meta = program.meta + (("grad", f"returns the loss, then its gradient with respect to: "
+                                    f"{floats}"),)
+    return replace(program, funcs=tuple(new_entry if f.name == entry.name else f
+                                        for f in funcs), meta=meta)
+
+
+def _check_loss(entry: ir.Func) -> None:
+    """The front end reports this with a span (E2128); this guards hand-built IR."""
+    ty = entry.body.result.type
+    if not (is_float(ty) and ty.rank == 0):
+        raise CompileError([Diagnostic(
+            "E2128", f"--grad: the entry returns {ty}, not one floating scalar", NO_SPAN)])
+
+
+def _inline_ops_without_grad(program: ir.Program, entry: ir.Func) -> ir.Func:
+    """The entry with every call of an op that has no grad clause, or of another entry,
+    replaced by its body (the inliner of `inline-fns`, given those instead of the fns)."""
+    plain = {f.name: f for f in program.funcs
+             if f.kind in ("op", "entry") and f.grad is None and f.name != entry.name}
+    return _Inliner(plain, {}).func(entry) if plain else entry
+
+
+def _grad_funcs(program: ir.Program, entry: ir.Func) -> tuple[list[ir.Func], dict[str, str]]:
+    """The program's Funcs plus a Func for the grad clause of each op with one; and the
+    map from such an op's name to its clause's Func name."""
+    funcs = list(program.funcs)
+    taken = {f.name for f in funcs}
+    grads: dict[str, str] = {}
+    for f in program.funcs:
+        if f.kind == "op" and f.grad is not None:
+            name = f.name + "__grad"
+            name = name if name not in taken else NameSupply(taken).fresh(name)
+            taken.add(name)
+            grads[f.name] = name
+            funcs.append(replace(f.grad, name=name, kind="op", grad=None, kernel=None,
+                                 source=f"grad clause of {f.source or f.name}"))
+    return funcs, grads
+
+
+def _reverse_body(entry: ir.Func, funcs: dict[str, ir.Func], grads: dict[str, str]) -> ir.Block:
+    """The entry's body, then its adjoint sweep seeded with d loss / d loss = 1."""
+    em = Emitter(NameSupply(func_names(entry)))
+    active = {p for p in entry.params if is_float(p.type)}
+    rev = Reverse(em, active, funcs, grads)
+    adj = Adjoints(em, rev.active)
+    loss = entry.body.result
+    rev.differentiate(entry.body, lit(1.0, loss.type.dtype), adj)
+    results = [loss] + [adj.get(p) or em.zeros(p.type) for p in entry.params
+                        if is_float(p.type)]
+    ty = ir.TupleTy(tuple(a.type for a in results))
+    return em.close(em.emit(ir.MakeTuple(tuple(results), ty), "loss_and_grads"))

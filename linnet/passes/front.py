@@ -60,6 +60,11 @@ def bind_generics(analysis: Analysis, options) -> Bound:
     instance = analysis.instantiate(entry, binding)
     if instance.diagnostics:
         raise CompileError(instance.diagnostics)
+    if getattr(options, "grad", False):  # what keeps --grad from differentiating the entry
+        from .adjoint_checks import grad_diagnostics
+        problems = grad_diagnostics(analysis, entry, instance)
+        if problems:
+            raise CompileError(problems)
     return Bound(analysis, entry, binding, values)
 
 

@@ -1,0 +1,130 @@
+"""Every corpus entry exported to ONNX and run by onnxruntime, against the NumPy reference
+and the PyTorch interpreter.
+
+The same references and input strategies as `test_corpus_numpy.py`: for each entry,
+Hypothesis draws inputs, the generics are bound from them, and the entry is exported with
+`linnet onnx` (numerics `exact`: op bodies), checked by `onnx.checker` (full check) and run
+by onnxruntime's CPU provider (one session per binding). Its results must have the
+declared dtypes and shapes, match the reference within the declared dtype's tolerance
+(integers and bools exactly), and agree with the PyTorch interpreter to the same
+tolerance. Integer edge cases (`references.EDGES`) run too.
+`LINNET_ONNX_EXAMPLES` sets the number of examples per entry.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from linnet.pipeline import compile_source  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+import test_corpus_numpy as torch_corpus  # noqa: E402
+
+refs = torch_corpus.refs
+EXAMPLES = int(os.environ.get("LINNET_ONNX_EXAMPLES", max(5, settings.default.max_examples // 4)))
+ONNX_BODIES = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
+                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                              HealthCheck.filter_too_much])
+
+#: Entries that cannot be exported, with the reason.
+SKIP: dict[tuple[str, str], str] = {}
+
+#: The NumPy dtype of each Linnet dtype at the session's boundary (bf16: f32, see
+#: `f32_boundary`).
+NP = {**refs.NP_DTYPES, "f16": np.float16, "bf16": np.float32, "f32": np.float32,
+      "f64": np.float64}
+
+_SESSIONS: dict[tuple, object] = {}
+
+
+def session(key: tuple[str, str], values: dict[str, object]):
+    """The onnxruntime session of an entry's model for one binding (checked first)."""
+    cache_key = (*key, tuple(sorted((k, str(v)) for k, v in values.items())))
+    if cache_key not in _SESSIONS:
+        path = torch_corpus.PATHS[key[0]]
+        model = compile_source(path.read_text(), path=str(path), target="onnx", entry=key[1],
+                               bind=values, numerics="exact").text
+        onnx.checker.check_model(model, full_check=True)
+        _SESSIONS[cache_key] = ort.InferenceSession(f32_boundary(model).SerializeToString(),
+                                                    providers=["CPUExecutionProvider"])
+    return _SESSIONS[cache_key]
+
+
+def f32_boundary(model):
+    """The model with bf16 inputs and outputs exchanged as f32 (exactly: every bf16 value is
+    an f32 value), since onnxruntime's Python API has no NumPy type for bf16."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph, bf16 = model.graph, onnx.TensorProto.BFLOAT16
+    first, last = [], []
+    for value, into in [(v, first) for v in graph.input] + [(v, last) for v in graph.output]:
+        tensor = value.type.tensor_type
+        if tensor.elem_type != bf16:
+            continue
+        inner, value.name = value.name, value.name + "_f32"
+        tensor.elem_type = onnx.TensorProto.FLOAT
+        src, dst, to = ((value.name, inner, bf16) if into is first
+                        else (inner, value.name, onnx.TensorProto.FLOAT))
+        into.append(onnx.helper.make_node("Cast", [src], [dst], to=to))
+    nodes = first + list(graph.node) + last
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model
+
+
+def run(key: tuple[str, str], inputs: tuple, values: dict[str, object]) -> list:
+    sess = session(key, values)
+    feeds = {i.name: np.array(x.value, copy=True).astype(NP[x.dtype])
+             for i, x in zip(sess.get_inputs(), inputs)}
+    return sess.run(None, feeds)
+
+
+def check(key: tuple[str, str], inputs: tuple) -> None:
+    if key in SKIP:
+        pytest.skip(SKIP[key])
+    reference = refs.REFERENCES[key]
+    out = reference.out_types(inputs)
+    expected = reference.fn(*(np.array(x.value, copy=True) for x in inputs))
+    expected = expected if len(out) > 1 else (expected,)
+    torch_inputs = [torch_corpus.to_torch(x) for x in inputs]
+    interpreter = torch_corpus.entry_function(key, False)
+    values = interpreter.binding_for(tuple(torch_inputs))
+    got = run(key, inputs, values)
+    assert len(got) == len(out)
+    interpreted = torch_corpus._structure(interpreter(*torch_inputs), len(out),
+                                          "the interpreter")
+    for k, (g, e, i, dtype) in enumerate(zip(got, expected, interpreted, out)):
+        label = f"{key[0]}::{key[1]} result {k} ({dtype})"
+        assert np.asarray(g).dtype == np.dtype(NP[dtype]), f"{label}: dtype {g.dtype}"
+        g = g.astype(np.float64) if dtype in refs.FLOATS else np.asarray(g)
+        assert g.shape == np.shape(e), f"{label}: shape {g.shape}, reference {np.shape(e)}"
+        if dtype in refs.FLOATS:
+            rtol, atol = reference.tol.get(k, torch_corpus.TOLERANCE[dtype])
+            for what, want in (("reference", np.asarray(e)),
+                               ("the interpreter", torch_corpus.to_numpy(i))):
+                close = np.isclose(g, want, rtol=rtol, atol=atol, equal_nan=True)
+                assert close.all(), f"{label}: differs from {what} at {np.argwhere(~close)[:5]}"
+        else:
+            assert np.array_equal(g, np.asarray(e)), f"{label}: {g} vs {e}"
+            assert np.array_equal(g, torch_corpus.to_numpy(i)), f"{label} vs the interpreter"
+
+
+@pytest.mark.parametrize("key", [torch_corpus._param(k) for k in torch_corpus.KEYS])
+@ONNX_BODIES
+@given(data=st.data())
+def test_entry_runs_through_onnx(key: tuple[str, str], data) -> None:
+    check(key, data.draw(refs.REFERENCES[key].inputs, label="inputs"))
+
+
+@pytest.mark.parametrize("key, k", torch_corpus.EDGE_CASES)
+def test_entry_edge_case_through_onnx(key: tuple[str, str], k: int) -> None:
+    check(key, refs.EDGES[key][k])
