@@ -4,7 +4,9 @@ For each program in examples/ the demo prints what it declares, compiles its
 `main` entry to a PyTorch module twice (with kernels, and with op bodies only),
 runs both on the same random inputs (kernels on the GPU when there is one, else
 in Triton's interpreter on the CPU), forward and gradient, and says what ran
-and whether the kernels agreed with the bodies.
+and whether the kernels agreed with the bodies. An example without kernels is
+exported instead (ONNX, StableHLO, and its `--grad` reverse mode), and each export
+is compared with generated PyTorch.
 """
 
 from __future__ import annotations
@@ -71,16 +73,54 @@ def run_main(path: Path) -> str:
 
 
 def run_exports(path: Path) -> str:
-    """An example without kernels: run its `main` from generated PyTorch (op bodies)."""
+    """An example without kernels: its `main` from generated PyTorch (op bodies), exported
+    to ONNX (run by onnxruntime) and StableHLO (run by XLA), and differentiated (`--grad`,
+    from generated PyTorch and from ONNX); every export compared with PyTorch."""
+    import numpy as np
     import torch
+    from .pipeline import compile_source
     from .torch import load_function
+    from .torch.runtime import import_generated
     torch.manual_seed(0)
     fn = load_function(str(path), "main")
-    start = time.perf_counter()
-    out = fn(*random_inputs(fn))
-    ms = (time.perf_counter() - start) * 1000
-    shapes = ", ".join(str(list(o.shape)) for o in (out if isinstance(out, tuple) else (out,)))
-    return f"main: no kernels; op bodies ran in {ms:.0f} ms, giving {shapes}"
+    inputs = random_inputs(fn)
+    arrays = [x.numpy() for x in inputs]
+    want = [o.numpy() for o in _tuple(fn(*inputs))]
+    text, agree = path.read_text(), []
+    for target, label in (("onnx", "ONNX"), ("stablehlo", "StableHLO")):
+        got = _run_export(target, compile_source(text, path=str(path), entry="main",
+                                                 target=target).text, arrays)
+        agree.append(f"{label} {'agrees' if _close(got, want) else 'DISAGREES'}")
+    grad_torch = import_generated(compile_source(text, path=str(path), entry="main",
+                                                 grad=True).text, "main_grad")
+    grads = [o.numpy() for o in _tuple(grad_torch.main(*inputs))]
+    onnx_grads = _run_export("onnx", compile_source(text, path=str(path), entry="main",
+                                                    target="onnx", grad=True).text, arrays)
+    verdict = "agree" if _close(onnx_grads, grads) else "DISAGREE"
+    return (f"main: no kernels; exports: {', '.join(agree)} with PyTorch; --grad: the loss "
+            f"and {len(grads) - 1} gradients from ONNX and PyTorch {verdict}")
+
+
+def _run_export(target: str, exported, arrays: list) -> list:
+    if target == "onnx":
+        import onnxruntime as ort
+        session = ort.InferenceSession(exported.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        return session.run(None, dict(zip(names, arrays)))
+    from .testing.stablehlo_run import run_stablehlo
+    return list(run_stablehlo(exported, *arrays))
+
+
+def _tuple(x) -> tuple:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _close(got: list, want: list) -> bool:
+    import numpy as np
+    return len(got) == len(want) and all(
+        np.allclose(np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64),
+                    rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
 
 
 def _kernel_names(path: Path) -> list[str]:
@@ -106,14 +146,16 @@ def main(folder: Path = EXAMPLES) -> int:
         for d in result.diagnostics:
             print("\n" + render(d, result.sources) + "\n")
         if result.ok and not _kernel_names(path):
-            print(f"  {'':<20} {run_exports(path)}")
+            line = run_exports(path)
+            failed += "DISAGREE" in line
+            print(f"  {'':<20} {line}")
         elif result.ok:
             line = run_main(path)
-            failed += "DISAGREES" in line or "not launched" in line
+            failed += "DISAGREE" in line or "not launched" in line
             print(f"  {'':<20} {line}")
         failed += not result.ok
     print(f"\n{len(files) - failed} of {len(files)} examples checked, compiled and ran; "
-          "every kernel agreed with its body.")
+          "every kernel agreed with its body and every export with PyTorch.")
     return 1 if failed else 0
 
 

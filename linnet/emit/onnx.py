@@ -1,8 +1,9 @@
 """emit-onnx: build a tensor-core program as one ONNX model (`onnx.ModelProto`).
 
-The model imports the default ONNX domain at `OPSET`, the newest opset that both the
-installed `onnx` and onnxruntime's CPU provider run, and `emit_onnx` checks it with
-`onnx.checker.check_model(full_check=True)`; a model that fails the check is an internal
+The model imports the default ONNX domain at `OPSET` 21 with IR version 10, which
+onnxruntime runs from release 1.20 on (a newer opset would shut out the runtimes most
+deployments have: onnxruntime 1.30 refuses IR version 14, which opset 28 needs), and
+`emit_onnx` checks it with `onnx.checker.check_model(full_check=True)`; a model that fails the check is an internal
 error. The graph's inputs are the entry's parameters (`in0`, `in1`, ...; each input's doc
 string holds its source name), its outputs the entry's results in order (`out0`, ...; a
 tuple result gives one output per item), all with their declared dtypes and shapes.
@@ -37,8 +38,9 @@ from ..ir import tensor as ir
 from . import onnx_ops as ops
 from .torch import loop_expected, unpack_count
 
-#: The ONNX opset: onnx 1.23 defines up to 28, and onnxruntime 1.32 runs up to 28.
-OPSET = min(28, onnx.defs.onnx_opset_version())
+#: The ONNX opset: every operator the table uses has its current definition at 21, and
+#: onnxruntime runs opset 21 (IR version 10) from release 1.20 on.
+OPSET = 21
 
 Value = Union[str, tuple["Value", ...]]
 Env = dict[str, Value]

@@ -12,14 +12,13 @@ and the PyTorch interpreter to the same tolerance. Integer edge cases (`referenc
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 jax = pytest.importorskip("jax")
@@ -28,18 +27,16 @@ from linnet.pipeline import compile_source  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_corpus_numpy as torch_corpus  # noqa: E402
+from backends import binding_key, body_settings, check_backend  # noqa: E402
 
 refs = torch_corpus.refs
-EXAMPLES = int(os.environ.get("LINNET_JAX_EXAMPLES", max(5, settings.default.max_examples // 4)))
-JAX_BODIES = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                             HealthCheck.filter_too_much])
+JAX_BODIES = body_settings("LINNET_JAX_EXAMPLES")
 _MODULES: dict[tuple, object] = {}
 
 
 def jax_module(key: tuple[str, str], values: dict[str, object]):
     """The generated JAX module of an entry for one binding, imported from a file."""
-    cache_key = (*key, tuple(sorted((k, str(v)) for k, v in values.items())))
+    cache_key = binding_key(key, values)
     if cache_key not in _MODULES:
         path = torch_corpus.PATHS[key[0]]
         text = compile_source(path.read_text(), path=str(path), target="jax", entry=key[1],
@@ -53,45 +50,23 @@ def jax_module(key: tuple[str, str], values: dict[str, object]):
     return _MODULES[cache_key]
 
 
-def as_float64(x) -> np.ndarray:
-    return np.asarray(x).astype(np.float64)
-
-
-def check(key: tuple[str, str], inputs: tuple) -> None:
-    reference = refs.REFERENCES[key]
-    out = reference.out_types(inputs)
-    expected = reference.fn(*(np.array(x.value, copy=True) for x in inputs))
-    expected = expected if len(out) > 1 else (expected,)
-    torch_inputs = [torch_corpus.to_torch(x) for x in inputs]
-    values = torch_corpus.entry_function(key, True).binding_for(tuple(torch_inputs))
-    module = jax_module(key, values)
-    got = module.main(*(jax.numpy.asarray(np.array(x.value), dtype=_jnp(x.dtype))
-                        for x in inputs))
-    assert isinstance(got, tuple) and len(got) == len(out)
-    backends = [torch_corpus._structure(torch_corpus.entry_function(key, compile)(*torch_inputs),
-                                        len(out), what)
-                for compile, what in ((True, "torch"), (False, "the interpreter"))]
-    for k, (g, e, t, i, dtype) in enumerate(zip(got, expected, *backends, out)):
-        label = f"{key[0]}::{key[1]} result {k} ({dtype})"
-        assert str(g.dtype) == np.dtype(_jnp(dtype)).name, f"{label}: dtype {g.dtype}"
-        assert g.shape == np.shape(e), f"{label}: shape {g.shape}, reference {np.shape(e)}"
-        if dtype in refs.FLOATS:
-            rtol, atol = reference.tol.get(k, torch_corpus.TOLERANCE[dtype])
-            for what, want in (("reference", np.asarray(e)), ("torch", torch_corpus.to_numpy(t)),
-                               ("the interpreter", torch_corpus.to_numpy(i))):
-                close = np.isclose(as_float64(g), want, rtol=rtol, atol=atol, equal_nan=True)
-                assert close.all(), f"{label}: differs from {what} at {np.argwhere(~close)[:5]}"
-        else:
-            assert np.array_equal(np.asarray(g), np.asarray(e)), f"{label}: {g} vs {e}"
-            assert np.array_equal(np.asarray(g), torch_corpus.to_numpy(t)), f"{label} vs torch"
-            assert np.array_equal(np.asarray(g), torch_corpus.to_numpy(i)), f"{label} vs interp."
-
-
 def _jnp(dtype: str):
     """The NumPy dtype JAX uses for a Linnet dtype."""
     floats = {"f16": np.float16, "bf16": jax.numpy.bfloat16, "f32": np.float32,
               "f64": np.float64}
     return floats.get(dtype) or refs.NP_DTYPES[dtype]
+
+
+def run(key: tuple[str, str], inputs: tuple, values: dict[str, object]) -> tuple:
+    module = jax_module(key, values)
+    got = module.main(*(jax.numpy.asarray(np.array(x.value), dtype=_jnp(x.dtype))
+                        for x in inputs))
+    assert isinstance(got, tuple)
+    return got
+
+
+def check(key: tuple[str, str], inputs: tuple) -> None:
+    check_backend(key, inputs, run, lambda dtype: np.dtype(_jnp(dtype)), with_torch=True)
 
 
 @pytest.mark.parametrize("key", [torch_corpus._param(k) for k in torch_corpus.KEYS])

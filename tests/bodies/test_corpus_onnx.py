@@ -13,13 +13,12 @@ tolerance. Integer edge cases (`references.EDGES`) run too.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 onnx = pytest.importorskip("onnx")
@@ -29,12 +28,10 @@ from linnet.pipeline import compile_source  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_corpus_numpy as torch_corpus  # noqa: E402
+from backends import binding_key, body_settings, check_backend  # noqa: E402
 
 refs = torch_corpus.refs
-EXAMPLES = int(os.environ.get("LINNET_ONNX_EXAMPLES", max(5, settings.default.max_examples // 4)))
-ONNX_BODIES = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
-                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                              HealthCheck.filter_too_much])
+ONNX_BODIES = body_settings("LINNET_ONNX_EXAMPLES")
 
 #: Entries that cannot be exported, with the reason.
 SKIP: dict[tuple[str, str], str] = {}
@@ -49,7 +46,7 @@ _SESSIONS: dict[tuple, object] = {}
 
 def session(key: tuple[str, str], values: dict[str, object]):
     """The onnxruntime session of an entry's model for one binding (checked first)."""
-    cache_key = (*key, tuple(sorted((k, str(v)) for k, v in values.items())))
+    cache_key = binding_key(key, values)
     if cache_key not in _SESSIONS:
         path = torch_corpus.PATHS[key[0]]
         model = compile_source(path.read_text(), path=str(path), target="onnx", entry=key[1],
@@ -91,31 +88,7 @@ def run(key: tuple[str, str], inputs: tuple, values: dict[str, object]) -> list:
 def check(key: tuple[str, str], inputs: tuple) -> None:
     if key in SKIP:
         pytest.skip(SKIP[key])
-    reference = refs.REFERENCES[key]
-    out = reference.out_types(inputs)
-    expected = reference.fn(*(np.array(x.value, copy=True) for x in inputs))
-    expected = expected if len(out) > 1 else (expected,)
-    torch_inputs = [torch_corpus.to_torch(x) for x in inputs]
-    interpreter = torch_corpus.entry_function(key, False)
-    values = interpreter.binding_for(tuple(torch_inputs))
-    got = run(key, inputs, values)
-    assert len(got) == len(out)
-    interpreted = torch_corpus._structure(interpreter(*torch_inputs), len(out),
-                                          "the interpreter")
-    for k, (g, e, i, dtype) in enumerate(zip(got, expected, interpreted, out)):
-        label = f"{key[0]}::{key[1]} result {k} ({dtype})"
-        assert np.asarray(g).dtype == np.dtype(NP[dtype]), f"{label}: dtype {g.dtype}"
-        g = g.astype(np.float64) if dtype in refs.FLOATS else np.asarray(g)
-        assert g.shape == np.shape(e), f"{label}: shape {g.shape}, reference {np.shape(e)}"
-        if dtype in refs.FLOATS:
-            rtol, atol = reference.tol.get(k, torch_corpus.TOLERANCE[dtype])
-            for what, want in (("reference", np.asarray(e)),
-                               ("the interpreter", torch_corpus.to_numpy(i))):
-                close = np.isclose(g, want, rtol=rtol, atol=atol, equal_nan=True)
-                assert close.all(), f"{label}: differs from {what} at {np.argwhere(~close)[:5]}"
-        else:
-            assert np.array_equal(g, np.asarray(e)), f"{label}: {g} vs {e}"
-            assert np.array_equal(g, torch_corpus.to_numpy(i)), f"{label} vs the interpreter"
+    check_backend(key, inputs, run, lambda dtype: np.dtype(NP[dtype]))
 
 
 @pytest.mark.parametrize("key", [torch_corpus._param(k) for k in torch_corpus.KEYS])

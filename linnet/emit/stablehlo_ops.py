@@ -1,0 +1,612 @@
+"""How each tensor-IR primitive is computed in StableHLO: the table of the StableHLO printer.
+
+Every row writes operations through an `OpWriter`, which prints them in MLIR's generic form
+(`%v3 = "stablehlo.add"(%v1, %v2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`). The
+generic form is verbose but has one grammar for every operation and does not change between
+releases of the dialect, so the text parses on every JAX that bundles StableHLO.
+
+The semantics are the JAX table's (`jax_ops.py`), which are XLA's, row for row:
+
+- Elementwise operands are broadcast to the result shape first (`broadcast_in_dim`, axes
+  aligned on the right, size-1 axes stretched), since StableHLO never broadcasts implicitly.
+- Integers wrap; `div` is `stablehlo.divide` (truncating; `MIN / -1` is `MIN`), `mod` is
+  `stablehlo.remainder` (the dividend's sign; `fmod` for floats).
+- `shl`/`shr` convert the count to the shifted dtype and use `shift_left`,
+  `shift_right_arithmetic` (signed) or `shift_right_logical` (unsigned): counts of the width
+  or more give 0, or the sign for an arithmetic shift, as `lax` does.
+- Comparisons use `compare_type` SIGNED, UNSIGNED (unsigned and bool) or FLOAT (no total
+  order: NaN compares unequal), as JAX lowers them.
+- `min`/`max` are `stablehlo.minimum`/`maximum`, which propagate NaN (IEEE-754 minimum and
+  maximum), the very operations `jnp.minimum`/`jnp.maximum` lower to.
+- `cast` is `stablehlo.convert` (float to integer truncates, integers keep their low bits),
+  except to `bool`, which is `x != 0`.
+- Sums, products, scans and contractions of f16/bf16 values run in f32 and round once;
+  an empty `max` is the dtype's lowest value (`-inf` for floats), an empty `min` its highest.
+- `dot` and `Einsum` are `dot_general` with `precision_config = [HIGHEST, HIGHEST]` unless
+  the numerics are "fast".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from ..ir import tensor as ir
+from .jax_ops import HALF, _highest, _lowest, value_of
+from .torch_ops import SIGNED, UNSIGNED, _int, _ints, freeze, is_float
+
+ELEMENT = {"bool": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
+           "u8": "ui8", "u16": "ui16", "u32": "ui32", "u64": "ui64",
+           "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
+
+# (significand bits after the point, lowest normal exponent, highest exponent, bit width)
+_FLOAT_FORMATS = {"f16": (10, -14, 15, 16), "bf16": (7, -126, 127, 16),
+                  "f32": (23, -126, 127, 32), "f64": (52, -1022, 1023, 64)}
+
+
+# ---------------------------------------------------------------- values and types
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An SSA value of the text being written: its name (`%v3`, `%v3#1`) and tensor type."""
+    name: str
+    type: ir.TType
+
+
+def tensor_type(ty: ir.TType) -> str:
+    """`tensor<4x8xf32>`; a scalar is `tensor<f32>`."""
+    if ty.dtype not in ELEMENT:
+        raise ValueError(f"unknown dtype {ty.dtype!r}")
+    dims = "".join(f"{_int(n)}x" for n in ty.shape)
+    return f"tensor<{dims}{ELEMENT[ty.dtype]}>"
+
+
+def _types(values: Sequence[Value | ir.TType]) -> str:
+    return ", ".join(tensor_type(v.type if isinstance(v, Value) else v) for v in values)
+
+
+def work_dtype(dtype: str) -> str:
+    """The dtype sums and products of `dtype` values accumulate in."""
+    return "f32" if dtype in HALF else dtype
+
+
+# ---------------------------------------------------------------------- literals
+
+def round_float(value: float, dtype: str) -> float:
+    """`value` rounded to the nearest `dtype` number, ties to even, in one step (no double
+    rounding through f32); too large a magnitude becomes an infinity."""
+    value = float(value)
+    if not math.isfinite(value) or value == 0.0:
+        return value
+    frac, lowest, highest, _ = _FLOAT_FORMATS[dtype]
+    exponent = max(math.frexp(abs(value))[1] - 1, lowest)
+    quantum = Fraction(2) ** (exponent - frac)
+    rounded = round(Fraction(abs(value)) / quantum) * quantum
+    if rounded >= Fraction(2) ** (highest + 1):
+        return math.copysign(math.inf, value)
+    return math.copysign(float(rounded), value)
+
+
+def _float_bits(value: float, dtype: str) -> str:
+    """The hex bit pattern MLIR reads for an infinity or a (quiet) NaN of `dtype`."""
+    frac, _, highest, width = _FLOAT_FORMATS[dtype]
+    exponent_ones = ((1 << (width - frac - 1)) - 1) << frac
+    bits = exponent_ones | (1 << (frac - 1)) if math.isnan(value) else exponent_ones
+    if value < 0:
+        bits |= 1 << (width - 1)
+    return f"0x{bits:0{width // 4}X}"
+
+
+def literal_text(value: bool | int | float, dtype: str) -> str:
+    """A scalar as an MLIR dense element: `true`, `-3`, `4294967295` (unsigned values as
+    such), `0.1` (the exact decimal of the rounded value), or `0x7F800000` for inf and NaN."""
+    v = value_of(value, dtype)
+    if dtype == "bool":
+        return "true" if v else "false"
+    if not is_float(dtype):
+        return str(int(v))
+    v = round_float(v, dtype)
+    if not math.isfinite(v):
+        return _float_bits(v, dtype)
+    text = repr(v)  # the shortest decimal that reads back as v exactly
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"  # MLIR's float literals need a point: 1e+30 is 1.0e+30
+    return mantissa + (f"e{exponent}" if e else "")
+
+
+# ------------------------------------------------------------------- the writer
+
+Region = Callable[["OpWriter"], None]
+
+
+class OpWriter:
+    """Lines of MLIR being written: fresh SSA names and one generic-form operation a call."""
+
+    def __init__(self, depth: int = 0) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+        self.depth = depth
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%v{self.count - 1}"
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def op(self, name: str, operands: Sequence[Value], results: Sequence[ir.TType],
+           props: str = "", regions: Sequence[Region] = ()) -> list[Value]:
+        """Write `results = "name"(operands) <{props}> (regions) : (types) -> (types)`."""
+        base = self.fresh() if results else ""
+        values = ([Value(base, results[0])] if len(results) == 1 else
+                  [Value(f"{base}#{k}", t) for k, t in enumerate(results)])
+        lhs = "" if not results else f"{base} = " if len(results) == 1 else \
+            f"{base}:{len(results)} = "
+        head = f'{lhs}"{name}"({", ".join(v.name for v in operands)})'
+        head += f" <{{{props}}}>" if props else ""
+        out = tensor_type(results[0]) if len(results) == 1 else f"({_types(results)})"
+        signature = f" : ({_types(operands)}) -> {out}"
+        if not regions:
+            self.line(head + signature)
+            return values
+        self.line(head + " ({")
+        for k, region in enumerate(regions):
+            if k:
+                self.line("}, {")
+            self.depth += 1
+            region(self)
+            self.depth -= 1
+        self.line("})" + signature)
+        return values
+
+    def op1(self, name: str, operands: Sequence[Value], result: ir.TType,
+            props: str = "", regions: Sequence[Region] = ()) -> Value:
+        return self.op(name, operands, [result], props, regions)[0]
+
+    def block_args(self, types: Sequence[ir.TType]) -> list[Value]:
+        """Open a region's block with fresh arguments of `types`."""
+        values = [Value(self.fresh(), t) for t in types]
+        args = ", ".join(f"{v.name}: {tensor_type(v.type)}" for v in values)
+        self.lines.append("  " * (self.depth - 1) + f"^bb0({args}):")
+        return values
+
+    def ret(self, values: Sequence[Value], name: str = "stablehlo.return") -> None:
+        self.line(f'"{name}"({", ".join(v.name for v in values)}) : ({_types(values)}) -> ()')
+
+
+def _array(values: Sequence[int]) -> str:
+    return f"array<i64{': ' if values else ''}{', '.join(str(_int(v)) for v in values)}>"
+
+
+# -------------------------------------------------------------- building blocks
+
+def constant(w: OpWriter, value: bool | int | float, dtype: str,
+             shape: tuple[int, ...] = ()) -> Value:
+    """A constant: the scalar `value` in `dtype`, splatted over `shape`."""
+    ty = ir.TType(tuple(shape), dtype)
+    return w.op1("stablehlo.constant", [], ty,
+                 f"value = dense<{literal_text(value, dtype)}> : {tensor_type(ty)}")
+
+
+def broadcast(w: OpWriter, x: Value, shape: tuple[int, ...]) -> Value:
+    """`x` broadcast numpy-style to `shape` (axes aligned on the right)."""
+    shape = tuple(shape)
+    if x.type.shape == shape:
+        return x
+    dims = range(len(shape) - x.type.rank, len(shape))
+    return w.op1("stablehlo.broadcast_in_dim", [x], ir.TType(shape, x.type.dtype),
+                 f"broadcast_dimensions = {_array(dims)}")
+
+
+def reshape(w: OpWriter, x: Value, shape: tuple[int, ...]) -> Value:
+    shape = tuple(shape)
+    if x.type.shape == shape:
+        return x
+    if math.prod(shape) != math.prod(x.type.shape):
+        raise ValueError(f"reshape of {x.type} to {shape}")
+    return w.op1("stablehlo.reshape", [x], ir.TType(shape, x.type.dtype))
+
+
+def transpose(w: OpWriter, x: Value, perm: Sequence[int]) -> Value:
+    perm = tuple(perm)
+    if perm == tuple(range(x.type.rank)):
+        return x
+    shape = tuple(x.type.shape[p] for p in perm)
+    return w.op1("stablehlo.transpose", [x], ir.TType(shape, x.type.dtype),
+                 f"permutation = {_array(perm)}")
+
+
+def _compare_type(dtype: str) -> str:
+    return "FLOAT" if is_float(dtype) else "SIGNED" if dtype in SIGNED else "UNSIGNED"
+
+
+def compare(w: OpWriter, direction: str, a: Value, b: Value) -> Value:
+    """`a <direction> b` elementwise, `a` and `b` of one type."""
+    props = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+             f"compare_type = #stablehlo<comparison_type {_compare_type(a.type.dtype)}>")
+    return w.op1("stablehlo.compare", [a, b], ir.TType(a.type.shape, "bool"), props)
+
+
+def convert(w: OpWriter, x: Value, dtype: str) -> Value:
+    """The language's `cast`: `stablehlo.convert`, or `x != 0` for a bool result."""
+    if x.type.dtype == dtype:
+        return x
+    if dtype == "bool":
+        return compare(w, "NE", x, constant(w, 0, x.type.dtype, x.type.shape))
+    return w.op1("stablehlo.convert", [x], ir.TType(x.type.shape, dtype))
+
+
+def _scalar_region(name: str, dtype: str) -> Region:
+    """A reduction's body: combine two scalars of `dtype` with the elementwise op `name`."""
+    def region(w: OpWriter) -> None:
+        a, b = w.block_args([ir.TType((), dtype)] * 2)
+        w.ret([w.op1(name, [a, b], ir.TType((), dtype))])
+    return region
+
+
+def reduce(w: OpWriter, x: Value, axes: Sequence[int], combine: str,
+           init: bool | int | float) -> Value:
+    """`stablehlo.reduce` of `axes` with the elementwise op `combine`, starting at `init`."""
+    axes = sorted({a % x.type.rank for a in axes})
+    shape = tuple(n for k, n in enumerate(x.type.shape) if k not in axes)
+    start = constant(w, init, x.type.dtype)
+    return w.op1("stablehlo.reduce", [x, start], ir.TType(shape, x.type.dtype),
+                 f"dimensions = {_array(axes)}",
+                 [_scalar_region(combine, x.type.dtype)])
+
+
+def slice_(w: OpWriter, x: Value, starts: Sequence[int], limits: Sequence[int],
+           strides: Sequence[int]) -> Value:
+    shape = tuple(max(0, -(-(hi - lo) // s)) for lo, hi, s in zip(starts, limits, strides))
+    props = (f"start_indices = {_array(starts)}, limit_indices = {_array(limits)}, "
+             f"strides = {_array(strides)}")
+    return w.op1("stablehlo.slice", [x], ir.TType(shape, x.type.dtype), props)
+
+
+def precision_props(numerics: str) -> str:
+    if numerics == "fast":
+        return ""
+    highest = "#stablehlo<precision HIGHEST>"
+    return f", precision_config = [{highest}, {highest}]"
+
+
+def dot_general(w: OpWriter, a: Value, b: Value, batch: Sequence[tuple[int, int]],
+                contract: Sequence[tuple[int, int]], numerics: str) -> Value:
+    """`dot_general` of `a` and `b`: the result's axes are the batch axes, then `a`'s free
+    axes, then `b`'s; floats at the numerics' precision."""
+    la, lb = [p for p, _ in batch], [q for _, q in batch]
+    ca, cb = [p for p, _ in contract], [q for _, q in contract]
+    free_a = [n for k, n in enumerate(a.type.shape) if k not in la + ca]
+    free_b = [n for k, n in enumerate(b.type.shape) if k not in lb + cb]
+    shape = tuple(a.type.shape[p] for p in la) + tuple(free_a) + tuple(free_b)
+    dims = []
+    if batch:
+        dims += [f"lhs_batching_dimensions = {la}", f"rhs_batching_dimensions = {lb}"]
+    dims += [f"lhs_contracting_dimensions = {ca}", f"rhs_contracting_dimensions = {cb}"]
+    props = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(dims)}>"
+    if is_float(a.type.dtype):
+        props += precision_props(numerics)
+    return w.op1("stablehlo.dot_general", [a, b], ir.TType(shape, a.type.dtype), props)
+
+
+def diagonal(w: OpWriter, x: Value, axes: Sequence[int]) -> Value:
+    """`x[..., i, i]`: `axes` merged into one last axis of the smallest of their extents.
+
+    The axes are moved last and flattened; the diagonal is then a strided slice, since
+    the flat position of `(i, i, ..., i)` is `i` times the sum of the axes' strides."""
+    rank = x.type.rank
+    axes = tuple(a % rank for a in axes)
+    rest = tuple(a for a in range(rank) if a not in axes)
+    x = transpose(w, x, rest + axes)
+    sizes = [x.type.shape[len(rest) + k] for k in range(len(axes))]
+    lead = x.type.shape[:len(rest)]
+    flat = reshape(w, x, lead + (math.prod(sizes),))
+    stride = sum(math.prod(sizes[k + 1:]) for k in range(len(sizes)))
+    m = min(sizes)
+    limit = (m - 1) * stride + 1 if m else 0
+    return slice_(w, flat, [0] * len(flat.type.shape), lead + (limit,),
+                  [1] * len(lead) + [stride])
+
+
+# ----------------------------------------------------------------------- rows
+
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+           "mod": "remainder", "min": "minimum", "max": "maximum", "and": "and",
+           "or": "or", "xor": "xor"}
+_COMPARE = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+_UNARY = {"neg": "negate", "not": "not", "abs": "abs", "exp": "exponential", "log": "log",
+          "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sine", "cos": "cosine", "tanh": "tanh"}
+_REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "any": ("or", False),
+           "all": ("and", True)}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What a row gets: the writer, operands, result type, attributes and numerics."""
+    w: OpWriter
+    args: list[Value]
+    result: ir.TType
+    attrs: dict[str, Any]
+    numerics: str
+
+
+def _elementwise(r: Row, name: str, dtype: str | None = None) -> Value:
+    xs = [broadcast(r.w, x, r.result.shape) for x in r.args]
+    return r.w.op1(name, xs, ir.TType(r.result.shape, dtype or r.result.dtype))
+
+
+def _binary(op: str) -> Callable[[Row], Value]:
+    return lambda r: _elementwise(r, f"stablehlo.{_BINARY[op]}")
+
+
+def _compare_row(op: str) -> Callable[[Row], Value]:
+    def row(r: Row) -> Value:
+        a, b = (broadcast(r.w, x, r.result.shape) for x in r.args)
+        return compare(r.w, _COMPARE[op], a, b)
+    return row
+
+
+def _shift(op: str) -> Callable[[Row], Value]:
+    def row(r: Row) -> Value:
+        x, count = r.args
+        d = r.result.dtype
+        name = ("shift_left" if op == "shl" else
+                "shift_right_logical" if d in UNSIGNED else "shift_right_arithmetic")
+        return _elementwise(Row(r.w, [x, convert(r.w, count, d)], r.result, r.attrs,
+                                r.numerics), f"stablehlo.{name}")
+    return row
+
+
+def _unary(op: str) -> Callable[[Row], Value]:
+    def row(r: Row) -> Value:
+        if op == "abs" and r.result.dtype in UNSIGNED:
+            return r.args[0]
+        return _elementwise(r, f"stablehlo.{_UNARY[op]}")
+    return row
+
+
+def _select(r: Row) -> Value:
+    c, a, b = (broadcast(r.w, x, r.result.shape) for x in r.args)
+    return r.w.op1("stablehlo.select", [c, a, b], r.result)
+
+
+def _cast(r: Row) -> Value:
+    return convert(r.w, r.args[0], r.result.dtype)
+
+
+def _broadcast_to(r: Row) -> Value:
+    return broadcast(r.w, r.args[0], r.result.shape)
+
+
+def _reshape(r: Row) -> Value:
+    return reshape(r.w, r.args[0], r.result.shape)
+
+
+def _permute(r: Row) -> Value:
+    return transpose(r.w, r.args[0], _ints(r.attrs["perm"]))
+
+
+def _concat(r: Row) -> Value:
+    axis = _int(r.attrs["axis"]) % r.result.rank
+    return r.w.op1("stablehlo.concatenate", r.args, r.result, f"dimension = {axis} : i64")
+
+
+def _index(r: Row) -> Value:
+    """Leading axes taken at a position (`("at", k)`, the axis dropped) or sliced
+    (`("slice", lo, hi, step)`): one `stablehlo.slice`, then a reshape dropping axes."""
+    (x,) = r.args
+    items = freeze(r.attrs["items"])
+    bounds = [_index_bounds(items[k] if k < len(items) else None, n)
+              for k, n in enumerate(x.type.shape)]
+    starts, limits, strides = zip(*bounds) if bounds else ((), (), ())
+    return reshape(r.w, slice_(r.w, x, starts, limits, strides), r.result.shape)
+
+
+def _index_bounds(item: object, n: int) -> tuple[int, int, int]:
+    """(start, limit, stride) of one axis, clipped to its extent `n` as Python slices are."""
+    if item is None:
+        return 0, n, 1
+    if not isinstance(item, tuple) or not item or item[0] not in ("at", "slice"):
+        raise ValueError(f"bad index item {item!r}")
+    if item[0] == "at":
+        k = _int(item[1])
+        return k, k + 1, 1
+    lo, hi, step = (list(item[1:]) + [None, None, None])[:3]
+    lo = min(0 if lo is None else _int(lo), n)
+    hi = n if hi is None else min(max(_int(hi), lo), n)
+    step = 1 if step is None else _int(step)
+    if step < 1 or lo < 0:
+        raise ValueError(f"slice {item!r}: bounds must be non-negative and the step positive")
+    return lo, hi, step
+
+
+def _dyn_index(r: Row) -> Value:
+    """`x[i, j]` with runtime scalars: `dynamic_slice` of size 1 on the leading axes (XLA
+    clamps a start out of range; the language leaves that undefined), then a reshape."""
+    x, positions = r.args[0], r.args[1:]
+    if not positions:
+        return x
+    if 0 in x.type.shape[:len(positions)]:
+        # no position is in range (say, in a loop of no trips): any value will do, and
+        # StableHLO refuses a slice of size 1 of an empty axis
+        return constant(r.w, 0, r.result.dtype, r.result.shape)
+    zero = constant(r.w, 0, "i64")
+    starts = [convert(r.w, p, "i64") for p in positions]
+    starts += [zero] * (x.type.rank - len(positions))
+    sizes = [1] * len(positions) + list(x.type.shape[len(positions):])
+    piece = r.w.op1("stablehlo.dynamic_slice", [x, *starts],
+                    ir.TType(tuple(sizes), x.type.dtype), f"slice_sizes = {_array(sizes)}")
+    return reshape(r.w, piece, r.result.shape)
+
+
+def _iota(r: Row) -> Value:
+    counts = r.w.op1("stablehlo.iota", [], ir.TType(r.result.shape, "i64"),
+                     "iota_dimension = 0 : i64")
+    return convert(r.w, counts, r.result.dtype)
+
+
+def _fill(r: Row) -> Value:
+    return broadcast(r.w, convert(r.w, r.args[0], r.result.dtype), r.result.shape)
+
+
+def _cumsum(r: Row) -> Value:
+    """Running sums as `reduce_window` over windows reaching `n - 1` back along the axis
+    (padded with zeros), in f32 for half dtypes, as `jnp.cumsum` lowers on a CPU."""
+    x = convert(r.w, r.args[0], work_dtype(r.result.dtype))
+    axis = _int(r.attrs["axis"]) % x.type.rank
+    n = x.type.shape[axis]
+    if n == 0 or math.prod(x.type.shape) == 0:
+        return convert(r.w, x, r.result.dtype)
+    window = [n if k == axis else 1 for k in range(x.type.rank)]
+    pads = ", ".join(f"[{n - 1 if k == axis else 0}, 0]" for k in range(x.type.rank))
+    props = (f"window_dimensions = {_array(window)}, "
+             f"window_strides = {_array([1] * x.type.rank)}, "
+             f"padding = dense<[{pads}]> : tensor<{x.type.rank}x2xi64>")
+    zero = constant(r.w, 0, x.type.dtype)
+    total = r.w.op1("stablehlo.reduce_window", [x, zero], x.type, props,
+                    [_scalar_region("stablehlo.add", x.type.dtype)])
+    return convert(r.w, total, r.result.dtype)
+
+
+def _reduce_row(op: str) -> Callable[[Row], Value]:
+    def row(r: Row) -> Value:
+        (x,) = r.args
+        axes = _ints(r.attrs["axes"])
+        d = r.result.dtype
+        if not axes:
+            return convert(r.w, x, d)
+        if op in ("max", "min"):
+            init = _lowest(d) if op == "max" else _highest(d)
+            return reduce(r.w, convert(r.w, x, d), axes, f"stablehlo.{op}imum", init)
+        combine, init = _REDUCE[op]
+        w = work_dtype(d) if op in ("sum", "prod") else d
+        total = reduce(r.w, convert(r.w, x, w), axes, f"stablehlo.{combine}", init)
+        return convert(r.w, total, d)
+    return row
+
+
+def _diagonal(r: Row) -> Value:
+    return diagonal(r.w, r.args[0], _ints(r.attrs["axes"]))
+
+
+def _dot(r: Row) -> Value:
+    """`acc + a @ b`: the operands cast to the result dtype (to f32 for a half result, which
+    is computed in f32 and rounded once)."""
+    w = work_dtype(r.result.dtype)
+    a, b = (convert(r.w, x, w) for x in r.args[:2])
+    product = convert(r.w, dot_general(r.w, a, b, [], [(a.type.rank - 1, 0)], r.numerics),
+                      r.result.dtype)
+    if len(r.args) == 3:
+        return r.w.op1("stablehlo.add", [r.args[2], product], r.result)
+    return product
+
+
+ROWS: dict[str, Callable[[Row], Value]] = {
+    **{op: _binary(op) for op in _BINARY},
+    **{op: _compare_row(op) for op in _COMPARE},
+    "shl": _shift("shl"), "shr": _shift("shr"),
+    **{op: _unary(op) for op in _UNARY},
+    "select": _select, "cast": _cast, "broadcast_to": _broadcast_to, "reshape": _reshape,
+    "permute": _permute, "concat": _concat, "index": _index, "dyn_index": _dyn_index,
+    "iota": _iota, "fill": _fill, "cumsum": _cumsum,
+    **{f"reduce_{op}": _reduce_row(op) for op in ("sum", "prod", "max", "min", "any", "all")},
+    "diagonal": _diagonal, "dot": _dot,
+}
+
+
+def prim(w: OpWriter, op: str, args: Sequence[Value], result: ir.Ty, attrs: Any = (),
+         numerics: str = "equivalent") -> Value:
+    """Write the operations computing `Prim(op, args)`; its value."""
+    ir.check_prim_operands(op, args, [a.type for a in args], result)
+    if op not in ROWS:
+        raise ValueError(f"no StableHLO lowering for primitive {op!r}")
+    value = ROWS[op](Row(w, list(args), result, dict(attrs), numerics))
+    if value.type != result:
+        raise ValueError(f"{op}: the StableHLO row gave {value.type}, expected {result}")
+    return value
+
+
+# ----------------------------------------------------------------------- einsum
+
+Labelled = tuple[list[str], Value]  # an operand and the einsum label of each of its axes
+
+
+def einsum(w: OpWriter, spec: str, args: Sequence[Value], result: ir.TType, acc: str = "",
+           numerics: str = "equivalent") -> Value:
+    """`Einsum(spec, args)` accumulated in `acc` (f32 for halves): operands cast to the
+    accumulator; repeated labels of one operand taken as diagonals; labels no other
+    operand nor the output uses summed away; then `dot_general` left to right (shared
+    labels still needed later are batch axes, the others contracted); finally a transpose
+    into the output's order and a cast to the result dtype."""
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",") if inputs else []
+    if not arrow or len(terms) != len(args) or not args:
+        raise ValueError(f"einsum {spec!r} with {len(args)} operands")
+    acc = acc or result.dtype
+    wd = work_dtype(acc)
+    ops: list[Labelled] = [(list(t), convert(w, x, wd)) for t, x in zip(terms, args)]
+    extents = _label_extents(ops)
+    ops = [_stretch(w, labels, x, extents) for labels, x in ops]
+    ops = [_own_labels(w, ops[k], _labels_outside(ops, k, output)) for k in range(len(ops))]
+    while len(ops) > 1:
+        later = set(output).union(*(set(labels) for labels, _ in ops[2:]))
+        ops = [_contract(w, ops[0], ops[1], later, numerics)] + ops[2:]
+    labels, x = _own_labels(w, ops[0], set(output))
+    x = transpose(w, x, [labels.index(c) for c in output])
+    return convert(w, convert(w, x, acc), result.dtype)
+
+
+def _label_extents(ops: list[Labelled]) -> dict[str, int]:
+    extents: dict[str, int] = {}
+    for labels, x in ops:
+        if len(labels) != x.type.rank:
+            raise ValueError(f"einsum labels {''.join(labels)} for a {x.type}")
+        for c, n in zip(labels, x.type.shape):
+            m = extents.setdefault(c, n)
+            if m != n and 1 not in (m, n):
+                raise ValueError(f"einsum label {c} has extents {m} and {n}")
+            extents[c] = n if m == 1 else m
+    return extents
+
+
+def _stretch(w: OpWriter, labels: list[str], x: Value, extents: dict[str, int]) -> Labelled:
+    """Size-1 axes of a label that is longer elsewhere, broadcast to its extent."""
+    shape = tuple(extents[c] for c in labels)
+    if shape == x.type.shape:
+        return labels, x
+    return labels, w.op1("stablehlo.broadcast_in_dim", [x], ir.TType(shape, x.type.dtype),
+                         f"broadcast_dimensions = {_array(range(x.type.rank))}")
+
+
+def _labels_outside(ops: list[Labelled], k: int, output: str) -> set[str]:
+    return set(output).union(*(set(labels) for j, (labels, _) in enumerate(ops) if j != k))
+
+
+def _own_labels(w: OpWriter, op: Labelled, keep: set[str]) -> Labelled:
+    """One operand with its repeated labels merged (diagonals) and the labels not in
+    `keep` summed away."""
+    labels, x = op
+    for c in dict.fromkeys(labels):
+        axes = [k for k, l in enumerate(labels) if l == c]
+        if len(axes) > 1:
+            x = diagonal(w, x, axes)
+            labels = [l for l in labels if l != c] + [c]
+    gone = [k for k, c in enumerate(labels) if c not in keep]
+    if gone:
+        x = reduce(w, x, gone, "stablehlo.add", 0)
+        labels = [c for c in labels if c in keep]
+    return labels, x
+
+
+def _contract(w: OpWriter, a: Labelled, b: Labelled, later: set[str],
+              numerics: str) -> Labelled:
+    (la, x), (lb, y) = a, b
+    shared = [c for c in la if c in lb]
+    batch = [c for c in shared if c in later]
+    summed = [c for c in shared if c not in later]
+    out = dot_general(w, x, y, [(la.index(c), lb.index(c)) for c in batch],
+                      [(la.index(c), lb.index(c)) for c in summed], numerics)
+    return batch + [c for c in la if c not in lb] + [c for c in lb if c not in la], out
