@@ -129,8 +129,8 @@ BACK = {
                    "kernel as a @triton.jit function and its launcher", "tensor-core",
                    "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
     "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow), with each "
-                 "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-core", "jax-source",
-                 _lazy("linnet.emit.jax", "emit_jax", options=True))],
+                 "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-core",
+                 "jax-source", _lazy("linnet.emit.jax", "emit_jax", options=True))],
     "onnx": [Pass("emit-onnx", "build the program as an ONNX model (op bodies; functions "
                   "inlined, loops as Loop, if as If), checked by onnx.checker", "tensor-core",
                   "onnx-model", _lazy("linnet.emit.onnx", "emit_onnx", options=True))],
@@ -168,13 +168,14 @@ class Compiled:
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    target: str = "torch", entry: str | None = None,
                    bind: dict[str, object] | None = None, numerics: str = "equivalent",
-                   grad: bool = False, passes: list[Pass] | None = None, rules: tuple | list | None = None,
-                   shown: Instrumentation | None = None) -> Compiled:
+                   grad: bool = False, passes: list[Pass] | None = None,
+                   rules: tuple | list | None = None, shown: Instrumentation | None = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
-    and its gradient with respect to every floating input. `passes` replaces the pipeline (`passes_for(target)`, edited); `rules` replaces the
-    rule sets the e-graph passes run (`linnet.rules.RULE_SETS`, plus or minus some).
+    and its gradient with respect to every floating input. `passes` replaces the pipeline
+    (`passes_for(target)`, edited); `rules` replaces the rule sets the e-graph passes run
+    (`linnet.rules.RULE_SETS`, plus or minus some).
     """
     options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},

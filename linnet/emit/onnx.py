@@ -3,10 +3,11 @@
 The model imports the default ONNX domain at `OPSET` 21 with IR version 10, which
 onnxruntime runs from release 1.20 on (a newer opset would shut out the runtimes most
 deployments have: onnxruntime 1.30 refuses IR version 14, which opset 28 needs), and
-`emit_onnx` checks it with `onnx.checker.check_model(full_check=True)`; a model that fails the check is an internal
-error. The graph's inputs are the entry's parameters (`in0`, `in1`, ...; each input's doc
-string holds its source name), its outputs the entry's results in order (`out0`, ...; a
-tuple result gives one output per item), all with their declared dtypes and shapes.
+`emit_onnx` checks it with `onnx.checker.check_model(full_check=True)`; a model that fails
+the check is an internal error. The graph's inputs are the entry's parameters (`in0`,
+`in1`, ...; each input's doc string holds its source name), its outputs the entry's
+results in order (`out0`, ...; a tuple result gives one output per item), all with their
+declared dtypes and shapes.
 Values are named `v0, v1, ...`, constants `c0, c1, ...`, nodes `n0, n1, ...`: no user
 text reaches a name, only doc strings.
 

@@ -6,7 +6,9 @@ with `grad=True` for PyTorch and run. Its results, (loss, gradient of each float
 input), are compared with
 
 (a) PyTorch autograd through the module of the *original* entry (numerics "exact"; ops
-    with a grad clause go through their autograd Function, whose backward is the clause);
+    with a grad clause go through their autograd Function, whose backward is the clause),
+    and, for programs without grad clauses, autograd through the PyTorch interpreter of
+    the original entry (which differentiates bodies);
 (b) central finite differences of the loss in float64, when every floating input is f64.
 
 Every grad program is also checked by the IR verifier after each pass (`--verify-each`).
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 
 from linnet.passes.manager import Instrumentation
 from linnet.pipeline import compile_source
+from linnet.torch import load_function
 from linnet.torch.runtime import import_generated
 
 HERE = Path(__file__).parent
@@ -141,6 +144,22 @@ def autograd(module, params, inputs) -> tuple[torch.Tensor, list[torch.Tensor]]:
     return loss.detach(), grads
 
 
+class _Interpreted:
+    """The PyTorch interpreter of an entry, called as a generated module's `main`."""
+
+    def __init__(self, case: Case) -> None:
+        self.fn = load_function(str(HERE / f"{case.file}.linnet"), case.entry, compile=False,
+                                numerics="exact")
+
+    def main(self, *inputs):
+        out = self.fn(*inputs)
+        return out if isinstance(out, tuple) else (out,)
+
+
+def has_grad_clause(case: Case) -> bool:
+    return "grad(" in (HERE / f"{case.file}.linnet").read_text()
+
+
 def finite_differences(module, params, inputs, h: float = 1e-6) -> list[torch.Tensor]:
     """Central differences of the loss in float64, one input element at a time."""
     def loss(xs):
@@ -187,6 +206,10 @@ def test_gradient_matches_autograd_and_finite_differences(case: Case):
         close(loss, want_loss, "f64" if loss.dtype == torch.float64 else "f32")
         for g, w, k in zip(grads, want, floats):
             close(g, w, params[k].type.dtype)
+        if not has_grad_clause(case):
+            _, interpreted = autograd(_Interpreted(case), params, inputs)
+            for g, w, k in zip(grads, interpreted, floats):
+                close(g, w, params[k].type.dtype)
         if all(params[k].type.dtype == "f64" for k in floats):
             for g, w in zip(grads, finite_differences(original, params, inputs)):
                 scale = 1.0 + abs(float(loss))

@@ -43,6 +43,8 @@ CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linne
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
+            ("mlp", "predict"): {"N": 4, "I": 2, "H": 8, "O": 3},
+            ("mlp", "loss"): {"N": 4, "I": 2, "H": 8, "O": 3},
             ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"}}
 
 
