@@ -72,6 +72,8 @@ class _Module:
                 f"# numerics: {comment(self.numerics)} (contractions at "
                 f"{ops.precision(self.numerics)})",
                 "# Do not edit: regenerate it from the source instead."]
+        if "grad" in dict(self.program.meta):  # --grad: what main returns
+            head.insert(2, f"# --grad: {comment(dict(self.program.meta)['grad'])}")
         from . import pallas
         funcs = [text for f in self.funcs for text in self.func(f)]
         kernels = [pallas.KernelFunc(self, self.program.func(k)).emit(name)

@@ -106,9 +106,10 @@ class _Exporter:
         graph = helper.make_graph(g.nodes, "linnet_entry", inputs, outputs,
                                   initializer=self.scope.initializers,
                                   doc_string=f"entry {entry.name}")
+        grad = dict(self.program.meta).get("grad")  # --grad: what the outputs are
+        doc = f"Linnet export of entry {entry.name}" + (f"; --grad: {grad}" if grad else "")
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="linnet",
-                                  doc_string=f"Linnet export of entry {entry.name}")
+                                  producer_name="linnet", doc_string=doc)
         model.ir_version = helper.find_min_ir_version_for(list(model.opset_import))
         return model
 
