@@ -11,7 +11,7 @@ to the operand's shape (`Emitter.sum_to`), which is the adjoint of numpy broadca
 Tie rules, chosen to agree with PyTorch's autograd:
 - `max`/`min` (elementwise): where the operands are equal each gets half of `dy`.
 - `reduce_max`/`reduce_min`: `dy` is shared evenly among the positions equal to the result.
-- `abs` at 0: gradient 0.
+- `abs` at 0: gradient 0 (`dy * sign(x)`, so an infinite `dy` gives NaN there, as in PyTorch).
 `reduce_prod` is exact at zeros: with no zero in a slice the gradient is `y / x`; with one
 zero, that position gets the product of the others and the rest 0; with more, all get 0.
 """
@@ -71,12 +71,15 @@ def _neg(em, e, y, dy):
 
 
 def _abs(em, e, y, dy):
+    """dy times the sign of the operand (0 at 0), as a product, as PyTorch computes it: an
+    infinite dy at 0 gives NaN rather than 0."""
     (a,) = e.args
-    zero = lit(0.0, a.type.dtype)
+    d = a.type.dtype
+    zero, one = lit(0.0, d), lit(1.0, d)
 
     def grad():
-        below = em.select(em.compare("lt", a, zero), em.neg(dy), zero)
-        return em.select(em.compare("gt", a, zero), dy, below)
+        below = em.select(em.compare("lt", a, zero), lit(-1.0, d), zero)
+        return em.mul(dy, em.select(em.compare("gt", a, zero), one, below))
     return (grad,)
 
 
