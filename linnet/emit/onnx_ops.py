@@ -5,7 +5,8 @@ of one ONNX graph) and return the name of the value they produce. Semantics are 
 language's (LANGUAGE.md section 3, `docs/ir.md`), bit for bit on integers:
 
 - Integer `add sub mul neg` wrap (onnxruntime's kernels wrap); `div` is ONNX `Div`, which
-  truncates toward zero, and `mod` is `Mod(fmod=1)`, the sign of the dividend. A signed
+  truncates toward zero, and `mod` is `a - (a / b) * b`, the sign of the dividend (not
+  `Mod(fmod=1)`, which onnxruntime 1.30 computes through doubles). A signed
   divisor of -1 is replaced by 1 first (`MIN / -1` traps in C++): the quotient is then
   negated, so `MIN / -1 == MIN` and `MIN % -1 == 0`.
 - `cast` is ONNX `Cast`: float to integer truncates toward zero, integer to integer keeps
@@ -76,7 +77,9 @@ WORK: dict[str, dict[str, str]] = {
     "Neg": {**_HALVES, "u8": "i32", "u16": "i32", "u32": "i64", "u64": "i64"},
     **{op: {"bf16": "f32", "bool": "u8"}
        for op in ("Less", "LessOrEqual", "Greater", "GreaterOrEqual")},
-    "Where": {"bf16": "f32", "bool": "u8", "i16": "i32", "u16": "i32", "u64": "i64"},
+    "Where": {"bf16": "f32", "bool": "u8", "i8": "i32", "i16": "i32", "u16": "i32",
+              "u32": "i64", "u64": "i64"},
+    "BitShift": {"u16": "u32"},  # onnxruntime shifts u8, u32 and u64 only
     "Expand": {"bf16": "f32"},
     "CumSum": {**_HALVES, **_NARROW_INTS, "u32": "i64", "u64": "i64"},
     **{op: {"bf16": "f32", "i16": "i32", "u16": "i32", "u32": "i64"}
@@ -201,17 +204,22 @@ def _binary(g: Nodes, op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> st
 
 
 def _div_mod(g: Nodes, op: str, a: str, b: str, d: str) -> str:
-    """Float: true division, fmod. Integer: truncating `Div`, `Mod(fmod=1)`; a signed
-    divisor of -1 becomes 1 (C++ traps on MIN / -1), the quotient then negated."""
-    onnx_op, attrs = ("Div", {}) if op == "div" else ("Mod", {"fmod": 1})
+    """Float: true division, fmod. Integer: truncating `Div`, and the remainder as
+    `a - (a / b) * b` (onnxruntime before 1.32 takes an integer `Mod` through doubles,
+    inexact for 64-bit values); a signed divisor of -1 becomes 1 (C++ traps on
+    MIN / -1), the quotient then negated."""
+    if is_float(d):
+        return g.op("Div", [a, b], d) if op == "div" else g.op("Mod", [a, b], d, fmod=1)
+    safe = b
+    if d in SIGNED:
+        minus_one = g.op("Equal", [b, g.const(-1, d)], d, out="bool")
+        safe = select(g, minus_one, g.const(1, d), b, d)
+    quotient = g.op("Div", [a, safe], d)
+    if op == "mod":  # x % 1 == x % -1 == 0
+        return g.op("Sub", [a, g.op("Mul", [quotient, safe], d)], d)
     if d not in SIGNED:
-        return g.op(onnx_op, [a, b], d, **attrs)
-    minus_one = g.op("Equal", [b, g.const(-1, d)], d, out="bool")
-    safe = select(g, minus_one, g.const(1, d), b, d)
-    result = g.op(onnx_op, [a, safe], d, **attrs)
-    if op == "mod":
-        return result  # x % 1 == x % -1 == 0
-    return select(g, minus_one, g.op("Neg", [result], d), result, d)
+        return quotient
+    return select(g, minus_one, g.op("Neg", [quotient], d), quotient, d)
 
 
 def select(g: Nodes, c: str, a: str, b: str, dtype: str) -> str:
@@ -222,19 +230,22 @@ def _shift(g: Nodes, op: str, x: str, n: str, d: str) -> str:
     """`shl`/`shr` by a count `n` of x's dtype, on the unsigned dtype of the same width
     (see the module docstring for counts of the width or more)."""
     bits, u = BITS[d], _UNSIGNED_TWIN[d]
+    w = work("BitShift", u)  # u16 shifts in u32: the low 16 bits are the same
     n64 = g.cast(n, d, "i64")
-    count = g.cast(g.op("Min", [n64, g.const(bits - 1, "i64")], "i64"), "i64", u)
+    count = g.cast(g.op("Min", [n64, g.const(bits - 1, "i64")], "i64"), "i64", w)
     if op == "shr" and d in SIGNED:
         sign = g.op("Neg", [g.cast(g.op("Less", [x, g.const(0, d)], d, out="bool"),
                                    "bool", d)], d)  # -1 where x < 0, else 0
-        flipped = g.cast(g.add("BitwiseXor", [x, sign]), d, u)  # non-negative
-        shifted = g.add("BitShift", [flipped, count], direction="RIGHT")
+        flipped = g.cast(g.cast(g.add("BitwiseXor", [x, sign]), d, u), u, w)  # >= 0
+        shifted = g.cast(g.add("BitShift", [flipped, count], direction="RIGHT"), w, u)
         return g.add("BitwiseXor", [g.cast(shifted, u, d), sign])
     direction = "LEFT" if op == "shl" else "RIGHT"
     big = g.cast(g.op("GreaterOrEqual", [n64, g.const(bits, "i64")], "i64", out="bool"),
-                 "bool", u)  # 1 where the count is the width or more: one more bit out
-    shifted = g.add("BitShift", [g.cast(x, d, u), count], direction=direction)
-    return g.cast(g.add("BitShift", [shifted, big], direction=direction), u, d)
+                 "bool", w)  # 1 where the count is the width or more: one more bit out
+    shifted = g.add("BitShift", [g.cast(g.cast(x, d, u), u, w), count], direction=direction)
+    if w != u:  # bits shifted past the width of u are dropped before the second shift
+        shifted = g.cast(g.cast(shifted, w, u), u, w)
+    return g.cast(g.cast(g.add("BitShift", [shifted, big], direction=direction), w, u), u, d)
 
 
 def _unary(g: Nodes, op: str, x: str, d: str) -> str:
