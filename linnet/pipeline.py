@@ -89,13 +89,13 @@ MIDDLE = [
     Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
          "reductions and einsums", "tensor", "tensor-core",
          _lazy("linnet.passes.index_notation", "lower_index_notation")),
-    Pass("fold-constants", "evaluate operations on literals with the language's exact "
-         "integer semantics", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.fold_constants", "fold_constants")),
     Pass("differentiate", "under --grad only: a new entry returning the loss and, by reverse "
          "mode, its gradient with respect to every floating input (op grad clauses honoured)",
          "tensor-core", "tensor-core",
          _lazy("linnet.passes.differentiate", "differentiate", options=True)),
+    Pass("fold-constants", "evaluate operations on literals with the language's exact "
+         "integer semantics", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.fold_constants", "fold_constants")),
     Pass("hoist-loop-invariants", "move pure bindings that are the same on every trip out "
          "of for and while loops", "tensor-core", "tensor-core",
          _lazy("linnet.passes.hoist_invariants", "hoist_loop_invariants")),
