@@ -25,7 +25,8 @@ from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import jax_ops as ops
 from .writer import CodeWriter
-from .torch import _autograd_ok, _grad_items, comment, loop_expected, unpack_count
+from .layout import comment, loop_expected, unpack_count
+from .torch import _autograd_ok, _grad_items
 
 _KINDS = ("entry", "op", "fn")
 

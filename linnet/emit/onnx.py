@@ -37,7 +37,7 @@ from onnx import helper
 
 from ..ir import tensor as ir
 from . import onnx_ops as ops
-from .torch import loop_expected, unpack_count
+from .layout import loop_expected, unpack_count
 
 #: The ONNX opset: every operator the table uses has its current definition at 21, and
 #: onnxruntime runs opset 21 (IR version 10) from release 1.20 on.

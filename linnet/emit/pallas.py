@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from . import jax_ops as ops
 from .jax import _Func, _tuple
-from .torch import comment
+from .layout import comment
 from .triton import _fill, is_memory, memory_names
 
 MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")

@@ -33,7 +33,7 @@ from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import stablehlo_ops as ops
 from .stablehlo_ops import OpWriter, Value, tensor_type
-from .torch import comment, loop_expected, unpack_count
+from .layout import comment, loop_expected, unpack_count
 
 _KINDS = ("entry", "op", "fn", "grad")
 

@@ -33,14 +33,11 @@ from ..passes.traverse import expr_free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 from . import triton as tri
+from .layout import comment, loop_expected, unpack_count
 from .writer import CodeWriter
 
 _KINDS = ("entry", "op", "fn")
 
-
-def comment(text: object) -> str:
-    """Text safe inside a `#` comment: printable ASCII; anything else escaped (`\\n`, `\\xe9`)."""
-    return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in str(text))
 
 
 def emit_torch(program: ir.Program, options=None) -> str:
@@ -251,24 +248,6 @@ def _output(src: str, ty: ir.Ty) -> str:
         return _tuple([_output(f"{src}[{i}]", t) for i, t in enumerate(ty.items)])
     return ops.output_expr(src, ty)
 
-
-def unpack_count(result_type: ir.Ty, expected: list[ir.Ty]) -> bool:
-    """Whether a loop body's result is a tuple of the `expected` values (else the one value)."""
-    if len(expected) == 1 and result_type == expected[0]:
-        return False
-    if isinstance(result_type, ir.TupleTy) and len(result_type.items) == len(expected):
-        return True
-    raise ValueError(f"a loop body returns {result_type}, expected "
-                     f"{len(expected)} value(s): {', '.join(map(str, expected))}")
-
-
-def loop_expected(e: ir.Loop | ir.While) -> list[ir.Ty]:
-    """The types a Loop/While body returns: the carried values, then a scan's yield."""
-    expected = [v.type for v in e.carried]
-    if isinstance(e, ir.Loop) and e.yields:
-        stacked = e.type.items[-1]
-        expected.append(ir.TType(stacked.shape[1:], stacked.dtype))
-    return expected
 
 
 class _FuncEmitter(CodeWriter):

@@ -26,7 +26,7 @@ from ..ir import tensor as ir
 from .adjoint_emit import Emitter, is_float, lit
 from .adjoint_reverse import Reverse
 from .adjoint_values import Adjoints
-from .inline_fns import _Inliner
+from .inline_fns import Inliner
 from .traverse import NameSupply, func_names
 
 
@@ -60,7 +60,7 @@ def _inline_ops_without_grad(program: ir.Program, entry: ir.Func) -> ir.Func:
     replaced by its body (the inliner of `inline-fns`, given those instead of the fns)."""
     plain = {f.name: f for f in program.funcs
              if f.kind in ("op", "entry") and f.grad is None and f.name != entry.name}
-    return _Inliner(plain, {}).func(entry) if plain else entry
+    return Inliner(plain, {}).func(entry) if plain else entry
 
 
 def _grad_funcs(program: ir.Program, entry: ir.Func) -> tuple[list[ir.Func], dict[str, str]]:

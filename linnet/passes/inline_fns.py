@@ -24,11 +24,11 @@ def inline_fns(program: ir.Program) -> ir.Program:
     if not fns:
         return program
     done: dict[str, ir.Func] = {}
-    funcs = tuple(_Inliner(fns, done).func(f) for f in program.funcs if f.kind != "fn")
+    funcs = tuple(Inliner(fns, done).func(f) for f in program.funcs if f.kind != "fn")
     return replace(program, funcs=funcs)
 
 
-class _Inliner(Rewriter):
+class Inliner(Rewriter):
     """Rewrites one function's calls of fns; `done` memoizes callees already inlined into."""
 
     def __init__(self, fns: dict[str, ir.Func], done: dict[str, ir.Func]) -> None:
@@ -39,7 +39,7 @@ class _Inliner(Rewriter):
     def callee(self, name: str) -> ir.Func:
         """The fn with its own fn calls inlined first (each fn processed once)."""
         if name not in self.done:
-            self.done[name] = _Inliner(self.fns, self.done).func(self.fns[name])
+            self.done[name] = Inliner(self.fns, self.done).func(self.fns[name])
         return self.done[name]
 
     def call(self, e: ir.Call, bind: ir.Bind) -> ir.Expr | None:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from ..emit import torch_ops as ops
-from ..emit.torch import loop_expected, unpack_count
+from ..emit.layout import loop_expected, unpack_count
 from ..ir import tensor as ir
 
 
