@@ -27,15 +27,32 @@ from .layout import comment
 from .triton import _fill, is_memory, memory_names
 
 MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")
+ATOMICS = frozenset(MEMORY_EFFECTS[1:])
 #: Primitives that Pallas's Triton lowering cannot compile (JAX 0.11): a kernel using one
 #: runs in Pallas's interpreter only, and its op's body on a GPU.
 NOT_ON_GPU = frozenset({"reduce_prod"})
 
 
 def runs_on_gpu(kernel: ir.Func) -> bool:
+    """Can Pallas's Triton lowering compile this kernel correctly? Not with a product
+    reduction (no lowering), nor with an integer atomic over a tile (see
+    `_integer_tile_atomic`)."""
     from ..ir.walk import all_binds
-    return not any(isinstance(b.expr, ir.Prim) and b.expr.op in NOT_ON_GPU
+    return not any(isinstance(b.expr, ir.Prim) and
+                   (b.expr.op in NOT_ON_GPU or _integer_tile_atomic(b.expr))
                    for b in all_binds(kernel.body))
+
+
+def _integer_tile_atomic(e: ir.Prim) -> bool:
+    """An atomic on integers at a tile of positions. JAX 0.11's Triton lowering of
+    `pltriton.atomic_*` asks whether the value's MLIR type is an integer type, which a tensor
+    type never is: a tile of integers is then added as floats (wrong sums, no error) and its
+    maximum or minimum fails an assertion. One integer position at a time is lowered right."""
+    if e.op not in ATOMICS:
+        return False
+    _ref, offsets, value, *_mask = e.args
+    return not ops.is_float(value.type.dtype) and (offsets.type.rank > 0 or value.type.rank > 0)
+
 
 PRELUDE = '''import os  # noqa: E402
 
