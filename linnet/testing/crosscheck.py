@@ -1,0 +1,314 @@
+"""One program through the checker and every backend, and what went wrong where.
+
+Why: a program the checker accepts must compile and run on every target, and the targets
+must agree. `crosscheck(text)` checks the program; for each entry it draws sizes that
+satisfy the `where` clauses and inputs for them, runs the PyTorch interpreter (op bodies:
+the reference), then compiles and runs generated PyTorch (kernels through Triton where it
+imports, in its interpreter under `TRITON_INTERPRET=1`), generated JAX, the ONNX model in
+onnxruntime and the StableHLO text in XLA, and for an entry returning one floating scalar
+the `--grad` export of each. It sorts what happens into findings:
+
+- `crash`: anything but a diagnostic escaped the compiler or a generated program (an
+  internal error: the one kind that must never happen);
+- `late`: the checker accepted the program but compiling it reported a diagnostic (the
+  checker must find what compiling finds);
+- `hang`: a stage ran past its time limit;
+- `disagree`: a backend's result differs from the interpreter's beyond the tolerance of
+  its dtype (floats) or at all (integers, bools).
+
+A program the checker rejects has no findings unless a diagnostic is malformed (no code or
+no span). Nothing here is an oracle of its own: the interpreter is the reference, which is
+why a disagreement names both sides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+import signal
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["Finding", "Report", "TARGETS", "crosscheck"]
+
+TARGETS = ("torch", "jax", "onnx", "stablehlo")
+GRAD_CODES = frozenset({"E2128", "E2129"})
+"""Diagnostics of `--grad` alone (the entry cannot be differentiated), which `check` does
+not give: not findings."""
+MAX_ELEMENTS = 1 << 16
+"""Inputs larger than this (in elements, all together) are not run, only compiled."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # crash, late, hang, disagree
+    stage: str  # "check", "compile jax", "run onnx --grad", ...
+    entry: str | None
+    detail: str
+
+    def __str__(self) -> str:
+        where = f"{self.stage} of {self.entry}" if self.entry else self.stage
+        return f"{self.kind} in {where}: {self.detail}"
+
+
+@dataclass
+class Report:
+    checked: bool = False
+    codes: list[str] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def crashes(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind in ("crash", "hang")]
+
+
+class _Timeout(BaseException):
+    """A stage ran past its limit (a BaseException, so library code does not catch it)."""
+
+
+class _Stage(Exception):
+    """A stage failed; the finding is already recorded."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
+        yield
+        return
+
+    def expire(signum, frame):  # noqa: ARG001
+        raise _Timeout()
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+class _Run:
+    """The state of one crosscheck: the report, and the guard every stage runs under."""
+
+    def __init__(self, path: str, text: str, seconds: float) -> None:
+        self.path, self.text, self.seconds = path, text, seconds
+        self.report = Report()
+
+    def stage(self, name: str, entry: str | None, job: Callable[[], Any]) -> Any:
+        """Run job; on a diagnostic, an internal error or a timeout record a finding and
+        raise `_Stage`."""
+        from ..passes.front import CompileError, UsageError
+        try:
+            with _time_limit(self.seconds):
+                out = job()
+        except _Timeout:
+            self._find("hang", name, entry, f"ran past {self.seconds:g} s")
+        except CompileError as err:
+            if "--grad" in name and {d.code for d in err.diagnostics} <= GRAD_CODES:
+                raise _Stage(name) from None  # the program cannot be differentiated
+            codes = ", ".join(f"{d.code} {d.message}" for d in err.diagnostics[:3])
+            self._find("late", name, entry, codes)
+        except UsageError as err:
+            self._find("late", name, entry, str(err))
+        except Exception as err:  # noqa: BLE001 - that is what is being looked for
+            self._find("crash", name, entry, _describe(err))
+        else:
+            self.report.ran.append(f"{name} {entry}" if entry else name)
+            return out
+        raise _Stage(name)
+
+    def _find(self, kind: str, stage: str, entry: str | None, detail: str) -> None:
+        self.report.findings.append(Finding(kind, stage, entry, detail))
+
+
+def _describe(err: BaseException) -> str:
+    """The exception and the innermost frame of the compiler or generated code."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if "linnet" in f.filename or "generated" in f.filename]
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    return f"{type(err).__name__}: {first}{where}"
+
+
+def crosscheck(text: str, path: str = "crosscheck.linnet", *, seed: int = 0,
+               targets: Sequence[str] = TARGETS, grad: bool = True,
+               seconds: float = 60.0) -> Report:
+    """Check `text` (as if read from `path`) and run each entry through `targets`."""
+    run = _Run(path, text, seconds)
+    try:
+        _check(run)
+    except _Stage:
+        return run.report
+    if not run.report.checked:
+        return run.report
+    from . import harness
+    try:
+        names = run.stage("entries", None, lambda: harness.entries(path, text))
+    except _Stage:
+        return run.report
+    for k, name in enumerate(names):
+        with contextlib.suppress(_Stage):
+            _entry(run, name, random.Random(seed * 1000 + k), targets, grad)
+    return run.report
+
+
+def _check(run: _Run) -> None:
+    from ..frontend import check_program
+    result = run.stage("check", None, lambda: check_program(run.path, run.text))
+    for d in result.diagnostics:
+        if not re.fullmatch(r"E\d{4}", d.code) or not 0 <= d.span.start <= d.span.end:
+            run._find("crash", "check", None, f"malformed diagnostic {d!r}")
+    run.report.codes = [d.code for d in result.diagnostics]
+    run.report.checked = not result.diagnostics
+
+
+def _entry(run: _Run, name: str, rng: random.Random, targets: Sequence[str],
+           grad: bool) -> None:
+    from . import harness
+    spec = run.stage("spec", name, lambda: harness.target_spec(run.path, name, run.text))
+    values = run.stage("sizes", name, lambda: harness.draw_values(spec, rng, max_dim=6))
+    if values is None:
+        return
+    shapes = run.stage("sizes", name, lambda: spec.shapes(values))
+    inputs = None
+    if sum(int(np.prod(s)) for s, _ in shapes) <= MAX_ELEMENTS:
+        inputs = run.stage("inputs", name, lambda: harness.make_inputs(
+            spec, values, seed=rng.randrange(1 << 30), device="cpu"))
+    reference = _reference(run, name, values, inputs)
+    for target in targets:
+        with contextlib.suppress(_Stage):
+            _target(run, name, values, inputs, target, reference, grad=False)
+    if grad and _floating_scalar(spec.result):
+        reference = None
+        for target in targets:
+            with contextlib.suppress(_Stage):
+                got = _target(run, name, values, inputs, target, reference, grad=True)
+                reference = reference if reference is not None else (target, got)
+
+
+def _floating_scalar(ty: Any) -> bool:
+    from ..check.types import TensorT
+    return isinstance(ty, TensorT) and not ty.dims and str(ty.dtype) in (
+        "f16", "bf16", "f32", "f64")
+
+
+def _compile(run: _Run, name: str, values: dict, target: str, numerics: str, grad: bool,
+             passes: list | None = None) -> Any:
+    from ..pipeline import compile_source
+    return compile_source(run.text, path=run.path, entry=name, bind=dict(values),
+                          target=target, numerics=numerics, grad=grad, passes=passes).text
+
+
+def _reference(run: _Run, name: str, values: dict, inputs: list | None):
+    """The interpreter's results (op bodies), or None when the inputs are too large."""
+    from ..pipeline import passes_for
+    from ..torch.interpreter import run as interpret
+    passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
+    program = run.stage("compile interpreter", name,
+                        lambda: _compile(run, name, values, "torch", "exact", False, passes))
+    if inputs is None:
+        return None
+    out = run.stage("run interpreter", name, lambda: [
+        (_numpy(x), _dtype_name(x)) for x in interpret(program, *inputs)])
+    return ("the interpreter", out)
+
+
+def _target(run: _Run, name: str, values: dict, inputs: list | None, target: str,
+            reference: tuple[str, list] | None, grad: bool) -> list | None:
+    """Compile (and run, and compare) one target; its results as (NumPy array, dtype)."""
+    label = f"{target} --grad" if grad else target
+    numerics = "equivalent" if target in ("torch", "jax") else "exact"
+    text = run.stage(f"compile {label}", name,
+                     lambda: _compile(run, name, values, target, numerics, grad))
+    if inputs is None:
+        return None
+    main = run.stage(f"load {label}", name, lambda: _loader(target)(text, name))
+    out = run.stage(f"run {label}", name,
+                    lambda: [(_numpy(x), _dtype_name(x)) for x in main(*inputs)])
+    if reference is not None:
+        _compare(run, f"run {label}", name, reference, [array for array, _ in out])
+    return out
+
+
+def _loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:
+    def torch_main(text: str, name: str):
+        from ..torch.runtime import import_generated
+        return import_generated(text, f"crosscheck_{name}", "torch").main
+
+    def jax_main(text: str, name: str):
+        from ..torch.runtime import import_generated
+        from .jax_compare import _to_jax
+        main = import_generated(text, f"crosscheck_{name}", "jax").main
+        return lambda *xs: main(*(_to_jax(x) for x in xs))
+
+    def onnx_main(model: Any, name: str):  # noqa: ARG001
+        from .onnx_run import load_onnx
+        run = load_onnx(model)
+        return lambda *xs: run(*(_numpy(x) for x in xs))
+
+    def stablehlo_main(text: str, name: str):  # noqa: ARG001
+        from .stablehlo_run import load_stablehlo
+        run = load_stablehlo(text)
+        return lambda *xs: run(*(_numpy(x) for x in xs))
+
+    return {"torch": torch_main, "jax": jax_main, "onnx": onnx_main,
+            "stablehlo": stablehlo_main}[target]
+
+
+def _dtype_name(x: Any) -> str:
+    """The Linnet name of a result's dtype (`bf16`, `f32`, `i64`, `bool`, ...)."""
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    name = str(dtype).removeprefix("torch.")
+    return {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
+            "bool": "bool"}.get(name, name.replace("int", "i").replace("ui", "u"))
+
+
+def _numpy(x: Any) -> np.ndarray:
+    """A result as a NumPy array; bf16 as f32 (exactly)."""
+    if hasattr(x, "detach"):
+        import torch
+        x = x.detach().cpu()
+        return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+    array = np.asarray(x)
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
+
+
+def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],
+             out: list) -> None:
+    who, want = reference
+    if len(out) != len(want):
+        run._find("disagree", stage, name, f"{len(out)} results, {who} gave {len(want)}")
+        return
+    for k, (g, (w, dtype)) in enumerate(zip(out, want)):
+        problem = _difference(np.asarray(g), w, dtype)
+        if problem:
+            run._find("disagree", stage, name, f"result {k}: {problem} (against {who})")
+
+
+def _difference(got: np.ndarray, want: np.ndarray, dtype: str) -> str | None:
+    """How `got` differs from `want` (of Linnet dtype `dtype`), or None if it does not."""
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    if dtype in ("f16", "bf16", "f32", "f64"):
+        from .harness import tolerance_for
+        tol = tolerance_for(dtype, reduction_length=64)
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        finite = np.isfinite(w)
+        scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
+        close = np.isclose(g, w, rtol=tol.rtol, atol=tol.atol * scale, equal_nan=True)
+        bad = np.argwhere(~close)
+        return f"{len(bad)} values differ, first at {tuple(bad[0])}: {g[tuple(bad[0])]} vs " \
+               f"{w[tuple(bad[0])]}" if len(bad) else None
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)
+        first = tuple(bad[0]) if got.ndim else ()
+        return f"{len(bad)} values differ, first at {first}: {got[first]} vs {want[first]}"
+    return None
