@@ -8,7 +8,8 @@ surface printer. Most mutants no longer check, which exercises the checker's dia
 those that still check go through every backend (`linnet.testing.crosscheck`).
 
 The edits are structural, so every mutant parses; spans are not kept (the text is parsed
-again). Edits are drawn from a `random.Random`, so a seed names a mutant.
+again). Edits are drawn from a `random.Random`, so a seed names a mutant. Kernels are left
+as written: the sizes and dtypes they run at change with the entries around them.
 """
 
 from __future__ import annotations
@@ -145,13 +146,17 @@ EDITS: dict[type, Callable[[object, random.Random], object | None]] = {
     t.Binary: _edit_binary, t.Unary: _edit_unary, t.IntLit: _edit_int,
     t.FloatLit: _edit_float, t.BoolLit: _edit_bool, t.Call: _edit_call,
     t.Reduce: _edit_reduce, t.TypeName: _edit_type_name, t.Function: _edit_statements,
-    t.Op: _edit_statements, t.Kernel: _edit_statements, t.Block: _edit_statements,
+    t.Op: _edit_statements, t.Block: _edit_statements,
     t.For: _edit_statements, t.While: _edit_statements, t.ForExpr: _edit_statements,
 }
 
 
 def _edit_once(module: t.Module, rng: random.Random) -> t.Module:
-    candidates = [n for n in nodes(module) if type(n) in EDITS]
+    """One edit anywhere but inside a kernel: a kernel is a tile program whose memory
+    accesses its author keeps in range (LANGUAGE.md, section 6), and an edited mask or
+    offset writes out of bounds, which no backend is asked to survive."""
+    candidates = [n for item in module.items if not isinstance(item, t.Kernel)
+                  for n in nodes(item) if type(n) in EDITS]
     for _ in range(20):
         if not candidates:
             break

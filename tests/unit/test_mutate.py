@@ -55,3 +55,10 @@ def test_replace_rebuilds_only_the_path_to_the_target() -> None:
     assert sum(isinstance(n, t.FloatLit) and n.value == 2.5 for n in mutate.nodes(new)) == 1
     untouched = [i for i, j in zip(module.items, new.items) if i is j]
     assert len(untouched) == len(module.items) - 1
+
+
+def test_kernels_are_never_edited() -> None:
+    module = _module(SOFTMAX)
+    kernel = next(i for i in module.items if isinstance(i, t.Kernel))
+    for _, text in mutate.mutants([SOFTMAX], 40, seed=2):
+        assert kernel in _module(text).items
