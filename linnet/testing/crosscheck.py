@@ -12,7 +12,8 @@ the `--grad` export of each. It sorts what happens into findings:
   internal error: the one kind that must never happen);
 - `late`: the checker accepted the program but compiling it reported a diagnostic (the
   checker must find what compiling finds);
-- `hang`: a stage ran past its time limit;
+- `hang`: checking, compiling or loading ran past its time limit; `slow`: running did (a
+  program may loop for long, or forever: not counted as a failure);
 - `disagree`: a backend's result differs from the interpreter's beyond the tolerance of
   its dtype (floats) or at all (integers, bools).
 
@@ -38,6 +39,7 @@ import numpy as np
 __all__ = ["Finding", "Report", "TARGETS", "crosscheck"]
 
 TARGETS = ("torch", "jax", "onnx", "stablehlo")
+KERNEL_TARGETS = ("torch", "jax")
 GRAD_CODES = frozenset({"E2128", "E2129"})
 """Diagnostics of `--grad` alone (the entry cannot be differentiated), which `check` does
 not give: not findings."""
@@ -98,8 +100,8 @@ def _time_limit(seconds: float) -> Iterator[None]:
 class _Run:
     """The state of one crosscheck: the report, and the guard every stage runs under."""
 
-    def __init__(self, path: str, text: str, seconds: float) -> None:
-        self.path, self.text, self.seconds = path, text, seconds
+    def __init__(self, path: str, text: str, seconds: float, kernels: str) -> None:
+        self.path, self.text, self.seconds, self.kernels = path, text, seconds, kernels
         self.report = Report()
 
     def stage(self, name: str, entry: str | None, job: Callable[[], Any]) -> Any:
@@ -110,7 +112,8 @@ class _Run:
             with _time_limit(self.seconds):
                 out = job()
         except _Timeout:
-            self._find("hang", name, entry, f"ran past {self.seconds:g} s")
+            kind = "slow" if name.startswith("run") else "hang"
+            self._find(kind, name, entry, f"ran past {self.seconds:g} s")
         except CompileError as err:
             if "--grad" in name and {d.code for d in err.diagnostics} <= GRAD_CODES:
                 raise _Stage(name) from None  # the program cannot be differentiated
@@ -140,9 +143,15 @@ def _describe(err: BaseException) -> str:
 
 def crosscheck(text: str, path: str = "crosscheck.linnet", *, seed: int = 0,
                targets: Sequence[str] = TARGETS, grad: bool = True,
-               seconds: float = 60.0) -> Report:
-    """Check `text` (as if read from `path`) and run each entry through `targets`."""
-    run = _Run(path, text, seconds)
+               seconds: float = 60.0, kernels: str = "compare") -> Report:
+    """Check `text` (as if read from `path`) and run each entry through `targets`.
+
+    Every target runs op bodies (`--numerics exact`) against the interpreter; generated
+    PyTorch and JAX also run with kernels (`equivalent`) when the program has any, compared
+    with the interpreter too if `kernels` is "compare", only run if "run" (a mutant whose op
+    bodies were edited no longer matches its kernels), not at all if "skip". Each stage
+    runs for at most `seconds`."""
+    run = _Run(path, text, seconds, kernels)
     try:
         _check(run)
     except _Stage:
@@ -186,6 +195,12 @@ def _entry(run: _Run, name: str, rng: random.Random, targets: Sequence[str],
     for target in targets:
         with contextlib.suppress(_Stage):
             _target(run, name, values, inputs, target, reference, grad=False)
+    if run.kernels != "skip" and harness.kernel_ops(run.path, run.text):
+        against = reference if run.kernels == "compare" else None
+        for target in set(targets) & set(KERNEL_TARGETS):
+            with contextlib.suppress(_Stage):
+                _target(run, name, values, inputs, target, against, grad=False,
+                        numerics="equivalent")
     if grad and _floating_scalar(spec.result):
         reference = None
         for target in targets:
@@ -222,10 +237,11 @@ def _reference(run: _Run, name: str, values: dict, inputs: list | None):
 
 
 def _target(run: _Run, name: str, values: dict, inputs: list | None, target: str,
-            reference: tuple[str, list] | None, grad: bool) -> list | None:
+            reference: tuple[str, list] | None, grad: bool, numerics: str = "exact"
+            ) -> list | None:
     """Compile (and run, and compare) one target; its results as (NumPy array, dtype)."""
     label = f"{target} --grad" if grad else target
-    numerics = "equivalent" if target in ("torch", "jax") else "exact"
+    label += " kernels" if numerics != "exact" else ""
     text = run.stage(f"compile {label}", name,
                      lambda: _compile(run, name, values, target, numerics, grad))
     if inputs is None:

@@ -54,8 +54,9 @@ def run(paths: Sequence[Path], count: int, seed: int, *, targets: Sequence[str] 
     out = []
     for label, path, text in programs(paths, count, seed, originals):
         started = time.perf_counter()
+        kernels = "run" if label.startswith("mutant") else "compare"
         report = crosscheck(text, str(path), seed=seed, targets=targets, grad=grad,
-                            seconds=seconds)
+                            seconds=seconds, kernels=kernels)
         out.append((label, text, report))
         if log is not None:
             state = "checks" if report.checked else f"rejected {','.join(report.codes[:2])}"
