@@ -12,8 +12,9 @@ from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
 from .dims import Dim
 from .scope import Frame
-from .types import (compile_time_int, ERR, FLOAT, INTEGER, NUMERIC, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT,
-                    TensorT, TupleT, Val, is_scalar, materialize, scalar)
+from .types import (compile_time_int, default_dtype, joint_literal, ERR, FLOAT, INTEGER, NUMERIC,
+                    DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
+                    materialize, scalar)
 from .unify import Problem, broadcast, literal_fits
 
 ARITH = {"+", "-", "*", "/", "%"}
@@ -167,7 +168,7 @@ class ExprChecker:
         return dims
 
     def _fold_literals(self, e: t.Binary, a: Val, b: Val) -> Val:
-        kind = "float" if "float" in (a.type.kind, b.type.kind) else "int"  # type: ignore
+        kind = joint_literal(a.type, b.type).kind  # type: ignore[arg-type]
         if e.op in COMPARE:
             return Val(scalar("bool"))
         if e.op in BITWISE and kind == "float":
@@ -199,6 +200,15 @@ class ExprChecker:
         return dims, dtype
 
     def meet_dtypes(self, a: Val, b: Val, e: t.Expr) -> str | None:
+        """The one dtype of two operands: a typed side's, which a literal side must fit.
+
+        Two literals meet at the default dtype of the wider kind (`i64`, or `f64` if
+        either is a float), as a literal without context does. Callers that can keep
+        the result a literal (`1 + 2`, `select(c, 1.0, 2.0)` on a scalar) do so before
+        asking; this is for the ones that need a dtype, such as a tensor result.
+        """
+        if isinstance(a.type, LitT) and isinstance(b.type, LitT):
+            a = Val(scalar(default_dtype(joint_literal(a.type, b.type))))
         if isinstance(a.type, LitT) and isinstance(b.type, TensorT):
             a, b = b, a
         if isinstance(b.type, LitT):

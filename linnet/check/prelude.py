@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import compile_time_int, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
+from .types import compile_time_int, joint_literal, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 
 MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
@@ -136,7 +136,7 @@ class PreludeChecker:
         if isinstance(a.type, LitT) and isinstance(b.type, LitT):
             const = fold(a.const, b.const) if a.const is not None and b.const is not None \
                 else None
-            kind = "float" if "float" in (a.type.kind, b.type.kind) else "int"
+            kind = joint_literal(a.type, b.type).kind
             return Val(LitT(kind), const if kind == "int" else None)
         joined = self.join(a, b, e)
         if joined is None:
@@ -153,6 +153,8 @@ class PreludeChecker:
         if not isinstance(c.type, TensorT) or c.type.dtype != "bool":
             return self.error("E2101", f"`select` needs a bool condition, found {c.type}",
                               e.args[0].value.span, f"this is {c.type}")
+        if isinstance(a.type, LitT) and isinstance(b.type, LitT) and c.type.rank == 0:
+            return Val(joint_literal(a.type, b.type))  # a literal choice, as `if c {1} else {2}`
         joined = self.join(a, b, e)
         if joined is None:
             return ERR
@@ -175,6 +177,11 @@ class PreludeChecker:
             if isinstance(v.type, TensorT) and not self.is_integer(v.type.dtype):
                 return self.error("E2104", f"`{e.callee}` shifts integers, found "
                                   f"{v.type.dtype}", a.value.span)
+            if isinstance(v.type, LitT) and v.type.kind != "int":
+                return self.error("E2104", f"`{e.callee}` shifts integers, found a "
+                                  f"{v.type}", a.value.span)
+        if isinstance(x.type, LitT) and isinstance(n.type, LitT):
+            return Val(LitT("int"))  # its dtype comes from context, as a literal's does
         joined = self.join(x, n, e)
         return ERR if joined is None else Val(TensorT(*joined))
 

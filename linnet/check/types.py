@@ -143,6 +143,11 @@ def default_dtype(lit: LitT) -> str:
     return "i64" if lit.kind == "int" else "f64"
 
 
+def joint_literal(a: LitT, b: LitT) -> LitT:
+    """The literal kind of an operation on two literals: float if either is a float."""
+    return LitT("float" if "float" in (a.kind, b.kind) else "int")
+
+
 def materialize(v: Val) -> TensorT | Type:
     """The type a value has once bound to a variable: literals take their default dtype."""
     return scalar(default_dtype(v.type)) if isinstance(v.type, LitT) else v.type
