@@ -50,9 +50,8 @@ class NotationChecker:
                                                  "on the right-hand side")
             domain = domains[v.name][0]
             dims.extend(domain if v.pack else (domain,))
-        dtype = value.type.dtype if isinstance(value.type, TensorT) else (
-            "i64" if value.type.kind == "int" else "f64")  # type: ignore[union-attr]
-        return Val(TensorT(tuple(dims), dtype))
+        element = self.settled(value, s.value.span)
+        return ERR if element.is_error else Val(TensorT(tuple(dims), element.type.dtype))
 
     # --------------------------------------------------------- reductions
     def reduction(self, e: t.Reduce) -> Val:
@@ -82,8 +81,9 @@ class NotationChecker:
         return self._reduction_type(e, body)
 
     def _reduction_type(self, e: t.Reduce, body: Val) -> Val:
-        if isinstance(body.type, LitT):
-            body = Val(scalar("i64" if body.type.kind == "int" else "f64"))
+        body = self.settled(body, e.body.span)
+        if body.is_error:
+            return ERR
         if not isinstance(body.type, TensorT) or body.type.rank != 0:
             return self.error("E3104", f"a reduction's body must be a scalar, found {body.type}",
                               e.body.span)

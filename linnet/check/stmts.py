@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
+from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar
 from .unify import literal_fits, shapes_equal
 
 
@@ -20,22 +20,23 @@ class StmtChecker:
         value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
-        self.frame.bind(s.name, self._bound(value))
-        self._record(s, self._bound(value))
+        bound = self._bound(value, s.value)
+        self.frame.bind(s.name, bound)
+        self._record(s, bound)
 
     def _record(self, s: t.Stmt, v: Val) -> None:
         """In an instance, remember what each binding statement bound."""
         if self.types is not None:
             self.types[id(s)] = v
 
-    def _bound(self, v: Val) -> Val:
+    def _bound(self, v: Val, value: t.Expr) -> Val:
         """Let-bound literals keep their compile-time value but take a dtype... lazily.
 
         An integer literal bound by `let` stays a compile-time integer (usable as a
         loop bound or a shape), while a float literal becomes an f64 scalar.
         """
         if isinstance(v.type, LitT) and v.type.kind == "float":
-            return Val(materialize(v))
+            return self.settled(v, value.span)
         return v
 
     def annotate(self, annotation: t.TypeExpr, value: Val, where: t.Expr) -> Val:
@@ -65,8 +66,9 @@ class StmtChecker:
         value = self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
-        self.frame.bind(s.name, Val(materialize(value)), mutable=True)
-        self._record(s, Val(materialize(value)))
+        value = self.settled(value, s.value.span)
+        self.frame.bind(s.name, value, mutable=True)
+        self._record(s, value)
 
     def stmt_Assign(self, s: t.Assign) -> None:
         local = self.frame.lookup(s.name)
@@ -104,6 +106,8 @@ class StmtChecker:
                        help="assign to a `var` in the loop and return after it")
             return
         value = self.expr(s.value)
+        if self.expected_result is None:  # the result is what is returned (a fn's inferred)
+            value = self.settled(value, s.value.span)
         self.returned = value
         if self.expected_result is not None and not value.is_error:
             self.accepts(self.expected_result, value, s.value)  # type: ignore[attr-defined]
@@ -173,7 +177,10 @@ class StmtChecker:
             self.scan_yield = saved
         if bounds is None or item is None or item.is_error:
             return ERR
-        item_type = materialize(item)
+        item = self.settled(item, e.body[-1].value.span)
+        if item.is_error:
+            return ERR
+        item_type = item.type
         if not isinstance(item_type, TensorT):
             return self.error("E2124", f"a scan yields tensors, found {item_type}",
                               e.body[-1].span)
