@@ -12,11 +12,19 @@ class StmtChecker:
     def stmt(self, s: t.Stmt) -> None:
         getattr(self, "stmt_" + type(s).__name__)(s)
 
+    def declare(self, s: t.Stmt | t.ForExpr, names: tuple[str, ...]) -> None:
+        """The names a statement declares may not hide a builtin (E1207)."""
+        from .items import check_local_name
+        spans = s.name_spans or (s.span,) * len(names)  # type: ignore[union-attr]
+        for name, span in zip(names, spans):
+            check_local_name(name, span, self.bag)
+
     def stmts(self, body: tuple[t.Stmt, ...]) -> None:
         for s in body:
             self.stmt(s)
 
     def stmt_Let(self, s: t.Let) -> None:
+        self.declare(s, (s.name,))
         value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
@@ -48,6 +56,7 @@ class StmtChecker:
         return Val(want, value.const)
 
     def stmt_LetTuple(self, s: t.LetTuple) -> None:
+        self.declare(s, s.names)
         value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
         if not value.is_error and not (isinstance(value.type, TupleT)
                                        and len(value.type.items) == len(s.names)):
@@ -58,11 +67,13 @@ class StmtChecker:
             self.frame.bind(name, Val(value.type.items[k]) if not value.is_error else ERR)
 
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
+        self.declare(s, (s.name,))
         value = self.let_index(s)  # type: ignore[attr-defined]
         self.frame.bind(s.name, value)
         self._record(s, value)
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
+        self.declare(s, (s.name,))
         value = self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
@@ -118,6 +129,7 @@ class StmtChecker:
         return (a, b) if a is not None and b is not None else None
 
     def stmt_For(self, s: t.For) -> None:
+        self.declare(s, (s.var,))
         bounds = self._range(s.lo, s.hi, "E2121" if s.static else "E2123")
         if not s.static:
             self._loop_body(s.body, s.var, Val(TensorT((), "i64")))
@@ -164,6 +176,7 @@ class StmtChecker:
 
     def scan(self, e: t.ForExpr) -> Val:
         """`for i in a..b { ...; yield v }`: each v stacked on a new leading axis of b-a."""
+        self.declare(e, (e.var,))
         bounds = self._range(e.lo, e.hi)
         if not e.body or not isinstance(e.body[-1], t.Yield):
             return self.error("E2124", "a valued `for` must end with `yield`", e.span,

@@ -220,7 +220,8 @@ class _Build(Transformer):
                                span=self._span(c))
 
     def grad(self, c: list[Child]) -> t.GradClause:
-        return t.GradClause(c[2].value, c[4].value, c[-1].stmts, span=self._span(c))
+        return t.GradClause(c[2].value, c[4].value, c[-1].stmts, span=self._span(c),
+                            name_spans=(self._span([c[2]]), self._span([c[4]])))
 
     def kernel_def(self, c: list[Child]) -> t.Kernel:
         results = next(x for x in c if isinstance(x, _Results))
@@ -281,16 +282,21 @@ class _Build(Transformer):
         return _Body(tuple(_nodes(c)), self._span(c))
 
     def let_stmt(self, c: list[Child]) -> t.Let:
-        return t.Let(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c))
+        return t.Let(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c),
+                     name_spans=(self._span([c[1]]),))
 
     def let_tuple(self, c: list[Child]) -> t.LetTuple:
-        return t.LetTuple(tuple(_names(c)), c[-1], span=self._span(c))
+        names = [x for x in c if _is(x, "NAME")]
+        return t.LetTuple(tuple(x.value for x in names), c[-1], span=self._span(c),
+                          name_spans=tuple(self._span([x]) for x in names))
 
     def let_index(self, c: list[Child]) -> t.LetIndex:
-        return t.LetIndex(c[1].value, tuple(c[3]), c[-1], span=self._span(c))
+        return t.LetIndex(c[1].value, tuple(c[3]), c[-1], span=self._span(c),
+                          name_spans=(self._span([c[1]]),))
 
     def var_stmt(self, c: list[Child]) -> t.VarDecl:
-        return t.VarDecl(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c))
+        return t.VarDecl(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c),
+                         name_spans=(self._span([c[1]]),))
 
     def assign(self, c: list[Child]) -> t.Assign:
         return t.Assign(c[0].value, c[2], span=self._span(c))
@@ -302,7 +308,7 @@ class _Build(Transformer):
         static = _is(c[0], "STATIC")
         k = 1 if static else 0
         return t.For(c[k + 1].value, c[k + 3], c[k + 5], c[-1].stmts, static,
-                     span=self._span(c))
+                     span=self._span(c), name_spans=(self._span([c[k + 1]]),))
 
     def while_stmt(self, c: list[Child]) -> t.While:
         return t.While(c[1], c[2].stmts, span=self._span(c))
@@ -314,7 +320,8 @@ class _Build(Transformer):
         return t.Effect(c[0].value, _wrap_args(c[2]), span=self._span(c))
 
     def scan(self, c: list[Child]) -> t.ForExpr:
-        return t.ForExpr(c[1].value, c[3], c[5], c[-1].stmts, span=self._span(c))
+        return t.ForExpr(c[1].value, c[3], c[5], c[-1].stmts, span=self._span(c),
+                         name_spans=(self._span([c[1]]),))
 
     def ixvars(self, c: list[Child]) -> list[t.IxVar]:
         return _nodes(c)

@@ -984,3 +984,13 @@ EDGES: dict[tuple[str, str], list[tuple[In, ...]]] = {
         (zeros((4,)), val("i64", 7), val("i64", -2), val("i64", 3),
          val("bool", False), val("bool", True))],
 }
+
+
+# ===================================================== names beside builtins
+
+@ref("75_names_beside_builtins", "main", out="f32 f32 bool", inputs=args(pos((4,))))
+def _t75(x):
+    total, product = x.sum(), x.prod()
+    accumulated = total * product + 3.0
+    awaited = np.exp(np.sqrt(x)) * 0.5
+    return accumulated, awaited, np.bool_((x > 0).any() and (x < 10.0).all())
