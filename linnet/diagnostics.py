@@ -75,13 +75,23 @@ class DiagnosticBag:
 
     def __init__(self) -> None:
         self.items: list[Diagnostic] = []
+        self._seen: set[tuple[str, Span, str]] = set()
 
     def error(self, code: str, message: str, span: Span, label: str = "",
               help: str = "", notes: Iterable[str] = ()) -> None:
-        self.items.append(Diagnostic(code, message, span, label, tuple(notes), help))
+        self.add(Diagnostic(code, message, span, label, tuple(notes), help))
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        """Keep a diagnostic; the same error at the same place, reached twice (a body
+        checked on two paths), is kept once."""
+        key = (diagnostic.code, diagnostic.span, diagnostic.message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(diagnostic)
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.items.extend(diagnostics)
+        for diagnostic in diagnostics:
+            self.add(diagnostic)
 
     @property
     def has_errors(self) -> bool:

@@ -32,10 +32,19 @@ class ExprChecker:
         self.ix: dict[str, tuple] | None = None  # index variables in scope -> domains
         self.ix_used: set[str] = set()
         self.types: dict[int, Val] | None = None  # when instantiating: each node's type
+        self.reported: set[tuple] = set()  # the keys of mistakes reported once (see error)
+        self.notation = 0  # counts index-notation statements: the scope of a free index
 
     # ------------------------------------------------------------ reporting
     def error(self, code: str, message: str, span: Span, label: str = "",
-              help: str = "") -> Val:
+              help: str = "", once: tuple | None = None) -> Val:
+        """Report a mistake. With `once` (a key such as the name involved), a mistake of
+        this code with this key is reported the first time only: an undeclared name used
+        three times in a body, or a free index used twice in one statement, is one error."""
+        if once is not None:
+            if (code, *once) in self.reported:
+                return ERR
+            self.reported.add((code, *once))
         self.bag.error(code, message, span, label, help)
         return ERR
 
@@ -63,7 +72,8 @@ class ExprChecker:
         if self.ix is not None and e.id in self.ix:
             return self.error("E3104", f"index `{e.id}` used as a value", e.span,
                               "an index, not a value",
-                              help="index variables may only appear inside `x[...]` accesses")
+                              help="index variables may only appear inside `x[...]` accesses",
+                              once=(self.notation, e.id))
         local = self.frame.lookup(e.id)
         if local is not None:
             return self._in_notation(local.val, e)
@@ -79,7 +89,8 @@ class ExprChecker:
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
-                          help="declare it with `let`, or as a parameter or generic")
+                          help="declare it with `let`, or as a parameter or generic",
+                          once=(e.id,))
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
         bound = self.frame.binding

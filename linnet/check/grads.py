@@ -22,6 +22,8 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
         return
     frame, checker = item_frame(op, globals_, bag, signatures)
     sig = signatures[op.name]
+    if sig.result is None:
+        return  # the result type is wrong, and reported where it is written
     if not isinstance(sig.result, TensorT) or not _floating(sig.result, checker):
         checker.error("E2125", f"a `grad` clause needs an op returning one float tensor or "
                       f"scalar; `{op.name}` returns {sig.result}", op.grad.span,

@@ -25,6 +25,7 @@ class NotationChecker:
                                   "already an output", help="use a reduction for a diagonal "
                                                             "read, as in `a[i, i]`")
         saved = self.ix, self.ix_used
+        self.notation += 1
         self.ix = {v.name: (None, v.pack) for v in s.indices}
         self.ix_used = set()
         try:
@@ -56,6 +57,8 @@ class NotationChecker:
     # --------------------------------------------------------- reductions
     def reduction(self, e: t.Reduce) -> Val:
         outer = self.ix
+        if outer is None:  # a reduction outside `let y[...] =` starts its own notation
+            self.notation += 1
         current = dict(outer) if outer is not None else {}
         for k, v in enumerate(e.indices):
             if v.name in current or v.name in [x.name for x in e.indices[:k]]:
@@ -203,7 +206,8 @@ class NotationChecker:
         local = self.frame.lookup(e.base.id)
         if local is None or not isinstance(local.val.type, (TensorT, MemT)):
             if local is None and e.base.id not in self.frame.globals.consts:
-                return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span)
+                return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span,
+                                  once=(e.base.id,))
             return self.error("E2104", f"cannot index `{e.base.id}`", e.base.span)
         tensor = local.val.type
         if isinstance(tensor, MemT):
@@ -244,7 +248,7 @@ class NotationChecker:
                     else "neither an output nor reduced")
             self.error(code, f"index `{name}` is {what}", item.span, "not bound",
                        help=f"list it on the left (`let y[..., {name}]`) or reduce it "
-                            f"(`sum[{name}] ...`)")
+                            f"(`sum[{name}] ...`)", once=(self.notation, name))
             return False
         domain, is_pack = self.ix[name]
         if is_pack != isinstance(item, t.PackIx):

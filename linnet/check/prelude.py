@@ -25,7 +25,8 @@ class PreludeChecker:
             return self.kernel_builtin(e)  # type: ignore[attr-defined]
         if name not in ARITY and name != "concat":
             return self.error("E1201", f"undeclared function `{name}`", e.callee_span,
-                              "not found", help="declare it with `fn`, or check the spelling")
+                              "not found", help="declare it with `fn`, or check the spelling",
+                              once=(name,))
         if not self._arity_ok(e):
             return ERR
         method = getattr(self, "builtin_" + ("math" if name in MATH else name))

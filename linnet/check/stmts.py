@@ -86,7 +86,7 @@ class StmtChecker:
         value = self.expr(s.value)
         if local is None:
             self.error("E1201", f"undeclared name `{s.name}`", s.span, "not declared",
-                       help=f"declare it first: `var {s.name} = ...`")
+                       help=f"declare it first: `var {s.name} = ...`", once=(s.name,))
             return
         if not local.mutable:
             self.error("E2108", f"`{s.name}` is not a `var`", s.span, "cannot assign",

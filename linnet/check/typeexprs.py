@@ -48,7 +48,7 @@ class TypeExprChecker:
             return None
         self.error("E1201", f"undeclared type `{te.name}`", te.span, "not a dtype",
                    help="dtypes are bool, i8..i64, u8..u64, f16, bf16, f32, f64, or a dtype "
-                        "generic")
+                        "generic", once=(te.name,))
         return None
 
     def dim_item(self, d) -> Dim | PackDim | None:
