@@ -13,7 +13,7 @@ from ..syntax import tree as t
 from .dims import Dim
 from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
-                    DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
+                    KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
 from .unify import Problem, broadcast, literal_fits
 
@@ -93,6 +93,8 @@ class ExprChecker:
                           once=(e.id,))
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
+        if g.kind not in KINDS:
+            return ERR  # an unknown kind, reported where the generic is declared (E1201)
         bound = self.frame.binding
         if bound is not None and bound.bound(g.name):
             return _bound_value(g, bound)
@@ -155,6 +157,11 @@ class ExprChecker:
         problem = self._operator_problem(e.op, dtype)
         if problem:
             return self.problem(problem, e.span)
+        if e.op in ("/", "%") and not self.is_float(dtype) and self._provably_zero(right):
+            return self.error("E2130", f"integer `{e.op}` by zero", e.right.span,
+                              "this divisor is zero",
+                              help="integer division by zero has no value; divide by a "
+                                   "non-zero number")
         if e.op in COMPARE:
             return Val(TensorT(dims, "bool"))
         return Val(TensorT(dims, dtype))
@@ -242,6 +249,12 @@ class ExprChecker:
                             "implicitly")
             return None
         return a.type.dtype  # type: ignore[union-attr]
+
+    def _provably_zero(self, v: Val) -> bool:
+        """Is v a compile-time integer that is zero (a literal `0`, `N - N`, a const)?"""
+        d = compile_time_int(v)
+        return d is not None and (d.as_int() == 0 or self.frame.facts.prove(d, "==",
+                                                                            Dim.const(0)))
 
     def settled(self, v: Val, span: Span) -> Val:
         """v as a variable, a tuple item or a tensor element holds it: a literal takes its

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from lark import Token
 
-from ..diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic, Span, unify_newlines
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
@@ -68,8 +68,8 @@ class Lexed:
 
 
 def tokenize(text: str, path: str) -> Lexed:
-    """Scan and lay out one file."""
-    raw, diagnostics = _scan(text, path)
+    """Scan and lay out one file (a lone `\r` ends a line, as `\n` and `\r\n` do)."""
+    raw, diagnostics = _scan(unify_newlines(text), path)
     tokens = _layout(raw, path, diagnostics)
     return Lexed(tokens, diagnostics)
 
