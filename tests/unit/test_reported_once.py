@@ -52,7 +52,7 @@ def test_an_index_used_as_a_value_twice_is_one_e3104(tmp_path):
 
 
 def test_a_value_used_as_an_index_twice_is_one_e3104(tmp_path):
-    text = _entry("let n = 1", "let y[i] = v[n] + w[n] + v[i]")
+    text = _entry("let n = cast<i32>(v[0])", "let y[i] = v[n] + w[n] + v[i]")
     assert _found(tmp_path, text) == [("E3104", 5, "n")]
 
 
