@@ -1004,7 +1004,7 @@ def _t76_inputs(draw):
     return draw(fl((r, c))), draw(fl((c,)))
 
 
-@ref("76_index_notation_positions", "main", out="f32 f32 f32 f32 f32 f32", inputs=_t76_inputs())
+@ref("76_index_notation_positions", "positions", out="f32 f32 f32 f32 f32 f32", inputs=_t76_inputs())
 def _t76(x, v):
     c = v.shape[0]
     return (v * np.arange(c), x[:, 0] * 2.0, x[:, c - 1] + x[:, 2] - x[:, 1],
