@@ -8,8 +8,19 @@ them rustc-style (a caret under the source line) or as JSON for tools.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def unify_newlines(text: str) -> str:
+    """A lone carriage return (old Mac line ends) as a newline, so that a text ends its
+    lines the same way whether it comes from a file or a string. `\r\n` stays, and the
+    length is unchanged, so offsets into the text stay valid."""
+    return _LONE_CR.sub("\n", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +33,7 @@ class SourceFile:
 
     @staticmethod
     def of(path: str, text: str) -> "SourceFile":
+        text = unify_newlines(text)
         starts = [0]
         starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
         return SourceFile(path, text, tuple(starts))
@@ -75,13 +87,23 @@ class DiagnosticBag:
 
     def __init__(self) -> None:
         self.items: list[Diagnostic] = []
+        self._seen: set[tuple[str, Span, str]] = set()
 
     def error(self, code: str, message: str, span: Span, label: str = "",
               help: str = "", notes: Iterable[str] = ()) -> None:
-        self.items.append(Diagnostic(code, message, span, label, tuple(notes), help))
+        self.add(Diagnostic(code, message, span, label, tuple(notes), help))
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        """Keep a diagnostic; the same error at the same place, reached twice (a body
+        checked on two paths), is kept once."""
+        key = (diagnostic.code, diagnostic.span, diagnostic.message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(diagnostic)
 
     def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.items.extend(diagnostics)
+        for diagnostic in diagnostics:
+            self.add(diagnostic)
 
     @property
     def has_errors(self) -> bool:
@@ -100,16 +122,20 @@ class CompileError(Exception):
 
 
 def render(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
-    """Render one diagnostic with its source line and a caret, rustc style."""
-    head = f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
+    """Render one diagnostic with its source line and a caret, rustc style.
+
+    Everything shown is passed through `visible`: a source line (or a file name) holding
+    control characters must not move the cursor, change colours or reorder the text of the
+    terminal it is printed on."""
+    head = f"{diagnostic.severity}[{diagnostic.code}]: {visible(diagnostic.message)}"
     source = sources.get(diagnostic.span.file)
     if source is None:
-        lines = [head, f"  --> {diagnostic.span.file}"]
+        lines = [head, f"  --> {visible(diagnostic.span.file)}"]
     else:
         lines = [head] + _excerpt(diagnostic, source)
-    lines += [f"   = note: {note}" for note in diagnostic.notes]
+    lines += [f"   = note: {visible(note)}" for note in diagnostic.notes]
     if diagnostic.help:
-        lines.append(f"   = help: {diagnostic.help}")
+        lines.append(f"   = help: {visible(diagnostic.help)}")
     return "\n".join(lines)
 
 
@@ -120,14 +146,34 @@ def _excerpt(diagnostic: Diagnostic, source: SourceFile) -> list[str]:
     end_line, end_col = source.position(max(span.start, span.end))
     width = (end_col - col) if end_line == line else len(text) - col + 1
     gutter = " " * len(str(line))
-    caret = " " * (col - 1) + "^" * max(1, width)
-    label = f" {diagnostic.label}" if diagnostic.label else ""
+    before, marked = visible(text[:col - 1]), visible(text[col - 1:col - 1 + max(1, width)])
+    caret = " " * len(before) + "^" * max(1, len(marked))
+    label = f" {visible(diagnostic.label)}" if diagnostic.label else ""
     return [
-        f"{gutter}--> {span.file}:{line}:{col}",
+        f"{gutter}--> {visible(span.file)}:{line}:{col}",
         f"{gutter} |",
-        f"{line} | {text}",
+        f"{line} | {visible(text)}",
         f"{gutter} | {caret}{label}",
     ]
+
+
+TAB = "    "
+
+
+def visible(text: str) -> str:
+    """Text safe to print on a terminal: a tab as four spaces (so carets line up), and
+    every other control or format character (escape sequences, bidirectional overrides,
+    zero-width characters, line separators) as an escape such as `\\x1b` or `\\u202e`."""
+    return "".join(_visible_char(c) for c in text)
+
+
+def _visible_char(c: str) -> str:
+    if c == "\t":
+        return TAB
+    if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp"):
+        return c
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def to_json(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:

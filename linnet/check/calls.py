@@ -7,6 +7,7 @@ must be provable from the caller's own facts (E2206).
 from __future__ import annotations
 
 from ..syntax import tree as t
+from .scope import CALLABLE_BUILTINS
 from .signatures import Binding, Signature, match_dims, substitute
 from .types import count, compile_time_int, ERR, DTYPES, DTypeT, LitT, ShapeT, TensorT, TupleT, Type, Val
 from .unify import Problem, literal_fits, same_type_problem
@@ -14,8 +15,12 @@ from .unify import Problem, literal_fits, same_type_problem
 
 class CallChecker:
     def call(self, e: t.Call) -> Val:
-        if self.frame.lookup(e.callee) is not None or e.callee in self.frame.globals.consts \
-                or e.callee in self.frame.generics:
+        # A local or generic named like a builtin was reported where it was declared (E1207);
+        # a call of that name still means the builtin, so the mistake is reported once.
+        hidden = e.callee in CALLABLE_BUILTINS and e.callee not in self.frame.globals.items
+        if not hidden and (self.frame.lookup(e.callee) is not None
+                           or e.callee in self.frame.globals.consts
+                           or e.callee in self.frame.generics):
             return self.error("E2106", f"`{e.callee}` is not a function", e.callee_span,
                               "a value, not a function")
         item = self.frame.globals.items.get(e.callee)

@@ -50,25 +50,42 @@ def analyze(program: Program) -> tuple[list[Diagnostic], dict[tuple[str, ...], C
 def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
     globals_, signatures = declare(module, done, bag)
     constants(module, globals_, bag, signatures)
+    own: dict[int, Signature] = {}  # each item's own signature, duplicates (E1204) included
     for item in module.items:
         if not isinstance(item, t.Const):
-            _, checker = item_frame(item, globals_, bag, signatures)
-            signatures[item.name] = signature_of(item, checker)
+            _, checker = item_frame(item, globals_, bag, _seen_by(item, signatures, own))
+            own[id(item)] = signature_of(item, checker)
+            if globals_.items.get(item.name) is item:
+                signatures[item.name] = own[id(item)]
     infer = _result_inference(globals_, signatures)
     calls: dict[str, list] = {}
     for item in module.items:
         if not isinstance(item, t.Const):
-            calls[item.name] = check_body(item, globals_, bag, signatures, infer)
+            seen = _seen_by(item, signatures, own)
+            calls[item.name] = check_body(item, globals_, bag, seen, infer) \
+                + calls.get(item.name, [])
     for item in module.items:
         if isinstance(item, t.Function) and item.grad is not None:
             bag.error("E2125", f"a `grad` clause on the {item.kind} `{item.name}`",
                       item.grad.span, "only ops take a grad clause",
                       help="declare it as an `op` to give it a gradient")
         if isinstance(item, t.Op):
-            check_binding(item, globals_, bag, signatures)
-            check_grad(item, globals_, bag, signatures)
+            seen = _seen_by(item, signatures, own)
+            check_binding(item, globals_, bag, seen)
+            check_grad(item, globals_, bag, seen)
     recursion(calls, bag)
     return Checked(globals_, signatures, frozenset(i.name for i in module.items))
+
+
+def _seen_by(item, signatures: dict[str, Signature], own: dict[int, Signature]
+             ) -> dict[str, Signature]:
+    """The signatures an item is checked with: the module's, except that an item declared
+    again under a taken name (E1204) sees its own signature under that name, so its body
+    is checked against what it declares rather than against the first item's."""
+    mine = own.get(id(item))
+    if mine is None or signatures.get(item.name) is mine:
+        return signatures
+    return {**signatures, item.name: mine}
 
 
 def declare(module: t.Module, done: dict, bag: DiagnosticBag

@@ -12,8 +12,9 @@ from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
 from .dims import Dim
 from .scope import Frame
-from .types import (compile_time_int, ERR, FLOAT, INTEGER, NUMERIC, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT,
-                    TensorT, TupleT, Val, is_scalar, materialize, scalar)
+from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
+                    KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
+                    materialize, scalar)
 from .unify import Problem, broadcast, literal_fits
 
 ARITH = {"+", "-", "*", "/", "%"}
@@ -31,10 +32,19 @@ class ExprChecker:
         self.ix: dict[str, tuple] | None = None  # index variables in scope -> domains
         self.ix_used: set[str] = set()
         self.types: dict[int, Val] | None = None  # when instantiating: each node's type
+        self.reported: set[tuple] = set()  # the keys of mistakes reported once (see error)
+        self.notation = 0  # counts index-notation statements: the scope of a free index
 
     # ------------------------------------------------------------ reporting
     def error(self, code: str, message: str, span: Span, label: str = "",
-              help: str = "") -> Val:
+              help: str = "", once: tuple | None = None) -> Val:
+        """Report a mistake. With `once` (a key such as the name involved), a mistake of
+        this code with this key is reported the first time only: an undeclared name used
+        three times in a body, or a free index used twice in one statement, is one error."""
+        if once is not None:
+            if (code, *once) in self.reported:
+                return ERR
+            self.reported.add((code, *once))
         self.bag.error(code, message, span, label, help)
         return ERR
 
@@ -62,7 +72,8 @@ class ExprChecker:
         if self.ix is not None and e.id in self.ix:
             return self.error("E3104", f"index `{e.id}` used as a value", e.span,
                               "an index, not a value",
-                              help="index variables may only appear inside `x[...]` accesses")
+                              help="index variables may only appear inside `x[...]` accesses",
+                              once=(self.notation, e.id))
         local = self.frame.lookup(e.id)
         if local is not None:
             return self._in_notation(local.val, e)
@@ -78,9 +89,12 @@ class ExprChecker:
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
-                          help="declare it with `let`, or as a parameter or generic")
+                          help="declare it with `let`, or as a parameter or generic",
+                          once=(e.id,))
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
+        if g.kind not in KINDS:
+            return ERR  # an unknown kind, reported where the generic is declared (E1201)
         bound = self.frame.binding
         if bound is not None and bound.bound(g.name):
             return _bound_value(g, bound)
@@ -110,9 +124,7 @@ class ExprChecker:
         if e.op == "!":
             return self._logical_not(v, e)
         if isinstance(v.type, LitT):
-            const = -v.const if (e.op == "-" and v.const is not None) else v.const
-            fconst = -v.fconst if (e.op == "-" and v.fconst is not None) else v.fconst
-            return Val(v.type, const, fconst)
+            return _negated(v) if e.op == "-" else v
         if not isinstance(v.type, TensorT) or not self.is_numeric(v.type.dtype):
             return self.error("E2104", f"unary `{e.op}` is not defined for {v.type}", e.span,
                               f"this is {v.type}")
@@ -145,6 +157,11 @@ class ExprChecker:
         problem = self._operator_problem(e.op, dtype)
         if problem:
             return self.problem(problem, e.span)
+        if e.op in ("/", "%") and not self.is_float(dtype) and self._provably_zero(right):
+            return self.error("E2130", f"integer `{e.op}` by zero", e.right.span,
+                              "this divisor is zero",
+                              help="integer division by zero has no value; divide by a "
+                                   "non-zero number")
         if e.op in COMPARE:
             return Val(TensorT(dims, "bool"))
         return Val(TensorT(dims, dtype))
@@ -167,18 +184,19 @@ class ExprChecker:
         return dims
 
     def _fold_literals(self, e: t.Binary, a: Val, b: Val) -> Val:
-        kind = "float" if "float" in (a.type.kind, b.type.kind) else "int"  # type: ignore
+        kind = joint_literal(a.type, b.type).kind  # type: ignore[arg-type]
         if e.op in COMPARE:
             return Val(scalar("bool"))
         if e.op in BITWISE and kind == "float":
             return self.error("E2104", f"`{e.op}` is not defined for float literals", e.span)
-        const = _fold_dim(e.op, a.const, b.const) if kind == "int" else None
         if kind == "int" and e.op in ("/", "%") and b.const is not None:
             if not self.frame.facts.prove_positive(b.const):
                 return self.error("E2205", f"divisor `{b.const}` is not provably positive",
                                   e.right.span, "may be zero or negative",
                                   help=f"add a `where` clause such as `where {b.const} > 0`")
-        return Val(LitT(kind), const, _fold_float(e.op, a, b) if kind == "float" else None)
+        if a.alternatives or b.alternatives:
+            return _fold_alternatives(e.op, kind, a, b)
+        return _fold_pair(e.op, kind, a, b)
 
     def join(self, a: Val, b: Val, e: t.Expr) -> tuple[tuple, str] | None:
         """One dtype and the broadcast shape of two operands, or None after an error."""
@@ -199,6 +217,21 @@ class ExprChecker:
         return dims, dtype
 
     def meet_dtypes(self, a: Val, b: Val, e: t.Expr) -> str | None:
+        """The one dtype of two operands: a typed side's, which a literal side must fit.
+
+        Two literals meet at the default dtype of the wider kind (`i64`, or `f64` if
+        either is a float), as a literal without context does. Callers that can keep
+        the result a literal (`1 + 2`, `select(c, 1.0, 2.0)` on a scalar) do so before
+        asking; this is for the ones that need a dtype, such as a tensor result.
+        """
+        if isinstance(a.type, LitT) and isinstance(b.type, LitT):
+            dtype = default_dtype(joint_literal(a.type, b.type))
+            for lit in (a, b):
+                problem = literal_fits(lit, dtype, None)
+                if problem:
+                    self.problem(problem, e.span)
+                    return None
+            return dtype
         if isinstance(a.type, LitT) and isinstance(b.type, TensorT):
             a, b = b, a
         if isinstance(b.type, LitT):
@@ -216,6 +249,20 @@ class ExprChecker:
                             "implicitly")
             return None
         return a.type.dtype  # type: ignore[union-attr]
+
+    def _provably_zero(self, v: Val) -> bool:
+        """Is v a compile-time integer that is zero (a literal `0`, `N - N`, a const)?"""
+        d = compile_time_int(v)
+        return d is not None and (d.as_int() == 0 or self.frame.facts.prove(d, "==",
+                                                                            Dim.const(0)))
+
+    def settled(self, v: Val, span: Span) -> Val:
+        """v as a variable, a tuple item or a tensor element holds it: a literal takes its
+        default dtype (`i64`, `f64`) and must fit it (E2105), as it must fit any dtype."""
+        if not isinstance(v.type, LitT):
+            return v
+        problem = literal_fits(v, default_dtype(v.type), None)
+        return self.problem(problem, span) if problem else Val(materialize(v))
 
     def _operator_problem(self, op: str, dtype: str) -> Problem | None:
         if op in ARITH and not self.is_numeric(dtype):
@@ -253,16 +300,26 @@ class ExprChecker:
         return self.if_join(then, orelse, e)
 
     def if_join(self, a: Val, b: Val, e: t.If) -> Val:
+        """The one type of both branches. Two literal branches make a literal that may be
+        either value (each checked for range where it takes a dtype); a literal branch
+        beside a typed one takes its dtype, as a literal operand does."""
         if isinstance(a.type, LitT) and isinstance(b.type, LitT):
-            kind = "int" if a.type.kind == b.type.kind == "int" else "float"
-            same = a.const == b.const and a.fconst == b.fconst
-            return Val(LitT(kind), a.const if same else None, a.fconst if same else None)
+            kind = joint_literal(a.type, b.type)
+            if a.const == b.const and a.fconst == b.fconst and not a.alternatives \
+                    and not b.alternatives:
+                return Val(kind, a.const, a.fconst)
+            return choice_of(kind, a, b)
         if isinstance(a.type, LitT) or isinstance(b.type, LitT):
             typed = b if isinstance(a.type, LitT) else a
             lit = a if isinstance(a.type, LitT) else b
-            if isinstance(typed.type, TensorT) and not literal_fits(
-                    lit, typed.type.dtype, self.frame.dtype_kind(typed.type.dtype)):
-                return Val(typed.type)
+            if isinstance(typed.type, TensorT):
+                problem = literal_fits(lit, typed.type.dtype,
+                                       self.frame.dtype_kind(typed.type.dtype))
+                if problem is None:
+                    return Val(typed.type)
+                if problem.code == "E2105":
+                    branch = e.then if lit is a else e.orelse
+                    return self.problem(problem, branch.value.span)
         from .unify import shapes_equal
         same = (isinstance(a.type, TensorT) and isinstance(b.type, TensorT)
                 and a.type.dtype == b.type.dtype
@@ -289,10 +346,10 @@ class ExprChecker:
             self.frame.pop()
 
     def expr_TupleExpr(self, e: t.TupleExpr) -> Val:
-        items = [self.expr(x) for x in e.items]
+        items = [self.settled(self.expr(x), x.span) for x in e.items]
         if any(v.is_error for v in items):
             return ERR
-        return Val(TupleT(tuple(materialize(v) for v in items)))
+        return Val(TupleT(tuple(v.type for v in items)))
 
     def expr_ListExpr(self, e: t.ListExpr) -> Val:
         dims = []
@@ -361,6 +418,33 @@ def _fold_dim(op: str, a: Dim | None, b: Dim | None) -> Dim | None:
     if op == "%" and b.as_int() != 0:
         return a.mod(b)
     return None
+
+
+def _negated(v: Val) -> Val:
+    """`-v` for a literal, and for each value it may take."""
+    return Val(v.type, -v.const if v.const is not None else None,
+               -v.fconst if v.fconst is not None else None,
+               tuple(_negated(x) for x in v.alternatives))
+
+
+def _fold_pair(op: str, kind: str, a: Val, b: Val) -> Val:
+    """An arithmetic or bitwise operator on two literals, folded where it can be."""
+    if kind == "int":
+        return Val(LitT("int"), _fold_dim(op, a.const, b.const))
+    return Val(LitT("float"), fconst=_fold_float(op, a, b))
+
+
+MAX_ALTERNATIVES = 64
+
+
+def _fold_alternatives(op: str, kind: str, a: Val, b: Val) -> Val:
+    """An operator on literals chosen at run time: each pair of their values, folded (up to
+    MAX_ALTERNATIVES of them; beyond that the values are not tracked)."""
+    pairs = [(x, y) for x in literal_values(a) for y in literal_values(b)]
+    if len(pairs) > MAX_ALTERNATIVES:
+        return Val(LitT(kind))
+    folded = (_fold_pair(op, kind, x, y) for x, y in pairs)
+    return choice_of(LitT(kind), *folded)
 
 
 def _fold_float(op: str, a: Val, b: Val) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .items import bind_params, item_frame
+from .items import bind_params, check_local_name, item_frame
 from .scope import Globals
 from .signatures import Signature
 from .types import FLOAT, TensorT, TupleT, Val
@@ -22,6 +22,8 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
         return
     frame, checker = item_frame(op, globals_, bag, signatures)
     sig = signatures[op.name]
+    if sig.result is None:
+        return  # the result type is wrong, and reported where it is written
     if not isinstance(sig.result, TensorT) or not _floating(sig.result, checker):
         checker.error("E2125", f"a `grad` clause needs an op returning one float tensor or "
                       f"scalar; `{op.name}` returns {sig.result}", op.grad.span,
@@ -34,6 +36,9 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
                       op.grad.span, help="gradients are taken for float tensor parameters")
         return
     bind_params(op, sig, checker)
+    spans = op.grad.name_spans or (op.grad.span, op.grad.span)
+    for name, span in zip((op.grad.result, op.grad.seed), spans):
+        check_local_name(name, span, bag)
     frame.push()
     frame.bind(op.grad.result, Val(sig.result))
     frame.bind(op.grad.seed, Val(sig.result))

@@ -6,7 +6,7 @@ from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
 from .body import BodyChecker
 from .dims import Dim, Facts
-from .scope import KERNEL_BUILTINS, PRELUDE, Frame, Globals
+from .scope import CALLABLE_BUILTINS, KERNEL_BUILTINS, PRELUDE, Frame, Globals
 from .signatures import Signature
 from .types import ERR, compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
 
@@ -35,6 +35,7 @@ def check_generics(item, checker: BodyChecker) -> None:
         if g.name in seen:
             checker.error("E1205", f"duplicate generic `{g.name}`", g.span, "declared twice")
         seen.add(g.name)
+        check_local_name(g.name, g.span, checker.bag, "a generic")
         if g.kind not in KINDS:
             checker.error("E1201", f"unknown generic kind `{g.kind}`", g.span,
                           help="kinds are Dim, Shape, DType, Numeric, Integer and Float")
@@ -81,6 +82,7 @@ def check_params(params: tuple[t.Param, ...], checker: BodyChecker) -> list:
         if p.name in seen:
             checker.error("E1205", f"duplicate parameter `{p.name}`", p.span, "declared twice")
         seen.add(p.name)
+        check_local_name(p.name, p.span, checker.bag, "a parameter")
         types.append(checker.resolve_type(p.type))
     return types
 
@@ -90,6 +92,8 @@ def signature_of(item, checker: BodyChecker) -> Signature:
     params = check_params(item.params, checker)
     where = where_facts(item.where, checker)
     if isinstance(item, t.Kernel):
+        for r in item.results:
+            check_local_name(r.name, r.span, checker.bag, "a kernel result")
         results = [checker.resolve_type(r.type) for r in item.results]
         return Signature(item, item.generics, params, None, where, results)
     result = checker.resolve_type(item.result) if item.result is not None else None
@@ -143,6 +147,16 @@ def check_name_is_free(name: str, span, bag: DiagnosticBag) -> None:
     if name in RESERVED_CALLS:
         bag.error("E1207", f"`{name}` is a prelude name", span, "redeclared",
                   help="choose another name")
+
+
+def check_local_name(name: str, span, bag: DiagnosticBag, what: str = "a local") -> bool:
+    """A local, parameter or generic may not take a builtin's name (E1207): it would hide
+    the builtin from the calls in its scope. True when the name is free."""
+    if name not in CALLABLE_BUILTINS:
+        return True
+    bag.error("E1207", f"`{name}` is a prelude name and cannot name {what}", span,
+              "redeclared", help=f"choose another name, such as `{name}_`")
+    return False
 
 
 __all__ = ["Dim", "item_frame", "signature_of"]

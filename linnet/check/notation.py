@@ -7,6 +7,8 @@ indexes, and all of its uses must agree.
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
+
 from ..syntax import tree as t
 from .dims import Dim
 from .types import count, compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
@@ -25,6 +27,7 @@ class NotationChecker:
                                   "already an output", help="use a reduction for a diagonal "
                                                             "read, as in `a[i, i]`")
         saved = self.ix, self.ix_used
+        self.notation += 1
         self.ix = {v.name: (None, v.pack) for v in s.indices}
         self.ix_used = set()
         try:
@@ -50,13 +53,14 @@ class NotationChecker:
                                                  "on the right-hand side")
             domain = domains[v.name][0]
             dims.extend(domain if v.pack else (domain,))
-        dtype = value.type.dtype if isinstance(value.type, TensorT) else (
-            "i64" if value.type.kind == "int" else "f64")  # type: ignore[union-attr]
-        return Val(TensorT(tuple(dims), dtype))
+        element = self.settled(value, s.value.span)
+        return ERR if element.is_error else Val(TensorT(tuple(dims), element.type.dtype))
 
     # --------------------------------------------------------- reductions
     def reduction(self, e: t.Reduce) -> Val:
         outer = self.ix
+        if outer is None:  # a reduction outside `let y[...] =` starts its own notation
+            self.notation += 1
         current = dict(outer) if outer is not None else {}
         for k, v in enumerate(e.indices):
             if v.name in current or v.name in [x.name for x in e.indices[:k]]:
@@ -82,8 +86,9 @@ class NotationChecker:
         return self._reduction_type(e, body)
 
     def _reduction_type(self, e: t.Reduce, body: Val) -> Val:
-        if isinstance(body.type, LitT):
-            body = Val(scalar("i64" if body.type.kind == "int" else "f64"))
+        body = self.settled(body, e.body.span)
+        if body.is_error:
+            return ERR
         if not isinstance(body.type, TensorT) or body.type.rank != 0:
             return self.error("E3104", f"a reduction's body must be a scalar, found {body.type}",
                               e.body.span)
@@ -198,18 +203,48 @@ class NotationChecker:
     # -------------------------------------------- access in index notation
     def notation_access(self, e: t.Index) -> Val:
         if not isinstance(e.base, t.Name):
-            return self.error("E3104", "only named tensors may be indexed in index notation",
-                              e.base.span, help="bind the value with `let` first")
+            return self._computed_access(e)
         local = self.frame.lookup(e.base.id)
         if local is None or not isinstance(local.val.type, (TensorT, MemT)):
             if local is None and e.base.id not in self.frame.globals.consts:
-                return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span)
+                return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span,
+                                  once=(e.base.id,))
             return self.error("E2104", f"cannot index `{e.base.id}`", e.base.span)
         tensor = local.val.type
         if isinstance(tensor, MemT):
             return self.error("E2127", "a kernel's memory is read only through `load`",
                               e.span, help="write `load(x[...], mask)` and index the tile")
         return self._bind_axes(e, tensor)
+
+    def _computed_access(self, e: t.Index) -> Val:
+        """`f(x)[i]`, `(a + b)[i, j]`: any tensor expression may be indexed. It is computed
+        once, outside the comprehension (as if bound by `let` first), so it may not read
+        the index variables."""
+        used = _index_names(e.base, self.ix)
+        if used:
+            return self.error("E3104", f"the indexed value reads the index `{used[0]}`",
+                              e.base.span, "computed once, outside the indexing",
+                              help="index the tensors inside it instead, as in "
+                                   "`a[i] + b[i]` for `(a + b)[i]`")
+        base = self.outside_notation(e.base)
+        if base.is_error:
+            return ERR
+        if isinstance(base.type, MemT):
+            return self.error("E2127", "a kernel's memory is read only through `load`",
+                              e.span, help="write `load(x[...], mask)` and index the tile")
+        if not isinstance(base.type, TensorT) or base.type.rank == 0:
+            return self.error("E2104", f"cannot index {base.type}", e.base.span,
+                              f"this is {base.type}")
+        return self._bind_axes(e, base.type)
+
+    def outside_notation(self, e: t.Expr) -> Val:
+        """e checked as an ordinary expression, with no index variable in scope."""
+        saved = self.ix, self.ix_used
+        self.ix, self.ix_used = None, set()
+        try:
+            return self.expr(e)
+        finally:
+            self.ix, self.ix_used = saved
 
     def _bind_axes(self, e: t.Index, tensor: TensorT) -> Val:
         packs = [it for it in e.items if isinstance(it, t.PackIx)]
@@ -233,10 +268,9 @@ class NotationChecker:
             self.error("E3104", "slices are not allowed in index notation", item.span)
             return False
         name = item.name if isinstance(item, t.PackIx) else getattr(item, "id", None)
-        if name is None or not isinstance(item, (t.Name, t.PackIx)):
-            self.error("E3104", "index notation takes index variables only", item.span,
-                       help="compute shifted positions outside, or slice before")
-            return False
+        if not isinstance(item, t.PackIx) and (name is None or name not in self.ix):
+            if name is None or self._compile_time_name(name):
+                return self._constant_position(item, extent)
         if name not in self.ix:
             declared = self.frame.lookup(name) is not None or name in self.frame.generics
             code = "E3104" if declared else "E3101"
@@ -244,7 +278,7 @@ class NotationChecker:
                     else "neither an output nor reduced")
             self.error(code, f"index `{name}` is {what}", item.span, "not bound",
                        help=f"list it on the left (`let y[..., {name}]`) or reduce it "
-                            f"(`sum[{name}] ...`)")
+                            f"(`sum[{name}] ...`)", once=(self.notation, name))
             return False
         domain, is_pack = self.ix[name]
         if is_pack != isinstance(item, t.PackIx):
@@ -262,10 +296,69 @@ class NotationChecker:
             return False
         return True
 
+    def _compile_time_name(self, name: str) -> bool:
+        """Is `name` a compile-time integer here (a `let` of one, a `Dim`, a `const`)?"""
+        local = self.frame.lookup(name)
+        if local is not None:
+            return compile_time_int(local.val) is not None
+        generic = self.frame.generics.get(name)
+        if generic is not None:
+            return generic.kind == "Dim"
+        const = self.frame.globals.consts.get(name)
+        return const is not None and compile_time_int(const) is not None
+
+    def _constant_position(self, item: t.Expr, extent: Dim) -> bool:
+        """`x[r, 0]`, `x[r, C - 1]`: a compile-time integer provably in range picks one
+        position of its axis (the axis is not iterated)."""
+        if self.frame.kernel is not None:
+            self.error("E2127", "a tile cannot be read at a fixed position", item.span,
+                       "a position, not an index variable",
+                       help="load the elements you need instead (tiles are not indexed)")
+            return False
+        used = _index_names(item, self.ix)
+        v = ERR if used else self.outside_notation(item)
+        if v.is_error and not used:
+            return False
+        if used or compile_time_int(v) is None:
+            self.error("E3104", "index notation takes index variables and compile-time "
+                       "integers only", item.span,
+                       f"reads the index `{used[0]}`" if used else f"this is {v.type}",
+                       help="compute shifted positions outside, or slice before")
+            return False
+        return self._in_range(v.const, extent, item)
+
     def _domains_agree(self, a, b, is_pack: bool) -> bool:
         if not is_pack:
             return dims_equal(a, b, self.frame.facts)
         return len(a) == len(b) and all(dims_equal(x, y, self.frame.facts) for x, y in zip(a, b))
+
+
+def _index_names(e: t.Expr, ix: dict) -> list[str]:
+    """The index variables in scope that e reads, in order of first appearance."""
+    found: list[str] = []
+
+    def visit(node) -> None:
+        if isinstance(node, (t.Name, t.PackIx)):
+            name = node.id if isinstance(node, t.Name) else node.name
+            if name in ix and name not in found:
+                found.append(name)
+            return
+        if isinstance(node, t.Reduce):  # its own indices are not the outer ones
+            inner = {v.name for v in node.indices}
+            found.extend(n for n in _index_names(node.body, {k: v for k, v in ix.items()
+                                                              if k not in inner})
+                         if n not in found)
+            return
+        for f in fields(node):
+            if f.name in ("span", "callee_span", "name_spans"):
+                continue
+            value = getattr(node, f.name)
+            for child in value if isinstance(value, tuple) else (value,):
+                if is_dataclass(child):
+                    visit(child)
+
+    visit(e)
+    return found
 
 
 def _show(domain) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import compile_time_int, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
+from .types import choice_of, compile_time_int, joint_literal, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 
 MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
@@ -25,7 +25,8 @@ class PreludeChecker:
             return self.kernel_builtin(e)  # type: ignore[attr-defined]
         if name not in ARITY and name != "concat":
             return self.error("E1201", f"undeclared function `{name}`", e.callee_span,
-                              "not found", help="declare it with `fn`, or check the spelling")
+                              "not found", help="declare it with `fn`, or check the spelling",
+                              once=(name,))
         if not self._arity_ok(e):
             return ERR
         method = getattr(self, "builtin_" + ("math" if name in MATH else name))
@@ -115,9 +116,7 @@ class PreludeChecker:
         if x.is_error:
             return x
         if isinstance(x.type, LitT):
-            value = x.const.as_int() if x.const is not None else None
-            return Val(x.type, None if value is None else Dim.const(abs(value)),
-                       abs(x.fconst) if x.fconst is not None else None)
+            return _absolute(x)
         if not self.is_numeric(x.type.dtype):
             return self.error("E2112", f"`abs` needs a numeric dtype, found {x.type.dtype}",
                               e.args[0].span)
@@ -136,8 +135,10 @@ class PreludeChecker:
         if isinstance(a.type, LitT) and isinstance(b.type, LitT):
             const = fold(a.const, b.const) if a.const is not None and b.const is not None \
                 else None
-            kind = "float" if "float" in (a.type.kind, b.type.kind) else "int"
-            return Val(LitT(kind), const if kind == "int" else None)
+            kind = joint_literal(a.type, b.type)
+            if const is not None and kind.kind == "int":
+                return Val(kind, const)
+            return choice_of(kind, a, b)  # one of the two, whichever is smaller (larger)
         joined = self.join(a, b, e)
         if joined is None:
             return ERR
@@ -153,6 +154,8 @@ class PreludeChecker:
         if not isinstance(c.type, TensorT) or c.type.dtype != "bool":
             return self.error("E2101", f"`select` needs a bool condition, found {c.type}",
                               e.args[0].value.span, f"this is {c.type}")
+        if isinstance(a.type, LitT) and isinstance(b.type, LitT) and c.type.rank == 0:
+            return choice_of(joint_literal(a.type, b.type), a, b)  # as `if c {a} else {b}`
         joined = self.join(a, b, e)
         if joined is None:
             return ERR
@@ -175,6 +178,11 @@ class PreludeChecker:
             if isinstance(v.type, TensorT) and not self.is_integer(v.type.dtype):
                 return self.error("E2104", f"`{e.callee}` shifts integers, found "
                                   f"{v.type.dtype}", a.value.span)
+            if isinstance(v.type, LitT) and v.type.kind != "int":
+                return self.error("E2104", f"`{e.callee}` shifts integers, found a "
+                                  f"{v.type}", a.value.span)
+        if isinstance(x.type, LitT) and isinstance(n.type, LitT):
+            return Val(LitT("int"))  # its dtype comes from context, as a literal's does
         joined = self.join(x, n, e)
         return ERR if joined is None else Val(TensorT(*joined))
 
@@ -205,9 +213,10 @@ class PreludeChecker:
         x, shape = self._tensor_arg(e.args[0]), self._shape_arg(e.args[1])
         if x.is_error or shape is None:
             return ERR
-        dims = x.type.dims if isinstance(x.type, TensorT) else ()
-        dtype = x.type.dtype if isinstance(x.type, TensorT) else ("i64" if x.type.kind == "int"
-                                                                  else "f64")
+        x = self.settled(x, e.args[0].value.span)
+        if x.is_error:
+            return ERR
+        dims, dtype = x.type.dims, x.type.dtype
         out = broadcast(dims, shape.dims, self.frame.facts)
         if isinstance(out, Problem) or len(dims) > len(shape.dims) \
                 or not shapes_equal(out, shape.dims, self.frame.facts):
@@ -319,6 +328,14 @@ class PreludeChecker:
                               e.args[0].value.span)
         axis = self._axis(e, x.type.rank)
         return ERR if axis is None else Val(x.type)
+
+
+def _absolute(v: Val) -> Val:
+    """`abs` of a literal, and of each value it may take."""
+    value = v.const.as_int() if v.const is not None else None
+    return Val(v.type, None if value is None else Dim.const(abs(value)),
+               abs(v.fconst) if v.fconst is not None else None,
+               tuple(_absolute(x) for x in v.alternatives))
 
 
 __all__ = ["PreludeChecker", "is_scalar", "scalar"]

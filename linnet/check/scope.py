@@ -16,6 +16,10 @@ PRELUDE = frozenset(
     "cast exp log sqrt rsqrt sin cos tanh abs min max select shl shr reshape broadcast_to "
     "permute concat iota fill cumsum".split())
 KERNEL_BUILTINS = frozenset({"program_id", "load"})
+CALLABLE_BUILTINS = PRELUDE | KERNEL_BUILTINS
+"""Names a declaration may not take (E1207): a local or parameter named so would hide the
+builtin from every call in its scope. The reductions `sum prod any all` are not among
+them, nor the statement words `store` and `atomic_*`, which a local cannot hide."""
 
 
 @dataclass

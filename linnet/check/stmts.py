@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
+from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar
 from .unify import literal_fits, shapes_equal
 
 
@@ -12,30 +12,39 @@ class StmtChecker:
     def stmt(self, s: t.Stmt) -> None:
         getattr(self, "stmt_" + type(s).__name__)(s)
 
+    def declare(self, s: t.Stmt | t.ForExpr, names: tuple[str, ...]) -> None:
+        """The names a statement declares may not hide a builtin (E1207)."""
+        from .items import check_local_name
+        spans = s.name_spans or (s.span,) * len(names)  # type: ignore[union-attr]
+        for name, span in zip(names, spans):
+            check_local_name(name, span, self.bag)
+
     def stmts(self, body: tuple[t.Stmt, ...]) -> None:
         for s in body:
             self.stmt(s)
 
     def stmt_Let(self, s: t.Let) -> None:
+        self.declare(s, (s.name,))
         value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
-        self.frame.bind(s.name, self._bound(value))
-        self._record(s, self._bound(value))
+        bound = self._bound(value, s.value)
+        self.frame.bind(s.name, bound)
+        self._record(s, bound)
 
     def _record(self, s: t.Stmt, v: Val) -> None:
         """In an instance, remember what each binding statement bound."""
         if self.types is not None:
             self.types[id(s)] = v
 
-    def _bound(self, v: Val) -> Val:
+    def _bound(self, v: Val, value: t.Expr) -> Val:
         """Let-bound literals keep their compile-time value but take a dtype... lazily.
 
         An integer literal bound by `let` stays a compile-time integer (usable as a
         loop bound or a shape), while a float literal becomes an f64 scalar.
         """
         if isinstance(v.type, LitT) and v.type.kind == "float":
-            return Val(materialize(v))
+            return self.settled(v, value.span)
         return v
 
     def annotate(self, annotation: t.TypeExpr, value: Val, where: t.Expr) -> Val:
@@ -47,6 +56,7 @@ class StmtChecker:
         return Val(want, value.const)
 
     def stmt_LetTuple(self, s: t.LetTuple) -> None:
+        self.declare(s, s.names)
         value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
         if not value.is_error and not (isinstance(value.type, TupleT)
                                        and len(value.type.items) == len(s.names)):
@@ -57,23 +67,26 @@ class StmtChecker:
             self.frame.bind(name, Val(value.type.items[k]) if not value.is_error else ERR)
 
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
+        self.declare(s, (s.name,))
         value = self.let_index(s)  # type: ignore[attr-defined]
         self.frame.bind(s.name, value)
         self._record(s, value)
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
+        self.declare(s, (s.name,))
         value = self.expr(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
-        self.frame.bind(s.name, Val(materialize(value)), mutable=True)
-        self._record(s, Val(materialize(value)))
+        value = self.settled(value, s.value.span)
+        self.frame.bind(s.name, value, mutable=True)
+        self._record(s, value)
 
     def stmt_Assign(self, s: t.Assign) -> None:
         local = self.frame.lookup(s.name)
         value = self.expr(s.value)
         if local is None:
             self.error("E1201", f"undeclared name `{s.name}`", s.span, "not declared",
-                       help=f"declare it first: `var {s.name} = ...`")
+                       help=f"declare it first: `var {s.name} = ...`", once=(s.name,))
             return
         if not local.mutable:
             self.error("E2108", f"`{s.name}` is not a `var`", s.span, "cannot assign",
@@ -104,6 +117,8 @@ class StmtChecker:
                        help="assign to a `var` in the loop and return after it")
             return
         value = self.expr(s.value)
+        if self.expected_result is None:  # the result is what is returned (a fn's inferred)
+            value = self.settled(value, s.value.span)
         self.returned = value
         if self.expected_result is not None and not value.is_error:
             self.accepts(self.expected_result, value, s.value)  # type: ignore[attr-defined]
@@ -114,6 +129,7 @@ class StmtChecker:
         return (a, b) if a is not None and b is not None else None
 
     def stmt_For(self, s: t.For) -> None:
+        self.declare(s, (s.var,))
         bounds = self._range(s.lo, s.hi, "E2121" if s.static else "E2123")
         if not s.static:
             self._loop_body(s.body, s.var, Val(TensorT((), "i64")))
@@ -160,6 +176,7 @@ class StmtChecker:
 
     def scan(self, e: t.ForExpr) -> Val:
         """`for i in a..b { ...; yield v }`: each v stacked on a new leading axis of b-a."""
+        self.declare(e, (e.var,))
         bounds = self._range(e.lo, e.hi)
         if not e.body or not isinstance(e.body[-1], t.Yield):
             return self.error("E2124", "a valued `for` must end with `yield`", e.span,
@@ -173,7 +190,10 @@ class StmtChecker:
             self.scan_yield = saved
         if bounds is None or item is None or item.is_error:
             return ERR
-        item_type = materialize(item)
+        item = self.settled(item, e.body[-1].value.span)
+        if item.is_error:
+            return ERR
+        item_type = item.type
         if not isinstance(item_type, TensorT):
             return self.error("E2124", f"a scan yields tensors, found {item_type}",
                               e.body[-1].span)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import compile_time_int, DTYPES, LitT, PackDim, ShapeT, TensorT, TupleT, Type, scalar
+from .types import compile_time_int, DTYPES, KINDS, LitT, PackDim, ShapeT, TensorT, TupleT, Type, scalar
 
 
 class TypeExprChecker:
@@ -40,6 +40,8 @@ class TypeExprChecker:
         if te.name in DTYPES:
             return te.name
         g = self.frame.generics.get(te.name)
+        if g is not None and g.kind not in KINDS:
+            return None  # a generic of an unknown kind (E1201 where it is declared)
         if g is not None and g.kind not in ("Dim", "Shape"):
             bound = self.frame.binding
             return bound.dtypes.get(te.name, te.name) if bound is not None else te.name
@@ -48,7 +50,7 @@ class TypeExprChecker:
             return None
         self.error("E1201", f"undeclared type `{te.name}`", te.span, "not a dtype",
                    help="dtypes are bool, i8..i64, u8..u64, f16, bf16, f32, f64, or a dtype "
-                        "generic")
+                        "generic", once=(te.name,))
         return None
 
     def dim_item(self, d) -> Dim | PackDim | None:

@@ -118,10 +118,16 @@ ERROR = ErrorT()
 
 @dataclass(frozen=True, slots=True)
 class Val:
-    """A checked expression: its type, and its value when known at compile time."""
+    """A checked expression: its type, and its value when known at compile time.
+
+    A literal chosen at run time (`if c { 300 } else { 0 }`, `select(c, 1.0, 2.0)`) has no
+    single value, but each value it may take is known: `alternatives` lists them, so that
+    wherever the literal takes a dtype each one is checked for range as a written literal is.
+    """
     type: Type
     const: Dim | None = None
     fconst: float | None = None
+    alternatives: tuple["Val", ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -141,6 +147,27 @@ def is_scalar(t: Type, dtype: str | None = None) -> bool:
 
 def default_dtype(lit: LitT) -> str:
     return "i64" if lit.kind == "int" else "f64"
+
+
+def literal_values(v: Val) -> tuple[Val, ...]:
+    """The known values a literal may take: its alternatives, or itself when its value is
+    known, or none (an operation that is not folded, such as a shift)."""
+    if v.alternatives:
+        return v.alternatives
+    return (v,) if v.const is not None or v.fconst is not None else ()
+
+
+def choice_of(kind: LitT, *options: Val) -> Val:
+    """A literal of kind that is one of the options, chosen at run time."""
+    values: list[Val] = []
+    for option in options:
+        values.extend(x for x in literal_values(option) if x not in values)
+    return Val(kind, alternatives=tuple(values))
+
+
+def joint_literal(a: LitT, b: LitT) -> LitT:
+    """The literal kind of an operation on two literals: float if either is a float."""
+    return LitT("float" if "float" in (a.kind, b.kind) else "int")
 
 
 def materialize(v: Val) -> TensorT | Type:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .dims import Dim, Facts
 from .types import (DTYPE_KINDS, FLOAT, FLOAT_MAX, INT_RANGES, INTEGER, NUMERIC, DimItem, LitT,
-                    PackDim, TensorT, Val)
+                    PackDim, TensorT, Val, literal_values)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,11 @@ def literal_fits(lit: Val, dtype: str, generic_kind: str | None) -> Problem | No
     if dtype not in family:
         return Problem("E2103", f"{lit.type} used as {dtype}",
                        help="cast explicitly with `cast<...>(...)`")
-    return _in_range(lit, dtype)
+    for value in literal_values(lit):
+        problem = _in_range(value, dtype)
+        if problem:
+            return problem
+    return None
 
 
 def _in_range(lit: Val, dtype: str) -> Problem | None:

@@ -974,13 +974,17 @@ class _Body:
         return method(e, want)
 
     def ix_Index(self, e: t.Index, want: str | None) -> ir.IxExpr:
-        """`x[i, *s, k]`: an access naming one index per axis; it fixes their extents."""
-        x = self.env.lookup(e.base.id)
+        """`x[i, *s, k]`: an access naming one index per axis; it fixes their extents.
+
+        The indexed tensor may be computed (`iota<i32>(N)[i]`): it is then computed once,
+        before the comprehension. A compile-time position (`x[r, 0]`) picks its axis's
+        element by indexing the tensor first, so the access names index variables only."""
+        x, items = self.fix_positions(self.indexed(e.base), e.items)
         shape = x.type.shape
-        packs = sum(isinstance(i, t.PackIx) for i in e.items)
-        width = len(shape) - (len(e.items) - packs)
+        packs = sum(isinstance(i, t.PackIx) for i in items)
+        width = len(shape) - (len(items) - packs)
         names, axis = [], 0
-        for item in e.items:
+        for item in items:
             base = self.ix[_ix_name(item)]
             if isinstance(item, t.PackIx):
                 self.nt.extents.setdefault(base, tuple(shape[axis:axis + width]))
@@ -991,6 +995,39 @@ class _Body:
                 names.append(base)
                 axis += 1
         return ir.IxAccess(x, tuple(names), x.type.dtype)
+
+    def indexed(self, base: t.Expr) -> ir.Atom:
+        """The tensor an access in index notation reads: a variable, or an expression
+        (which reads no index variable) computed outside the comprehension."""
+        if isinstance(base, t.Name):
+            return self.env.lookup(base.id)
+        saved = self.ix, self.nt
+        self.ix, self.nt = None, None
+        try:
+            return self.expr(base)
+        finally:
+            self.ix, self.nt = saved
+
+    def fix_positions(self, x: ir.Atom, items: tuple) -> tuple[ir.Atom, tuple]:
+        """x with its axes at compile-time positions dropped (an `index` prim), and the
+        items left: the index variables and packs."""
+        if all(isinstance(i, t.PackIx) or _ix_name(i) in self.ix for i in items):
+            return x, items
+        width = x.type.rank - (len(items) - sum(isinstance(i, t.PackIx) for i in items))
+        picks, kept, shape, axis = [], [], [], 0
+        for item in items:
+            span = width if isinstance(item, t.PackIx) else 1
+            extents = x.type.shape[axis:axis + span]
+            if isinstance(item, t.PackIx) or _ix_name(item) in self.ix:
+                picks.extend(("slice", 0, n, 1) for n in extents)
+                shape.extend(extents)
+                kept.append(item)
+            else:
+                picks.append(("at", self.const_int(item)))
+            axis += span
+        ty = ir.TType(tuple(shape), x.type.dtype)
+        picked = self.b.emit(ir.Prim("index", (x,), ty, (("items", tuple(picks)),)), "pick")
+        return picked, tuple(kept)
 
     def ix_Name(self, e: t.Name, want: str | None) -> ir.IxExpr:
         return self.env.lookup(e.id)
@@ -1234,7 +1271,7 @@ def _ix_name(item) -> str | None:
 def _children(node) -> Iterator:
     """The tree nodes directly inside node (tuples flattened)."""
     for f in dataclasses.fields(node):
-        if f.name in ("span", "callee_span"):
+        if f.name in ("span", "callee_span", "name_spans"):
             continue
         value = getattr(node, f.name)
         for x in value if isinstance(value, tuple) else (value,):

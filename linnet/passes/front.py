@@ -6,6 +6,8 @@ concrete generic values, from `--bind R=8 --bind T=f32 --bind S=2,3`.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from ..check.instance import Analysis, analyze_program, binding_from_values
@@ -105,12 +107,13 @@ def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
 
 def _parse_value(g: t.Generic, text: str) -> object:
     if g.kind == "Dim":
-        if not text.isdigit():
-            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer")
+        if not _is_extent(text):
+            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer "
+                             "written in ASCII digits, below 2^63")
         return int(text)
     if g.kind == "Shape":
         parts = [p.strip() for p in text.split(",")] if text.strip() else []
-        if not all(p.isdigit() for p in parts):
+        if not all(_is_extent(p) for p in parts):
             raise UsageError(f"--bind {g.name}={text}: a Shape takes integers separated by "
                              "commas, such as 2,3")
         return tuple(int(p) for p in parts)
@@ -118,6 +121,12 @@ def _parse_value(g: t.Generic, text: str) -> object:
         raise UsageError(f"--bind {g.name}={text}: `{g.name}` is a {g.kind}; choose one of "
                          f"{', '.join(DTYPE_KINDS[g.kind])}")
     return text
+
+
+def _is_extent(text: str) -> bool:
+    """A dimension as the command line writes it: ASCII decimal digits (`str.isdigit`
+    would also take `²` and `٣`), small enough for an i64."""
+    return re.fullmatch(r"[0-9]+", text) is not None and int(text) < 2**63
 
 
 def _default_value(g: t.Generic) -> object:

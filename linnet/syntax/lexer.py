@@ -20,13 +20,15 @@ from dataclasses import dataclass
 
 from lark import Token
 
-from ..diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic, Span, unify_newlines
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
     "yield where true false").split()}
+FUTURE = set("async await effect unsafe macro trait impl derive random rng mut ref device".split())
+"""Words reserved for the future: never a name (E1004), though nothing uses them yet."""
 RESERVED = set("type struct enum block param buffer state sub match none some extern crate "
-               "self super as".split())
+               "self super as".split()) | FUTURE
 REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min"}
 HEADER_WORDS = {"grid": "GRID", "warps": "WARPS", "stages": "STAGES"}
@@ -46,7 +48,8 @@ CONTINUE_AFTER = BINARY_OPS | {"COMMA", "ASSIGN", "ARROW", "LBRACE", "NL", "BANG
 CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE", "GRAD",
                                               "ARROW", "RANGE"}
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
-                      "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT"}
+                      "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT",
+                      "RESERVED"}  # a reserved word where a name is meant: E1004 at the word
 DECLARERS = {"FN", "OP", "KERNEL", "ENTRY"}
 HEADER_FOLLOWS = {"NAME", "RSQB", "RPAR"}  # a kernel's result type, or `grid(..)`, `warps(..)`
 MAX_NESTING = 200
@@ -65,8 +68,8 @@ class Lexed:
 
 
 def tokenize(text: str, path: str) -> Lexed:
-    """Scan and lay out one file."""
-    raw, diagnostics = _scan(text, path)
+    """Scan and lay out one file (a lone `\r` ends a line, as `\n` and `\r\n` do)."""
+    raw, diagnostics = _scan(unify_newlines(text), path)
     tokens = _layout(raw, path, diagnostics)
     return Lexed(tokens, diagnostics)
 
@@ -186,7 +189,8 @@ def _retag_contextual(raw: list[Token]) -> list[Token]:
 def _retag_name(toks: list[Token], i: int, braces: int) -> Token:
     tok, nxt = toks[i], _peek(toks, i + 1)
     word = tok.value
-    if word in REDUCTIONS and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
+    declared = _peek(toks, i - 1) in ("LET", "VAR")  # `let max[i] = ...` declares `max`
+    if word in REDUCTIONS and not declared and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
         return Token.new_borrow_pos("REDUCE", word, tok)
     before = _previous_kind(toks, i)
     if braces == 0 and nxt == "LPAR" and word == "grad" and before == "RBRACE":

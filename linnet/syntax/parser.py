@@ -78,6 +78,13 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     span = Span(path, tok.start_pos, tok.end_pos)
     if tok.type == "RESERVED":
         return _reserved(tok, tokens, span)
+    misused = _valued_for_operand(tok, tokens, set(getattr(err, "expected", ()) or ()))
+    if misused is not None:
+        first, last = misused
+        return Diagnostic("E2124", VALUED_FOR, Span(path, first.start_pos, last.end_pos),
+                          "used as an operand",
+                          help="bind it first, `let ys = for i in a..b { ...; yield v }`, "
+                               "then use `ys`")
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
@@ -103,6 +110,103 @@ def _reserved(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
                           help="this part of the language is reserved for later versions")
     return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
                       help=f"choose another name, such as `{tok.value}_`")
+
+
+VALUED_FOR = ("a valued `for` may only be the whole value of a `let`, `var`, assignment or "
+              "`return`")
+
+
+def _valued_for_operand(tok: Token, tokens: list[Token], expected: set[str]
+                        ) -> tuple[Token, Token] | None:
+    """The first and last token of a valued `for` that the syntax error shows used as an
+    operand: `v + for ...`, `(for ...)`, `f(for ...)`, `for ... { ... } + v` after `=`, or
+    an `if` branch whose value is a scan.
+
+    A `for` where an expression is expected is one (a `for` statement stands where a
+    statement is, and a scan as a whole value is left to the grammar). So is a scan
+    whose closing `}` an operator, index or call follows, and a `for` that yields and
+    closes a block, where the block's value should be."""
+    index = _index_of(tok, tokens)
+    if tok.type == "FOR" and "IF" in expected:  # an operand was expected here
+        if _previous(tokens, index) in ("ASSIGN", "RETURN"):
+            return None  # a whole value: the grammar's business
+        close = _body_end(tokens, index)
+        return (tok, tokens[close]) if close is not None else (tok, tok)
+    if index == 0 or tokens[index - 1].type != "RBRACE":
+        return None
+    start = _for_of_body(tokens, index - 1)
+    if start is None:
+        return None
+    if tok.type in _OPERAND_FOLLOWERS and _previous(tokens, start) in ("ASSIGN", "RETURN"):
+        return tokens[start], tokens[index - 1]
+    if tok.type == "RBRACE" and _previous(tokens, start) in ("LBRACE", "NL") \
+            and _yields(tokens, start, index - 1):  # a scan as the value of an `if` branch
+        return tokens[start], tokens[index - 1]
+    return None
+
+
+def _yields(tokens: list[Token], start: int, close: int) -> bool:
+    """Does the body of the `for` at start (ending at close) yield at its own level?"""
+    depth = 0
+    for k in range(start, close):
+        kind = tokens[k].type
+        depth += kind == "LBRACE"
+        depth -= kind == "RBRACE"
+        if kind == "YIELD" and depth == 1:
+            return True
+    return False
+
+
+_OPERAND_FOLLOWERS = {"OROR", "ANDAND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP",
+                      "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "LSQB", "LPAR", "DOT"}
+
+
+def _index_of(tok: Token, tokens: list[Token]) -> int:
+    return next(i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos
+                and x.type == tok.type)
+
+
+def _previous(tokens: list[Token], index: int) -> str | None:
+    return tokens[index - 1].type if index > 0 else None
+
+
+def _body_end(tokens: list[Token], index: int) -> int | None:
+    """The `}` closing the first body that opens after tokens[index] (a `for` header)."""
+    depth = 0
+    for k in range(index + 1, len(tokens)):
+        kind = tokens[k].type
+        if kind == "LBRACE":
+            depth += 1
+        elif kind == "RBRACE":
+            depth -= 1
+            if depth == 0:
+                return k
+    return None
+
+
+def _for_of_body(tokens: list[Token], close: int) -> int | None:
+    """The `for` whose body the `}` at close ends, if that body belongs to a `for`."""
+    depth = 0
+    k = close
+    while k >= 0:  # back to the matching `{`
+        kind = tokens[k].type
+        depth += kind == "RBRACE"
+        depth -= kind == "LBRACE"
+        if depth == 0:
+            break
+        k -= 1
+    depth = 0
+    for j in range(k - 1, -1, -1):  # then back over `i in a..b`, which holds no braces
+        kind = tokens[j].type
+        if kind in ("RPAR", "RSQB"):
+            depth += 1
+        elif kind in ("LPAR", "LSQB"):
+            depth -= 1
+        elif kind in ("LBRACE", "RBRACE", "NL") and depth == 0:
+            return None
+        elif kind == "FOR" and depth == 0:
+            return j
+    return None
 
 
 def _depth(tokens: list[Token], index: int) -> int:
@@ -220,7 +324,8 @@ class _Build(Transformer):
                                span=self._span(c))
 
     def grad(self, c: list[Child]) -> t.GradClause:
-        return t.GradClause(c[2].value, c[4].value, c[-1].stmts, span=self._span(c))
+        return t.GradClause(c[2].value, c[4].value, c[-1].stmts, span=self._span(c),
+                            name_spans=(self._span([c[2]]), self._span([c[4]])))
 
     def kernel_def(self, c: list[Child]) -> t.Kernel:
         results = next(x for x in c if isinstance(x, _Results))
@@ -281,16 +386,21 @@ class _Build(Transformer):
         return _Body(tuple(_nodes(c)), self._span(c))
 
     def let_stmt(self, c: list[Child]) -> t.Let:
-        return t.Let(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c))
+        return t.Let(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c),
+                     name_spans=(self._span([c[1]]),))
 
     def let_tuple(self, c: list[Child]) -> t.LetTuple:
-        return t.LetTuple(tuple(_names(c)), c[-1], span=self._span(c))
+        names = [x for x in c if _is(x, "NAME")]
+        return t.LetTuple(tuple(x.value for x in names), c[-1], span=self._span(c),
+                          name_spans=tuple(self._span([x]) for x in names))
 
     def let_index(self, c: list[Child]) -> t.LetIndex:
-        return t.LetIndex(c[1].value, tuple(c[3]), c[-1], span=self._span(c))
+        return t.LetIndex(c[1].value, tuple(c[3]), c[-1], span=self._span(c),
+                          name_spans=(self._span([c[1]]),))
 
     def var_stmt(self, c: list[Child]) -> t.VarDecl:
-        return t.VarDecl(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c))
+        return t.VarDecl(c[1].value, _after(c, "COLON"), c[-1], span=self._span(c),
+                         name_spans=(self._span([c[1]]),))
 
     def assign(self, c: list[Child]) -> t.Assign:
         return t.Assign(c[0].value, c[2], span=self._span(c))
@@ -302,7 +412,7 @@ class _Build(Transformer):
         static = _is(c[0], "STATIC")
         k = 1 if static else 0
         return t.For(c[k + 1].value, c[k + 3], c[k + 5], c[-1].stmts, static,
-                     span=self._span(c))
+                     span=self._span(c), name_spans=(self._span([c[k + 1]]),))
 
     def while_stmt(self, c: list[Child]) -> t.While:
         return t.While(c[1], c[2].stmts, span=self._span(c))
@@ -314,7 +424,8 @@ class _Build(Transformer):
         return t.Effect(c[0].value, _wrap_args(c[2]), span=self._span(c))
 
     def scan(self, c: list[Child]) -> t.ForExpr:
-        return t.ForExpr(c[1].value, c[3], c[5], c[-1].stmts, span=self._span(c))
+        return t.ForExpr(c[1].value, c[3], c[5], c[-1].stmts, span=self._span(c),
+                         name_spans=(self._span([c[1]]),))
 
     def ixvars(self, c: list[Child]) -> list[t.IxVar]:
         return _nodes(c)

@@ -17,6 +17,11 @@ def _span() -> Span:
     return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
 
 
+def _name_spans() -> tuple[Span, ...]:
+    """Where each name a statement declares is written (for diagnostics about the name)."""
+    return field(default=(), compare=False, repr=False, kw_only=True)
+
+
 node = dataclass(frozen=True, slots=True)
 
 
@@ -158,6 +163,7 @@ class ForExpr:
     lo: "Expr"
     hi: "Expr"
     body: tuple["Stmt", ...]
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -197,6 +203,7 @@ class Let:
     name: str
     annotation: TypeExpr | None
     value: Expr
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -204,6 +211,7 @@ class Let:
 class LetTuple:
     names: tuple[str, ...]
     value: Expr
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -213,6 +221,7 @@ class LetIndex:
     name: str
     indices: tuple[IxVar, ...]
     value: Expr
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -221,6 +230,7 @@ class VarDecl:
     name: str
     annotation: TypeExpr | None
     value: Expr
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -244,6 +254,7 @@ class For:
     hi: Expr
     body: tuple["Stmt", ...]
     static: bool = False
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 
@@ -325,6 +336,7 @@ class GradClause:
     result: str
     seed: str
     body: tuple[Stmt, ...]
+    name_spans: tuple[Span, ...] = _name_spans()
     span: Span = _span()
 
 

@@ -187,7 +187,11 @@ def load_function(path: str, name: str, *, compile: bool = True,
 
 
 class LoadedModule:
-    """`load(path)`: one callable per entry (`m.run(x, w)`), and `m.source(...)`."""
+    """`load(path)`: one callable per entry (`m.run(x, w)`), and `m.source(...)`.
+
+    Every entry is reachable by item access, `m["run"]`, including one whose name is also
+    an attribute of this object (`source`, `entries`) or a Python special name; attribute
+    access (`m.run`) finds the entries whose names are not taken."""
 
     def __init__(self, path: str, compile: bool, numerics: str) -> None:
         from ..frontend import check_program
@@ -199,10 +203,21 @@ class LoadedModule:
                          for i in root.items if getattr(i, "kind", None) == "entry"}
 
     def __getattr__(self, name: str) -> EntryFunction:
+        entries = self.__dict__.get("_entries")  # absent while copying: no recursion
+        if entries is None or name not in entries:
+            raise AttributeError(f"no entry named {name!r}")
+        return entries[name]
+
+    def __getitem__(self, name: str) -> EntryFunction:
+        """The entry `name`, whatever it is called (`m["source"]`, `m["entries"]`)."""
         try:
             return self._entries[name]
         except KeyError:
-            raise AttributeError(f"no entry named {name!r}") from None
+            raise KeyError(f"no entry named {name!r} (entries: "
+                           f"{', '.join(sorted(self._entries)) or 'none'})") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
 
     def source(self, name: str, **values: Any) -> str:
         return self._entries[name].source(**values)

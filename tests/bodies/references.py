@@ -984,3 +984,28 @@ EDGES: dict[tuple[str, str], list[tuple[In, ...]]] = {
         (zeros((4,)), val("i64", 7), val("i64", -2), val("i64", 3),
          val("bool", False), val("bool", True))],
 }
+
+
+# ===================================================== names beside builtins
+
+@ref("75_names_beside_builtins", "main", out="f32 f32 bool", inputs=args(pos((4,))))
+def _t75(x):
+    total, product = x.sum(), x.prod()
+    accumulated = total * product + 3.0
+    awaited = np.exp(np.sqrt(x)) * 0.5
+    return accumulated, awaited, np.bool_((x > 0).any() and (x < 10.0).all())
+
+
+# =============================================== index notation at positions
+
+@st.composite
+def _t76_inputs(draw):
+    r, c = draw(st.integers(1, 12)), draw(st.integers(3, 12))
+    return draw(fl((r, c))), draw(fl((c,)))
+
+
+@ref("76_index_notation_positions", "positions", out="f32 f32 f32 f32 f32 f32", inputs=_t76_inputs())
+def _t76(x, v):
+    c = v.shape[0]
+    return (v * np.arange(c), x[:, 0] * 2.0, x[:, c - 1] + x[:, 2] - x[:, 1],
+            (x * 2.0).sum(axis=0), (x[0, :] * v).sum(), 3.0 * v)

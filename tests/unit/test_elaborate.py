@@ -39,6 +39,7 @@ BINDINGS: dict[tuple[str, str], dict] = {
     ("52_entries", "generic"): {"dims": {"N": 4}},
     ("52_entries", "both"): {"dims": {"R": 2, "C": 3}},
     ("61_kernel_dtype_generic", "any_dtype"): {"dims": {"N": 8}, "dtypes": {"T": "bf16"}},
+    ("76_index_notation_positions", "positions"): {"dims": {"R": 3, "C": 5}},
 }
 
 
