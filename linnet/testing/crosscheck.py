@@ -12,6 +12,8 @@ the `--grad` export of each. It sorts what happens into findings:
   internal error: the one kind that must never happen);
 - `late`: the checker accepted the program but compiling it reported a diagnostic (the
   checker must find what compiling finds);
+- `fault`: a run stopped at a runtime index out of range, which the program may not do
+  (undefined behaviour, LANGUAGE.md section 4; PyTorch raises, XLA clamps);
 - `hang`: checking, compiling or loading ran past its time limit; `slow`: running did (a
   program may loop for long, or forever: not counted as a failure);
 - `disagree`: a backend's result differs from the interpreter's beyond the tolerance of
@@ -122,7 +124,8 @@ class _Run:
         except UsageError as err:
             self._find("late", name, entry, str(err))
         except Exception as err:  # noqa: BLE001 - that is what is being looked for
-            self._find("crash", name, entry, _describe(err))
+            fault = name.startswith("run") and _reads_out_of_range(err)
+            self._find("fault" if fault else "crash", name, entry, _describe(err))
         else:
             self.report.ran.append(f"{name} {entry}" if entry else name)
             return out
@@ -130,6 +133,14 @@ class _Run:
 
     def _find(self, kind: str, stage: str, entry: str | None, detail: str) -> None:
         self.report.findings.append(Finding(kind, stage, entry, detail))
+
+
+def _reads_out_of_range(err: BaseException) -> bool:
+    """PyTorch's error for a runtime index out of range (`xs[t]` with a loop counter `t`
+    past the axis): undefined behaviour of the program (LANGUAGE.md, section 4), which the
+    PyTorch targets report and XLA clamps."""
+    return isinstance(err, IndexError) and re.search(
+        r"index -?\d+ is out of bounds for dimension \d+ with size \d+", str(err)) is not None
 
 
 def _describe(err: BaseException) -> str:

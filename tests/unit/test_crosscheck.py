@@ -99,3 +99,20 @@ def test_a_stage_past_its_limit_is_a_hang(monkeypatch) -> None:
                            seconds=0.3)
     assert time.perf_counter() - started < 4
     assert [f.kind for f in report.findings] == ["hang", "hang"] and report.crashes
+
+
+def test_a_runtime_index_out_of_range_is_a_fault_of_the_program() -> None:
+    program = """module fuzz.range
+
+entry main(xs: Tensor[4, 3; f32]) -> f32 {
+    var s: f32 = 0.0
+    for t in 0..2 {
+        let row = xs[t + 10]
+        s = s + sum[i] row[i]
+    }
+    return s
+}
+"""
+    report = cc.crosscheck(program, "range.linnet", targets=("torch",), grad=False)
+    assert [(f.kind, f.stage) for f in report.findings] == [("fault", "run interpreter")]
+    assert not report.crashes
