@@ -984,3 +984,10 @@ EDGES: dict[tuple[str, str], list[tuple[In, ...]]] = {
         (zeros((4,)), val("i64", 7), val("i64", -2), val("i64", 3),
          val("bool", False), val("bool", True))],
 }
+
+
+@ref("70_where_sets_and_strides", "main", out="f32 f32 f32 f32",
+     inputs=args(fl((12,)), fl((2, 3, 12))))
+def _t70(v, x):
+    o = v[1::2][::2]
+    return v.reshape(3, 4), v[0::2], x.reshape(2, 3, 4, 3), np.concatenate([o, o])
