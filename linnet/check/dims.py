@@ -331,6 +331,13 @@ class Dim:
 
     # ---- inspection
 
+    def coefficients(self) -> tuple[int, ...]:
+        """Every integer the normal form holds: term coefficients, also inside atoms."""
+        own = tuple(c for _, c in self._terms)
+        inner = tuple(n for atom in self._atoms()
+                      for n in atom.left.coefficients() + atom.right.coefficients())
+        return own + inner
+
     def as_int(self) -> int | None:
         """The value of a constant dimension; None if it has a symbol or an atom."""
         if not self._terms:

@@ -14,6 +14,7 @@ from .dims import Dim
 from .scope import Frame
 from .types import (compile_time_int, ERR, FLOAT, INTEGER, NUMERIC, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT,
                     TensorT, TupleT, Val, is_scalar, materialize, scalar)
+from .ranges import overflow_problem
 from .unify import Problem, broadcast, literal_fits
 
 ARITH = {"+", "-", "*", "/", "%"}
@@ -112,7 +113,7 @@ class ExprChecker:
         if isinstance(v.type, LitT):
             const = -v.const if (e.op == "-" and v.const is not None) else v.const
             fconst = -v.fconst if (e.op == "-" and v.fconst is not None) else v.fconst
-            return Val(v.type, const, fconst)
+            return self.in_i64(Val(v.type, const, fconst), e, "compile-time arithmetic")
         if not isinstance(v.type, TensorT) or not self.is_numeric(v.type.dtype):
             return self.error("E2104", f"unary `{e.op}` is not defined for {v.type}", e.span,
                               f"this is {v.type}")
@@ -178,7 +179,13 @@ class ExprChecker:
                 return self.error("E2205", f"divisor `{b.const}` is not provably positive",
                                   e.right.span, "may be zero or negative",
                                   help=f"add a `where` clause such as `where {b.const} > 0`")
-        return Val(LitT(kind), const, _fold_float(e.op, a, b) if kind == "float" else None)
+        folded = Val(LitT(kind), const, _fold_float(e.op, a, b) if kind == "float" else None)
+        return self.in_i64(folded, e, "compile-time arithmetic")
+
+    def in_i64(self, v: Val, e: t.Expr, what: str) -> Val:
+        """v, or E2105 when its compile-time integer leaves the i64 range."""
+        problem = overflow_problem(v.const, what) if v.const is not None else None
+        return self.problem(problem, e.span) if problem else v
 
     def join(self, a: Val, b: Val, e: t.Expr) -> tuple[tuple, str] | None:
         """One dtype and the broadcast shape of two operands, or None after an error."""
@@ -303,6 +310,8 @@ class ExprChecker:
             if isinstance(v.type, ShapeT):
                 dims.extend(v.type.dims)
             elif compile_time_int(v) is not None:
+                if self.in_i64(v, item, "a dimension").is_error:
+                    return ERR
                 if self.frame.facts.prove(v.const, "<", Dim.const(0)):
                     return self.error("E2208", f"dimension `{v.const}` is provably negative",
                                       item.span, "negative")
@@ -331,7 +340,7 @@ class ExprChecker:
         if v.is_error:
             return None
         if compile_time_int(v) is not None:
-            return v.const
+            return None if self.in_i64(v, e, what).is_error else v.const
         self.error(code, f"{what} must be a compile-time integer", e.span,
                    f"this is {v.type}",
                    help="use integer literals, `Dim` generics and integer `const`s")

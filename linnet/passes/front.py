@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..check.instance import Analysis, analyze_program, binding_from_values
+from ..check.ranges import I64_MAX
 from ..check.signatures import Binding
 from ..check.types import DTYPE_KINDS
 from ..deepstack import call_with_deep_stack
@@ -105,19 +106,25 @@ def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
 
 def _parse_value(g: t.Generic, text: str) -> object:
     if g.kind == "Dim":
-        if not text.isdigit():
-            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer")
+        if not _is_dim(text):
+            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer "
+                             f"up to 2**63 - 1")
         return int(text)
     if g.kind == "Shape":
         parts = [p.strip() for p in text.split(",")] if text.strip() else []
-        if not all(p.isdigit() for p in parts):
-            raise UsageError(f"--bind {g.name}={text}: a Shape takes integers separated by "
-                             "commas, such as 2,3")
+        if not all(_is_dim(p) for p in parts):
+            raise UsageError(f"--bind {g.name}={text}: a Shape takes integers up to 2**63 - 1 "
+                             "separated by commas, such as 2,3")
         return tuple(int(p) for p in parts)
     if text not in DTYPE_KINDS[g.kind]:
         raise UsageError(f"--bind {g.name}={text}: `{g.name}` is a {g.kind}; choose one of "
                          f"{', '.join(DTYPE_KINDS[g.kind])}")
     return text
+
+
+def _is_dim(text: str) -> bool:
+    """ASCII digits of a value that fits i64 (dimensions are i64 in every backend)."""
+    return text.isascii() and text.isdigit() and int(text) <= I64_MAX
 
 
 def _default_value(g: t.Generic) -> object:
