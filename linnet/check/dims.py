@@ -834,6 +834,23 @@ class Facts:
         """Is `d >= 0` always (as a dimension must be)?"""
         return self._prove_nonnegative(self._reduce(_coerce_or_raise(d)))
 
+    def counterexample(self, left: Dim | int, op: str, right: Dim | int
+                       ) -> dict[str, int] | None:
+        """An assignment that satisfies the facts where `left op right` fails, found
+        among the prover's sample points; None when none of them refutes it (which proves
+        nothing). A claim left undefined by a division by zero is not refuted there."""
+        _check_comparison(op)
+        left, right = _coerce_or_raise(left), _coerce_or_raise(right)
+        for sample in self._samples:
+            env = {n: sample.get(n, 0) for n in left.symbols() | right.symbols()}
+            try:
+                fails = not _COMPARE[op](left.evaluate(env), right.evaluate(env))
+            except ZeroDivisionError:
+                continue
+            if fails and self.is_consistent_with({**sample, **env}):
+                return env
+        return None
+
     def is_consistent_with(self, env: Mapping[str, int]) -> bool:
         """Do the assumptions, and `s >= 0` for each declared symbol, hold at `env`?
 
