@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .items import item_frame
-from .scope import Globals
+from .body import BodyChecker
+from .dims import Facts
+from .items import check_kernel_header, item_frame, signature_of
+from .kernel_tiles import report_bound_tiles, where_provably_fails
+from .scope import Frame, Globals
 from .signatures import Binding, Signature, substitute
-from .types import count, TensorT, TupleT, Type
+from .types import count, TensorT, TupleT, Type, Val
 from .unify import shapes_equal
 
 
@@ -43,8 +46,47 @@ def check_binding(op: t.Op, globals_: Globals, bag: DiagnosticBag,
     binding = Binding()
     if not all(checker.bind_generic_arg(g, a, binding) for g, a in zip(kernel.generics, args)):
         return
+    before = len(bag.items)
     _check_params(op, op_sig, sig, binding, checker)
     _check_results(op, op_sig, sig, binding, checker)
+    if len(bag.items) == before:
+        _check_tiles(op, kernel, binding, frame.facts, globals_, signatures, bag)
+
+
+def _check_tiles(op: t.Op, kernel: t.Kernel, binding: Binding, facts: Facts,
+                 globals_: Globals, signatures: dict[str, Signature],
+                 bag: DiagnosticBag) -> None:
+    """The tile sizes that the binding's literals decide (E2127, `kernel_tiles.py`)."""
+    own = _kernel_types(kernel, globals_, signatures)
+    bound = _kernel_types(kernel, globals_, signatures, binding, facts)
+    if own is not None and bound is not None:
+        report_bound_tiles(op, kernel, own, bound, bag)
+
+
+def _kernel_types(kernel: t.Kernel, globals_: Globals, signatures: dict[str, Signature],
+                  binding: Binding | None = None, facts: Facts | None = None
+                  ) -> dict[int, Val] | None:
+    """Each node's type in the kernel, checked again into a scratch bag: symbolically, or
+    with its generics bound to the op's dims (under the op's facts). None when the bound
+    kernel's `where` provably fails: it never runs."""
+    scratch = DiagnosticBag()
+    if binding is None:
+        frame, checker = item_frame(kernel, globals_, scratch, signatures)
+        sig = signatures.get(kernel.name)
+        if sig is None:
+            return None
+    else:
+        generics = {g.name: g for g in kernel.generics}
+        frame = Frame(globals_, generics, facts, binding=binding)
+        checker = BodyChecker(frame, scratch, signatures)
+        sig = signature_of(kernel, checker)
+        if where_provably_fails(sig.where, facts):
+            return None
+    frame.kernel = kernel
+    checker.types = {}
+    check_kernel_header(kernel, sig, checker)
+    checker.stmts(kernel.body)
+    return checker.types
 
 
 def _check_params(op: t.Op, op_sig: Signature, sig: Signature, binding: Binding,

@@ -18,6 +18,8 @@ from ..program import Program
 from ..syntax import tree as t
 from .grads import check_grad
 from .bindings import check_binding
+from .kernel_grids import check_grid
+from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
                     signature_of)
 from .scope import Globals
@@ -158,8 +160,11 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
     sig = signatures[item.name]
     if isinstance(item, t.Kernel):
         frame.kernel = item
+        checker.types = {}  # each node's tile, for the tile sizes literals decide
         check_kernel_header(item, sig, checker)
         checker.stmts(item.body)
+        report_own_tiles(item, checker.types, bag)
+        check_grid(item, sig.results, frame.writes, checker.types, frame.facts, bag)
         for result in item.results:
             if result.name not in frame.targets:
                 checker.error("E2127", f"kernel result `{result.name}` is never written",

@@ -331,6 +331,13 @@ class Dim:
 
     # ---- inspection
 
+    def coefficients(self) -> tuple[int, ...]:
+        """Every integer the normal form holds: term coefficients, also inside atoms."""
+        own = tuple(c for _, c in self._terms)
+        inner = tuple(n for atom in self._atoms()
+                      for n in atom.left.coefficients() + atom.right.coefficients())
+        return own + inner
+
     def as_int(self) -> int | None:
         """The value of a constant dimension; None if it has a symbol or an atom."""
         if not self._terms:
@@ -772,6 +779,7 @@ class Facts:
         self._assumptions: tuple[tuple[Dim, str, Dim], ...] = ()
         # Caches: the same shapes come up again and again while checking a module.
         self._reduced: dict[Dim, Dim] = {}
+        self._normalized: dict[Dim, Dim] = {}
         self._proved: dict[tuple[Dim, float], bool] = {}
         self._monomial_signs: dict[tuple[Monomial, float], bool] = {}
         self._atom_signs: dict[_Atom, bool] = {}
@@ -826,6 +834,23 @@ class Facts:
         """Is `d >= 0` always (as a dimension must be)?"""
         return self._prove_nonnegative(self._reduce(_coerce_or_raise(d)))
 
+    def counterexample(self, left: Dim | int, op: str, right: Dim | int
+                       ) -> dict[str, int] | None:
+        """An assignment that satisfies the facts where `left op right` fails, found
+        among the prover's sample points; None when none of them refutes it (which proves
+        nothing). A claim left undefined by a division by zero is not refuted there."""
+        _check_comparison(op)
+        left, right = _coerce_or_raise(left), _coerce_or_raise(right)
+        for sample in self._samples:
+            env = {n: sample.get(n, 0) for n in left.symbols() | right.symbols()}
+            try:
+                fails = not _COMPARE[op](left.evaluate(env), right.evaluate(env))
+            except ZeroDivisionError:
+                continue
+            if fails and self.is_consistent_with({**sample, **env}):
+                return env
+        return None
+
     def is_consistent_with(self, env: Mapping[str, int]) -> bool:
         """Do the assumptions, and `s >= 0` for each declared symbol, hold at `env`?
 
@@ -838,11 +863,122 @@ class Facts:
 
     # ---- reasoning
 
+    def simplify(self, d: Dim | int) -> Dim:
+        """`d` with its quotients and remainders made exact where the facts allow, equal
+        to `d` at every assignment that satisfies the facts.
+
+        Under `where L % 2 == 0`, `(L + 1) / 2` is `L / 2` and `2*(L / 2)` is `L`;
+        `(2*L + 1) / 2` is `L` with no facts at all, since `L >= 0`. The substitution
+        that equalities give is not applied, so names stay as the user wrote them.
+        """
+        return self._normalize(_coerce_or_raise(d))
+
     def _reduce(self, d: Dim) -> Dim:
-        """Apply the substitution that the equalities gave."""
+        """Apply the substitution that the equalities gave, then simplify."""
         if d not in self._reduced:
-            self._reduced[d] = _apply(d, self._knowledge.substitution)
+            substituted = _apply(d, self._knowledge.substitution)
+            self._reduced[d] = self._normalize(substituted)
         return self._reduced[d]
+
+    # ---- exact quotients under the facts
+
+    def _normalize(self, d: Dim) -> Dim:
+        """Each top-level quotient or remainder simplified (`_simplified_atom`), then each
+        product `b*(a / b)` with `a % b == 0` replaced by `a`."""
+        if d not in self._normalized:
+            self._normalized[d] = d  # a guard: a question about d met again inside
+            mapping = {}
+            for atom in d._atoms():
+                simpler = self._simplified_atom(atom)
+                if simpler._single_factor() != atom:
+                    mapping[atom] = simpler
+            self._normalized[d] = self._cancel_quotients(d._replace(mapping))
+        return self._normalized[d]
+
+    def _simplified_atom(self, atom: _Atom) -> Dim:
+        """The atom on simplified operands; for `a / b` and `a % b` with `a >= 0` and
+        `b >= 1`, `a` split into `b*E + F + R` with `F` a multiple of `b` by the facts:
+        then `a / b` is `E + F / b + R / b` and `a % b` is `R % b`, where `R / b` is
+        known (a constant, or 0 when `0 <= R < b`, or -1 when `-b <= R < 0`)."""
+        rebuilt = atom.rebuild(self._normalize(atom.left), self._normalize(atom.right))
+        inner = rebuilt._single_factor()
+        if not isinstance(inner, _Atom) or inner.op not in ("/", "%"):
+            return rebuilt
+        a, b = inner.left, inner.right
+        if not (self.prove_positive(b) and self.prove_nonnegative(a)):
+            return rebuilt
+        exact, multiple, rest = self._split_multiples(a, b)
+        floor = self._floor_quotient(rest, b)
+        if floor is None:
+            return rebuilt
+        if inner.op == "%":
+            return rest - b * floor
+        return exact + multiple.floordiv(b) + floor
+
+    def _split_multiples(self, a: Dim, b: Dim) -> tuple[Dim, Dim, Dim]:
+        """`(E, F, R)` with `a == b*E + F + R`: `b*E` the terms that `b` divides as a
+        polynomial, `F` those that the facts make multiples of `b`, `R` the rest."""
+        exact, multiple, rest = Dim(), Dim(), Dim()
+        for monomial, coefficient in a._terms:
+            term = Dim({monomial: coefficient})
+            quotient = _exact_quotient(term, b)
+            if quotient is not None:
+                exact = exact + quotient
+            elif self._divides(b, monomial, coefficient):
+                multiple = multiple + term
+            else:
+                rest = rest + term
+        return exact, multiple, rest
+
+    def _divides(self, b: Dim, monomial: Monomial, coefficient: int) -> bool:
+        """Is the term `coefficient*monomial` a multiple of `b` at every assignment, by
+        the facts? So it is when a remainder of `monomial` (or of one of its factors) by
+        `b / gcd(b, coefficient)` is 0 by the facts (`where L % 2 == 0`)."""
+        divisor = b
+        k = b.as_int()
+        if k is not None:
+            divisor = Dim.const(k // math.gcd(k, coefficient))
+        factors = [Dim({monomial: 1})] + [Dim._of_factor(f) for f, _ in monomial]
+        substitution = self._knowledge.substitution
+        return any(_apply(f.mod(divisor), substitution).as_int() == 0 for f in factors)
+
+    def _floor_quotient(self, r: Dim, b: Dim) -> Dim | None:
+        """`floor(r / b)` for a positive `b`, when the facts settle it; else None."""
+        r_value, b_value = r.as_int(), b.as_int()
+        if r_value is not None and b_value is not None:
+            return Dim.const(r_value // b_value)
+        if r_value == 0:
+            return Dim()
+        if self.prove_nonnegative(r) and self.prove(r, "<", b):
+            return Dim()
+        if self.prove(r, "<", 0) and self.prove(r, ">=", -b):
+            return Dim.const(-1)
+        return None
+
+    def _cancel_quotients(self, d: Dim) -> Dim:
+        """Each term `c*b*(a / b)*m` with `a % b == 0` by the facts becomes `c*a*m`
+        (truncating division gives `b*(a / b) == a - a % b`)."""
+        for _ in range(8):  # each round removes one quotient from one term
+            rewritten = self._cancel_one_quotient(d)
+            if rewritten is None:
+                return d
+            d = rewritten
+        return d
+
+    def _cancel_one_quotient(self, d: Dim) -> Dim | None:
+        substitution = self._knowledge.substitution
+        for monomial, coefficient in d._terms:
+            for factor, _ in monomial:
+                if not (isinstance(factor, _Atom) and factor.op == "/"):
+                    continue
+                a, b = factor.left, factor.right
+                if _apply(a.mod(b), substitution).as_int() != 0:
+                    continue
+                rest = _monomial_quotient(monomial, ((factor, 1),))
+                cofactor = _exact_quotient(Dim({rest: coefficient}), b)
+                if cofactor is not None:
+                    return d - Dim({monomial: coefficient}) + cofactor * a
+        return None
 
     def _prove_zero(self, d: Dim) -> bool:
         if d.as_int() == 0:
@@ -876,12 +1012,23 @@ class Facts:
             return True
         if self._refuted(p):
             return False
+        if self._proved_without_common_factor(p, below):
+            return True
         facts = self._facts_for(p, below)
         if _Search(self, facts, below).run(p):
             return True
         if p._total_degree < 2:
             return False
         return _Search(self, facts + self._products(p), below).run(p)
+
+    def _proved_without_common_factor(self, p: Dim, below: float) -> bool:
+        """`g*r >= 0` when the monomial `g`, common to every term, is non-negative and
+        `r >= 0`: so `P*Q*A >= P*Q*B` follows from `A >= B` as `A >= B` does."""
+        common = _common_monomial(p)
+        if not common or not self._monomial_is_nonnegative(common, below):
+            return False
+        quotient = {_monomial_quotient(m, common): c for m, c in p._terms}
+        return self._prove_nonnegative(Dim(quotient), below)
 
     def _plainly_nonnegative(self, p: Dim, below: float) -> bool:
         """Non-negative coefficients on products of non-negative factors."""
@@ -1062,6 +1209,17 @@ class _Search:
         """Facts with a term on `monomial` of our sign: subtracting one shrinks ours."""
         facts = self._by_monomial.get(monomial, ())
         return [f for f in facts if f[monomial] * coefficient > 0]
+
+
+def _common_monomial(p: Dim) -> Monomial:
+    """The largest monomial dividing every term of `p` (`()` when there is none)."""
+    if not p._terms:
+        return ()
+    common = dict(p._terms[0][0])
+    for monomial, _ in p._terms[1:]:
+        exponents = dict(monomial)
+        common = {f: min(e, exponents[f]) for f, e in common.items() if f in exponents}
+    return _sorted_monomial(common)
 
 
 def _cancel(residual: Polynomial, fact: Polynomial, monomial: Monomial) -> Polynomial:

@@ -15,6 +15,7 @@ from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
+from .ranges import overflow_problem
 from .unify import Problem, broadcast, literal_fits
 
 ARITH = {"+", "-", "*", "/", "%"}
@@ -124,7 +125,7 @@ class ExprChecker:
         if e.op == "!":
             return self._logical_not(v, e)
         if isinstance(v.type, LitT):
-            return _negated(v) if e.op == "-" else v
+            return self.in_i64(_negated(v) if e.op == "-" else v, e, "compile-time arithmetic")
         if not isinstance(v.type, TensorT) or not self.is_numeric(v.type.dtype):
             return self.error("E2104", f"unary `{e.op}` is not defined for {v.type}", e.span,
                               f"this is {v.type}")
@@ -195,8 +196,15 @@ class ExprChecker:
                                   e.right.span, "may be zero or negative",
                                   help=f"add a `where` clause such as `where {b.const} > 0`")
         if a.alternatives or b.alternatives:
-            return _fold_alternatives(e.op, kind, a, b)
-        return _fold_pair(e.op, kind, a, b)
+            folded = _fold_alternatives(e.op, kind, a, b)
+        else:
+            folded = _fold_pair(e.op, kind, a, b)
+        return self.in_i64(folded, e, "compile-time arithmetic")
+
+    def in_i64(self, v: Val, e: t.Expr, what: str) -> Val:
+        """v, or E2105 when its compile-time integer leaves the i64 range."""
+        problem = overflow_problem(v.const, what) if v.const is not None else None
+        return self.problem(problem, e.span) if problem else v
 
     def join(self, a: Val, b: Val, e: t.Expr) -> tuple[tuple, str] | None:
         """One dtype and the broadcast shape of two operands, or None after an error."""
@@ -360,6 +368,8 @@ class ExprChecker:
             if isinstance(v.type, ShapeT):
                 dims.extend(v.type.dims)
             elif compile_time_int(v) is not None:
+                if self.in_i64(v, item, "a dimension").is_error:
+                    return ERR
                 if self.frame.facts.prove(v.const, "<", Dim.const(0)):
                     return self.error("E2208", f"dimension `{v.const}` is provably negative",
                                       item.span, "negative")
@@ -388,7 +398,7 @@ class ExprChecker:
         if v.is_error:
             return None
         if compile_time_int(v) is not None:
-            return v.const
+            return None if self.in_i64(v, e, what).is_error else v.const
         self.error(code, f"{what} must be a compile-time integer", e.span,
                    f"this is {v.type}",
                    help="use integer literals, `Dim` generics and integer `const`s")

@@ -28,9 +28,11 @@ def item_frame(item, globals_: Globals, bag: DiagnosticBag,
     return frame, BodyChecker(frame, bag, signatures)
 
 
-def check_generics(item, checker: BodyChecker) -> None:
-    """Kinds exist, packs are Shapes, defaults satisfy their kinds, no duplicates (E1205)."""
+def check_generics(item, checker: BodyChecker) -> list[t.Generic]:
+    """Kinds exist, packs are Shapes, no duplicates (E1205); returns the generics whose
+    defaults are still to be checked (after the `where` facts, which they may need)."""
     seen: set[str] = set()
+    defaults = []
     for g in getattr(item, "generics", ()):
         if g.name in seen:
             checker.error("E1205", f"duplicate generic `{g.name}`", g.span, "declared twice")
@@ -43,7 +45,8 @@ def check_generics(item, checker: BodyChecker) -> None:
             checker.error("E3106", f"`{'*' if g.pack else ''}{g.name}: {g.kind}`: a pack is "
                           "written `*S: Shape`", g.span)
         elif g.default is not None:
-            _check_default(g, checker)
+            defaults.append(g)
+    return defaults
 
 
 def _check_default(g: t.Generic, checker: BodyChecker) -> None:
@@ -60,19 +63,50 @@ def _check_default(g: t.Generic, checker: BodyChecker) -> None:
 
 def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
                 ) -> list[tuple[Dim, str, Dim, t.Expr]]:
-    """Each `where` clause as a comparison of dimensions, assumed from now on."""
+    """Each `where` clause as a comparison of dimensions, assumed from now on.
+
+    The clauses are a set, not a sequence: one may need another to be well formed, as in
+    `where A % G == 0, G > 0`, where the divisor's positivity comes second. So every
+    clause is first read silently and assumed; then each is checked again, reporting its
+    diagnostics, under all the others but not itself, so that no clause vouches for its
+    own divisors.
+    """
+    comparisons = [c for c in clauses if _is_comparison(c, checker)]
+    base = checker.frame.facts
+    silent = [_read_silently(clause, checker) for clause in comparisons]
     out = []
-    for clause in clauses:
-        if not (isinstance(clause, t.Binary) and clause.op in COMPARE):
-            checker.error("E2101", "a `where` clause compares dimensions", clause.span,
-                          help="write comparisons such as `where B >= C, N % 16 == 0`")
-            continue
+    for k, clause in enumerate(comparisons):
+        checker.frame.facts = _assume_all(base, silent[:k] + silent[k + 1:])
         left, right = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
-        if left is None or right is None:
-            continue
-        out.append((left, clause.op, right, clause))
-        checker.frame.facts = checker.frame.facts.assume(left, clause.op, right)
+        if left is not None and right is not None:
+            out.append((left, clause.op, right, clause))
+    checker.frame.facts = _assume_all(base, [(l, op, r) for l, op, r, _ in out])
     return out
+
+
+def _is_comparison(clause: t.Expr, checker: BodyChecker) -> bool:
+    if isinstance(clause, t.Binary) and clause.op in COMPARE:
+        return True
+    checker.error("E2101", "a `where` clause compares dimensions", clause.span,
+                  help="write comparisons such as `where B >= C, N % 16 == 0`")
+    return False
+
+
+def _read_silently(clause: t.Binary, checker: BodyChecker) -> tuple[Dim, str, Dim] | None:
+    """The clause as a comparison, its diagnostics dropped (they are reported later)."""
+    saved, checker.bag = checker.bag, DiagnosticBag()
+    try:
+        left, right = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
+    finally:
+        checker.bag = saved
+    return None if left is None or right is None else (left, clause.op, right)
+
+
+def _assume_all(facts: Facts, clauses: list[tuple[Dim, str, Dim] | None]) -> Facts:
+    for clause in clauses:
+        if clause is not None:
+            facts = facts.assume(*clause)
+    return facts
 
 
 def check_params(params: tuple[t.Param, ...], checker: BodyChecker) -> list:
@@ -88,9 +122,13 @@ def check_params(params: tuple[t.Param, ...], checker: BodyChecker) -> list:
 
 
 def signature_of(item, checker: BodyChecker) -> Signature:
-    check_generics(item, checker)
-    params = check_params(item.params, checker)
+    """The item's signature. Its `where` clauses come first, whatever their place in the
+    text: parameter and result types may divide by what they make positive."""
+    defaults = check_generics(item, checker)
     where = where_facts(item.where, checker)
+    for g in defaults:
+        _check_default(g, checker)
+    params = check_params(item.params, checker)
     if isinstance(item, t.Kernel):
         for r in item.results:
             check_local_name(r.name, r.span, checker.bag, "a kernel result")

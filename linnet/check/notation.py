@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from ..syntax import tree as t
-from .dims import Dim
+from .dims import Dim, Facts
 from .types import count, compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
 from .unify import dims_equal, shape_text
 
@@ -198,7 +198,7 @@ class NotationChecker:
                        "invalid slice", help="bounds must satisfy 0 <= lo <= hi <= extent, "
                                              "and the step must be positive")
             return False
-        return (hi - lo + step - 1).floordiv(step) if step.as_int() != 1 else hi - lo
+        return _slice_length(lo, hi, step, facts)
 
     # -------------------------------------------- access in index notation
     def notation_access(self, e: t.Index) -> Val:
@@ -366,3 +366,11 @@ def _show(domain) -> str:
 
 
 __all__ = ["NotationChecker", "PackDim"]
+
+
+def _slice_length(lo: Dim, hi: Dim, step: Dim, facts: Facts) -> Dim:
+    """How many positions `lo:hi:step` keeps, `(hi - lo + step - 1) / step`, simplified
+    under the facts: `[0::2]` of an even `L` keeps `L / 2`, `[::2]` of `2*L` keeps `L`."""
+    if step.as_int() == 1:
+        return hi - lo
+    return facts.simplify((hi - lo + step - 1).floordiv(step))

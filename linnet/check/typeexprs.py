@@ -76,6 +76,8 @@ class TypeExprChecker:
             self.error("E2123", "a dimension must be a compile-time integer", e.span,
                        f"this is {v.type}")
             return None
+        if self.in_i64(v, e, "a dimension").is_error:
+            return None
         if _maybe_negative(v.const) and self.frame.facts.prove(v.const, "<", Dim.const(0)):
             self.error("E2208", f"dimension `{v.const}` is provably negative", e.span,
                        "negative")

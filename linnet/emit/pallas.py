@@ -24,7 +24,7 @@ from ..ir import tensor as ir
 from . import jax_ops as ops
 from .jax import _Func, _tuple
 from .layout import comment
-from .triton import _fill, is_memory, memory_names
+from .triton import _fill, is_memory, memory_names, require_written
 
 MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")
 ATOMICS = frozenset(MEMORY_EFFECTS[1:])
@@ -164,6 +164,7 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
     """`name(*op params)`: the kernel launched on flat copies of the inputs, its results
     reshaped to the op's result types."""
     launch = kernel.launch
+    require_written(kernel, launch)
     params = [f"v{k}" for k in range(len(op.params))]
     lines = [f"def {name}({', '.join(params)}):",
              f"    # launches {kernel_name} (kernel {comment(kernel.name)}) for op "
@@ -181,7 +182,7 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
         if fill != "None":
             aliases[len(args) + len(inits)] = k
             inits.append(f"jnp.full(({size},), {fill}, dtype={dtype})")
-        elif not all(int(g) > 0 for g in launch.grid):
+        elif not all(int(g) > 0 for g in launch.grid):  # an empty result: nothing to write
             inits.append(f"jnp.zeros(({size},), dtype={dtype})")
     if all(int(g) > 0 for g in launch.grid):
         lines += [f"    outs = pl.pallas_call({kernel_name}, out_shape={_tuple(shapes)}, "

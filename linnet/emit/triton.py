@@ -25,6 +25,7 @@ results back to the half dtype with torch (round to nearest even).
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..ir import tensor as ir
@@ -378,11 +379,31 @@ def _indent(text: str) -> str:
 
 # --------------------------------------------------------------- launchers
 
+def unwritten_outputs(kernel: ir.Func, launch: ir.Launch) -> list[str]:
+    """The outputs a launch would return unwritten: with no programs along some grid axis,
+    those that start uninitialized (written by `store`) and have elements."""
+    if all(int(g) > 0 for g in launch.grid):
+        return []
+    inits = list(launch.inits) + ["empty"] * (len(kernel.outputs) - len(launch.inits))
+    return [o.name for o, init in zip(kernel.outputs, inits)
+            if init == "empty" and math.prod(o.type.shape) > 0]
+
+
+def require_written(kernel: ir.Func, launch: ir.Launch) -> None:
+    """A launcher never returns memory nobody wrote; `choose-kernels` keeps such kernels
+    out (E2206), so meeting one here is a compiler bug."""
+    unwritten = unwritten_outputs(kernel, launch)
+    if unwritten:
+        raise ValueError(f"kernel {kernel.name}: grid {launch.grid} launches no program, but "
+                         f"{', '.join(unwritten)} would be returned unwritten")
+
+
 def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, comment) -> str:
     """The launcher of an op's kernel: `name(_d, *params)` returns what the op returns."""
     if len(op.params) != len(kernel.params):
         raise ValueError(f"op {op.name} and kernel {kernel.name} take different parameters")
     launch = kernel.launch or ir.Launch((1,))
+    require_written(kernel, launch)
     used = memory_names(kernel.body)
     params = [f"v{k}" for k in range(len(op.params))]
     lines = [f"def {name}({', '.join(['_d'] + params)}):",

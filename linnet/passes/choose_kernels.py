@@ -10,6 +10,10 @@ An op Func keeps its `KernelChoice` (its kernel runs) when all of these hold:
 * the kernel's `where` clauses hold for the bound generics (where they fail the
   body runs, silently: that is the language's rule, not an error).
 
+A kept kernel whose grid, at the bound sizes, has no programs along an axis while a
+result written by `store` has elements is an error (E2206, `check/kernel_grids.py`):
+launching nothing would return memory nobody wrote.
+
 Otherwise the choice is removed and the op's body runs. The op keeps its body
 either way: it is the kernel's definition and its fallback at run time. The
 next pass, `instantiate-kernels`, adds the Funcs of the kernels kept. This pass
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..diagnostics import CompileError
 from ..ir import tensor as ir
 
 KERNEL_TARGETS = ("torch", "jax")
@@ -44,5 +49,10 @@ def _keeps(f: ir.Func, library, runs: bool) -> bool:
         return True
     if f.kernel.func:  # instantiated by an earlier run of the pipeline: keep or drop
         return runs
-    return runs and library is not None and library.knows(f.name) \
-        and library.where_holds(f.name)
+    if not (runs and library is not None and library.knows(f.name)
+            and library.where_holds(f.name)):
+        return False
+    problem = library.grid_problem(f.name)
+    if problem is not None:
+        raise CompileError([problem])
+    return True

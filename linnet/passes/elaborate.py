@@ -41,6 +41,7 @@ from ..check.body import BodyChecker
 from ..check.dims import Dim, Facts
 from ..check.instance import Analysis, Instance
 from ..check.items import signature_of
+from ..check.ranges import I64_MAX, I64_MIN
 from ..check.scope import Frame
 from ..check.signatures import Binding
 from ..check.types import FLOAT, INT_RANGES, INTEGER, LitT, PackDim, TensorT, TupleT, Val
@@ -269,6 +270,8 @@ def _int(d) -> int:
     value = d.as_int() if isinstance(d, Dim) else None
     if value is None:
         raise ElaborationError(f"dimension `{d}` is not a compile-time constant here")
+    if not I64_MIN <= value <= I64_MAX:  # every backend holds dimensions in 64 bits
+        raise ElaborationError(f"dimension {value} overflows i64", code="E2105")
     return value
 
 

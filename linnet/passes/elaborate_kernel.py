@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ..check.dims import Facts
 from ..check.items import signature_of
+from ..check.kernel_grids import bound_grid_problem
 from ..check.signatures import Binding
 from ..check.types import TensorT, TupleT
 from ..deepstack import call_with_deep_stack
@@ -82,6 +83,11 @@ class KernelLibrary:
         kernel, binding = self.bindings[op]
         return where_holds(self.analysis, kernel, binding)
 
+    def grid_problem(self, op: str) -> Diagnostic | None:
+        """E2206 when the bound grid has no programs while a stored result has elements."""
+        kernel, binding = self.bindings[op]
+        return grid_problem(self.analysis, kernel, binding)
+
     def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
         """The kernel Func of op's binding, last, after the fn Funcs its body calls."""
         kernel, binding = self.bindings[op]
@@ -93,6 +99,17 @@ def where_holds(analysis, kernel: t.Kernel, binding: Binding) -> bool:
     checker, _ = _checker(analysis, kernel, binding)
     sig = signature_of(kernel, checker)
     return all(Facts().prove(left, op, right) for left, op, right, _ in sig.where)
+
+
+def grid_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
+    """Does the grid, at these concrete generics, leave a stored result unwritten?"""
+    checker, _ = _checker(analysis, kernel, binding)
+    sig = signature_of(kernel, checker)
+    grid = [checker.expr(g).const.as_int() for g in kernel.grid]
+    shapes = [tuple(d.as_int() for d in ty.dims) for ty in sig.results]
+    sizes = {g.name: v.as_int() for g in kernel.generics
+             if (v := binding.dims.get(g.name)) is not None}
+    return bound_grid_problem(kernel, grid, shapes, _writes(kernel.body), sizes)
 
 
 def elaborate_kernel(analysis, kernel: t.Kernel, binding: Binding,

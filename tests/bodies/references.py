@@ -1009,3 +1009,12 @@ def _t76(x, v):
     c = v.shape[0]
     return (v * np.arange(c), x[:, 0] * 2.0, x[:, c - 1] + x[:, 2] - x[:, 1],
             (x * 2.0).sum(axis=0), (x[0, :] * v).sum(), 3.0 * v)
+
+
+# ======================================================= where sets and strides
+
+@ref("70_where_sets_and_strides", "main", out="f32 f32 f32 f32",
+     inputs=args(fl((12,)), fl((2, 3, 12))))
+def _t70(v, x):
+    o = v[1::2][::2]
+    return v.reshape(3, 4), v[0::2], x.reshape(2, 3, 4, 3), np.concatenate([o, o])

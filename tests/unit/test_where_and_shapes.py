@@ -1,0 +1,134 @@
+"""`where` clauses as a set, parameter types under `where`, `reshape` counts over several
+untouched dims, and the extents of strided slices (checked programs, end to end)."""
+
+from __future__ import annotations
+
+import pytest
+
+from linnet.frontend import check_program
+
+
+def diagnostics(source: str) -> list[tuple[str, str]]:
+    """(code, message) of each diagnostic of a one-module program."""
+    result = check_program("test.linnet", "module test\n\n" + source)
+    return [(d.code, d.message) for d in result.diagnostics]
+
+
+# ------------------------------------------------------------------ where: a set
+
+
+@pytest.mark.parametrize("where", ["A % G == 0, G > 0", "G > 0, A % G == 0"])
+def test_where_clauses_in_any_order(where: str) -> None:
+    source = (f"fn chunks<A: Dim, G: Dim>(v: Tensor[A; f32]) -> Tensor[G, A / G; f32] "
+              f"where {where} {{\n    return reshape(v, [G, A / G])\n}}\n")
+    assert diagnostics(source) == []
+
+
+def test_a_clause_does_not_vouch_for_its_own_divisor() -> None:
+    source = ("fn f<A: Dim, G: Dim>(v: Tensor[A; f32]) -> Tensor[A; f32] where A / G >= 1 {\n"
+              "    return v\n}\n")
+    assert diagnostics(source) == [("E2205", "divisor `G` is not provably positive")]
+
+
+def test_a_default_sees_the_where_clauses() -> None:
+    source = ("fn part<N: Dim, G: Dim, M: Dim = N / G>(v: Tensor[N; f32]) -> Tensor[N; f32] "
+              "where G > 0 {\n    return v\n}\n")
+    assert diagnostics(source) == []
+
+
+def test_callers_still_prove_every_clause() -> None:
+    source = ("fn chunks<A: Dim, G: Dim>(v: Tensor[A; f32]) -> Tensor[G, A / G; f32] "
+              "where A % G == 0, G > 0 {\n    return reshape(v, [G, A / G])\n}\n"
+              "entry main(v: Tensor[12; f32]) -> Tensor[4, 3; f32] {\n"
+              "    return chunks<12, 4>(v)\n}\n"
+              "entry bad(v: Tensor[12; f32]) -> Tensor[5, 2; f32] {\n"
+              "    return chunks<12, 5>(v)\n}\n")
+    assert [code for code, _ in diagnostics(source)] == ["E2206"]
+
+
+# ------------------------------------------------------- parameter types see where
+
+
+def test_parameter_types_see_the_where_clauses() -> None:
+    source = ("fn keep<H: Dim, N: Dim>(s: Tensor[H / N; f32]) -> Tensor[H / N; f32] "
+              "where N > 0 {\n    return s\n}\n")
+    assert diagnostics(source) == []
+
+
+def test_parameter_types_without_the_fact() -> None:
+    source = ("fn keep<H: Dim, N: Dim>(s: Tensor[H / N; f32]) -> Tensor[H; f32] {\n"
+              "    return s\n}\n")
+    assert diagnostics(source)[0] == ("E2205", "divisor `N` is not provably positive")
+
+
+# ------------------------------------------------------------ reshape element counts
+
+
+@pytest.mark.parametrize("before, after", [
+    ("A", "G, A / G"),
+    ("P, A", "P, G, A / G"),
+    ("P, Q, A", "P, Q, G, A / G"),
+    ("P, Q, R, A", "P, Q, R, G, A / G"),
+    ("P, A, Q", "P, G, A / G, Q"),
+    ("P, Q, G, A / G", "P, Q, A"),
+])
+def test_reshape_splits_an_axis_among_untouched_ones(before: str, after: str) -> None:
+    generics = "P: Dim, Q: Dim, R: Dim, A: Dim, G: Dim"
+    source = (f"fn split<{generics}>(v: Tensor[{before}; f32]) -> Tensor[{after}; f32] "
+              f"where G > 0, A % G == 0 {{\n    return reshape(v, [{after}])\n}}\n")
+    assert diagnostics(source) == []
+
+
+def test_reshape_without_divisibility_is_refused() -> None:
+    source = ("fn split<P: Dim, Q: Dim, A: Dim, G: Dim>(v: Tensor[P, Q, A; f32]) "
+              "-> Tensor[P, Q, G, A / G; f32] where G > 0 {\n"
+              "    return reshape(v, [P, Q, G, A / G])\n}\n")
+    assert [code for code, _ in diagnostics(source)] == ["E2203"]
+
+
+# --------------------------------------------------------------------- strided slices
+
+
+def slice_type(param: str, where: str, index: str) -> str:
+    """The type the checker gives `v[index]`, read from the E2202 of a wrong result."""
+    source = (f"fn f<L: Dim>(v: Tensor[{param}; f32]) -> Tensor[L, 1000; f32] {where} {{\n"
+              f"    return v[{index}]\n}}\n")
+    [(code, message)] = diagnostics(source)
+    assert code == "E2202", message
+    return message.split("found ")[1]
+
+
+@pytest.mark.parametrize("param, where, index, extent", [
+    ("L", "where L % 2 == 0", "0::2", "[L / 2]"),
+    ("L", "where L % 2 == 0, L >= 2", "1::2", "[L / 2]"),
+    ("L", "where L >= 2", "1::2", "[L / 2]"),
+    ("2 * L", "", "::2", "[L]"),
+    ("2 * L", "", "0:2 * L:2", "[L]"),
+    ("3 * L", "", "::3", "[L]"),
+    ("L", "where L % 4 == 0", "::4", "[L / 4]"),
+    ("L", "", "0::2", "[(L + 1) / 2]"),
+])
+def test_strided_slice_extents(param: str, where: str, index: str, extent: str) -> None:
+    assert slice_type(param, where, index) == extent
+
+
+def test_strided_slices_check_against_their_declared_types() -> None:
+    source = ("fn evens<L: Dim>(v: Tensor[L; f32]) -> Tensor[L / 2; f32] where L % 2 == 0 {\n"
+              "    return v[0::2]\n}\n"
+              "fn odds<L: Dim>(v: Tensor[L; f32]) -> Tensor[L / 2; f32] where L >= 2 {\n"
+              "    return v[1::2]\n}\n"
+              "fn halves<L: Dim>(v: Tensor[2 * L; f32]) -> Tensor[L; f32] {\n"
+              "    return v[::2]\n}\n"
+              "fn pairs<L: Dim>(v: Tensor[L; f32]) -> Tensor[L; f32] "
+              "where L % 2 == 0, L >= 2 {\n"
+              "    return concat(v[0::2], v[1::2], axis = 0)\n}\n"
+              "fn columns<R: Dim, L: Dim>(v: Tensor[R, L; f32]) -> Tensor[R, L / 2; f32] "
+              "where L >= 2 {\n    return v[:, 1::2]\n}\n")
+    assert diagnostics(source) == []
+
+
+def test_a_slice_may_not_start_past_an_empty_axis() -> None:
+    """`L % 2 == 0` allows L = 0, where `1::2` starts past the end."""
+    source = ("fn odds<L: Dim>(v: Tensor[L; f32]) -> Tensor[L / 2; f32] where L % 2 == 0 {\n"
+              "    return v[1::2]\n}\n")
+    assert diagnostics(source) == [("E2209", "slice 1:L:2 not provably within 0..L")]
