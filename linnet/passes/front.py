@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 from ..check.instance import Analysis, analyze_program, binding_from_values
-from ..check.ranges import I64_MAX
 from ..check.signatures import Binding
 from ..check.types import DTYPE_KINDS
 from ..deepstack import call_with_deep_stack
