@@ -518,9 +518,11 @@ class _Body:
         self.define(s.name, self.expr(s.value, _dtype(self.val(s))))
 
     def stmt_Assign(self, s: t.Assign) -> None:
-        """SSA: the name now reads a new variable; a literal takes the var's dtype."""
+        """SSA: the name now reads a new variable; a literal takes the var's dtype (a
+        tuple var's items take theirs from the checker's types)."""
         current = self.env.lookup(s.name)
-        want = current.type.dtype if isinstance(current, (ir.Var, ir.Lit)) else None
+        want = current.type.dtype if isinstance(current, (ir.Var, ir.Lit)) \
+            and isinstance(current.type, ir.TType) else None
         atom = self.expr(s.value, want)
         self.env.assign(s.name, self.b.name(atom, s.name))
 
