@@ -119,6 +119,9 @@ MIDDLE = [
     Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
          "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fast_math", "fast_math", options=True)),
+    Pass("lower-kernel-scans", "turn the scans in kernels into loops that carry their stacks "
+         "and write one row per trip", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.lower_kernel_scans", "lower_kernel_scans")),
     Pass("lower-kernel-einsums", "turn the contractions left in kernels into broadcast "
          "products and sums", "tensor-core", "tensor-core",
          _lazy("linnet.passes.lower_kernel_einsums", "lower_kernel_einsums")),

@@ -380,8 +380,9 @@ class ExprChecker:
         return Val(ShapeT(tuple(dims)))
 
     def expr_ForExpr(self, e: t.ForExpr) -> Val:
-        return self.error("E2124", "a valued `for` may only be the value of a `let`", e.span,
-                          "not here", help="write `let ys = for i in a..b { ... yield v }`")
+        return self.error("E2124", "a valued `for` may only be the whole value of a `let`, "
+                          "`var`, assignment or `return`", e.span, "not here",
+                          help="write `let ys = for i in a..b { ... yield v }`")
 
     def expr_Reduce(self, e: t.Reduce) -> Val:
         return self.reduction(e)  # type: ignore[attr-defined]

@@ -23,9 +23,19 @@ class StmtChecker:
         for s in body:
             self.stmt(s)
 
+    def bound_value(self, e: t.Expr) -> Val:
+        """The value of a `let`, `var`, assignment or `return`: the places where a valued
+        `for` (a scan) may stand, as the whole value; anywhere else it is E2124."""
+        if not isinstance(e, t.ForExpr):
+            return self.expr(e)
+        value = self.scan(e)
+        if self.types is not None:
+            self.types[id(e)] = value
+        return value
+
     def stmt_Let(self, s: t.Let) -> None:
         self.declare(s, (s.name,))
-        value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
+        value = self.bound_value(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         bound = self._bound(value, s.value)
@@ -57,7 +67,7 @@ class StmtChecker:
 
     def stmt_LetTuple(self, s: t.LetTuple) -> None:
         self.declare(s, s.names)
-        value = self.scan(s.value) if isinstance(s.value, t.ForExpr) else self.expr(s.value)
+        value = self.bound_value(s.value)
         if not value.is_error and not (isinstance(value.type, TupleT)
                                        and len(value.type.items) == len(s.names)):
             self.error("E2101", f"cannot destructure {value.type} into {len(s.names)} names",
@@ -74,7 +84,7 @@ class StmtChecker:
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
         self.declare(s, (s.name,))
-        value = self.expr(s.value)
+        value = self.bound_value(s.value)
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         value = self.settled(value, s.value.span)
@@ -83,7 +93,7 @@ class StmtChecker:
 
     def stmt_Assign(self, s: t.Assign) -> None:
         local = self.frame.lookup(s.name)
-        value = self.expr(s.value)
+        value = self.bound_value(s.value)
         if local is None:
             self.error("E1201", f"undeclared name `{s.name}`", s.span, "not declared",
                        help=f"declare it first: `var {s.name} = ...`", once=(s.name,))
@@ -116,7 +126,7 @@ class StmtChecker:
             self.error("E2120", "`return` inside a loop", s.span, "inside a loop",
                        help="assign to a `var` in the loop and return after it")
             return
-        value = self.expr(s.value)
+        value = self.bound_value(s.value)
         if self.expected_result is None:  # the result is what is returned (a fn's inferred)
             value = self.settled(value, s.value.span)
         self.returned = value
@@ -175,7 +185,10 @@ class StmtChecker:
         self.effect(s)  # type: ignore[attr-defined]
 
     def scan(self, e: t.ForExpr) -> Val:
-        """`for i in a..b { ...; yield v }`: each v stacked on a new leading axis of b-a."""
+        """`for i in a..b { ...; yield v }`: each v stacked on a new leading axis of b-a.
+
+        A tuple of tensors (scalars included) is stacked item by item: the scan's value
+        is then the tuple of the stacks, `let (a, b) = for ... { yield (x, y) }`."""
         self.declare(e, (e.var,))
         bounds = self._range(e.lo, e.hi)
         if not e.body or not isinstance(e.body[-1], t.Yield):
@@ -193,9 +206,12 @@ class StmtChecker:
         item = self.settled(item, e.body[-1].value.span)
         if item.is_error:
             return ERR
-        item_type = item.type
-        if not isinstance(item_type, TensorT):
-            return self.error("E2124", f"a scan yields tensors, found {item_type}",
-                              e.body[-1].span)
+        item_type = materialize(item)
+        items = item_type.items if isinstance(item_type, TupleT) else (item_type,)
+        if not all(isinstance(ty, TensorT) for ty in items):
+            return self.error("E2124", "a scan yields a tensor or a tuple of tensors, found "
+                              f"{item_type}", e.body[-1].span, f"this is {item_type}",
+                              help="yield a tensor, or a flat tuple of tensors and scalars")
         lo, hi = bounds
-        return Val(TensorT((hi - lo,) + item_type.dims, item_type.dtype))
+        stacks = tuple(TensorT((hi - lo,) + ty.dims, ty.dtype) for ty in items)
+        return Val(TupleT(stacks) if isinstance(item_type, TupleT) else stacks[0])

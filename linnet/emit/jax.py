@@ -280,15 +280,15 @@ class _Func(CodeWriter):
             self.line(d, f"{index} = jnp.asarray(i, dtype=jnp.int64)")
             values = self.next_values(e, self.block(e.body, en, d))
             if e.yields:
-                return f"{_tuple(values[:n])}, {values[-1]}"
+                return f"{_tuple(values[:n])}, {_tuple(values[n:])}"
             return _tuple(values)
 
-        if e.yields:
+        if e.yields:  # lax.scan stacks each item of the tuple of yields on its own
             self.local(body, "carry, i", depth, trip, env)
             carry, ys = self.fresh(), self.fresh()
             self.line(depth, f"{carry}, {ys} = lax.scan({body}, {inits}, "
                              f"jnp.arange({e.lo}, {max(e.lo, e.hi)}, dtype=jnp.int64))")
-            self.line(depth, f"{target} = (*{carry}, {ys})")
+            self.line(depth, f"{target} = (*{carry}, *{ys})")
         else:
             self.local(body, "i, carry", depth, trip, env)
             self.line(depth, f"{target} = lax.fori_loop({e.lo}, {max(e.lo, e.hi)}, "

@@ -26,9 +26,8 @@ def unpack_count(result_type: ir.Ty, expected: list[ir.Ty]) -> bool:
 
 
 def loop_expected(e: ir.Loop | ir.While) -> list[ir.Ty]:
-    """The types a Loop/While body returns: the carried values, then a scan's yield."""
+    """The types a Loop/While body returns: the carried values, then a scan's yields."""
     expected = [v.type for v in e.carried]
-    if isinstance(e, ir.Loop) and e.yields:
-        stacked = e.type.items[-1]
-        expected.append(ir.TType(stacked.shape[1:], stacked.dtype))
+    if isinstance(e, ir.Loop):
+        expected.extend(e.yield_types)
     return expected

@@ -23,7 +23,7 @@ dtypes). This module lays out the program:
 - `If` is ONNX `If` with two subgraphs; a counted `Loop` is ONNX `Loop` with a constant
   trip count (the index is `lo` plus the iteration number; a scan's yields are the body's
   scan outputs, which ONNX stacks on a new leading axis; a loop of no trips is its initial
-  values and an empty stack, without a node); `While` is ONNX `Loop` with no trip count
+  values and empty stacks, without a node); `While` is ONNX `Loop` with no trip count
   whose condition is computed before the loop and again at the end of each trip.
 - Constants are initializers of the main graph (subgraphs see them as outer values).
 """
@@ -195,20 +195,17 @@ class _Exporter:
         trips = max(0, e.hi - e.lo)
         init = [self.atom(a, env, g) for a in e.init]
         if trips == 0:
-            empty = [g.const([], e.type.items[-1].dtype, e.type.items[-1].shape)] \
-                if e.yields else []
-            return tuple(init + empty)
+            return tuple(init + [g.const([], st.dtype, st.shape) for st in e.stacked_types])
         inputs, inner, number, cond = self.carried_inputs(e, env)
         sub = ops.Nodes(self.scope)
         inner[e.index.name] = number if e.lo == 0 else sub.add(
             "Add", [number, g.const(e.lo, "i64")])
         values = self.next_values(e, inner, sub)
         carried_types = [t for v in e.carried for t in _leaves(v.type)]
-        types = [ir.TType((), "bool"), *carried_types, *(
-            [ir.TType(e.type.items[-1].shape[1:], e.type.items[-1].dtype)] if e.yields else [])]
+        types = [ir.TType((), "bool"), *carried_types, *e.yield_types]
         body = self.graph(self.scope.fresh("g"), sub, inputs,
                           [cond] + [n for v in values for n in _flatten(v)], types)
-        count = len(carried_types) + (1 if e.yields else 0)
+        count = len(carried_types) + e.yields
         names = g.add("Loop", [g.const(trips, "i64"), g.const(True, "bool"),
                                *(n for v in init for n in _flatten(v))],
                       outputs=count, body=body)

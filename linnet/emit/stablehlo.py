@@ -13,8 +13,9 @@ calls, tuples and control flow:
   tuple-typed parameter, result or loop carry is passed as its flattened leaves.
 - `If` is `stablehlo.if` with two regions returning the branches' (flattened) results.
 - A counted `Loop` is a `stablehlo.while` carrying an i64 counter from `lo` (its `cond`
-  is `counter < hi`) and the carried values; a scan also carries a buffer of shape
-  `(hi - lo, *yield)` that each trip writes its yield into with `dynamic_update_slice`.
+  is `counter < hi`) and the carried values; a scan also carries, per yield, a buffer of
+  shape `(hi - lo, *yield)` that each trip writes its yield into with
+  `dynamic_update_slice`.
 - `While` is `stablehlo.while` over the carried values; its `cond` region runs the
   condition block.
 
@@ -215,9 +216,7 @@ class _Func:
         w, n = self.w, len(e.carried)
         counter = ops.constant(w, e.lo, "i64")
         inits = [x for a in e.init for x in flatten(self.atom(a, env))]
-        if e.yields:
-            stacked = e.type.items[-1]
-            inits.append(ops.constant(w, 0, stacked.dtype, stacked.shape))
+        inits += [ops.constant(w, 0, st.dtype, st.shape) for st in e.stacked_types]
         types = [counter.type] + [v.type for v in inits]
 
         def cond(w: OpWriter) -> None:
@@ -227,11 +226,11 @@ class _Func:
         def body(w: OpWriter) -> None:
             args = w.block_args(types)
             i, rest = args[0], args[1:]
+            buffers = rest[len(rest) - e.yields:]
             inner = self.carried(e, rest[:len(rest) - e.yields], {**env, e.index.name: i})
             values = self.next_values(e, self.block(e.body, inner))
             nxt = [x for v in values[:n] for x in flatten(v)]
-            if e.yields:
-                nxt.append(self.stack(rest[-1], values[-1], i, e.lo))
+            nxt += [self.stack(buffer, y, i, e.lo) for buffer, y in zip(buffers, values[n:])]
             one = ops.constant(w, 1, "i64")
             w.ret([w.op1("stablehlo.add", [i, one], i.type), *nxt])
 
@@ -242,7 +241,7 @@ class _Func:
         """`buffer` with row `i - lo` set to the yield `y`."""
         w = self.w
         if not isinstance(y, Value):
-            raise ValueError("a scan yields a tuple")
+            raise ValueError("a scan yields a tuple (each item must be a yield of its own)")
         if buffer.type.shape[0] == 0:
             return buffer  # a scan of no trips: the body never runs
         row = ops.reshape(w, y, (1, *y.type.shape))

@@ -332,7 +332,7 @@ class _FuncEmitter(CodeWriter):
             env[var.name] = target
             return
         elif isinstance(e, ir.Loop):
-            kind = "scan" if e.yields else "loop"
+            kind = ("scan" if e.yields == 1 else f"scan{e.yields}") if e.yields else "loop"
             self.line(depth, f"# {note}{kind} {comment(e.index.name)} in {e.lo}..{e.hi}")
             self.loop(e, env, depth, target)
             env[var.name] = target
@@ -375,12 +375,14 @@ class _FuncEmitter(CodeWriter):
         return [res]
 
     def loop(self, e: ir.Loop, env: dict[str, str], depth: int, target: str) -> None:
+        """A Python `for`; each of a scan's yields is appended to its own list, stacked
+        after the loop (an empty tensor of the stack's type when there are no trips)."""
         carried, inner = self.carry(e, env, depth)
         lo, hi = int(e.lo), int(e.hi)
         trips = max(0, hi - lo)
-        ys = self.fresh() if e.yields else ""
-        if ys:
-            self.line(depth, f"{ys} = []")
+        ys = [self.fresh() for _ in range(e.yields)]
+        for y in ys:
+            self.line(depth, f"{y} = []")
         index = self.fresh()
         inner[e.index.name] = index
         self.line(depth, f"for {index} in torch.arange({lo}, {lo + trips}, device=_d):")
@@ -388,12 +390,11 @@ class _FuncEmitter(CodeWriter):
         values = self.next_values(e, res, e.body.result.type)
         if carried:
             self.line(depth + 1, f"{', '.join(carried)} = {', '.join(values[:len(carried)])}")
-        if ys:
-            self.line(depth + 1, f"{ys}.append({values[-1]})")
+        for y, value in zip(ys, values[len(carried):]):
+            self.line(depth + 1, f"{y}.append({value})")
         outs = list(carried)
-        if ys:
-            stacked = e.type.items[-1]
-            outs.append(f"torch.stack({ys})" if trips else ops.empty_expr(stacked))
+        for y, stacked in zip(ys, e.stacked_types):
+            outs.append(f"torch.stack({y})" if trips else ops.empty_expr(stacked))
         self.line(depth, f"{target} = {_tuple(outs)}")
 
     def while_(self, e: ir.While, env: dict[str, str], depth: int, target: str) -> None:

@@ -325,7 +325,7 @@ class KernelEmitter(CodeWriter):
     def loop(self, e: ir.Loop, var: ir.Var, env: dict, depth: int) -> None:
         """`for i in range(lo, hi)`; Triton carries the names reassigned in the body."""
         if e.yields:
-            raise ValueError("a scan (a `for` that yields) is not available in kernels")
+            raise ValueError("a scan in a kernel: the pass lower-kernel-scans runs first")
         carried, inner = self.carry(e, env, depth)
         i, index = self.fresh("i"), self.fresh()
         self.line(depth, f"for {i} in range({int(e.lo)}, {max(int(e.lo), int(e.hi))}):"

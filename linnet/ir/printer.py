@@ -90,7 +90,7 @@ def print_expr(e: ir.Expr, depth: int = 0) -> str:
                 f"else {print_block(e.orelse, depth)}")
     if isinstance(e, ir.Loop):
         carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
-        kind = "scan" if e.yields else "loop"
+        kind = ("scan" if e.yields == 1 else f"scan{e.yields}") if e.yields else "loop"
         return (f"{kind} {e.index.name} in {e.lo}..{e.hi} carry ({carried}) "
                 f"{print_block(e.body, depth)}")
     if isinstance(e, ir.While):

@@ -127,9 +127,11 @@ class Loop:
     """A counted loop `for index in lo..hi`, carrying values from one trip to the next.
 
     The body block sees `index` (an i64 scalar) and the carried variables and returns
-    their next values; for a scan (`yields` true) it returns one more value, stacked
-    across trips into a new leading axis. The Loop's value is a tuple: the carried
-    values after the last trip, then the stacked yields for a scan.
+    their next values; a scan (`yields` > 0) returns `yields` more tensors, each stacked
+    across trips into a new leading axis of `hi - lo`. The Loop's value is a tuple: the
+    carried values after the last trip, then the stacks in the order yielded. A scan
+    of a tuple (`yield (a, b)`) is one Loop with several yields, so that every printer
+    and pass handles N stacks rather than tuples of stacks.
     """
     index: Var
     lo: int
@@ -138,7 +140,17 @@ class Loop:
     init: tuple[Atom, ...]
     body: "Block"
     type: TupleTy
-    yields: bool = False
+    yields: int = 0  # the number of stacked values (0: a plain loop)
+
+    @property
+    def stacked_types(self) -> tuple[Ty, ...]:
+        """The types of the stacked yields: the last `yields` items of the Loop's type."""
+        return self.type.items[len(self.type.items) - self.yields:] if self.yields else ()
+
+    @property
+    def yield_types(self) -> tuple[TType, ...]:
+        """The type of each value one trip yields (a stack without its leading axis)."""
+        return tuple(TType(t.shape[1:], t.dtype) for t in self.stacked_types)
 
 
 @node

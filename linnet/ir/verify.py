@@ -371,16 +371,21 @@ class _Verifier:
         if not e.yields:
             self.next_values(body, carried, "loop body")
             return self.expect(ir.TupleTy(carried), e.type, "loop")
-        if not isinstance(body, ir.TupleTy) or len(body.items) != len(carried) + 1:
-            self.problem(f"scan body returns {body}, expected the carried values and a yield")
+        count = len(carried) + e.yields
+        if count == 1 and isinstance(body, ir.TType):
+            body = ir.TupleTy((body,))  # one yield and nothing carried may come bare
+        if e.yields < 0 or not isinstance(body, ir.TupleTy) or len(body.items) != count:
+            self.problem(f"scan body returns {body}, expected the carried values and "
+                         f"{e.yields} yield(s)")
             return e.type
-        self.next_values(ir.TupleTy(body.items[:-1]), carried, "scan body")
-        y = body.items[-1]
-        if not isinstance(y, ir.TType):
-            self.problem(f"scan yields {y}, not a tensor")
-            return e.type
-        stacked = ir.TType((e.hi - e.lo,) + y.shape, y.dtype)
-        return self.expect(ir.TupleTy(carried + (stacked,)), e.type, "scan")
+        self.next_values(ir.TupleTy(body.items[:len(carried)]), carried, "scan body")
+        stacks = []
+        for y in body.items[len(carried):]:
+            if not isinstance(y, ir.TType):
+                self.problem(f"scan yields {y}, not a tensor")
+                return e.type
+            stacks.append(ir.TType((e.hi - e.lo,) + y.shape, y.dtype))
+        return self.expect(ir.TupleTy(carried + tuple(stacks)), e.type, "scan")
 
     def while_(self, e: ir.While, scope: Scope) -> ir.Ty:
         where = self.where

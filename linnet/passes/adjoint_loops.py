@@ -1,15 +1,14 @@
 """Reverse mode through counted loops and scans.
 
 Forward (`stash`): the loop runs as a scan that also stacks, at each trip, the values it
-carries into that trip. A scan stacks one tensor, so the carried values (and the
-loop's own yield, for a scan) are flattened and joined per dtype, one scan per dtype;
-the loop's value is rebuilt from the first scan's final carried values and the yield's
-columns of its scan. Each trip's values thus cost one row of a `[trips, width]` tensor.
+carries into that trip: one more yield per carried value, after the loop's own yields
+(a scan stacks any number of tensors). The loop's value is rebuilt from the scan's
+final carried values and its own stacks; each carried value costs a `[trips, ...]` stack.
 
 Backward (`reverse`): a counted loop over the trips in reverse order. Its body reads
 the trip's carried values back with `dyn_index`, recomputes the trip (the body under
 fresh names) and differentiates it, seeded with the adjoints of the next carried values
-and of the trip's slice of the stacked yields. It carries the adjoints of the active
+and of the trip's row of each stacked yield. It carries the adjoints of the active
 carried values and accumulates those of the loop-invariant free variables the body
 reads; after it, they are the adjoints of the initial values and of those variables.
 """
@@ -21,17 +20,14 @@ from dataclasses import dataclass
 from ..ir import tensor as ir
 from .adjoint_emit import I64, has_float, is_float, lit
 from .adjoint_values import Adjoints, Ct, leaf_of, leaf_paths, leaf_type, with_leaf
-from .inline_fns import rename
-from .traverse import bound_vars, expr_free_vars
-
-YIELD = -1  # the slot key of a scan's yield (carried values are keyed by position)
+from .traverse import expr_free_vars
 
 
 @dataclass
 class Stash:
-    """The stacked trips: per dtype, a `[trips, width]` tensor and the slots it holds
-    as (key, offset, type), key a carried position or YIELD."""
-    stacks: list[tuple[ir.Var, list[tuple[int, int, ir.TType]]]]
+    """The stacked trips: for each carried value (by position), the `[trips, ...]` stack
+    of the values it held on entry to each trip."""
+    stacks: list[ir.Var]
 
 
 # ------------------------------------------------------------- activity
@@ -67,89 +63,38 @@ def _next_atoms(body: ir.Block, n: int) -> list[ir.Atom]:
 # ---------------------------------------------------------------- forward
 
 def stash(rev, bind: ir.Bind) -> Stash:
-    """Emit the loop as scans stacking each trip's carried values; bind the loop's own
-    variable to its usual value (final carried values, then the stacked yield)."""
+    """Emit the loop as a scan that also stacks each trip's carried values; bind the
+    loop's own variable to its usual value (final carried values, then its stacks)."""
     e: ir.Loop = bind.expr
     em = rev.em
     if any(not isinstance(c.type, ir.TType) for c in e.carried):
         raise ValueError("differentiate: a loop carrying a tuple")
-    slots = [(k, c.type) for k, c in enumerate(e.carried)]
-    trip_yield = None
-    if e.yields:
-        stacked = e.type.items[-1]
-        trip_yield = ir.TType(stacked.shape[1:], stacked.dtype)
-        slots.append((YIELD, trip_yield))
-    groups: dict[str, list[tuple[int, ir.TType]]] = {}
-    for key, ty in slots:
-        groups.setdefault(ty.dtype, []).append((key, ty))
-    stacks, scans = [], []
-    for n, members in enumerate(groups.values()):
-        loop = e if n == 0 else _renamed_loop(rev, e)
-        scan, stack, layout = _scan(em, loop, members)
-        scans.append(scan)
-        stacks.append((stack, layout))
-    finals = [em.emit(ir.GetItem(scans[0], k, c.type), c.name)
-              for k, c in enumerate(e.carried)]
-    if e.yields:
-        finals.append(_unstack_yield(em, stacks, trip_yield))
-    em.bind(ir.Bind(bind.var, ir.MakeTuple(tuple(finals), e.type)))
-    return Stash(stacks)
-
-
-def _renamed_loop(rev, e: ir.Loop) -> ir.Loop:
-    """The loop under fresh names (index, carried values and everything its body binds)."""
-    mapping = {v: rev.em.fresh(v.name, v.type)
-               for v in (e.index,) + e.carried + tuple(bound_vars(e.body))}
-    return rename(e, mapping)
-
-
-def _scan(em, loop: ir.Loop, members: list[tuple[int, ir.TType]]):
-    """The loop as a scan yielding, per trip, its `members` flattened into one row."""
-    n = len(loop.carried)
+    n, trips = len(e.carried), e.hi - e.lo
     em.open()
-    for b in loop.body.binds:
+    for b in e.body.binds:
         em.bind(b)
-    res = loop.body.result
-    if isinstance(res.type, ir.TupleTy):
-        nexts = [em.emit(ir.GetItem(res, k, t), "next") for k, t in enumerate(res.type.items)]
-    else:
-        nexts = [res]
-    pieces, layout, offset = [], [], 0
-    for key, ty in members:
-        value = nexts[-1] if key == YIELD else loop.carried[key]
-        size = _size(ty)
-        pieces.append(em.reshape(value, (size,)))
-        layout.append((key, offset, ty))
-        offset += size
-    row = em.concat(pieces, 0)
-    items = tuple(nexts[:n]) + (row,)
+    nexts = _body_items(em, e)
+    items = tuple(nexts) + e.carried
     body = em.close(em.emit(ir.MakeTuple(items, ir.TupleTy(tuple(a.type for a in items))),
                             "next"))
-    trips = loop.hi - loop.lo
-    stacked = ir.TType((trips, offset), row.type.dtype)
-    ty = ir.TupleTy(tuple(c.type for c in loop.carried) + (stacked,))
-    scan = em.emit(ir.Loop(loop.index, loop.lo, loop.hi, loop.carried, loop.init, body, ty,
-                           True), "stash")
-    return scan, em.emit(ir.GetItem(scan, n, stacked), "trips"), layout
+    stashed = tuple(ir.TType((trips,) + c.type.shape, c.type.dtype) for c in e.carried)
+    ty = ir.TupleTy(e.type.items + stashed)
+    scan = em.emit(ir.Loop(e.index, e.lo, e.hi, e.carried, e.init, body, ty,
+                           e.yields + n), "stash")
+    values = [em.emit(ir.GetItem(scan, k, t), "value") for k, t in enumerate(e.type.items)]
+    em.bind(ir.Bind(bind.var, ir.MakeTuple(tuple(values), e.type)))
+    start = len(e.type.items)
+    return Stash([em.emit(ir.GetItem(scan, start + k, t), "trips")
+                  for k, t in enumerate(stashed)])
 
 
-def _size(ty: ir.TType) -> int:
-    size = 1
-    for d in ty.shape:
-        size *= d
-    return size
-
-
-def _unstack_yield(em, stacks, ty: ir.TType) -> ir.Atom:
-    """The loop's stacked yield, cut out of the columns of its dtype's stack."""
-    for stack, layout in stacks:
-        for key, offset, t in layout:
-            if key == YIELD:
-                trips = stack.type.shape[0]
-                items = (("slice", 0, trips, 1), ("slice", offset, offset + _size(t), 1))
-                cols = em.index(stack, items, (trips, _size(t)))
-                return em.reshape(cols, (trips,) + ty.shape)
-    raise ValueError("differentiate: a scan's yield was not stacked")
+def _body_items(em, e: ir.Loop) -> list[ir.Atom]:
+    """What the loop body returns, item by item: the next carried values, then the yields
+    (the body already emitted in the open block)."""
+    res = e.body.result
+    if len(e.carried) + e.yields == 1 and not isinstance(res.type, ir.TupleTy):
+        return [res]
+    return [em.emit(ir.GetItem(res, k, t), "next") for k, t in enumerate(res.type.items)]
 
 
 # --------------------------------------------------------------- backward
@@ -180,8 +125,7 @@ def reverse(rev, step, ct: Ct, adj: Adjoints) -> None:
     mapping[e.index] = em.i64("add", t, lit(e.lo, "i64"))
     body = rev.renamed(e.body, mapping)
     seeds = [dcs[active.index(k)] if k in active else None for k in range(n)]
-    if e.yields:
-        stack_ct = ct[n]
+    for stack_ct in ct[n:n + e.yields]:  # each stack's adjoint: its row of this trip
         seeds.append(None if stack_ct is None else em.prim(
             "dyn_index", (stack_ct, t), ir.TType(stack_ct.type.shape[1:], stack_ct.type.dtype),
             hint="d_row"))
@@ -204,15 +148,6 @@ def reverse(rev, step, ct: Ct, adj: Adjoints) -> None:
 
 
 def _restore(em, stash: Stash, t: ir.Atom, e: ir.Loop) -> dict[int, ir.Atom]:
-    """The values carried into trip t, read back from the stacks."""
-    values: dict[int, ir.Atom] = {}
-    for stack, layout in stash.stacks:
-        width = stack.type.shape[1]
-        row = em.prim("dyn_index", (stack, t), ir.TType((width,), stack.type.dtype),
-                      hint="trip")
-        for key, offset, ty in layout:
-            if key == YIELD:
-                continue
-            piece = em.index(row, (("slice", offset, offset + _size(ty), 1),), (_size(ty),))
-            values[key] = em.reshape(piece, ty.shape)
-    return values
+    """The values carried into trip t, read back from their stacks."""
+    return {k: em.prim("dyn_index", (stack, t), c.type, hint="trip")
+            for k, (stack, c) in enumerate(zip(stash.stacks, e.carried))}

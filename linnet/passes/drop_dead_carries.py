@@ -3,8 +3,8 @@
 `dce` removes bindings nobody reads, but a value a loop carries is read by the loop
 itself: its next value is computed from it on every trip. A carried value is dead when
 nothing after the loop reads its final value (no `loop.k`) and, inside the body,
-nothing that is kept needs it: neither the next value of a live carry, nor a scan's
-yield, nor an effect (a store or atomic). Dead carries leave the loop (with their
+nothing that is kept needs it: neither the next value of a live carry, nor one of a
+scan's yields, nor an effect (a store or atomic). Dead carries leave the loop (with their
 initial values and next values), the loop's items are renumbered, and `dce` then drops
 the computations that only fed them.
 """
@@ -42,7 +42,7 @@ class _Drop(Rewriter):
         return self.rebuilt(e, bind, result, keep)
 
     def rebuilt(self, e: ir.Loop, bind: ir.Bind, result: ir.MakeTuple, keep: list[int]):
-        extra = [len(e.carried)] if e.yields else []
+        extra = list(_yield_positions(e))
         picks = keep + extra
         items = tuple(result.items[k] for k in picks)
         ty = ir.TupleTy(tuple(e.type.items[k] for k in picks))
@@ -82,13 +82,18 @@ def _live(e: ir.Loop, result: ir.MakeTuple, read: set[int]) -> list[int]:
     live = {k for k in read if k < len(e.carried)}
     while True:
         roots = [result.items[k] for k in live]
-        roots += [result.items[len(e.carried)]] if e.yields else []
+        roots += [result.items[k] for k in _yield_positions(e)]
         roots += [a for b in e.body.binds if has_effect(b.expr) for a in expr_free_vars(b.expr)]
         needed = _needed(roots, defs)
         grown = live | {k for k, c in enumerate(e.carried) if c in needed}
         if grown == live:
             return sorted(live)
         live = grown
+
+
+def _yield_positions(e: ir.Loop) -> range:
+    """Where a scan's yields sit in its body's tuple and its value: after the carries."""
+    return range(len(e.carried), len(e.carried) + e.yields)
 
 
 def _needed(roots: list[ir.Atom], defs: dict[ir.Var, ir.Bind]) -> set[ir.Var]:

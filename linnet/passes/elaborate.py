@@ -479,9 +479,6 @@ class _Body:
             self.stmt(s)
 
     def stmt_Let(self, s: t.Let) -> None:
-        if isinstance(s.value, t.ForExpr):
-            self.define(s.name, self.scan(s.value, self.val(s)))
-            return
         bound = self.val(s)
         if isinstance(bound.type, LitT):
             value = self.fold(s.value)
@@ -495,6 +492,10 @@ class _Body:
         self.env.define(name, self.b.name(atom, name))
 
     def stmt_LetTuple(self, s: t.LetTuple) -> None:
+        if isinstance(s.value, t.ForExpr):  # a scan of a tuple: one stack per name
+            for name, atom in zip(s.names, self.scan_stacks(s.value, s.names)):
+                self.env.define(name, atom)
+            return
         if isinstance(s.value, t.TupleExpr):  # no tuple needed: each item, then the names
             types = self.val(s.value).type.items
             atoms = [self.expr(e, _dtype(Val(ty))) for e, ty in zip(s.value.items, types)]
@@ -520,9 +521,11 @@ class _Body:
         self.define(s.name, self.expr(s.value, _dtype(self.val(s))))
 
     def stmt_Assign(self, s: t.Assign) -> None:
-        """SSA: the name now reads a new variable; a literal takes the var's dtype."""
+        """SSA: the name now reads a new variable; a literal takes the var's dtype (a
+        tuple var's items take theirs from the checker's types)."""
         current = self.env.lookup(s.name)
-        want = current.type.dtype if isinstance(current, (ir.Var, ir.Lit)) else None
+        want = current.type.dtype if isinstance(current, (ir.Var, ir.Lit)) \
+            and isinstance(current.type, ir.TType) else None
         atom = self.expr(s.value, want)
         self.env.assign(s.name, self.b.name(atom, s.name))
 
@@ -553,9 +556,10 @@ class _Body:
 
     def loop_block(self, names: list[str], stmts: tuple[t.Stmt, ...],
                    counter: tuple[str, ir.Var] | None = None,
-                   scanned: tuple[t.Expr, str] | None = None) -> ir.Block:
+                   scanned: tuple[t.Expr, tuple[ir.TType, ...]] | None = None) -> ir.Block:
         """A loop body: the statements, then a tuple of the carried values' next values
-        (and the scanned value, for a scan)."""
+        (and, for a scan, the yielded value's items: `scanned` is the yielded expression
+        and the types of its stacks)."""
         self.b.open()
         self.env.push()
         if counter is not None:
@@ -563,7 +567,7 @@ class _Body:
         self.stmts(stmts)
         items = [self.env.lookup(n) for n in names]
         if scanned is not None:
-            items.append(self.expr(*scanned))
+            items.extend(self.yielded(*scanned))
         self.env.pop()
         tup = ir.MakeTuple(tuple(items), ir.TupleTy(tuple(a.type for a in items)))
         return self.b.close(self.b.emit(tup, "next"))
@@ -589,19 +593,36 @@ class _Body:
         ty = ir.TupleTy(tuple(p.type for p in params))
         self.leave_loop(names, ir.Loop(index, lo, hi, params, init, body, ty), "loop")
 
-    def scan(self, e: t.ForExpr, bound: Val) -> ir.Atom:
-        """`for i in a..b { ...; yield v }`: a Loop with yields; its value is the stack."""
+    def scan_stacks(self, e: t.ForExpr, names: tuple[str, ...] = ()) -> list[ir.Atom]:
+        """`for i in a..b { ...; yield v }`: a Loop with one yield per stacked tensor (each
+        item of a yielded tuple is stacked on its own); the stacks, in order, bound to
+        variables called after `names` when given (the user's, in `let (a, b) = for`)."""
         lo, hi = self.const_int(e.lo), self.const_int(e.hi)
-        stacked = self.ir_type(bound.type)
-        names = self.carried(e.body[:-1])
-        init, params = self.enter_loop(names)
+        scanned = self.type_of(e)
+        stacks = scanned.items if isinstance(scanned, ir.TupleTy) else (scanned,)
+        carried = self.carried(e.body[:-1])
+        init, params = self.enter_loop(carried)
         index = self.b.fresh(e.var, I64)
-        body = self.loop_block(names, e.body[:-1], (e.var, index),
-                               (e.body[-1].value, stacked.dtype))
-        ty = ir.TupleTy(tuple(p.type for p in params) + (stacked,))
-        loop = self.leave_loop(names, ir.Loop(index, lo, hi, params, init, body, ty, True),
-                               "scan")
-        return self.b.emit(ir.GetItem(loop, len(names), stacked), "stack")
+        body = self.loop_block(carried, e.body[:-1], (e.var, index),
+                               (e.body[-1].value, stacks))
+        ty = ir.TupleTy(tuple(p.type for p in params) + stacks)
+        loop = self.leave_loop(carried, ir.Loop(index, lo, hi, params, init, body, ty,
+                                                len(stacks)), "scan")
+        items = [ir.GetItem(loop, len(carried) + k, st) for k, st in enumerate(stacks)]
+        if names:
+            return [self.b.bind(item, name) for item, name in zip(items, names)]
+        return [self.b.emit(item, "stack") for item in items]
+
+    def yielded(self, e: t.Expr, stacks: tuple[ir.TType, ...]) -> list[ir.Atom]:
+        """The values one trip of a scan yields: the items of a tuple (a literal one item by
+        item, each in its stack's dtype), or the one value."""
+        if isinstance(e, t.TupleExpr):
+            return [self.expr(x, st.dtype) for x, st in zip(e.items, stacks)]
+        value = self.expr(e, stacks[0].dtype if len(stacks) == 1 else None)
+        if not isinstance(value.type, ir.TupleTy):
+            return [value]
+        return [self.b.emit(ir.GetItem(value, k, ty), "item")
+                for k, ty in enumerate(value.type.items)]
 
     def stmt_While(self, s: t.While) -> None:
         names = self.carried(s.body)
@@ -764,8 +785,13 @@ class _Body:
         raise ElaborationError("a shape literal is not a value", e.span)
 
     def expr_ForExpr(self, e: t.ForExpr, want: str | None) -> ir.Atom:
-        raise ElaborationError("a valued `for` may only be the value of a `let`", e.span,
-                               "E2124")
+        """A scan as the value of `let`, `var`, an assignment or `return` (the checker
+        allows it nowhere else): its stack, or the tuple of its stacks."""
+        stacks = self.scan_stacks(e)
+        if not isinstance(self.type_of(e), ir.TupleTy):
+            return stacks[0]
+        ty = ir.TupleTy(tuple(a.type for a in stacks))
+        return self.b.emit(ir.MakeTuple(tuple(stacks), ty), "stacks")
 
     def expr_Reduce(self, e: t.Reduce, want: str | None) -> ir.Atom:
         """A reduction outside `let y[...] =`: a comprehension with no outputs."""

@@ -167,6 +167,11 @@ class _TileSizes:
         self.check_tile(s, self.val(s).type)
         super().stmt_LetIndex(s)
 
+    def scan_stacks(self, e: t.ForExpr, names: tuple[str, ...] = ()) -> list[ir.Atom]:
+        """A scan's stacks are tiles too (reached without `expr` by `let (a, b) = for`)."""
+        self.check_tile(e, self.val(e).type)
+        return super().scan_stacks(e, names)
+
     def check_tile(self, node, ty) -> None:
         """E2127 unless every dimension of the checker type ty is a power of two (Triton's
         tiles are); literals, scalars and tuples of such pass."""

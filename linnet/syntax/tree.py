@@ -158,7 +158,8 @@ class ListExpr:
 
 @node
 class ForExpr:
-    """A scan, `for i in a..b { ...; yield v }`, valid only as a `let` value."""
+    """A scan, `for i in a..b { ...; yield v }`: only the whole value of `let`, `var`, an
+    assignment or `return`."""
     var: str
     lo: "Expr"
     hi: "Expr"

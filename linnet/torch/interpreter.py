@@ -124,8 +124,9 @@ class Interpreter:
         return [result]
 
     def loop(self, e: ir.Loop, env: dict[str, Any]) -> tuple:
+        """The carried values after the last trip, then one stack per yield."""
         values = [self.atom(a, env) for a in e.init]
-        ys: list[Any] = []
+        ys: list[list[Any]] = [[] for _ in range(e.yields)]
         trips = max(0, e.hi - e.lo)
         for index in torch.arange(e.lo, e.lo + trips, device=self.device):
             inner = dict(env)
@@ -133,11 +134,10 @@ class Interpreter:
             inner[e.index.name] = index
             nxt = self._next(e, self.block(e.body, inner), e.body)
             values = nxt[:len(e.carried)]
-            if e.yields:
-                ys.append(nxt[-1])
-        if e.yields:
-            stacked = e.type.items[-1]
-            values.append(torch.stack(ys) if ys else
+            for rows, y in zip(ys, nxt[len(e.carried):]):
+                rows.append(y)
+        for rows, stacked in zip(ys, e.stacked_types):
+            values.append(torch.stack(rows) if rows else
                           ops.compile_expr((), ops.empty_expr(stacked))(self.device))
         return tuple(values)
 

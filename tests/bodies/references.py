@@ -882,6 +882,34 @@ def _t64(x):
     return s, prod, any_, 2.0 + any_
 
 
+
+# Scans that yield tuples: each item stacked on a new leading axis of its own.
+@ref("85_scan_tuples", "main", out="f32 f32 f32 i64 bool f32 f32 f32 i32",
+     inputs=args(fl((4,)), fl((3, 4))))
+def _t85(x, xs):
+    w, ws = x, []
+    for k in range(3):
+        w = w * 0.5 + xs[k]
+        ws.append(w)
+    peaks = xs.max(axis=1)
+    squares = np.array([k * k for k in range(2, 5)], np.int64)
+    scaled = np.stack([x * (k + 1) for k in range(2)])
+    totals = scaled.sum(axis=1)
+    return (np.stack(ws), 2.0 * np.stack(ws), peaks, squares, peaks > 0.0, totals,
+            scaled - totals[:, None], np.zeros((0, 4)), np.zeros((0,), np.int32))
+
+
+@ref("86_scan_value_forms", "main", out="f32 f32 f32 f32 i64", inputs=args(fl((4, 3))))
+def _t86(xs):
+    sums = np.cumsum(xs, axis=0)
+    return (xs * 2.0 + 1.0, sums, sums.sum(axis=1), xs[2:4] * 2.0,
+            np.array([11, 12], np.int64))
+
+
+@ref("87_kernel_scans", "main", out="f32 f32 i32", inputs=args(fl((4, 50))))
+def _t87(x):
+    return np.cumsum(x, axis=0), x.max(axis=1), (x > 0.0).sum(axis=1).astype(np.int32)
+
 # ============================================================ edge cases
 #
 # Inputs that Hypothesis may or may not reach, run on every test run: the integer limits

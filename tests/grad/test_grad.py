@@ -70,6 +70,8 @@ CASES = [
     Case("control", "scans", {"N": (1, 3)}),
     Case("control", "nested"),
     Case("control", "while_ints", {"N": (1, 3)}),
+    Case("scans", "tuples", {"N": (1, 3)}),
+    Case("scans", "forms", {"N": (1, 3)}),
     Case("ops", "calls", {"N": (1, 4)}),
     Case("ops", "in_loop", {"N": (1, 3)}),
 ]

@@ -166,12 +166,11 @@ def _check_expr(e: ir.Expr, scope: dict, seen: set, funcs: dict) -> None:
         step = tuple(v.type for v in e.carried)
         stacked = e.type.items[len(e.carried):]
         assert e.type.items[:len(e.carried)] == step
-        assert len(stacked) == (1 if e.yields else 0)
+        assert len(stacked) == e.yields  # one stack per yielded value
         body_items = e.body.result.type.items
         assert body_items[:len(step)] == step
-        if e.yields:
-            assert stacked[0] == ir.TType((e.hi - e.lo,) + body_items[-1].shape,
-                                          body_items[-1].dtype)
+        for stack, row in zip(stacked, body_items[len(step):]):
+            assert stack == ir.TType((e.hi - e.lo,) + row.shape, row.dtype)
     if isinstance(e, ir.While):
         assert e.cond.result.type == ir.TType((), "bool")
         assert e.body.result.type == e.type
