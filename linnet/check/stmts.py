@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dims import Dim
-from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar
+from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
 from .unify import literal_fits, shapes_equal
 
 

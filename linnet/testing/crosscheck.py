@@ -27,6 +27,7 @@ why a disagreement names both sides.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import re
 import signal
@@ -199,7 +200,7 @@ def _entry(run: _Run, name: str, rng: random.Random, targets: Sequence[str],
         return
     shapes = run.stage("sizes", name, lambda: spec.shapes(values))
     inputs = None
-    if sum(int(np.prod(s)) for s, _ in shapes) <= MAX_ELEMENTS:
+    if sum(math.prod(s) for s, _ in shapes) <= MAX_ELEMENTS:
         inputs = run.stage("inputs", name, lambda: harness.make_inputs(
             spec, values, seed=rng.randrange(1 << 30), device="cpu"))
     reference = _reference(run, name, values, inputs)
