@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
+from ..syntax.parser import VALUED_FOR
 from .dims import Dim
 from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
@@ -380,8 +381,7 @@ class ExprChecker:
         return Val(ShapeT(tuple(dims)))
 
     def expr_ForExpr(self, e: t.ForExpr) -> Val:
-        return self.error("E2124", "a valued `for` may only be the whole value of a `let`, "
-                          "`var`, assignment or `return`", e.span, "not here",
+        return self.error("E2124", VALUED_FOR, e.span, "used as an operand",
                           help="write `let ys = for i in a..b { ... yield v }`")
 
     def expr_Reduce(self, e: t.Reduce) -> Val:

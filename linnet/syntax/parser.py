@@ -78,13 +78,6 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     span = Span(path, tok.start_pos, tok.end_pos)
     if tok.type == "RESERVED":
         return _reserved(tok, tokens, span)
-    misused = _valued_for_operand(tok, tokens, set(getattr(err, "expected", ()) or ()))
-    if misused is not None:
-        first, last = misused
-        return Diagnostic("E2124", VALUED_FOR, Span(path, first.start_pos, last.end_pos),
-                          "used as an operand",
-                          help="bind it first, `let ys = for i in a..b { ...; yield v }`, "
-                               "then use `ys`")
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
@@ -114,99 +107,8 @@ def _reserved(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
 
 VALUED_FOR = ("a valued `for` may only be the whole value of a `let`, `var`, assignment or "
               "`return`")
-
-
-def _valued_for_operand(tok: Token, tokens: list[Token], expected: set[str]
-                        ) -> tuple[Token, Token] | None:
-    """The first and last token of a valued `for` that the syntax error shows used as an
-    operand: `v + for ...`, `(for ...)`, `f(for ...)`, `for ... { ... } + v` after `=`, or
-    an `if` branch whose value is a scan.
-
-    A `for` where an expression is expected is one (a `for` statement stands where a
-    statement is, and a scan as a whole value is left to the grammar). So is a scan
-    whose closing `}` an operator, index or call follows, and a `for` that yields and
-    closes a block, where the block's value should be."""
-    index = _index_of(tok, tokens)
-    if tok.type == "FOR" and "IF" in expected:  # an operand was expected here
-        if _previous(tokens, index) in ("ASSIGN", "RETURN"):
-            return None  # a whole value: the grammar's business
-        close = _body_end(tokens, index)
-        return (tok, tokens[close]) if close is not None else (tok, tok)
-    if index == 0 or tokens[index - 1].type != "RBRACE":
-        return None
-    start = _for_of_body(tokens, index - 1)
-    if start is None:
-        return None
-    if tok.type in _OPERAND_FOLLOWERS and _previous(tokens, start) in ("ASSIGN", "RETURN"):
-        return tokens[start], tokens[index - 1]
-    if tok.type == "RBRACE" and _previous(tokens, start) in ("LBRACE", "NL") \
-            and _yields(tokens, start, index - 1):  # a scan as the value of an `if` branch
-        return tokens[start], tokens[index - 1]
-    return None
-
-
-def _yields(tokens: list[Token], start: int, close: int) -> bool:
-    """Does the body of the `for` at start (ending at close) yield at its own level?"""
-    depth = 0
-    for k in range(start, close):
-        kind = tokens[k].type
-        depth += kind == "LBRACE"
-        depth -= kind == "RBRACE"
-        if kind == "YIELD" and depth == 1:
-            return True
-    return False
-
-
-_OPERAND_FOLLOWERS = {"OROR", "ANDAND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP",
-                      "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "LSQB", "LPAR", "DOT"}
-
-
-def _index_of(tok: Token, tokens: list[Token]) -> int:
-    return next(i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos
-                and x.type == tok.type)
-
-
-def _previous(tokens: list[Token], index: int) -> str | None:
-    return tokens[index - 1].type if index > 0 else None
-
-
-def _body_end(tokens: list[Token], index: int) -> int | None:
-    """The `}` closing the first body that opens after tokens[index] (a `for` header)."""
-    depth = 0
-    for k in range(index + 1, len(tokens)):
-        kind = tokens[k].type
-        if kind == "LBRACE":
-            depth += 1
-        elif kind == "RBRACE":
-            depth -= 1
-            if depth == 0:
-                return k
-    return None
-
-
-def _for_of_body(tokens: list[Token], close: int) -> int | None:
-    """The `for` whose body the `}` at close ends, if that body belongs to a `for`."""
-    depth = 0
-    k = close
-    while k >= 0:  # back to the matching `{`
-        kind = tokens[k].type
-        depth += kind == "RBRACE"
-        depth -= kind == "LBRACE"
-        if depth == 0:
-            break
-        k -= 1
-    depth = 0
-    for j in range(k - 1, -1, -1):  # then back over `i in a..b`, which holds no braces
-        kind = tokens[j].type
-        if kind in ("RPAR", "RSQB"):
-            depth += 1
-        elif kind in ("LPAR", "LSQB"):
-            depth -= 1
-        elif kind in ("LBRACE", "RBRACE", "NL") and depth == 0:
-            return None
-        elif kind == "FOR" and depth == 0:
-            return j
-    return None
+"""The grammar takes a scan wherever an expression may stand; the checker reports E2124 with
+this message where it is an operand, and the parser where parentheses make it one."""
 
 
 def _depth(tokens: list[Token], index: int) -> int:
@@ -472,6 +374,9 @@ class _Build(Transformer):
         return t.BoolLit(False, span=self._span(c))
 
     def paren(self, c: list[Child]) -> Child:
+        if isinstance(c[1], t.ForExpr):  # parentheses make the scan an operand
+            raise _NodeError(Diagnostic("E2124", VALUED_FOR, c[1].span, "in parentheses",
+                                        help="write the `for` without parentheses"))
         return c[1]
 
     def tuple_expr(self, c: list[Child]) -> t.TupleExpr:
