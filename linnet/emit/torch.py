@@ -33,7 +33,7 @@ from ..passes.traverse import expr_free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 from . import triton as tri
-from .layout import comment, loop_expected, unpack_count
+from .layout import comment, grad_slots, has_own_autograd, loop_expected, unpack_count
 from .writer import CodeWriter
 
 _KINDS = ("entry", "op", "fn")
@@ -159,7 +159,7 @@ class _ModuleEmitter:
 
 def _autograd_ok(f: ir.Func) -> bool:
     """An op goes through autograd by its own Function when every parameter is a tensor."""
-    return all(isinstance(p.type, ir.TType) for p in f.params)
+    return has_own_autograd(f)
 
 
 def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
@@ -222,15 +222,8 @@ def autograd_class(f: ir.Func, name: str) -> str:
 def _grad_items(f: ir.Func) -> list[str]:
     """What backward returns per parameter: the grad clause's result for each floating
     tensor parameter, in order; None for the others."""
-    floats = [k for k, p in enumerate(f.params)
-              if isinstance(p.type, ir.TType) and p.type.rank and ops.is_float(p.type.dtype)]
-    ty = f.grad.body.result.type
-    many = isinstance(ty, ir.TupleTy)
-    if (len(ty.items) if many else 1) != len(floats):
-        raise ValueError(f"the grad clause of op {f.name} returns {ty} for "
-                         f"{len(floats)} floating tensor parameter(s)")
-    picks = {k: (f"g[{j}]" if many else "g") for j, k in enumerate(floats)}
-    return [picks.get(k, "None") for k in range(len(f.params))]
+    many = isinstance(f.grad.body.result.type, ir.TupleTy)
+    return ["None" if j is None else (f"g[{j}]" if many else "g") for j in grad_slots(f)]
 
 
 def _tuple(items: list[str]) -> str:
