@@ -984,3 +984,48 @@ EDGES: dict[tuple[str, str], list[tuple[In, ...]]] = {
         (zeros((4,)), val("i64", 7), val("i64", -2), val("i64", 3),
          val("bool", False), val("bool", True))],
 }
+
+
+# ===================================== operands of different ranks, empty axes (90-94)
+
+def _rows(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """An operand broadcast right-aligned to `shape`, as exact integers."""
+    return np.broadcast_to(big(a), shape)
+
+
+@ref("90_integer_division_ranks", "main",
+     out="i32 i32 i32 i32 i32 i32 u64 u64 f32",
+     inputs=args(nonzero((2, 3), "i32"), nonzero((3,), "i32"), nonzero((), "i32"),
+                 it((2, 3), "u64", 1), it((3,), "u64", 1), fl((2, 3)), mag((3,), 0.5, 3.0)))
+def _t90(x, y, s, u, v, f, g):
+    X, Y, S = big(x), _rows(y, (2, 3)), _rows(s, (2, 3))
+    q = wrap(tdiv(X, Y), "i32")  # MIN / -1 wraps to MIN
+    return (q, wrap(tmod(X, Y), "i32"), wrap(tdiv(Y, X), "i32"), wrap(tmod(S, X), "i32"),
+            wrap(tdiv(X, S), "i32"), wrap(big(wrap(tmod(big(y), big(s)), "i32")) + big(q), "i32"),
+            wrap(tdiv(big(u), _rows(v, (2, 3))), "u64"), wrap(tmod(_rows(v, (2, 3)), big(u)), "u64"),
+            np.fmod(f, g))
+
+
+def _shift(x: Any, n: Any, dtype: str, left: bool) -> np.ndarray:
+    """`shl`/`shr` on exact integers: counts of the width or more give 0 or the sign."""
+    x, n = np.broadcast_arrays(big(x), big(n))
+    bits = BITS[dtype]
+    out = [(v << min(k, bits)) if left else (v >> min(k, bits)) for v, k in
+           zip(x.reshape(-1), n.reshape(-1))]
+    return wrap(np.array(out, dtype=object).reshape(x.shape), dtype)
+
+
+@ref("90_integer_division_ranks", "shifts", out="i32 i32 u16 u16",
+     inputs=args(it((2, 3), "i32"), it((3,), "i32", 0, 40), it((2, 3), "i32", 0, 40),
+                 it((2, 3), "u16"), it((), "u16", 0, 20)))
+def _t90_shifts(x, n, c, u, k):
+    # Python's >> on exact integers is arithmetic; u16 values are non-negative, so logical
+    return (_shift(x, n, "i32", True), _shift(n, c, "i32", False),
+            _shift(u, k, "u16", False), _shift(k, u, "u16", True))
+
+
+EDGES[("90_integer_division_ranks", "main")] = [
+    # MIN / -1 wraps to MIN and MIN % -1 is 0, with the -1 broadcast along rows
+    (val("i32", [I32[0], I32[0], 7, -7, I32[1], I32[0]], (2, 3)), val("i32", [-1, 2, -2]),
+     val("i32", -1), val("u64", [U64, 2**63, 5, 1, U64, 7], (2, 3)),
+     val("u64", [2**63, U64, 3]), zeros((2, 3)), val("f32", [1.5, -2.0, 3.0]))]

@@ -1,11 +1,14 @@
-"""Scalars at tiles of positions in kernels: a scalar value stored or combined atomically into
-a tile, and a scalar mask on a load, a store or an atomic (LANGUAGE.md section 6), through
-Triton (its interpreter here) and Pallas (its interpreter, `LINNET_PALLAS_INTERPRET=1`).
+"""Operands of lower rank than their tile in kernels, through Triton (its interpreter here)
+and Pallas (its interpreter, `LINNET_PALLAS_INTERPRET=1`).
 
-The printers broadcast each scalar operand to the tile explicitly: Pallas's `store`/`swap`
-and atomics reject a scalar for a tile ("Invalid shape for swap"), and Triton's interpreter
-a scalar mask ("mask has unsupported dtype"). Each kernel's results are compared with
-NumPy and with its op's body (numerics "exact").
+- A scalar value stored or combined atomically into a tile, and a scalar mask on a load, a
+  store or an atomic (LANGUAGE.md section 6): the printers broadcast each to the tile
+  explicitly, as Pallas's `store`/`swap` and atomics reject a scalar for a tile ("Invalid
+  shape for swap"), and Triton's interpreter a scalar mask ("mask has unsupported dtype").
+- Integer `/` and `%`, float `%` and shifts of a tile by a row of another rank: JAX's
+  `lax.div`, `lax.rem` and `lax.shift_*` take operands of one shape only.
+
+Each kernel's results are compared with NumPy and with its op's body (numerics "exact").
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ def _import(text: str, name: str):
     return module
 
 
-def _generate(target: str, numerics: str) -> str:
-    return compile_source(SOURCE.read_text(), path=str(SOURCE), target=target,
+def _generate(target: str, numerics: str, entry: str = "main") -> str:
+    return compile_source(SOURCE.read_text(), path=str(SOURCE), target=target, entry=entry,
                           numerics=numerics).text
 
 
@@ -91,3 +94,43 @@ def test_pallas_broadcasts_scalar_values_and_masks(monkeypatch):
     _agree([np.asarray(t) for t in module.main(*arrays)], _expected(*inputs))
     body = _import(_generate("jax", "exact"), "scalar_operands_jax_body")
     _agree([np.asarray(t) for t in body.main(*arrays)], _expected(*inputs))
+
+
+def _mixed_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    x = rng.integers(-2**31, 2**31 - 1, (4, 8), dtype=np.int64).astype(np.int32)
+    d = rng.integers(-9, 10, 8).astype(np.int32)
+    d[d == 0] = 3
+    d[0] = -1
+    x[0, 0] = -2**31  # MIN / -1 wraps to MIN, MIN % -1 is 0
+    f = rng.standard_normal((4, 8)).astype(np.float32) * 4
+    g = (rng.uniform(0.5, 2.0, 8) * rng.choice([-1, 1], 8)).astype(np.float32)
+    return [x, d, f, g]
+
+
+def _mixed_expected(x, d, f, g) -> list[np.ndarray]:
+    X, D = x.astype(np.int64), np.broadcast_to(d.astype(np.int64), x.shape)
+    q = np.where(D == -1, -X, np.sign(X) * np.sign(D) * (np.abs(X) // np.abs(D)))
+    m = X - D * q
+    shifts = ((X << (D & 7)) + (D >> (X & 15)))
+    wrap = lambda v: v.astype(np.uint32).astype(np.int32)  # noqa: E731
+    return [wrap(q), wrap(m), f / g + np.fmod(f, g), wrap(shifts)]
+
+
+@pytest.mark.parametrize("target", ["torch", "jax"])
+def test_integer_division_and_shifts_of_tiles_of_different_ranks(target, monkeypatch):
+    inputs = _mixed_inputs()
+    want = _mixed_expected(*inputs)
+    if target == "jax":
+        jax = pytest.importorskip("jax")
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+        text = _generate("jax", "equivalent", "mixed")
+        assert "pl.pallas_call(" in text
+        module = _import(text, "mixed_ranks_pallas")
+        got = [np.asarray(t) for t in module.main(*(jax.numpy.asarray(a) for a in inputs))]
+    else:
+        text = _generate("torch", "equivalent", "mixed")
+        assert "tl.store(" in text
+        module = _import(text, "mixed_ranks_triton")
+        got = [t.numpy() for t in module.main(*(torch.from_numpy(a) for a in inputs))]
+    _agree(got, want)
