@@ -190,6 +190,14 @@ def einsum_expr(spec: str, args: Sequence[str], arg_types: Sequence[ir.TType],
     return cast_expr(cast_expr(total, w, acc), acc, result.dtype)
 
 
+def _nowhere(result: ir.TType) -> str:
+    """A runtime read along an axis of extent 0: every position is out of range, so the
+    value is undefined (LANGUAGE.md section 4) and never used where the program is right (a
+    loop of no trips, a branch not taken). JAX still traces that code and refuses to index
+    an empty axis, so the read gives zeros of the result type instead."""
+    return f"jnp.zeros({shape_code(result.shape)}, dtype={jnp_dtype(result.dtype)})"
+
+
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
               attrs: Any = (), numerics: str = "equivalent") -> str:
     """The JAX expression computing `Prim(op, args)`, over operand names `args`."""
@@ -219,6 +227,8 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
         items = tuple(freeze(attrs["items"]))
         return f"{a}[{', '.join(_index_item(i) for i in items)}]" if items else a
     if op == "dyn_index":
+        if any(n == 0 for n in ta.shape[:len(args) - 1]):
+            return _nowhere(result)
         return f"{a}[{', '.join(args[1:])}]" if len(args) > 1 else a
     if op == "iota":
         (n,) = result.shape

@@ -1029,3 +1029,38 @@ EDGES[("90_integer_division_ranks", "main")] = [
     (val("i32", [I32[0], I32[0], 7, -7, I32[1], I32[0]], (2, 3)), val("i32", [-1, 2, -2]),
      val("i32", -1), val("u64", [U64, 2**63, 5, 1, U64, 7], (2, 3)),
      val("u64", [2**63, U64, 3]), zeros((2, 3)), val("f32", [1.5, -2.0, 3.0]))]
+
+
+@ref("91_empty_axes", "sums", out="f32 f32 f32 f64 f32",
+     inputs=args(fl((0, 3)), fl((2, 0), "f64")))
+def _t91_sums(x, w):
+    return (np.zeros(3), np.ones(3), np.float64(0.0), np.ones(2), np.zeros(0))
+
+
+@ref("91_empty_axes", "highest", out="f32 f32", inputs=args(fl((0, 3))))
+def _t91_highest(x):
+    return (np.full(3, -np.inf), np.float64(-np.inf))
+
+
+@ref("91_empty_axes", "lowest", out="f64", inputs=args(fl((0, 3), "f64")))
+def _t91_lowest(x):
+    return np.full(3, np.inf)
+
+
+@ref("91_empty_axes", "exact", out="i32 i32 i32 i32 u8 u8 bool bool",
+     inputs=args(it((0, 3), "i32"), it((2, 0), "u8"), bl((0, 3))))
+def _t91_exact(k, u, b):
+    lo, hi = int_range("i32")
+    return (np.zeros(3, np.int32), np.ones(3, np.int32), np.full(3, lo, np.int32),
+            np.full(3, hi, np.int32), np.zeros(2, np.uint8), np.full(2, U8, np.uint8),
+            np.zeros(3, np.bool_), np.ones(3, np.bool_))
+
+
+@ref("91_empty_axes", "scanned", out="f32 f32", inputs=args(fl((3,))))
+def _t91_scanned(x):
+    return (np.float64(-np.inf), x)
+
+
+@ref("91_empty_axes", "no_rows", out="f32", inputs=args(fl((0, 3)), fl((3,))))
+def _t91_no_rows(xs, y):
+    return y
