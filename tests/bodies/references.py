@@ -1064,3 +1064,10 @@ def _t91_scanned(x):
 @ref("91_empty_axes", "no_rows", out="f32", inputs=args(fl((0, 3)), fl((3,))))
 def _t91_no_rows(xs, y):
     return y
+
+
+@ref("92_cast_round_trips", "main", out="bool i8 i8",
+     inputs=args(bl((4,)), bl((4,)), it((4,), "i8")))
+def _t92(x, y, k):
+    K = big(k)
+    return (x | y, wrap(K * 4, "i8"), wrap(K + 3 * tdiv(K, 2), "i8"))
