@@ -146,9 +146,13 @@ class Nodes:
         return names[0] if outputs == 1 else names
 
     def const(self, value: Any, dtype: str, shape: tuple[int, ...] = ()) -> str:
-        """A constant: a scalar `value` broadcast to `shape` when it is a plain number."""
+        """A constant: a scalar `value` broadcast to `shape` when it is a plain number.
+
+        Only the scalar is an initializer, expanded to `shape` by a node (`fill`): an
+        initializer holds every element, and shapes here can be as large as the program's
+        (a vector of 10**8 ones would be 800 MB of model)."""
         if np.ndim(value) == 0 and math.prod(shape) != 1:
-            value = np.full(shape, value, dtype=object)
+            return self.fill(value, dtype, tuple(shape))
         return self.scope.const(value, dtype, tuple(shape))
 
     def ints(self, values: Sequence[int]) -> str:
@@ -187,7 +191,7 @@ class Nodes:
 
     def fill(self, value: Any, dtype: str, shape: tuple[int, ...]) -> str:
         """A constant of `shape`, made by expanding a scalar (the shape may be large)."""
-        scalar = self.const(value, dtype)
+        scalar = self.scope.const(value, dtype, ())
         return scalar if not shape else self.op("Expand", [scalar], dtype,
                                                 post=[self.ints(shape)])
 

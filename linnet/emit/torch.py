@@ -17,7 +17,8 @@ text says nothing of Triton.
 What each primitive means is not decided here: `torch_ops.prim_expr` and `einsum_expr` give
 the expression for it, the same text the interpreter runs. This printer only lays out
 bindings, calls, tuples and control flow: `If` is a Python `if` on `bool(cond)`, a counted
-`Loop` a `for` over `torch.arange(lo, hi)` (the index is an i64 0-d tensor), a scan appends
+`Loop` a `for` over a Python `range(lo, hi)` (the index, where the body reads it, an i64 0-d
+tensor made each trip: `torch.arange` would hold every index at once), a scan appends
 each trip's yield to a list and stacks it with `torch.stack`, and `While` is a
 `while True` loop that breaks when its condition block gives false.
 
@@ -29,7 +30,7 @@ printable ASCII so that none can end early.
 from __future__ import annotations
 
 from ..ir import tensor as ir
-from ..passes.traverse import expr_free_vars
+from ..passes.traverse import expr_free_vars, free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 from . import triton as tri
@@ -376,7 +377,10 @@ class _FuncEmitter(CodeWriter):
             self.line(depth, f"{ys} = []")
         index = self.fresh()
         inner[e.index.name] = index
-        self.line(depth, f"for {index} in torch.arange({lo}, {lo + trips}, device=_d):")
+        counter = self.fresh()
+        self.line(depth, f"for {counter} in range({lo}, {lo + trips}):")
+        if e.index in free_vars(e.body):  # the index as a tensor, only where it is read
+            self.line(depth + 1, f"{index} = {ops.loop_index_expr(counter)}")
         res = self.block(e.body, inner, depth + 1)
         values = self.next_values(e, res, e.body.result.type)
         if carried:

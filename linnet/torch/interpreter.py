@@ -19,6 +19,7 @@ import torch
 from ..emit import torch_ops as ops
 from ..emit.layout import grad_slots, has_own_autograd, loop_expected, unpack_count
 from ..ir import tensor as ir
+from ..passes.traverse import free_vars
 
 
 def run(program: ir.Program, *inputs: Any) -> tuple:
@@ -134,10 +135,13 @@ class Interpreter:
         values = [self.atom(a, env) for a in e.init]
         ys: list[Any] = []
         trips = max(0, e.hi - e.lo)
-        for index in torch.arange(e.lo, e.lo + trips, device=self.device):
+        index_of = ops.compile_expr(("i",), ops.loop_index_expr("i"))
+        read = e.index in free_vars(e.body)
+        for i in range(e.lo, e.lo + trips):  # a Python range, as generated code: no arange
             inner = dict(env)
             inner.update((v.name, x) for v, x in zip(e.carried, values))
-            inner[e.index.name] = index
+            if read:
+                inner[e.index.name] = index_of(self.device, i)
             nxt = self._next(e, self.block(e.body, inner), e.body)
             values = nxt[:len(e.carried)]
             if e.yields:
