@@ -34,6 +34,9 @@ def loop_expected(e: ir.Loop | ir.While) -> list[ir.Ty]:
     return expected
 
 
+_FLOATS = ("f16", "bf16", "f32", "f64")
+
+
 def has_own_autograd(f: ir.Func) -> bool:
     """Whether an op is differentiated through its own autograd Function (generated PyTorch,
     the PyTorch interpreter) or `custom_vjp` (generated JAX): when every parameter is a
@@ -61,5 +64,3 @@ def grad_slots(f: ir.Func) -> list[int | None]:
     slot = {k: j for j, k in enumerate(floats)}
     return [slot.get(k) for k in range(len(f.params))]
 
-
-_FLOATS = ("f16", "bf16", "f32", "f64")

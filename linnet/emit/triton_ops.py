@@ -302,8 +302,8 @@ def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType,
     `types` are their types.
 
     A masked load without `other` reads 0 where the mask is false (Triton would leave it
-    undefined). A scalar value, mask or `other` at a tile of offsets is broadcast to the
-    tile (`tile_operands`).
+    undefined). A scalar value or mask at a tile of offsets is broadcast to the tile
+    (`tile_operands`).
     """
     offsets, *rest = tile_operands(op, args, types)
     where = f"{ptr} + {offsets}"

@@ -1071,3 +1071,9 @@ def _t91_no_rows(xs, y):
 def _t92(x, y, k):
     K = big(k)
     return (x | y, wrap(K * 4, "i8"), wrap(K + 3 * tdiv(K, 2), "i8"))
+
+
+@ref("93_scalar_store_and_clause", "main", out="f32 f32", inputs=args(fl((3, 10)), fl((4,))))
+def _t93(x, w):
+    truncated = np.trunc(np.float32(w * 4.0))  # w is on a grid of 1/32: w * 4 is exact
+    return (np.broadcast_to(x.sum(axis=1, keepdims=True), x.shape), (truncated * w).sum())
