@@ -9,7 +9,8 @@ its results. Every function is traceable, so `main` works under `jax.jit` and `j
 What each primitive means is decided by `jax_ops`. This printer lays out bindings, calls,
 tuples and control flow, all as `lax` control flow so that values may be traced: `If` is
 `lax.cond` over two local functions, a counted `Loop` is `lax.fori_loop` (its index an i64
-0-d array), a scan is `lax.scan` over the trip indices, `While` is `lax.while_loop`.
+0-d array), a scan is `lax.scan` of `length` trips counting its index in the carry (no
+array of indices), `While` is `lax.while_loop`.
 
 An op whose kernel was chosen also gets its Pallas kernel and launcher (`pallas.py`) and a
 chooser between kernel and body. An op with a kernel or a `grad` clause is a
@@ -275,19 +276,25 @@ class _Func(CodeWriter):
         inits = _tuple([self.atom(a, env) for a in e.init])
 
         def trip(en: dict[str, str], d: int) -> str:
+            if e.yields:  # the index travels with the carry: (i, carry)
+                self.line(d, "i, carry = state")
             en = self.unpack(e, "carry", en, d)
             index = en[e.index.name] = self.fresh()
             self.line(d, f"{index} = jnp.asarray(i, dtype=jnp.int64)")
             values = self.next_values(e, self.block(e.body, en, d))
             if e.yields:
-                return f"{_tuple(values[:n])}, {_tuple(values[n:])}"
+                return f"(i + 1, {_tuple(values[:n])}), {_tuple(values[n:])}"
             return _tuple(values)
 
-        if e.yields:  # lax.scan stacks each item of the tuple of yields on its own
-            self.local(body, "carry, i", depth, trip, env)
+        if e.yields:
+            # a scan counts in its carry over `length` trips (scanning over
+            # `jnp.arange(lo, hi)` would materialise every index first); lax.scan stacks
+            # each item of the tuple of yields on its own
+            self.local(body, "state, _", depth, trip, env)
             carry, ys = self.fresh(), self.fresh()
-            self.line(depth, f"{carry}, {ys} = lax.scan({body}, {inits}, "
-                             f"jnp.arange({e.lo}, {max(e.lo, e.hi)}, dtype=jnp.int64))")
+            start = f"jnp.asarray({e.lo}, dtype=jnp.int64)"
+            self.line(depth, f"(_, {carry}), {ys} = lax.scan({body}, ({start}, {inits}), None, "
+                             f"length={max(0, e.hi - e.lo)})")
             self.line(depth, f"{target} = (*{carry}, *{ys})")
         else:
             self.local(body, "i, carry", depth, trip, env)

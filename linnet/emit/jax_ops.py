@@ -79,10 +79,20 @@ def precision(numerics: str) -> str:
     return "lax.Precision.DEFAULT" if numerics == "fast" else "lax.Precision.HIGHEST"
 
 
-def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
+def _fit(x: str, tx: ir.TType, shape: tuple[int, ...]) -> str:
+    """An operand broadcast to the result's shape, for `lax` functions: unlike `jnp` and the
+    operators, they take operands of one shape only, while the IR's elementwise primitives
+    broadcast lower-rank and size-1 operands (numpy's rule)."""
+    return x if tuple(tx.shape) == tuple(shape) else f"jnp.broadcast_to({x}, {shape_code(shape)})"
+
+
+def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType,
+            shape: tuple[int, ...]) -> str:
     d = ta.dtype
     if op in _ARITH:
         return f"({a} {_ARITH[op]} {b})"
+    if op in ("div", "mod", "shl", "shr") and not (op == "div" and is_float(d)):
+        a, b = _fit(a, ta, shape), _fit(b, tb, shape)  # lax.div, lax.rem, lax.shift_*
     if op == "div":
         return f"({a} / {b})" if is_float(d) else f"lax.div({a}, {b})"
     if op == "mod":
@@ -180,6 +190,14 @@ def einsum_expr(spec: str, args: Sequence[str], arg_types: Sequence[ir.TType],
     return cast_expr(cast_expr(total, w, acc), acc, result.dtype)
 
 
+def _nowhere(result: ir.TType) -> str:
+    """A runtime read along an axis of extent 0: every position is out of range, so the
+    value is undefined (LANGUAGE.md section 4) and never used where the program is right (a
+    loop of no trips, a branch not taken). JAX still traces that code and refuses to index
+    an empty axis, so the read gives zeros of the result type instead."""
+    return f"jnp.zeros({shape_code(result.shape)}, dtype={jnp_dtype(result.dtype)})"
+
+
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
               attrs: Any = (), numerics: str = "equivalent") -> str:
     """The JAX expression computing `Prim(op, args)`, over operand names `args`."""
@@ -189,7 +207,7 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
     a = args[0] if args else ""
     ta = tys[0] if tys else None
     if ir.PRIMS[op][0] == 2:
-        return _binary(op, args[0], args[1], tys[0], tys[1])
+        return _binary(op, args[0], args[1], tys[0], tys[1], result.shape)
     if op in ("neg", "not", "abs", "rsqrt") + _MATH:
         return _unary(op, a, ta)
     if op == "select":
@@ -209,6 +227,8 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
         items = tuple(freeze(attrs["items"]))
         return f"{a}[{', '.join(_index_item(i) for i in items)}]" if items else a
     if op == "dyn_index":
+        if any(n == 0 for n in ta.shape[:len(args) - 1]):
+            return _nowhere(result)
         return f"{a}[{', '.join(args[1:])}]" if len(args) > 1 else a
     if op == "iota":
         (n,) = result.shape

@@ -31,3 +31,35 @@ def loop_expected(e: ir.Loop | ir.While) -> list[ir.Ty]:
     if isinstance(e, ir.Loop):
         expected.extend(e.yield_types)
     return expected
+
+
+_FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def has_own_autograd(f: ir.Func) -> bool:
+    """Whether an op is differentiated through its own autograd Function (generated PyTorch,
+    the PyTorch interpreter) or `custom_vjp` (generated JAX): when every parameter is a
+    tensor (scalars included, as rank-0 tensors), so that each can be saved and given a
+    gradient."""
+    return all(isinstance(p.type, ir.TType) for p in f.params)
+
+
+def grad_slots(f: ir.Func) -> list[int | None]:
+    """For each parameter of an op with a `grad` clause, the position of its gradient in
+    the clause's result (a tuple when several, else position 0), or None for a parameter
+    that takes none (LANGUAGE.md section 7: only floating tensor parameters take one).
+
+    Every backend that runs a clause under autograd maps its result to parameters by this
+    one function, so they cannot disagree about which gradient belongs to which input."""
+    if f.grad is None:
+        raise ValueError(f"op {f.name} has no grad clause")
+    floats = [k for k, p in enumerate(f.params)
+              if isinstance(p.type, ir.TType) and p.type.rank and p.type.dtype in _FLOATS]
+    ty = f.grad.body.result.type
+    count = len(ty.items) if isinstance(ty, ir.TupleTy) else 1
+    if count != len(floats):
+        raise ValueError(f"the grad clause of op {f.name} returns {ty} for "
+                         f"{len(floats)} floating tensor parameter(s)")
+    slot = {k: j for j, k in enumerate(floats)}
+    return [slot.get(k) for k in range(len(f.params))]
+

@@ -104,6 +104,8 @@ class Scope:
         self.counts: dict[str, int] = {}
         self.initializers: list[onnx.TensorProto] = []
         self._consts: dict[tuple, str] = {}
+        #: the output of each `Cast` node -> (its input, the input's dtype)
+        self.cast_sources: dict[str, tuple[str, str]] = {}
 
     def fresh(self, prefix: str = "v") -> str:
         k = self.counts.get(prefix, 0)
@@ -144,9 +146,13 @@ class Nodes:
         return names[0] if outputs == 1 else names
 
     def const(self, value: Any, dtype: str, shape: tuple[int, ...] = ()) -> str:
-        """A constant: a scalar `value` broadcast to `shape` when it is a plain number."""
+        """A constant: a scalar `value` broadcast to `shape` when it is a plain number.
+
+        Only the scalar is an initializer, expanded to `shape` by a node (`fill`): an
+        initializer holds every element, and shapes here can be as large as the program's
+        (a vector of 10**8 ones would be 800 MB of model)."""
         if np.ndim(value) == 0 and math.prod(shape) != 1:
-            value = np.full(shape, value, dtype=object)
+            return self.fill(value, dtype, tuple(shape))
         return self.scope.const(value, dtype, tuple(shape))
 
     def ints(self, values: Sequence[int]) -> str:
@@ -154,7 +160,22 @@ class Nodes:
         return self.const(list(values), "i64", (len(values),))
 
     def cast(self, x: str, src: str, dst: str) -> str:
-        return x if src == dst else self.add("Cast", [x], to=ELEM[dst])
+        """`x` (of dtype `src`) as `dst`. A cast back of a lossless cast (`dst` to a dtype
+        holding each of its values, then back to `dst`) is the original value: no node.
+
+        Besides saving two nodes, this keeps models away from an onnxruntime bug (seen in
+        1.32.0): its optimizer removes such a round trip in the main graph but leaves a
+        `Loop` body that reads the result asking for the removed value ("Missing Input"),
+        although the model is valid. `cast<bool>(cast<f32>(x)) | v` in a loop
+        whose cast is hoisted out of it is one (docs/exports.md)."""
+        if src == dst:
+            return x
+        source = self.scope.cast_sources.get(x)
+        if source is not None and source[1] == dst and lossless(dst, src):
+            return source[0]
+        y = self.add("Cast", [x], to=ELEM[dst])
+        self.scope.cast_sources[y] = (x, src)
+        return y
 
     def op(self, op: str, xs: Sequence[str], dtype: str, *, pre: Sequence[str] = (),
            post: Sequence[str] = (), out: str | None = None, **attrs: Any) -> str:
@@ -170,9 +191,33 @@ class Nodes:
 
     def fill(self, value: Any, dtype: str, shape: tuple[int, ...]) -> str:
         """A constant of `shape`, made by expanding a scalar (the shape may be large)."""
-        scalar = self.const(value, dtype)
+        scalar = self.scope.const(value, dtype, ())
         return scalar if not shape else self.op("Expand", [scalar], dtype,
                                                 post=[self.ints(shape)])
+
+
+#: Significant bits of each float dtype (the integers up to 2**bits are exact).
+_MANTISSA = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+_WIDER_FLOATS = {"f16": ("f32", "f64"), "bf16": ("f32", "f64"), "f32": ("f64",), "f64": ()}
+
+
+def lossless(src: str, dst: str) -> bool:
+    """Does casting a `src` value to `dst` and back give it again, for every value?
+
+    bool goes through any dtype (0 and 1, then `!= 0`); an integer through any integer at
+    least as wide (integer casts keep the low bits: widening and narrowing again is the
+    identity, whatever the signedness) and through a float whose significand covers its
+    magnitude; a float through a wider float. Nothing else (no float through an integer,
+    nothing through bool) comes back unchanged for every value."""
+    if src == dst or src == "bool":
+        return True
+    if dst == "bool" or is_float(src) and not is_float(dst):
+        return False
+    if is_float(src):  # f16 and bf16 hold each other's values neither way
+        return dst in _WIDER_FLOATS[src]
+    if is_float(dst):
+        return BITS[src] - (1 if src in SIGNED else 0) <= _MANTISSA[dst]
+    return BITS[dst] >= BITS[src]
 
 
 # ------------------------------------------------------------- elementwise

@@ -136,14 +136,14 @@ class KernelFunc(_Func):
             return f"pl.program_id({int(e.attr('axis'))})"
         if e.op == "dot":
             return self.dot(e, args)
-        ref, offsets, *rest = args
+        ref, offsets, *rest = to_tile(e, args)
         if not rest:
             return f"pltriton.load({ref}.at[{offsets}])"
         other = rest[1] if len(rest) > 1 else ops.literal_expr(0, e.type.dtype)
         return f"pltriton.load({ref}.at[{offsets}], mask={rest[0]}, other={other})"
 
     def effect(self, e: ir.Prim, args: list[str]) -> str:
-        ref, offsets, value, *mask = args
+        ref, offsets, value, *mask = to_tile(e, args)
         where = f", mask={mask[0]}" if mask else ""
         if e.op == "store":
             return f"pltriton.store({ref}.at[{offsets}], {value}{where})"
@@ -158,6 +158,27 @@ class KernelFunc(_Func):
         product = (f"jnp.dot({args[0]}, {args[1]}, preferred_element_type=jnp.float32, "
                    f"precision={how})")
         return f"({args[2]} + {product})" if len(args) == 3 else product
+
+
+def to_tile(e: ir.Prim, args: list[str]) -> list[str]:
+    """A memory access's operands with the scalar ones broadcast to the accessed tile.
+
+    LANGUAGE.md section 6 lets `store` and the atomics take a scalar value, and every access
+    a scalar mask, for a tile of positions; Triton broadcasts them itself, but Pallas's
+    `store`/`swap` and atomics want exactly the tile's shape (`Invalid shape for swap`),
+    so the generated code broadcasts them explicitly, which both the GPU lowering and the
+    interpreter accept. The operands follow the memory: offsets, then (store, atomics) the
+    value, then the mask, then (load) `other`, which `load` broadcasts itself.
+    """
+    tile = e.args[1].type.shape
+    if not tile:
+        return list(args)
+    fixed = list(args)
+    kinds = ("offsets", "mask") if e.op == "load" else ("offsets", "value", "mask")
+    for k, (kind, a) in enumerate(zip(kinds, e.args[1:]), start=1):
+        if kind != "offsets" and a.type.rank == 0:
+            fixed[k] = f"jnp.broadcast_to({args[k]}, {tuple(int(n) for n in tile)!r})"
+    return fixed
 
 
 def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -> str:

@@ -17,7 +17,8 @@ text says nothing of Triton.
 What each primitive means is not decided here: `torch_ops.prim_expr` and `einsum_expr` give
 the expression for it, the same text the interpreter runs. This printer only lays out
 bindings, calls, tuples and control flow: `If` is a Python `if` on `bool(cond)`, a counted
-`Loop` a `for` over `torch.arange(lo, hi)` (the index is an i64 0-d tensor), a scan appends
+`Loop` a `for` over a Python `range(lo, hi)` (the index, where the body reads it, an i64 0-d
+tensor made each trip: `torch.arange` would hold every index at once), a scan appends
 each trip's yield to a list and stacks it with `torch.stack`, and `While` is a
 `while True` loop that breaks when its condition block gives false.
 
@@ -29,11 +30,11 @@ printable ASCII so that none can end early.
 from __future__ import annotations
 
 from ..ir import tensor as ir
-from ..passes.traverse import expr_free_vars
+from ..passes.traverse import expr_free_vars, free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
 from . import triton as tri
-from .layout import comment, loop_expected, unpack_count
+from .layout import comment, grad_slots, has_own_autograd, loop_expected, unpack_count
 from .writer import CodeWriter
 
 _KINDS = ("entry", "op", "fn")
@@ -159,7 +160,7 @@ class _ModuleEmitter:
 
 def _autograd_ok(f: ir.Func) -> bool:
     """An op goes through autograd by its own Function when every parameter is a tensor."""
-    return all(isinstance(p.type, ir.TType) for p in f.params)
+    return has_own_autograd(f)
 
 
 def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
@@ -222,15 +223,8 @@ def autograd_class(f: ir.Func, name: str) -> str:
 def _grad_items(f: ir.Func) -> list[str]:
     """What backward returns per parameter: the grad clause's result for each floating
     tensor parameter, in order; None for the others."""
-    floats = [k for k, p in enumerate(f.params)
-              if isinstance(p.type, ir.TType) and p.type.rank and ops.is_float(p.type.dtype)]
-    ty = f.grad.body.result.type
-    many = isinstance(ty, ir.TupleTy)
-    if (len(ty.items) if many else 1) != len(floats):
-        raise ValueError(f"the grad clause of op {f.name} returns {ty} for "
-                         f"{len(floats)} floating tensor parameter(s)")
-    picks = {k: (f"g[{j}]" if many else "g") for j, k in enumerate(floats)}
-    return [picks.get(k, "None") for k in range(len(f.params))]
+    many = isinstance(f.grad.body.result.type, ir.TupleTy)
+    return ["None" if j is None else (f"g[{j}]" if many else "g") for j in grad_slots(f)]
 
 
 def _tuple(items: list[str]) -> str:
@@ -385,7 +379,10 @@ class _FuncEmitter(CodeWriter):
             self.line(depth, f"{y} = []")
         index = self.fresh()
         inner[e.index.name] = index
-        self.line(depth, f"for {index} in torch.arange({lo}, {lo + trips}, device=_d):")
+        counter = self.fresh()
+        self.line(depth, f"for {counter} in range({lo}, {lo + trips}):")
+        if e.index in free_vars(e.body):  # the index as a tensor, only where it is read
+            self.line(depth + 1, f"{index} = {ops.loop_index_expr(counter)}")
         res = self.block(e.body, inner, depth + 1)
         values = self.next_values(e, res, e.body.result.type)
         if carried:

@@ -452,6 +452,14 @@ def einsum_expr(spec: str, args: Sequence[str], arg_types: Sequence[ir.Ty], resu
     return cast_expr(body, acc, result.dtype)
 
 
+def loop_index_expr(i: str) -> str:
+    """A counted loop's index, the Python int `i`, as the i64 0-d tensor the IR reads.
+
+    Loops count with a Python `range`, which holds no trips: `torch.arange(lo, hi)` would
+    materialise every index before the first trip (8 GB for 10**9 trips)."""
+    return f"torch.full((), {i}, dtype=torch.int64, device=_d)"
+
+
 def empty_expr(ty: ir.TType) -> str:
     """An empty tensor of a type (a scan of no trips)."""
     return f"torch.empty({shape_code(ty.shape)}, dtype={torch_dtype(ty.dtype)}, device=_d)"

@@ -278,7 +278,8 @@ class KernelEmitter(CodeWriter):
         if not isinstance(mem, ir.Var) or not isinstance(mem.type, ir.TType):
             raise ValueError(f"{e.op}: the first operand must be a memory tensor")
         args = [self.name(a, env) for a in e.args[1:]]
-        return tt.memory_stmt(e.op, self.name(mem, env), args, mem.type)
+        return tt.memory_stmt(e.op, self.name(mem, env), args, mem.type,
+                              [a.type for a in e.args[1:]])
 
     # ---------------------------------------------------- control flow
 

@@ -296,13 +296,16 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
     raise ValueError(f"no Triton lowering for primitive {op!r}")
 
 
-def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType) -> str:
-    """`load` (an expression), `store` and the atomics (statements); `args` follow the pointer.
+def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType,
+                types: Sequence[ir.Ty] = ()) -> str:
+    """`load` (an expression), `store` and the atomics (statements); `args` follow the pointer,
+    `types` are their types.
 
     A masked load without `other` reads 0 where the mask is false (Triton would leave it
-    undefined).
+    undefined). A scalar value or mask at a tile of offsets is broadcast to the tile
+    (`tile_operands`).
     """
-    offsets, *rest = args
+    offsets, *rest = tile_operands(op, args, types)
     where = f"{ptr} + {offsets}"
     if op == "load":
         if not rest:
@@ -314,6 +317,28 @@ def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType) -> str:
         mask = f", mask={rest[1]}" if len(rest) > 1 else ""
         return f"{fn}({where}, {rest[0]}{mask})"
     raise ValueError(f"not a memory primitive: {op!r}")
+
+
+def tile_operands(op: str, args: Sequence[str], types: Sequence[ir.Ty]) -> list[str]:
+    """A memory access's operands after the pointer, each scalar value or mask broadcast to
+    the tile of the offsets (`args[0]`); a load's `other` is left to Triton.
+
+    LANGUAGE.md section 6 allows a scalar value (`store`, atomics) and a scalar mask at a
+    tile of positions. Compiled Triton broadcasts them itself, but its interpreter
+    (`TRITON_INTERPRET=1`) rejects a scalar mask ("mask has unsupported dtype"), so the
+    generated code never relies on it: what it passes has the tile's shape. A bool scalar is
+    compared with 0 after broadcasting, since the interpreter splats one as int32 data.
+    """
+    if not types or not types[0].shape:
+        return list(args)
+    tile = tuple(int(n) for n in types[0].shape)
+    count = 2 if op == "load" else 3  # offsets and mask, or offsets, value and mask
+    out = list(args)
+    for k in range(1, min(count, len(args))):
+        if types[k].rank == 0:
+            wide = _broadcast(args[k], (), tile)
+            out[k] = f"({wide} != 0)" if types[k].dtype == "bool" else wide
+    return out
 
 
 # ----------------------------------------------------------------- dot

@@ -17,8 +17,9 @@ from typing import Any, Callable
 import torch
 
 from ..emit import torch_ops as ops
-from ..emit.layout import loop_expected, unpack_count
+from ..emit.layout import grad_slots, has_own_autograd, loop_expected, unpack_count
 from ..ir import tensor as ir
+from ..passes.traverse import free_vars
 
 
 def run(program: ir.Program, *inputs: Any) -> tuple:
@@ -61,6 +62,13 @@ class Interpreter:
             raise TypeError(f"{func.name} takes {len(func.params)} arguments, got {len(args)}")
         return self.block(func.body, {p.name: a for p, a in zip(func.params, args)})
 
+    def call_op(self, func: ir.Func, args: list[Any]) -> Any:
+        """A call as generated code makes it: an op with a `grad` clause goes through its
+        autograd Function when autograd records and an argument requires a gradient."""
+        if func.grad is not None and has_own_autograd(func) and _needs_grad(args):
+            return _ByClause.apply(self, func, *args)
+        return self.call(func, args)
+
     def block(self, b: ir.Block, env: dict[str, Any]) -> Any:
         env = dict(env)
         for bind in b.binds:
@@ -90,7 +98,7 @@ class Interpreter:
             _check(value, e.type, e)
             return value
         if isinstance(e, ir.Call):
-            return self.call(self.funcs[e.callee], [self.atom(a, env) for a in e.args])
+            return self.call_op(self.funcs[e.callee], [self.atom(a, env) for a in e.args])
         if isinstance(e, ir.MakeTuple):
             return tuple(self.atom(a, env) for a in e.items)
         if isinstance(e, ir.GetItem):
@@ -128,10 +136,13 @@ class Interpreter:
         values = [self.atom(a, env) for a in e.init]
         ys: list[list[Any]] = [[] for _ in range(e.yields)]
         trips = max(0, e.hi - e.lo)
-        for index in torch.arange(e.lo, e.lo + trips, device=self.device):
+        index_of = ops.compile_expr(("i",), ops.loop_index_expr("i"))
+        read = e.index in free_vars(e.body)
+        for i in range(e.lo, e.lo + trips):  # a Python range, as generated code: no arange
             inner = dict(env)
             inner.update((v.name, x) for v, x in zip(e.carried, values))
-            inner[e.index.name] = index
+            if read:
+                inner[e.index.name] = index_of(self.device, i)
             nxt = self._next(e, self.block(e.body, inner), e.body)
             values = nxt[:len(e.carried)]
             for rows, y in zip(ys, nxt[len(e.carried):]):
@@ -150,6 +161,32 @@ class Interpreter:
                 break
             values = self._next(e, self.block(e.body, inner), e.body)
         return tuple(values)
+
+
+def _needs_grad(args: list[Any]) -> bool:
+    """The test generated code makes (`_ln_needs_grad`), from the same helper source."""
+    return ops.helper_namespace()["_ln_needs_grad"](*args)
+
+
+class _ByClause(torch.autograd.Function):
+    """An op with a `grad` clause under autograd: forward runs the body (autograd records
+    nothing inside a Function's forward), backward runs the clause on the saved inputs, the
+    result and the arriving gradient, and hands each floating tensor parameter its part."""
+
+    @staticmethod
+    def forward(ctx: Any, interp: Interpreter, op: ir.Func, *args: torch.Tensor) -> Any:
+        result = interp.call(op, list(args))
+        ctx.interp, ctx.op = interp, op
+        ctx.save_for_backward(*args, result)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor) -> tuple:
+        *args, y = ctx.saved_tensors
+        op: ir.Func = ctx.op
+        grads = ctx.interp.call(op.grad, [*args, y, dy])
+        pick = (lambda j: grads[j]) if isinstance(grads, tuple) else (lambda j: grads)
+        return (None, None) + tuple(None if j is None else pick(j) for j in grad_slots(op))
 
 
 def _check(value: Any, ty: ir.Ty, e: ir.Expr) -> None:

@@ -1046,3 +1046,95 @@ def _t76(x, v):
 def _t70(v, x):
     o = v[1::2][::2]
     return v.reshape(3, 4), v[0::2], x.reshape(2, 3, 4, 3), np.concatenate([o, o])
+
+# ===================================== operands of different ranks, empty axes (90-94)
+
+def _rows(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """An operand broadcast right-aligned to `shape`, as exact integers."""
+    return np.broadcast_to(big(a), shape)
+
+
+@ref("90_integer_division_ranks", "main",
+     out="i32 i32 i32 i32 i32 i32 u64 u64 f32",
+     inputs=args(nonzero((2, 3), "i32"), nonzero((3,), "i32"), nonzero((), "i32"),
+                 it((2, 3), "u64", 1), it((3,), "u64", 1), fl((2, 3)), mag((3,), 0.5, 3.0)))
+def _t90(x, y, s, u, v, f, g):
+    X, Y, S = big(x), _rows(y, (2, 3)), _rows(s, (2, 3))
+    q = wrap(tdiv(X, Y), "i32")  # MIN / -1 wraps to MIN
+    return (q, wrap(tmod(X, Y), "i32"), wrap(tdiv(Y, X), "i32"), wrap(tmod(S, X), "i32"),
+            wrap(tdiv(X, S), "i32"), wrap(big(wrap(tmod(big(y), big(s)), "i32")) + big(q), "i32"),
+            wrap(tdiv(big(u), _rows(v, (2, 3))), "u64"), wrap(tmod(_rows(v, (2, 3)), big(u)), "u64"),
+            np.fmod(f, g))
+
+
+def _shift(x: Any, n: Any, dtype: str, left: bool) -> np.ndarray:
+    """`shl`/`shr` on exact integers: counts of the width or more give 0 or the sign."""
+    x, n = np.broadcast_arrays(big(x), big(n))
+    bits = BITS[dtype]
+    out = [(v << min(k, bits)) if left else (v >> min(k, bits)) for v, k in
+           zip(x.reshape(-1), n.reshape(-1))]
+    return wrap(np.array(out, dtype=object).reshape(x.shape), dtype)
+
+
+@ref("90_integer_division_ranks", "shifts", out="i32 i32 u16 u16",
+     inputs=args(it((2, 3), "i32"), it((3,), "i32", 0, 40), it((2, 3), "i32", 0, 40),
+                 it((2, 3), "u16"), it((), "u16", 0, 20)))
+def _t90_shifts(x, n, c, u, k):
+    # Python's >> on exact integers is arithmetic; u16 values are non-negative, so logical
+    return (_shift(x, n, "i32", True), _shift(n, c, "i32", False),
+            _shift(u, k, "u16", False), _shift(k, u, "u16", True))
+
+
+EDGES[("90_integer_division_ranks", "main")] = [
+    # MIN / -1 wraps to MIN and MIN % -1 is 0, with the -1 broadcast along rows
+    (val("i32", [I32[0], I32[0], 7, -7, I32[1], I32[0]], (2, 3)), val("i32", [-1, 2, -2]),
+     val("i32", -1), val("u64", [U64, 2**63, 5, 1, U64, 7], (2, 3)),
+     val("u64", [2**63, U64, 3]), zeros((2, 3)), val("f32", [1.5, -2.0, 3.0]))]
+
+
+@ref("91_empty_axes", "sums", out="f32 f32 f32 f64 f32",
+     inputs=args(fl((0, 3)), fl((2, 0), "f64")))
+def _t91_sums(x, w):
+    return (np.zeros(3), np.ones(3), np.float64(0.0), np.ones(2), np.zeros(0))
+
+
+@ref("91_empty_axes", "highest", out="f32 f32", inputs=args(fl((0, 3))))
+def _t91_highest(x):
+    return (np.full(3, -np.inf), np.float64(-np.inf))
+
+
+@ref("91_empty_axes", "lowest", out="f64", inputs=args(fl((0, 3), "f64")))
+def _t91_lowest(x):
+    return np.full(3, np.inf)
+
+
+@ref("91_empty_axes", "exact", out="i32 i32 i32 i32 u8 u8 bool bool",
+     inputs=args(it((0, 3), "i32"), it((2, 0), "u8"), bl((0, 3))))
+def _t91_exact(k, u, b):
+    lo, hi = int_range("i32")
+    return (np.zeros(3, np.int32), np.ones(3, np.int32), np.full(3, lo, np.int32),
+            np.full(3, hi, np.int32), np.zeros(2, np.uint8), np.full(2, U8, np.uint8),
+            np.zeros(3, np.bool_), np.ones(3, np.bool_))
+
+
+@ref("91_empty_axes", "scanned", out="f32 f32", inputs=args(fl((3,))))
+def _t91_scanned(x):
+    return (np.float64(-np.inf), x)
+
+
+@ref("91_empty_axes", "no_rows", out="f32", inputs=args(fl((0, 3)), fl((3,))))
+def _t91_no_rows(xs, y):
+    return y
+
+
+@ref("92_cast_round_trips", "main", out="bool i8 i8",
+     inputs=args(bl((4,)), bl((4,)), it((4,), "i8")))
+def _t92(x, y, k):
+    K = big(k)
+    return (x | y, wrap(K * 4, "i8"), wrap(K + 3 * tdiv(K, 2), "i8"))
+
+
+@ref("93_scalar_store_and_clause", "main", out="f32 f32", inputs=args(fl((3, 10)), fl((4,))))
+def _t93(x, w):
+    truncated = np.trunc(np.float32(w * 4.0))  # w is on a grid of 1/32: w * 4 is exact
+    return (np.broadcast_to(x.sum(axis=1, keepdims=True), x.shape), (truncated * w).sum())

@@ -7,8 +7,8 @@ input), are compared with
 
 (a) PyTorch autograd through the module of the *original* entry (numerics "exact"; ops
     with a grad clause go through their autograd Function, whose backward is the clause),
-    and, for programs without grad clauses, autograd through the PyTorch interpreter of
-    the original entry (which differentiates bodies);
+    and autograd through the PyTorch interpreter of the original entry (which also runs
+    grad clauses as backward, and differentiates the other bodies);
 (b) central finite differences of the loss in float64, when every floating input is f64.
 
 Every grad program is also checked by the IR verifier after each pass (`--verify-each`).
@@ -158,10 +158,6 @@ class _Interpreted:
         return out if isinstance(out, tuple) else (out,)
 
 
-def has_grad_clause(case: Case) -> bool:
-    return "grad(" in (HERE / f"{case.file}.linnet").read_text()
-
-
 def finite_differences(module, params, inputs, h: float = 1e-6) -> list[torch.Tensor]:
     """Central differences of the loss in float64, one input element at a time."""
     def loss(xs):
@@ -208,10 +204,9 @@ def test_gradient_matches_autograd_and_finite_differences(case: Case):
         close(loss, want_loss, "f64" if loss.dtype == torch.float64 else "f32")
         for g, w, k in zip(grads, want, floats):
             close(g, w, params[k].type.dtype)
-        if not has_grad_clause(case):
-            _, interpreted = autograd(_Interpreted(case), params, inputs)
-            for g, w, k in zip(grads, interpreted, floats):
-                close(g, w, params[k].type.dtype)
+        _, interpreted = autograd(_Interpreted(case), params, inputs)
+        for g, w, k in zip(grads, interpreted, floats):
+            close(g, w, params[k].type.dtype)
         if all(params[k].type.dtype == "f64" for k in floats):
             for g, w in zip(grads, finite_differences(original, params, inputs)):
                 scale = 1.0 + abs(float(loss))
