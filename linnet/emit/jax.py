@@ -183,6 +183,8 @@ def _tuple(items: list[str]) -> str:
 class _Func(CodeWriter):
     """One function: straight-line bindings, and local functions for control flow."""
 
+    NAN_GUARD = True  # float max/min reductions are NaN where a NaN is reduced
+
     def __init__(self, module: _Module, func: ir.Func) -> None:
         super().__init__()
         self.module = module
@@ -225,7 +227,7 @@ class _Func(CodeWriter):
         args = [self.atom(x, env) for x in getattr(e, "args", ())]
         if isinstance(e, ir.Prim):
             code = ops.prim_expr(e.op, args, [a.type for a in e.args], e.type, e.attrs,
-                                 self.module.numerics)
+                                 self.module.numerics, self.NAN_GUARD)
         elif isinstance(e, ir.Einsum):
             code = ops.einsum_expr(e.spec, args, [a.type for a in e.args], e.type, e.acc,
                                    self.module.numerics)

@@ -137,7 +137,8 @@ def _highest(dtype: str) -> bool | int | float:
     return (1 << BITS[dtype]) - 1 if dtype in UNSIGNED else (1 << (BITS[dtype] - 1)) - 1
 
 
-def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) -> str:
+def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...],
+            nan_guard: bool = True) -> str:
     axes = tuple(sorted({a % tx.rank if tx.rank else a for a in axes}))
     d = tr.dtype
     if not axes:
@@ -150,7 +151,10 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) 
     x = cast_expr(x, tx.dtype, d)
     if op in ("max", "min"):
         init = _lowest(d) if op == "max" else _highest(d)
-        return f"jnp.{op}({x}, axis={dims}, initial={py_scalar(value_of(init, d))})"
+        extreme = f"jnp.{op}({x}, axis={dims}, initial={py_scalar(value_of(init, d))})"
+        if nan_guard and is_float(d):  # XLA's vectorised CPU reductions can skip NaN
+            return f"jnp.where(jnp.isnan({x}).any(axis={dims}), jnp.nan, {extreme})"
+        return extreme
     if op in ("any", "all"):
         return f"jnp.{op}({x}, axis={dims})"
     raise ValueError(f"unknown reduction reduce_{op}")
@@ -199,8 +203,11 @@ def _nowhere(result: ir.TType) -> str:
 
 
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
-              attrs: Any = (), numerics: str = "equivalent") -> str:
-    """The JAX expression computing `Prim(op, args)`, over operand names `args`."""
+              attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True) -> str:
+    """The JAX expression computing `Prim(op, args)`, over operand names `args`.
+
+    `nan_guard`: float max/min reductions give NaN where their slice holds one (see
+    `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do."""
     attrs = dict(attrs)
     tys = list(arg_types)
     ir.check_prim_operands(op, args, tys, result)
@@ -242,7 +249,7 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
         total = f"jnp.cumsum({x}, axis={_int(attrs['axis'])}, dtype={jnp_dtype(w)})"
         return cast_expr(total, w, result.dtype)
     if op.startswith("reduce_"):
-        return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]))
+        return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]), nan_guard)
     if op == "diagonal":
         return _diagonal(a, ta, _ints(attrs["axes"]))
     if op == "dot":

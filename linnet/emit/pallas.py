@@ -93,6 +93,8 @@ def _lp_atomic(op, ref, offsets, value, mask):
 class KernelFunc(_Func):
     """One kernel Func as a Pallas kernel over refs."""
 
+    NAN_GUARD = False  # Triton's max/min reductions give NaN themselves
+
     def emit(self, as_name: str | None = None) -> str:
         f = self.func
         used = memory_names(f.body)

@@ -17,7 +17,9 @@ The semantics are the JAX table's (`jax_ops.py`), which are XLA's, row for row:
 - Comparisons use `compare_type` SIGNED, UNSIGNED (unsigned and bool) or FLOAT (no total
   order: NaN compares unequal), as JAX lowers them.
 - `min`/`max` are `stablehlo.minimum`/`maximum`, which propagate NaN (IEEE-754 minimum and
-  maximum), the very operations `jnp.minimum`/`jnp.maximum` lower to.
+  maximum), the very operations `jnp.minimum`/`jnp.maximum` lower to. A float max or min
+  reduction is also NaN where its slice holds one (`_nan_where_nan`): XLA's vectorised CPU
+  reductions can skip a NaN.
 - `cast` is `stablehlo.convert` (float to integer truncates, integers keep their low bits),
   except to `bool`, which is `x != 0`.
 - Sums, products, scans and contractions of f16/bf16 values run in f32 and round once;
@@ -480,12 +482,22 @@ def _reduce_row(op: str) -> Callable[[Row], Value]:
             return convert(r.w, x, d)
         if op in ("max", "min"):
             init = _lowest(d) if op == "max" else _highest(d)
-            return reduce(r.w, convert(r.w, x, d), axes, f"stablehlo.{op}imum", init)
+            x = convert(r.w, x, d)
+            extreme = reduce(r.w, x, axes, f"stablehlo.{op}imum", init)
+            return _nan_where_nan(r.w, x, axes, extreme) if is_float(d) else extreme
         combine, init = _REDUCE[op]
         w = work_dtype(d) if op in ("sum", "prod") else d
         total = reduce(r.w, convert(r.w, x, w), axes, f"stablehlo.{combine}", init)
         return convert(r.w, total, d)
     return row
+
+
+def _nan_where_nan(w: OpWriter, x: Value, axes: Sequence[int], extreme: Value) -> Value:
+    """`extreme` (a max or min of x over axes), NaN where the reduced slice holds a NaN:
+    `stablehlo.maximum` propagates NaN, but XLA's vectorised CPU reductions can skip it."""
+    has_nan = reduce(w, compare(w, "NE", x, x), axes, "stablehlo.or", False)
+    nan = constant(w, math.nan, extreme.type.dtype, extreme.type.shape)
+    return w.op1("stablehlo.select", [has_nan, nan, extreme], extreme.type)
 
 
 def _diagonal(r: Row) -> Value:
