@@ -17,8 +17,21 @@ STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
 
 
+_WORKER_NAME = "linnet-compile"
+
+
+def on_deep_stack() -> bool:
+    """True inside a job run by `call_with_deep_stack` (its stack is already deep)."""
+    return threading.current_thread().name == _WORKER_NAME
+
+
 def call_with_deep_stack(job: Callable[[], R]) -> R:
-    """Run job on a thread with a deep stack; re-raise whatever it raised."""
+    """Run job on a thread with a deep stack; re-raise whatever it raised.
+
+    Nested calls (a pass run by the pipeline, itself on a deep stack) run the job
+    directly rather than starting another thread."""
+    if on_deep_stack():
+        return job()
     outcome: dict[str, object] = {}
 
     def target() -> None:
@@ -31,7 +44,7 @@ def call_with_deep_stack(job: Callable[[], R]) -> R:
     sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
     threading.stack_size(STACK_BYTES)
     try:
-        worker = threading.Thread(target=target, name="linnet-compile")
+        worker = threading.Thread(target=target, name=_WORKER_NAME)
         worker.start()
     finally:
         threading.stack_size(old_stack)
