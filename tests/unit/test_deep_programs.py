@@ -117,6 +117,33 @@ def test_onnx_builds_a_checked_model(case):
     assert len(model.graph.output) == 1
 
 
+def test_onnx_refuses_subgraphs_nested_beyond_its_format_with_a_diagnostic(tmp_path, capsys):
+    pytest.importorskip("onnx")
+    from linnet.cli import main
+    from linnet.emit.onnx import MAX_SUBGRAPH_DEPTH
+    path = tmp_path / "deep.linnet"
+    path.write_text(chain_program())
+    assert main(["onnx", str(path), "-o", str(tmp_path / "deep.onnx")]) == 1
+    assert "error[E2190]: not implemented yet: ONNX export" in capsys.readouterr().err
+
+
+def test_onnx_runs_the_deepest_chain_it_accepts():
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+    from linnet.emit.onnx import MAX_SUBGRAPH_DEPTH
+    model = compile_source(chain_program(MAX_SUBGRAPH_DEPTH), path="deep.linnet",
+                           target="onnx").text
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    for x, want in [(2.5, 3.0), (-1.0, 0.0), (100.0, 100.0)]:
+        (out,) = session.run(None, {name: np.array(x, dtype=np.float32)})
+        assert float(out) == want
+    with pytest.raises(CompileError) as err:
+        compile_source(chain_program(MAX_SUBGRAPH_DEPTH + 1), path="deep.linnet", target="onnx")
+    assert err.value.diagnostics[0].code == "E2190"
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["generated", "interpreter"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_torch_runtime_runs(case, compiled, tmp_path):
