@@ -984,3 +984,8 @@ EDGES: dict[tuple[str, str], list[tuple[In, ...]]] = {
         (zeros((4,)), val("i64", 7), val("i64", -2), val("i64", 3),
          val("bool", False), val("bool", True))],
 }
+
+
+@ref("95_blank_line_runs", "main", out="f32", inputs=args(fl((4,)), it((), "i64", -2, 2)))
+def _t95(x, n):
+    return 40 * x + 50 if n > 0 else -x  # 41 unary minuses negate
