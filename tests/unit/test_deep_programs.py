@@ -225,9 +225,6 @@ def test_shallow_programs_are_unchanged():
 def test_nesting_that_exhausts_even_the_deep_stack_is_a_diagnostic(monkeypatch):
     import linnet.deepstack as deepstack
     monkeypatch.setattr(deepstack, "RECURSION_LIMIT", 1200)
-    monkeypatch.setattr(deepstack, "STACK_BYTES", 64 * 1024 * 1024)
-    from linnet.passes import manager
-    monkeypatch.setattr(manager, "call_with_deep_stack", deepstack.call_with_deep_stack)
     from linnet.passes.manager import Options, Pass, run_pipeline
 
     def deep(n: int) -> int:
