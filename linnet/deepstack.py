@@ -1,13 +1,21 @@
 """Running the compiler on a deep stack.
 
-The checker walks expressions recursively, and a program may legitimately
-hold a 5,000-term sum or a long `else if` chain. Rather than rewrite every
-walk as a loop, compilation runs on a worker thread with a large stack and a
-high recursion limit; what still overflows becomes a diagnostic (E1006).
+The checker and the passes walk expressions recursively, and a program may
+legitimately hold a 5,000-term sum or a long `else if` chain. Rather than rewrite
+every walk as a loop, compilation runs on a worker thread with a large stack and
+a high recursion limit; what still overflows becomes a diagnostic (E1006).
+
+There is one such worker per process, started on first use and kept: state that
+must stay on one thread lives there across compilations (egglog's e-graphs may
+only be used, and dropped, on the thread that made them, and the e-graph passes
+keep theirs per thread, declared once). Calls from several threads take turns;
+a call made on the worker itself (a pass calling the checker) runs directly.
 """
 
 from __future__ import annotations
 
+import atexit
+import queue
 import sys
 import threading
 from typing import Callable, TypeVar
@@ -15,28 +23,74 @@ from typing import Callable, TypeVar
 R = TypeVar("R")
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
+_WORKER_NAME = "linnet-compile"
+
+_JOBS: "queue.Queue[Callable[[], None]]" = queue.Queue()
+_START = threading.Lock()
+_TURN = threading.Lock()  # one job at a time: the recursion limit is process-wide
+_worker: threading.Thread | None = None
+
+
+def on_deep_stack() -> bool:
+    """True inside a job run by `call_with_deep_stack` (its stack is already deep)."""
+    return threading.current_thread().name == _WORKER_NAME
 
 
 def call_with_deep_stack(job: Callable[[], R]) -> R:
-    """Run job on a thread with a deep stack; re-raise whatever it raised."""
+    """Run job on the deep-stack worker and wait for it; re-raise whatever it raised."""
+    if on_deep_stack():
+        return job()
     outcome: dict[str, object] = {}
+    done = threading.Event()
 
-    def target() -> None:
+    def run() -> None:
         try:
             outcome["value"] = job()
         except BaseException as err:  # noqa: BLE001 - handed back to the caller
             outcome["error"] = err
+        finally:
+            done.set()
 
-    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
-    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
-    threading.stack_size(STACK_BYTES)
-    try:
-        worker = threading.Thread(target=target, name="linnet-compile")
-        worker.start()
-    finally:
-        threading.stack_size(old_stack)
-    worker.join()
-    sys.setrecursionlimit(old_limit)
+    with _TURN:
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+        try:
+            _ensure_worker()
+            _JOBS.put(run)
+            done.wait()
+        finally:
+            sys.setrecursionlimit(old_limit)
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+def _ensure_worker() -> None:
+    global _worker
+    with _START:
+        if _worker is not None and _worker.is_alive():
+            return
+        old_stack = threading.stack_size()
+        threading.stack_size(STACK_BYTES)
+        try:
+            _worker = threading.Thread(target=_serve, name=_WORKER_NAME, daemon=True)
+            _worker.start()
+        finally:
+            threading.stack_size(old_stack)
+
+
+def _serve() -> None:
+    while (job := _JOBS.get()) is not _STOP:
+        job()
+
+
+def _STOP() -> None:
+    """Posted at exit: the worker returns, so its thread-local state (e-graphs) is freed
+    on its own thread, not by the interpreter's shutdown on another one."""
+
+
+@atexit.register
+def _stop_worker() -> None:
+    if _worker is not None and _worker.is_alive():
+        _JOBS.put(_STOP)
+        _worker.join(timeout=10)

@@ -11,7 +11,9 @@ is compared with generated PyTorch.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -129,7 +131,9 @@ def _kernel_names(path: Path) -> list[str]:
 
 
 def main(folder: Path = EXAMPLES) -> int:
-    os.environ.setdefault("LINNET_CACHE", os.path.join(tempfile.gettempdir(), "linnet-demo"))
+    if "LINNET_CACHE" not in os.environ:  # a fresh private folder, not a shared fixed name
+        os.environ["LINNET_CACHE"] = tempfile.mkdtemp(prefix="linnet-demo-")
+        atexit.register(shutil.rmtree, os.environ["LINNET_CACHE"], True)
     import torch  # importing torch does not import triton: the interpreter can still be chosen
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")

@@ -125,6 +125,10 @@ MIDDLE = [
     Pass("lower-kernel-einsums", "turn the contractions left in kernels into broadcast "
          "products and sums", "tensor-core", "tensor-core",
          _lazy("linnet.passes.lower_kernel_einsums", "lower_kernel_einsums")),
+    Pass("outline-deep-blocks", "move if, for and while nested more than 24 blocks deep "
+         "into functions of their own (long else-if chains), so generated Python stays "
+         "within CPython's nesting limits", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.outline_deep", "outline_deep_blocks")),
 ]
 
 BACK = {

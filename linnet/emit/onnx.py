@@ -30,11 +30,13 @@ dtypes). This module lays out the program:
 
 from __future__ import annotations
 
-from typing import Union
+from contextlib import contextmanager
+from typing import Iterator, Union
 
 import onnx
 from onnx import helper
 
+from ..diagnostics import CompileError, Diagnostic, Span
 from ..ir import tensor as ir
 from . import onnx_ops as ops
 from .layout import loop_expected, unpack_count
@@ -43,13 +45,17 @@ from .layout import loop_expected, unpack_count
 #: onnxruntime runs opset 21 (IR version 10) from release 1.20 on.
 OPSET = 21
 
+#: If and Loop subgraphs nested in one another, at most: each costs the model three
+#: levels of protobuf messages, and onnxruntime's reader refuses a model 32 deep.
+MAX_SUBGRAPH_DEPTH = 24
+
 Value = Union[str, tuple["Value", ...]]
 Env = dict[str, Value]
 
 
 def emit_onnx(program: ir.Program, options=None) -> onnx.ModelProto:
     """The ONNX model of `program`'s entry (op bodies only), checked by `onnx.checker`."""
-    model = _Exporter(program).model()
+    model = _Exporter(program, getattr(options, "path", "<input>")).model()
     try:
         onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as err:
@@ -84,9 +90,31 @@ def _unflatten(names: list[str], ty: ir.Ty) -> Value:
 
 
 class _Exporter:
-    def __init__(self, program: ir.Program) -> None:
+    def __init__(self, program: ir.Program, path: str = "<input>") -> None:
         self.program = program
         self.scope = ops.Scope()
+        self.path = path
+        self.depth = 0  # subgraphs open around the node being built
+
+    @contextmanager
+    def subgraph(self) -> Iterator[None]:
+        """Around the building of an If's or Loop's subgraphs: refuses more than
+        `MAX_SUBGRAPH_DEPTH` of them nested, which ONNX's protobuf cannot hold."""
+        if self.depth >= MAX_SUBGRAPH_DEPTH:
+            raise CompileError([Diagnostic(
+                "E2190", f"not implemented yet: ONNX export of `if`, `for` and `while` "
+                f"nested more than {MAX_SUBGRAPH_DEPTH} deep (an else-if chain counts each "
+                "`else if`)", Span(self.path, 0, 0),
+                notes=("ONNX nests each subgraph in its parent's protobuf message, and "
+                       "protobuf readers (onnxruntime's included) refuse messages nested "
+                       "about 100 deep; functions are inlined, so calls do not help",),
+                help="nest fewer levels (test the conditions as a balanced tree rather "
+                     "than a chain), or export with `linnet torch`, `jax` or `stablehlo`")])
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def model(self) -> onnx.ModelProto:
         entry = self.program.func(self.program.entry)
@@ -167,7 +195,8 @@ class _Exporter:
         branches = {}
         for key, block in (("then_branch", e.then), ("else_branch", e.orelse)):
             sub = ops.Nodes(self.scope)
-            results = _flatten(self.block(block, env, sub))
+            with self.subgraph():
+                results = _flatten(self.block(block, env, sub))
             branches[key] = self.graph(self.scope.fresh("g"), sub, [], results, types)
         cond = self.atom(e.cond, env, g)
         names = g.add("If", [cond], outputs=len(types), **branches)
@@ -200,7 +229,8 @@ class _Exporter:
         sub = ops.Nodes(self.scope)
         inner[e.index.name] = number if e.lo == 0 else sub.add(
             "Add", [number, g.const(e.lo, "i64")])
-        values = self.next_values(e, inner, sub)
+        with self.subgraph():
+            values = self.next_values(e, inner, sub)
         carried_types = [t for v in e.carried for t in _leaves(v.type)]
         types = [ir.TType((), "bool"), *carried_types, *e.yield_types]
         body = self.graph(self.scope.fresh("g"), sub, inputs,
@@ -216,9 +246,10 @@ class _Exporter:
         first = self.block(e.cond, {**env, **{v.name: x for v, x in zip(e.carried, init)}}, g)
         inputs, inner, _, _ = self.carried_inputs(e, env)
         sub = ops.Nodes(self.scope)
-        values = self.next_values(e, inner, sub)
-        again = self.block(e.cond, {**inner, **{v.name: x for v, x in zip(e.carried, values)}},
-                           sub)
+        with self.subgraph():
+            values = self.next_values(e, inner, sub)
+            again = self.block(e.cond, {**inner, **{v.name: x for v, x in zip(e.carried, values)}},
+                               sub)
         carried_types = [t for v in e.carried for t in _leaves(v.type)]
         body = self.graph(self.scope.fresh("g"), sub, inputs,
                           [again] + [n for v in values for n in _flatten(v)],

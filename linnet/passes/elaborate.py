@@ -305,13 +305,20 @@ class _Builder:
         self.blocks: list[list[ir.Bind]] = [[]]
         self.taken: set[str] = set()
         self.temps: set[str] = set()
+        self.suffix: dict[str, int] = {}  # per hint, the last suffix handed out
 
     def fresh(self, hint: str, ty: ir.Ty) -> ir.Var:
-        """A variable whose name no other variable of the function has (`acc`, `acc_1`)."""
-        name, n = hint, 0
+        """A variable whose name no other variable of the function has (`acc`, `acc_1`).
+
+        Each hint remembers its last suffix, so the ten-thousandth `a` of an unrolled
+        `static for` costs one probe, not ten thousand: elaboration stays linear."""
+        name, n = hint, self.suffix.get(hint, 0)
+        if n:
+            name = f"{hint}_{n}"
         while name in self.taken:
             n += 1
             name = f"{hint}_{n}"
+        self.suffix[hint] = n
         self.taken.add(name)
         return ir.Var(name, ty)
 

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..deepstack import call_with_deep_stack
+from ..diagnostics import CompileError, Diagnostic, Span
+
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,21 @@ def banner(kind: str, p: Pass) -> str:
 
 def run_pipeline(passes: Iterable[Pass], ir: Any, options: Options,
                  shown: Instrumentation | None = None) -> Result:
+    """Run the passes in order on a deep stack (`linnet.deepstack`).
+
+    Every pass may recurse over expressions, and what `check` accepts (a sum of
+    thousands of terms, a long `else if` chain) must compile; what still exhausts
+    that stack is E1006, a diagnostic, not a crash."""
+    try:
+        return call_with_deep_stack(lambda: _run_passes(passes, ir, options, shown))
+    except RecursionError:
+        raise CompileError([Diagnostic(
+            "E1006", "program nested too deeply to compile", Span(options.path, 0, 0),
+            help="split deeply nested expressions with `let` bindings")]) from None
+
+
+def _run_passes(passes: Iterable[Pass], ir: Any, options: Options,
+                shown: Instrumentation | None) -> Result:
     shown = shown or Instrumentation()
     stages: list[Stage] = []
     for number, p in enumerate(passes, start=1):

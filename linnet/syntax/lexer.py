@@ -16,6 +16,7 @@ layout step then settles what a context-free grammar cannot:
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from lark import Token
@@ -101,7 +102,8 @@ def _scan(text: str, path: str) -> tuple[list[Token], list[Diagnostic]]:
         kind, lexeme, end = m.lastgroup, m.group(), m.end()
         col = pos - line_start + 1
         if kind == "NL":
-            tokens.append(_token("NL", "\n", pos, end, line, col))
+            if not tokens or tokens[-1].type != "NL":  # a run of blank or comment lines
+                tokens.append(_token("NL", "\n", pos, end, line, col))  # is one newline
             line, line_start = line + 1, end
         elif kind == "BLOCK_COMMENT":
             end = _block_comment_end(text, pos)
@@ -153,7 +155,33 @@ def _number_token(lexeme: str, pos: int, line: int, col: int, path: str,
             help="write integers as `42`, `1_000`, `0xff` or `0b1010` (`_` only between "
                  "digits, no leading zeros) and floats with a fraction or exponent: `0.5`, `1e-5`"))
         return _token("FLOAT" if is_float else "INT", "0", pos, pos + len(lexeme), line, col)
+    if not is_float and _too_large_for_any_dtype(lexeme):
+        shown = lexeme if len(lexeme) <= 24 else f"{lexeme[:16]}...{lexeme[-4:]}"
+        diagnostics.append(Diagnostic(
+            "E2105", f"integer literal `{shown}` ({len(lexeme)} characters) out of range for "
+            "every dtype", Span(path, pos, pos + len(lexeme)), "too large for any dtype",
+            help=f"the widest dtypes are u64 (up to {2**64 - 1}) and f64 (up to about "
+                 "1.8e308); write a float literal with an exponent for a large float"))
+        return _token("INT", "0", pos, pos + len(lexeme), line, col)
     return _token("FLOAT" if is_float else "INT", lexeme, pos, pos + len(lexeme), line, col)
+
+
+#: The largest integer any dtype holds: f64's largest finite value (u64 stops at 2**64 - 1).
+LARGEST_LITERAL = int(sys.float_info.max)
+
+
+def _too_large_for_any_dtype(lexeme: str) -> bool:
+    """Is this (well-formed) integer literal beyond every dtype, f64 included?
+
+    Decided without converting a long decimal literal: Python refuses to convert one of
+    more than 4,300 digits, and anything past 309 digits is beyond f64 anyway. Hexadecimal
+    and binary literals convert in linear time at any length."""
+    digits = lexeme.replace("_", "")
+    if digits[:2].lower() in ("0x", "0b"):
+        return int(digits, 0) > LARGEST_LITERAL
+    if len(digits) > len(str(LARGEST_LITERAL)):
+        return True
+    return int(digits) > LARGEST_LITERAL
 
 
 def _token(kind: str, value: str, start: int, end: int, line: int, col: int) -> Token:

@@ -19,6 +19,7 @@ from lark.lexer import Lexer
 from ..diagnostics import Diagnostic, Span
 from . import tree as t
 from .lexer import tokenize
+from .tables import load_parser
 
 OUT_OF_SCOPE = {"struct": "structs", "enum": "enums", "match": "`match`", "block": "blocks",
                 "param": "`param`", "state": "`state`", "buffer": "`buffer`",
@@ -38,9 +39,16 @@ class _TokenList(Lexer):
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The LALR parser, its tables from the private per-user cache when they are there."""
     grammar = (Path(__file__).parent / "linnet.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer=_TokenList, keep_all_tokens=True, maybe_placeholders=False,
-                transformer=_Build(), start="start", cache=True)
+    return load_parser(grammar, lambda: _build_lark(grammar), {"linnet-token-list": _TokenList},
+                       _Build())
+
+
+def _build_lark(grammar: str) -> Lark:
+    """Build the tables from the grammar (lark's own cache stays off: it unpickles)."""
+    return Lark(grammar, parser="lalr", lexer=_TokenList, keep_all_tokens=True,
+                maybe_placeholders=False, transformer=_Build(), start="start")
 
 
 def parse(text: str, path: str) -> tuple[t.Module | None, list[Diagnostic]]:

@@ -4,7 +4,8 @@
   compile a program's entries for the shapes and dtypes they are called with
   (see `linnet/torch/loader.py`);
 - `run` (the interpreter, `compile=False`) evaluates tensor-core IR directly;
-- `import_generated` writes generated source to the cache directory and imports it.
+- `import_generated` imports generated source from its text (never from a file or `.pyc`),
+  keeping a copy in the private cache folder (see `linnet/torch/runtime.py`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Generics are bound from the inputs at each call (shapes give dims and packs,
 tensor dtypes give dtype generics), and each binding is compiled once. With
-`compile=True` the program is generated as a PyTorch module, written to the
-cache directory and imported from that file; with `compile=False` the tensor
+`compile=True` the program is generated as a PyTorch module and imported from
+the generated text (a copy kept in the private cache); with `compile=False` the tensor
 IR is evaluated directly by the interpreter, generating no code.
 """
 
@@ -177,8 +177,9 @@ def load_function(path: str, name: str, *, compile: bool = True,
     shapes and dtypes reuse it. The call returns the entry's result: one tensor, or a tuple
     of tensors for a tuple result, in exactly the dtypes and shapes of its declared type.
 
-    `compile=True` generates a PyTorch module (`linnet torch`), writes it to the cache
-    directory (`$LINNET_CACHE`, else `~/.cache/linnet`) and imports it from there.
+    `compile=True` generates a PyTorch module (`linnet torch`) and imports it from the
+    generated text, keeping a copy in the private cache folder (`$LINNET_CACHE`, else
+    `$XDG_CACHE_HOME/linnet`, else `~/.cache/linnet`; see `linnet.torch.runtime`).
     `compile=False` runs the PyTorch interpreter on the tensor IR instead, generating no
     code. `numerics` is `"exact"`, `"equivalent"` or `"fast"`, as `--numerics`.
     """

@@ -1138,3 +1138,10 @@ def _t92(x, y, k):
 def _t93(x, w):
     truncated = np.trunc(np.float32(w * 4.0))  # w is on a grid of 1/32: w * 4 is exact
     return (np.broadcast_to(x.sum(axis=1, keepdims=True), x.shape), (truncated * w).sum())
+
+
+# ============================================================ limits (95-99)
+
+@ref("95_blank_line_runs", "main", out="f32", inputs=args(fl((4,)), it((), "i64", -2, 2)))
+def _t95(x, n):
+    return 40 * x + 50 if n > 0 else -x  # 41 unary minuses negate

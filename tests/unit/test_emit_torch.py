@@ -169,6 +169,7 @@ def test_module_cache_writes_a_file_and_imports_it(tmp_path):
 
 def test_default_cache_directory(tmp_path, monkeypatch):
     monkeypatch.delenv("LINNET_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert runtime.cache_dir() == tmp_path / "home" / ".cache" / "linnet"
     assert os.path.isdir(tmp_path / "home" / ".cache" / "linnet")
