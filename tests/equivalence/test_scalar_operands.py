@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from linnet.pipeline import compile_source
+from linnet.testing.harness import default_device
 
 SOURCE = Path(__file__).parent / "scalar_operands.linnet"
 
@@ -73,13 +74,14 @@ def test_triton_broadcasts_scalar_values_and_masks():
     text = _generate("torch", "equivalent")
     inputs = _inputs()
     module = _import(text, "scalar_operands_triton")
-    assert module._lt_kernel_ok(torch.device("cpu"), torch.zeros(1))  # kernels run
-    tensors = [torch.from_numpy(a) for a in inputs]
-    _agree([t.numpy() for t in module.main(*tensors)], _expected(*inputs))
+    device = torch.device(default_device())  # CUDA: compiled; else Triton's interpreter
+    assert module._lt_kernel_ok(device, torch.zeros(1, device=device))  # kernels run
+    tensors = [torch.from_numpy(a).to(device) for a in inputs]
+    _agree([t.cpu().numpy() for t in module.main(*tensors)], _expected(*inputs))
     assert "tl.atomic_max(o0 + v1, tl.broadcast_to(" in text  # a scalar value, broadcast
     assert "!= 0)" in text  # a scalar mask, broadcast as a true bool tile
     body = _import(_generate("torch", "exact"), "scalar_operands_torch_body")
-    _agree([t.numpy() for t in body.main(*tensors)], _expected(*inputs))
+    _agree([t.cpu().numpy() for t in body.main(*tensors)], _expected(*inputs))
 
 
 def test_pallas_broadcasts_scalar_values_and_masks(monkeypatch):
@@ -132,5 +134,7 @@ def test_integer_division_and_shifts_of_tiles_of_different_ranks(target, monkeyp
         text = _generate("torch", "equivalent", "mixed")
         assert "tl.store(" in text
         module = _import(text, "mixed_ranks_triton")
-        got = [t.numpy() for t in module.main(*(torch.from_numpy(a) for a in inputs))]
+        device = torch.device(default_device())  # CUDA: compiled; else the interpreter
+        got = [t.cpu().numpy() for t in module.main(*(torch.from_numpy(a).to(device)
+                                                      for a in inputs))]
     _agree(got, want)

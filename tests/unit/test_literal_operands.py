@@ -101,8 +101,7 @@ entry main(x: Tensor[16; f32], flag: bool) -> Tensor[16; f32] {
 def test_literal_operands_in_a_kernel_agree_with_the_body(tmp_path):
     path = _write(tmp_path, KERNEL)
     x = torch.arange(16, dtype=torch.float32)
-    result = compare_kernel_and_body(path, "lit", [x, torch.tensor(False)], device="cpu",
-                                     grad=False)
+    result = compare_kernel_and_body(path, "lit", [x, torch.tensor(False)], grad=False)
     assert result.ok and result.kernel_ran, str(result)
     y = lt.load_function(path, "main", compile=False)(x, torch.tensor(False))
     assert y.tolist() == (4 * x + 2 + 9 + 6).tolist()

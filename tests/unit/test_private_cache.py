@@ -32,7 +32,8 @@ PARSE = ("import sys\nfrom linnet.syntax.parser import parse\n"
 
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    full = {**os.environ, **env, "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    full = {**os.environ, **env, "PYTHONPATH": path}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env=full, timeout=120)
 
