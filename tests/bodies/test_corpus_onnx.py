@@ -25,6 +25,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from linnet.pipeline import compile_source  # noqa: E402
+from linnet.testing.onnx_run import f32_boundary  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_corpus_numpy as torch_corpus  # noqa: E402
@@ -55,27 +56,6 @@ def session(key: tuple[str, str], values: dict[str, object]):
         _SESSIONS[cache_key] = ort.InferenceSession(f32_boundary(model).SerializeToString(),
                                                     providers=["CPUExecutionProvider"])
     return _SESSIONS[cache_key]
-
-
-def f32_boundary(model):
-    """The model with bf16 inputs and outputs exchanged as f32 (exactly: every bf16 value is
-    an f32 value), since onnxruntime's Python API has no NumPy type for bf16."""
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    graph, bf16 = model.graph, onnx.TensorProto.BFLOAT16
-    first, last = [], []
-    for value, into in [(v, first) for v in graph.input] + [(v, last) for v in graph.output]:
-        tensor = value.type.tensor_type
-        if tensor.elem_type != bf16:
-            continue
-        inner, value.name = value.name, value.name + "_f32"
-        tensor.elem_type = onnx.TensorProto.FLOAT
-        src, dst, to = ((value.name, inner, bf16) if into is first
-                        else (inner, value.name, onnx.TensorProto.FLOAT))
-        into.append(onnx.helper.make_node("Cast", [src], [dst], to=to))
-    nodes = first + list(graph.node) + last
-    del graph.node[:]
-    graph.node.extend(nodes)
-    return model
 
 
 def run(key: tuple[str, str], inputs: tuple, values: dict[str, object]) -> list:

@@ -36,11 +36,9 @@ def runner(target: str, case: Case, bind: dict):
 
 def _load(target: str, out, case: Case):
     if target == "onnx":
-        ort = pytest.importorskip("onnxruntime")
-        session = ort.InferenceSession(out.SerializeToString(),
-                                       providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-        return lambda *xs: session.run(None, dict(zip(names, xs)))
+        pytest.importorskip("onnxruntime")
+        from linnet.testing.onnx_run import load_onnx
+        return load_onnx(out)
     if target == "stablehlo":
         from linnet.testing.stablehlo_run import run_stablehlo
         return lambda *xs: run_stablehlo(out, *xs)
