@@ -18,7 +18,7 @@ from ..check.instance import Analysis, Instance
 from ..check.types import LitT, TensorT
 from ..diagnostics import Diagnostic, Span
 from ..syntax import tree as t
-from .elaborate import assigned_outer
+from .elaborate_walks import assigned_outer
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 

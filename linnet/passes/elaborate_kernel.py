@@ -45,8 +45,11 @@ from ..diagnostics import Diagnostic
 from ..ir import tensor as ir
 from ..ir.verify import broadcast_shapes
 from ..syntax import tree as t
-from .elaborate import (ElaborationError, _binding_key, _Body, _Builder, _checker, _children,
-                        _Elaborator, _func_name, _lit, _source)
+from .elaborate import _Body, _Elaborator
+from .elaborate_builder import _Builder
+from .elaborate_instances import _binding_key, _checker, _func_name, _source
+from .elaborate_values import ElaborationError, _lit
+from .elaborate_walks import _children
 
 BOOL = ir.TType((), "bool")
 TRUE = ir.Lit(True, BOOL)

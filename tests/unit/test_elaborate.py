@@ -21,7 +21,8 @@ from linnet.check.types import TensorT, TupleT
 from linnet.ir import tensor as ir
 from linnet.ir.walk import all_binds, expr_atoms, expr_blocks
 from linnet.ir.printer import print_func, print_program
-from linnet.passes.elaborate import ElaborationError, elaborate
+from linnet.passes.elaborate import elaborate
+from linnet.passes.elaborate_values import ElaborationError
 from linnet.program import load_program
 from linnet.syntax import tree as t
 

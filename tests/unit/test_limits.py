@@ -8,7 +8,7 @@ import time
 import pytest
 
 from linnet.frontend import check_program
-from linnet.passes.elaborate import _Builder
+from linnet.passes.elaborate_builder import _Builder
 from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.lexer import LARGEST_LITERAL, _scan, tokenize
 
