@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from ..check.body import BodyChecker
-from ..check.dims import Dim, Facts
+from ..check.dim_normal_form import Dim
+from ..check.dims import Facts
 from ..check.instance import Analysis, Instance
 from ..check.items import signature_of
 from ..check.ranges import I64_MAX, I64_MIN
