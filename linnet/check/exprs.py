@@ -11,7 +11,7 @@ from typing import Callable
 from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
 from ..syntax.parser import VALUED_FOR
-from .dims import Dim
+from .dim_normal_form import Dim
 from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,

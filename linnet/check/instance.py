@@ -16,7 +16,8 @@ from ..program import Program
 from ..syntax import tree as t
 from .body import BodyChecker
 from .checker import Checked, analyze
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .items import check_kernel_header, signature_of
 from .scope import Frame
 from .signatures import Binding, Signature

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
 from .body import BodyChecker
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .scope import CALLABLE_BUILTINS, KERNEL_BUILTINS, PRELUDE, Frame, Globals
 from .signatures import Signature
 from .types import ERR, compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar

@@ -23,7 +23,8 @@ import math
 from ..diagnostics import Diagnostic, DiagnosticBag
 from ..syntax import tree as t
 from ..syntax.printer import print_expr
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .types import TensorT, Val
 
 STORED = "store"

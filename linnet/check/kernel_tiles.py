@@ -22,7 +22,8 @@ from typing import Iterator, get_args
 
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .types import TensorT, TupleT, Val
 
 NEGATION = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}

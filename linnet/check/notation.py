@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from ..syntax import tree as t
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .types import count, compile_time_int, ERR, DimItem, LitT, MemT, PackDim, TensorT, Val, is_scalar, scalar
 from .unify import dims_equal, shape_text
 

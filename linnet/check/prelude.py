@@ -7,7 +7,7 @@ Each builtin is one small method. Arguments are checked by position; only
 from __future__ import annotations
 
 from ..syntax import tree as t
-from .dims import Dim
+from .dim_normal_form import Dim
 from .types import choice_of, compile_time_int, joint_literal, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 

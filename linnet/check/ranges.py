@@ -11,7 +11,7 @@ bound must be a non-negative one. Both are E2105, the code of values out of thei
 
 from __future__ import annotations
 
-from .dims import Dim
+from .dim_normal_form import Dim
 from .unify import Problem
 
 I64_MIN = -(2**63)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..syntax import tree as t
-from .dims import Dim
+from .dim_normal_form import Dim
 from .types import DimItem, MemT, PackDim, TensorT, TupleT, Type
 
 

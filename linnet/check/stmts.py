@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..syntax import tree as t
-from .dims import Dim
+from .dim_normal_form import Dim
 from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
 from .unify import literal_fits, shapes_equal
 

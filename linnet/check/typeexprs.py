@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..syntax import tree as t
-from .dims import Dim
+from .dim_normal_form import Dim
 from .types import compile_time_int, DTYPES, KINDS, LitT, PackDim, ShapeT, TensorT, TupleT, Type, scalar
 
 

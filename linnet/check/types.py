@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from .dims import Dim
+from .dim_normal_form import Dim
 
 INTEGER = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 FLOAT = ("f16", "bf16", "f32", "f64")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dims import Dim, Facts
+from .dim_normal_form import Dim
+from .dims import Facts
 from .types import (DTYPE_KINDS, FLOAT, FLOAT_MAX, INT_RANGES, INTEGER, NUMERIC, DimItem, LitT,
                     PackDim, TensorT, Val, literal_values)
 

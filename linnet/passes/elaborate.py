@@ -50,7 +50,7 @@ so no mixin needs the class it is part of. What moved is re-exported here.
 
 from __future__ import annotations
 
-from ..check.dims import Dim
+from ..check.dim_normal_form import Dim
 from ..check.instance import Analysis, Instance
 from ..check.signatures import Binding
 from ..check.types import LitT, PackDim, TensorT, TupleT, Val

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..check.dims import Dim, Facts
+from ..check.dim_normal_form import Dim
+from ..check.dims import Facts
 from ..check.instance import Analysis, analyze_program
 from ..check.items import item_frame
 from ..check.signatures import Binding, match_dims

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..check.dims import Dim
+from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, match_dims
 from ..check.types import TensorT
 from ..diagnostics import CompileError, SourceFile, render
