@@ -12,7 +12,8 @@ far, which is why they stand apart from the body translator.
 from __future__ import annotations
 
 from ..check.body import BodyChecker
-from ..check.dims import Dim, Facts
+from ..check.dim_normal_form import Dim
+from ..check.dims import Facts
 from ..check.instance import Analysis, Instance
 from ..check.items import signature_of
 from ..check.ranges import I64_MAX, I64_MIN

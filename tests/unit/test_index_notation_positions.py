@@ -15,18 +15,8 @@ import pytest
 import torch
 
 import linnet.torch as lt
-from linnet.frontend import check_program
+from programs import diagnostics_of, write_program
 
-
-def _write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "prog.linnet"
-    path.write_text(text)
-    return str(path)
-
-
-def _found(tmp_path: Path, text: str) -> list[tuple[str, str]]:
-    result = check_program(_write(tmp_path, text))
-    return [(d.code, text[d.span.start:d.span.end]) for d in result.diagnostics]
 
 
 OVER_A_CALL = """module over_a_call
@@ -68,20 +58,20 @@ where R >= 1, C >= 3 {
 
 @pytest.mark.parametrize("text", [OVER_A_CALL, AT_A_POSITION, MIXED])
 def test_the_programs_check(tmp_path, text):
-    assert _found(tmp_path, text) == []
+    assert diagnostics_of(tmp_path, text) == []
 
 
 @pytest.mark.parametrize("compile", [False, True], ids=["interpreter", "generated"])
 def test_over_a_call(tmp_path, compile):
     v = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
-    w = lt.load_function(_write(tmp_path, OVER_A_CALL), "main", compile=compile)(v)
+    w = lt.load_function(write_program(tmp_path, OVER_A_CALL), "main", compile=compile)(v)
     assert w.tolist() == [0.0, 2.0, 6.0, 12.0, 20.0]
 
 
 @pytest.mark.parametrize("compile", [False, True], ids=["interpreter", "generated"])
 def test_at_a_position(tmp_path, compile):
     x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-    y = lt.load_function(_write(tmp_path, AT_A_POSITION), "main", compile=compile)(x)
+    y = lt.load_function(write_program(tmp_path, AT_A_POSITION), "main", compile=compile)(x)
     assert y.tolist() == [0.0, 8.0, 16.0]
 
 
@@ -90,7 +80,7 @@ def test_mixed_positions_and_computed_tensors(tmp_path, compile):
     x = torch.arange(10, dtype=torch.float32).reshape(2, 5)
     v = torch.tensor([1.0, -1.0, 2.0, 0.5, 3.0])
     ends, colsum, corner, d, rows = lt.load_function(
-        _write(tmp_path, MIXED), "main", compile=compile)(x, v)
+        write_program(tmp_path, MIXED), "main", compile=compile)(x, v)
     assert ends.tolist() == (x[:, 4] + x[:, 2] - x[:, 1]).tolist()
     assert colsum.tolist() == (2.0 * x).sum(dim=0).tolist()
     assert corner.item() == (x[0] * v).sum().item()
@@ -116,7 +106,7 @@ def _in_entry(line: str, where: str = "where C >= 1") -> str:
     ("let y[r] = x[r, 1.0]", "where C >= 1", [("E3104", "1.0")]),
 ])
 def test_positions_that_are_not_allowed(tmp_path, line, where, want):
-    assert _found(tmp_path, _in_entry(line, where)) == want
+    assert diagnostics_of(tmp_path, _in_entry(line, where)) == want
 
 
 def test_a_tile_is_not_read_at_a_fixed_position_in_a_kernel(tmp_path):
@@ -130,7 +120,7 @@ kernel k(x: Tensor[4, 16; f32]) -> y: Tensor[16; f32] grid(1) {
     store(y[cols], first)
 }
 """
-    assert _found(tmp_path, text) == [("E2127", "0")]
+    assert diagnostics_of(tmp_path, text) == [("E2127", "0")]
 
 
 KERNEL = """module computed_tile
@@ -156,5 +146,5 @@ entry main(x: Tensor[4, 16; f32]) -> Tensor[16; f32] {
 def test_a_computed_tile_in_a_kernel_agrees_with_the_body(tmp_path):
     from linnet.testing import compare_kernel_and_body
     x = torch.arange(64, dtype=torch.float32).reshape(4, 16)
-    result = compare_kernel_and_body(_write(tmp_path, KERNEL), "pick", [x], grad=False)
+    result = compare_kernel_and_body(write_program(tmp_path, KERNEL), "pick", [x], grad=False)
     assert result.ok and result.kernel_ran, str(result)

@@ -17,20 +17,16 @@ import torch
 import linnet.torch as lt
 from linnet.frontend import check_program
 from linnet.testing import compare_kernel_and_body
+from programs import write_program
 
 BINARY = ["+", "-", "*", "/", "%", "|", "^", "&", "==", "!=", "<", "<=", ">", ">="]
 CALLS = ["min(7, 2)", "max(7, 2.5)", "shl(7, 2)", "shr(7, 1)", "select(c, 7, 2)",
          "select(c, 7.0, 2)"]
 
 
-def _write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "prog.linnet"
-    path.write_text(text)
-    return str(path)
-
 
 def _codes(tmp_path: Path, text: str) -> list[str]:
-    return [d.code for d in check_program(_write(tmp_path, text)).diagnostics]
+    return [d.code for d in check_program(write_program(tmp_path, text)).diagnostics]
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -66,7 +62,7 @@ entry main(x: i32, c: bool, cs: Tensor[3; bool]) -> (i32, i32, f32, Tensor[3; f6
 
 @pytest.mark.parametrize("compile", [False, True], ids=["interpreter", "generated"])
 def test_literal_operands_in_an_entry_run(tmp_path, compile):
-    f = lt.load_function(_write(tmp_path, ENTRY), "main", compile=compile)
+    f = lt.load_function(write_program(tmp_path, ENTRY), "main", compile=compile)
     a, b, s, t, u, w = f(torch.tensor(3, dtype=torch.int32), torch.tensor(True),
                          torch.tensor([True, False, True]))
     assert (a.dtype, a.item()) == (torch.int32, 16)
@@ -99,7 +95,7 @@ entry main(x: Tensor[16; f32], flag: bool) -> Tensor[16; f32] {
 
 
 def test_literal_operands_in_a_kernel_agree_with_the_body(tmp_path):
-    path = _write(tmp_path, KERNEL)
+    path = write_program(tmp_path, KERNEL)
     x = torch.arange(16, dtype=torch.float32)
     result = compare_kernel_and_body(path, "lit", [x, torch.tensor(False)], grad=False)
     assert result.ok and result.kernel_ran, str(result)

@@ -20,17 +20,8 @@ import linnet.torch as lt
 from linnet.cli import main
 from linnet.diagnostics import SourceFile, render, visible
 from linnet.frontend import check_program
+from programs import diagnostics_of, write_program
 
-
-def _write(tmp_path: Path, text: str, name: str = "prog.linnet") -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
-def _found(tmp_path: Path, text: str) -> list[tuple[str, str]]:
-    result = check_program(_write(tmp_path, text))
-    return [(d.code, text[d.span.start:d.span.end]) for d in result.diagnostics]
 
 
 # ------------------------------------------------------ unknown generic kinds
@@ -51,11 +42,11 @@ entry main(x: Tensor[4; f32], y: Tensor[3; f32]) -> Tensor[4; f32] {
 
 
 def test_an_unknown_generic_kind_is_one_e1201_each(tmp_path):
-    assert _found(tmp_path, UNKNOWN_KIND) == [("E1201", "T: Bogus"), ("E1201", "N: Dimm")]
+    assert diagnostics_of(tmp_path, UNKNOWN_KIND) == [("E1201", "T: Bogus"), ("E1201", "N: Dimm")]
 
 
 def test_an_unknown_generic_kind_is_a_diagnostic_on_the_command_line(tmp_path, capsys):
-    assert main(["check", _write(tmp_path, UNKNOWN_KIND)]) == 1
+    assert main(["check", write_program(tmp_path, UNKNOWN_KIND)]) == 1
     assert "unknown generic kind `Bogus`" in capsys.readouterr().err
 
 
@@ -68,14 +59,14 @@ GENERIC = ("module m\n\nentry main<R: Dim, *S: Shape>(x: Tensor[R, *S; f32]) -> 
 @pytest.mark.parametrize("value", ["R=²", "R=٣", "R=99999999999999999999", "S=2,³"])
 def test_bind_takes_ascii_digits_only(tmp_path, capsys, value):
     others = ["--bind", "S=2"] if value.startswith("R") else ["--bind", "R=2"]
-    assert main(["torch", _write(tmp_path, GENERIC), "--bind", value, *others]) == 2
+    assert main(["torch", write_program(tmp_path, GENERIC), "--bind", value, *others]) == 2
     err = capsys.readouterr().err
     assert err.startswith("linnet torch: --bind") and "internal compiler error" not in err
 
 
 def test_bind_with_ascii_digits_compiles(tmp_path, capsys):
     out = tmp_path / "out.py"
-    assert main(["torch", _write(tmp_path, GENERIC), "--bind", "R=3", "--bind", "S=2,4",
+    assert main(["torch", write_program(tmp_path, GENERIC), "--bind", "R=3", "--bind", "S=2,4",
                  "-o", str(out)]) == 0
     assert "def main(" in out.read_text()
 
@@ -91,7 +82,7 @@ def test_visible_escapes_control_and_format_characters():
 def test_a_rendered_diagnostic_never_holds_a_control_character(tmp_path):
     text = ("module m\n\nentry main(x: f32) -> f32 {\n"
             "\tlet y = /*\x1b[2J\u202e*/ x + h // \x07\x1b]0;title\x07\n    return y\n}\n")
-    result = check_program(_write(tmp_path, text))
+    result = check_program(write_program(tmp_path, text))
     [d] = result.diagnostics
     shown = render(d, result.sources)
     assert not any(c in shown for c in "\x1b\x07\u202e\t")
@@ -102,7 +93,7 @@ def test_a_rendered_diagnostic_never_holds_a_control_character(tmp_path):
 
 def test_the_command_line_prints_no_control_character(tmp_path, capsys):
     text = "module m\n\nentry main(x: f32) -> f32 {\n    return x + h // \x1b[31m\n}\n"
-    assert main(["check", _write(tmp_path, text)]) == 1
+    assert main(["check", write_program(tmp_path, text)]) == 1
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\\x1b[31m" in err
 
@@ -117,14 +108,14 @@ def test_an_integer_division_by_a_zero_known_at_compile_time_is_e2130(tmp_path, 
                                                                      divisor):
     text = ("module m\n\nconst ZERO = 0\n\nentry main<N: Dim>(a: Tensor[4; i32], k: i32) -> "
             f"Tensor[4; i32] {{\n    let z = N - N\n    let q = {expr}\n    return a\n}}\n")
-    assert _found(tmp_path, text) == [("E2130", divisor)]
+    assert diagnostics_of(tmp_path, text) == [("E2130", divisor)]
 
 
 @pytest.mark.parametrize("expr", ["x / 0.0", "x % 0.0", "a / 1", "a % N", "a / k"])
 def test_other_divisions_check(tmp_path, expr):
     text = ("module m\n\nentry main<N: Dim>(a: Tensor[4; i32], x: Tensor[4; f32], k: i32) -> "
             f"i32 where N > 0 {{\n    let q = {expr}\n    return k\n}}\n")
-    assert _found(tmp_path, text) == []
+    assert diagnostics_of(tmp_path, text) == []
 
 
 def test_a_division_by_zero_in_a_kernel_is_e2130(tmp_path):
@@ -135,7 +126,7 @@ kernel k(x: Tensor[16; i32]) -> y: Tensor[16; i32] grid(1) {
     store(y[offs], load(x[offs]) % 0)
 }
 """
-    assert _found(tmp_path, text) == [("E2130", "0")]
+    assert diagnostics_of(tmp_path, text) == [("E2130", "0")]
 
 
 # ---------------------------------------------------------- CR-only sources
@@ -188,7 +179,7 @@ entry run(x: Tensor[2; f32]) -> Tensor[2; f32] {
 
 
 def test_every_entry_is_reachable_by_item_access(tmp_path):
-    m = lt.load(_write(tmp_path, ENTRIES), compile=False)
+    m = lt.load(write_program(tmp_path, ENTRIES), compile=False)
     x = torch.tensor([1.0, 2.0])
     assert m["source"](x).tolist() == [2.0, 3.0]
     assert m["entries"](x).tolist() == [2.0, 4.0]
@@ -205,5 +196,5 @@ def test_every_entry_is_reachable_by_item_access(tmp_path):
 
 def test_a_loaded_module_can_be_copied(tmp_path):
     import copy
-    m = lt.load(_write(tmp_path, ENTRIES), compile=False)
+    m = lt.load(write_program(tmp_path, ENTRIES), compile=False)
     assert copy.copy(m)["run"] is m["run"]

@@ -1,0 +1,20 @@
+"""Helpers for tests that check a small program held in a string."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linnet.frontend import check_program
+
+
+def write_program(tmp_path: Path, text: str, name: str = "prog.linnet") -> str:
+    """The program written to a file under tmp_path; its path."""
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def diagnostics_of(tmp_path: Path, text: str) -> list[tuple[str, str]]:
+    """(code, the text its span covers) of each diagnostic `check` gives the program."""
+    result = check_program(write_program(tmp_path, text))
+    return [(d.code, text[d.span.start:d.span.end]) for d in result.diagnostics]
