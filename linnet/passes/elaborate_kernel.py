@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from ..check.dims import Facts
 from ..check.items import signature_of
 from ..check.kernel_grids import bound_grid_problem
+from ..check.kernel_tiles import HELP as TILE_HELP, is_tile_size, tile_text
 from ..check.signatures import Binding
 from ..check.types import TensorT, TupleT
 from ..deepstack import call_with_deep_stack
@@ -185,18 +186,12 @@ class _TileSizes:
         if not isinstance(ty, TensorT):
             return
         shape = tuple(self.dim(d) for d in ty.dims)
-        if all(d > 0 and d & (d - 1) == 0 for d in shape):
+        if all(map(is_tile_size, shape)):
             return
-        if isinstance(node, t.Call) and node.callee == "iota":
-            what = f"iota({shape[0]})"
-        else:
-            what = "a tile of shape [" + ", ".join(map(str, shape)) + "]"
-        message = f"tile sizes must be powers of two: {what}"
+        message = f"tile sizes must be powers of two: {tile_text(node, shape)}"
         span = node.span
         raise ElaborationError(message, span, "E2127", [Diagnostic(
-            "E2127", message, span, "not a power of two",
-            help="choose kernel generics that make every tile size a power of two, and "
-                 "mask what lies past the data")])
+            "E2127", message, span, "not a power of two", help=TILE_HELP)])
 
 
 class _FnOnTiles(_TileSizes, _Body):

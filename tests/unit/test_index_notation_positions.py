@@ -9,7 +9,6 @@ and generated PyTorch.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import torch
