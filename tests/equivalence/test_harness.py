@@ -17,9 +17,11 @@ from linnet.testing.strategies import cases, generic_values
 
 from kernel_cases import DEVICE, HERE, example
 
-EXAMPLE_OF = {"matmul_bf16": "matmul"}  # ops that live in another op's example
+# ops that live in another op's example
+EXAMPLE_OF = {"matmul_bf16": "matmul", "layer_norm_bf16": "layer_norm",
+              "layer_norm_dx": "layer_norm", "layer_norm_dwdb": "layer_norm"}
 OPS = ["softmax", "matmul", "matmul_bf16", "column_stats", "row_scan", "row_product",
-       "layer_norm", "attention", "relu"]
+       "layer_norm", "layer_norm_bf16", "layer_norm_dx", "layer_norm_dwdb", "attention", "relu"]
 
 
 # ---------------------------------------------------------------- tolerances

@@ -23,6 +23,7 @@ SMALL = {
     "row_scan": dict(R=3, C=5),
     "row_product": dict(R=3, C=5),
     "layer_norm": dict(R=3, C=5),
+    "layer_norm_bf16": dict(R=3, C=5),
     "attention": dict(L=3, S=5, D=7),
     "relu": dict(N=5),
 }

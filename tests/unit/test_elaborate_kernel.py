@@ -43,6 +43,8 @@ CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linne
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
+            ("layer_norm", "layer_norm_any"): {"R": 37, "C": 100},
+            ("layer_norm", "layer_norm_bf16_any"): {"R": 3, "C": 768},
             ("mlp", "predict"): {"N": 4, "I": 2, "H": 8, "O": 3},
             ("mlp", "loss"): {"N": 4, "I": 2, "H": 8, "O": 3},
             ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"}}
@@ -296,7 +298,7 @@ def test_every_kernel_instance_is_reached() -> None:
         program = middle_end(path, entry, bind=BINDINGS.get((path.stem, entry)))
         names |= {k.source.split("<")[0].split()[1] for k in kernels(program)}
     assert {"row_softmax", "matmul_tiles", "column_stats_tiles", "attention_blocks",
-            "layer_norm_rows", "row_cumsum", "row_product_rows", "relu_blocks",
+            "layer_norm_rows", "layer_norm_dx_rows", "layer_norm_dwdb_rows", "row_cumsum", "row_product_rows", "relu_blocks",
             "add_blocks", "transpose_tiles", "batched_bias_tiles", "row_max_rows",
             "row_min_int_rows", "copy_exact", "sum_rows", "row_total_rows",
             "double_rows_tiles", "column_reduce_rows", "total_blocks", "half_total_blocks",
