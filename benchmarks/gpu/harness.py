@@ -116,6 +116,7 @@ class Suite:
             if entry not in entry_names(path):
                 raise Missing(f"examples/{example}.linnet has no entry {entry}")
             if target == "jax":
+                self.jax.require()  # Missing, with the reason, where JAX is not usable
                 from linnet.jax import load_function
                 self._entries[key] = load_function(str(path), entry, numerics=numerics)
             else:
