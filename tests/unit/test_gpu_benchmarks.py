@@ -228,3 +228,14 @@ def test_a_dry_run_of_every_case_on_the_cpu(monkeypatch, tmp_path, capsys):
         assert rows[("softmax", "6x10", "f32", "", "jax_body")]["vs_pallas"] is not None
     printed = capsys.readouterr().out
     assert "### Softmax" in printed and "### Matmul" in printed and "rows," in printed
+
+
+def test_the_sweep_rewrites_both_matmul_ops_and_the_launch_hints():
+    from benchmarks.gpu.harness import entry_names
+    from benchmarks.gpu.sweep import variant
+    path = variant(64, 256, 32, 4, 5)
+    text = path.read_text()
+    assert text.count("matmul_tiles<M, N, K, f32, 64, 256, 32>") == 1
+    assert text.count("matmul_tiles<M, N, K, bf16, 64, 256, 32>") == 1
+    assert "warps(4) stages(5)" in text
+    assert {"matmul_any", "matmul_bf16_any"} <= entry_names(path)  # and it still checks
