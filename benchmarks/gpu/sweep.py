@@ -1,7 +1,7 @@
 """`--sweep`: the matmul example's kernel at 4096^3 at other tiles, how its tiles were chosen.
 
 Each variant rewrites the tile sizes of both matmul ops of `examples/matmul.linnet`
-(`kernel matmul_tiles<M, N, K, f32, 128, 128, 32>` and its bf16 twin) and the kernel's
+(`kernel matmul_tiles<M, N, K, f32, 128, 128, 32, 8>` and its bf16 twin) and the kernel's
 launch hints (`warps(8) stages(3)`) into a temporary copy, and times the kernel in f32 at
 full precision, TF32 and bf16 (TFLOP/s). A variant that does not compile or fit reports
 the error's type. One kernel serves both ops, so warps and stages are shared.
@@ -30,9 +30,10 @@ TILES = [(64, 64, 32, 4, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128
 def variant(bm: int, bn: int, bk: int, warps: int, stages: int) -> Path:
     """A copy of the matmul example with other tiles (for both ops) and launch hints."""
     text = (EXAMPLES / "matmul.linnet").read_text()
-    text, ops = re.subn(r"matmul_tiles<M, N, K, (f32|bf16), \d+, \d+, \d+>",
-                        rf"matmul_tiles<M, N, K, \1, {bm}, {bn}, {bk}>", text)
-    text, hints = re.subn(r"warps\(\d+\) stages\(\d+\)", f"warps({warps}) stages({stages})", text)
+    text, ops = re.subn(r"matmul_tiles<M, N, K, (f32|bf16), \d+, \d+, \d+, (\d+)>",
+                        rf"matmul_tiles<M, N, K, \1, {bm}, {bn}, {bk}, \2>", text)
+    text, hints = re.subn(r"(pub kernel matmul_tiles<[^\n]*)warps\(\d+\) stages\(\d+\)",
+                          rf"\g<1>warps({warps}) stages({stages})", text)
     if (ops, hints) != (2, 1):
         raise ValueError("examples/matmul.linnet no longer has the two ops and one kernel "
                          "the sweep rewrites")

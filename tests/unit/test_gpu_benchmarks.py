@@ -235,7 +235,7 @@ def test_the_sweep_rewrites_both_matmul_ops_and_the_launch_hints():
     from benchmarks.gpu.sweep import variant
     path = variant(64, 256, 32, 4, 5)
     text = path.read_text()
-    assert text.count("matmul_tiles<M, N, K, f32, 64, 256, 32>") == 1
-    assert text.count("matmul_tiles<M, N, K, bf16, 64, 256, 32>") == 1
+    assert text.count("matmul_tiles<M, N, K, f32, 64, 256, 32, 8>") == 1
+    assert text.count("matmul_tiles<M, N, K, bf16, 64, 256, 32, 8>") == 1
     assert "warps(4) stages(5)" in text
     assert {"matmul_any", "matmul_bf16_any"} <= entry_names(path)  # and it still checks
