@@ -354,7 +354,7 @@ def test_softmax_after_dce_keeps_the_effect_and_lowers_the_reductions() -> None:
 def test_matmul_offsets_masks_and_contraction() -> None:
     program = middle_end(EXAMPLES / "matmul.linnet")
     (k,) = kernels(program)
-    assert k.launch == ir.Launch((4,), 8, 3, ("empty",))  # 2 x 2 tiles of 128x128, one axis
+    assert k.launch == ir.Launch((4,), 8, 4, ("empty",))  # 2 x 2 tiles of 128x128, one axis
     loads = prims(k, "load")
     assert [e.args[1].type.shape for e in loads] == [(128, 32), (32, 128)]
     assert [e.args[2].type for e in loads] == [ir.TType((128, 32), "bool"),
