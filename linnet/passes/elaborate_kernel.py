@@ -47,6 +47,7 @@ from ..diagnostics import Diagnostic
 from ..ir import tensor as ir
 from ..ir.verify import broadcast_shapes
 from ..syntax import tree as t
+from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
 from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _source
@@ -113,9 +114,16 @@ class KernelLibrary:
 
 def where_holds(analysis, kernel: t.Kernel, binding: Binding) -> bool:
     """Do the kernel's `where` clauses hold for these concrete generics?"""
+    return failing_where(analysis, kernel, binding) is None
+
+
+def failing_where(analysis, kernel: t.Kernel, binding: Binding) -> str | None:
+    """The first of the kernel's `where` clauses that fails for these concrete generics,
+    as written (`BK >= 16`); None when they all hold."""
     checker, _ = _checker(analysis, kernel, binding)
     sig = signature_of(kernel, checker)
-    return all(Facts().prove(left, op, right) for left, op, right, _ in sig.where)
+    return next((print_expr(clause) for left, op, right, clause in sig.where
+                 if not Facts().prove(left, op, right)), None)
 
 
 def grid_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:

@@ -173,7 +173,7 @@ def with_choice(bound: BoundKernel, choice: TunedChoice) -> BoundKernel:
 
 def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | None:
     """Why the choice cannot be used for this binding, or None when it can."""
-    from .elaborate_kernel import elaborate_kernel, grid_problem, where_holds
+    from .elaborate_kernel import elaborate_kernel, failing_where, grid_problem
     if choice.kernel != bound.kernel.name:
         return f"it is for kernel `{choice.kernel}`, and the op binds `{bound.kernel.name}`"
     tunable = tunable_generics(bound)
@@ -189,8 +189,9 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
     if choice.warps is not None and not is_tile_size(choice.warps):
         return f"`warps={choice.warps}` is not a power of two"
     chosen = with_choice(bound, choice)
-    if not where_holds(analysis, chosen.kernel, chosen.binding):
-        return f"`{bound.kernel.name}`'s where clause fails for {choice.describe()}"
+    failing = failing_where(analysis, chosen.kernel, chosen.binding)
+    if failing is not None:
+        return f"`{bound.kernel.name}`'s `where {failing}` fails"
     if grid_problem(analysis, chosen.kernel, chosen.binding) is not None:
         return f"the grid leaves a result unwritten with {choice.describe()}"
     try:

@@ -2,7 +2,8 @@
 that agrees with the op's body, and record it in a tuning file that compiling then reads.
 
 - `tune(path, op, bind={...}, candidates={...}, ...)` runs the search and returns a
-  `TuneResult` (`linnet/tune/tuner.py`); `linnet tune` is its command line.
+  `TuneResult` (`linnet/tune/tuner.py`); `plan(...)` lists the candidates it would try
+  (`candidates.py`); `linnet tune` is its command line (`linnet/cli_tune.py`).
 - `TuningFile` reads and writes the tuning file (`linnet/tune/records.py`);
   `tuning_for(tuning, source, device)` is what a compilation uses.
 
@@ -15,12 +16,12 @@ from typing import Any
 
 from .records import TuningFile, TuningFileError, tuning_for, tuning_path
 
-__all__ = ["tune", "TuneResult", "Candidate", "Trial", "TuningFile", "TuningFileError",
+__all__ = ["tune", "plan", "TuneResult", "TuneError", "Candidate", "Trial", "TuningFile", "TuningFileError",
            "tuning_for", "tuning_path"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("tune", "TuneResult", "Trial", "TuneError"):
+    if name in ("tune", "plan", "TuneResult", "Trial", "TuneError"):
         from . import tuner
         return getattr(tuner, name)
     if name in ("Candidate", "CandidateSpace", "candidate_space"):
