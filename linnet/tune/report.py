@@ -87,7 +87,9 @@ def _verdict(result: TuneResult) -> str:
         return "no candidate agreed with the op's body: nothing recorded"
     text = f"winner: {win.candidate.describe()} at {win.time_ms:.4g} ms"
     speedup = result.speedup()
-    if speedup is not None:
+    if win.candidate == result.space.header:
+        text += " (the header's choice)"
+    elif speedup is not None:
         text += f", {speedup:.2f}x the speed of the header's choice"
     if result.recorded:
         text += (f"; recorded in {result.tuning_path} for {result.device} "
