@@ -91,11 +91,6 @@ class TuningReport:
     def __str__(self) -> str:
         return "\n".join(f"{n.label}: {n.text}" for n in self.notes)
 
-    def note(self, op: str, binding: str | None = None) -> TuningNote | None:
-        """The note of the op `op` (module path and name), at `binding` when given."""
-        return next((n for n in self.notes if n.op == op
-                     and (binding is None or n.binding == binding)), None)
-
 
 def apply_tuning(library, tuning: KernelTuning, numerics: str):
     """The library with each matching, still valid choice applied, and the report.

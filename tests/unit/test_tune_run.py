@@ -1,6 +1,7 @@
 """`linnet tune` and `linnet.tune.tune`: candidates, the body check, timing, recording, and
-the loaders using what was recorded. Kernels run in Triton's interpreter (tests/conftest.py)
-on tiny shapes; timers are injected where the order of times matters."""
+the loaders using what was recorded. Kernels run in Triton's interpreter on tiny shapes
+(tests/conftest.py), or on the GPU where there is one (records are then under its name);
+timers are injected where the order of times matters."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import torch
 from linnet.cli import main
 from linnet.torch import LinnetError, load_function
 from linnet.tune import TuneError, TuningFile, plan, tune
+from linnet.tune.tuner import device_name
 from programs import write_program
 from tuning_programs import MATMUL, ROWS
 
 ROW_BIND = {"R": 8, "C": 48}
 ROW_OP = "tuning_rows.row_sums"
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+NAME = device_name(DEVICE)  # "cpu" here
 
 
 def rows(tmp_path) -> str:
@@ -114,7 +118,7 @@ def test_the_fastest_candidate_loses_when_it_disagrees_with_the_body(tmp_path) -
     assert len(calls) == 3
     assert result.recorded
     saved = TuningFile.load(tmp_path / "linnet.tuning.json")
-    entry = saved.lookup("cpu", ROW_OP, "R=8 C=48", "equivalent")
+    entry = saved.lookup(NAME, ROW_OP, "R=8 C=48", "equivalent")
     assert entry["generics"] == {"BR": 16, "BC": 8} and entry["kernel"] == "rows_floor"
     assert (entry["warps"], entry["stages"], entry["time_ms"]) == (4, 2, 2.0)
     assert entry["header_time_ms"] == 3.0 and entry["linnet"] and entry["date"]
@@ -137,8 +141,8 @@ def test_rerunning_replaces_the_record_and_keeps_the_others(tmp_path) -> None:
     tune(path, "row_sums", {"R": 8, "C": 32}, timer=by_bc({8: 1.0, 16: 2.0}), **base)
     tune(path, "row_sums", ROW_BIND, timer=by_bc({8: 2.0, 16: 1.0}), **base)
     saved = TuningFile.load(file)
-    assert saved.lookup("cpu", ROW_OP, "R=8 C=48", "equivalent")["generics"]["BC"] == 16
-    assert saved.lookup("cpu", ROW_OP, "R=8 C=32", "equivalent")["generics"]["BC"] == 8
+    assert saved.lookup(NAME, ROW_OP, "R=8 C=48", "equivalent")["generics"]["BC"] == 16
+    assert saved.lookup(NAME, ROW_OP, "R=8 C=32", "equivalent")["generics"]["BC"] == 8
 
 
 def test_the_loaders_use_what_was_recorded(tmp_path) -> None:
@@ -146,13 +150,14 @@ def test_the_loaders_use_what_was_recorded(tmp_path) -> None:
     tune(path, "row_sums", ROW_BIND, candidates={"BR": [16], "BC": [8, 16]}, warps=[4],
          stages=[2], timer=by_bc({8: 1.0, 16: 2.0}))
     sums = load_function(path, "sums")  # the file beside the program
-    x = torch.randn(8, 48)
+    x = torch.randn(8, 48, device=DEVICE)
     torch.testing.assert_close(sums(x), x.sum(1), rtol=1e-5, atol=1e-5)
     ((_, device),) = sums.by_inputs  # compiled once, for the inputs' device
-    assert device == "cpu"
+    assert device == NAME
     text = sums.source(R=8, C=48)
     assert "rows_floor__R8_C48_BR16_BC8" in text
-    assert "tuned: BR=16 BC=8 warps=4 stages=2 from" in text and text.count("for cpu") == 1
+    assert "tuned: BR=16 BC=8 warps=4 stages=2 from" in text
+    assert text.count(f"for {NAME}") == 1
     untuned = load_function(path, "sums", tuning=False).source(R=8, C=48)
     assert "BR16_BC16" in untuned and "# tuning" not in untuned
     other = sums.source(R=8, C=64)
@@ -189,13 +194,13 @@ def test_cli_records_and_prints_json(tmp_path, capsys) -> None:
             str(file), "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["op"] == ROW_OP and out["binding"] == "R=8 C=48" and out["device"] == "cpu"
+    assert out["op"] == ROW_OP and out["binding"] == "R=8 C=48" and out["device"] == NAME
     assert out["winner"]["generics"] == {"BR": 16, "BC": 16}
     assert out["tuning_file"] == str(file)
     wrong = next(c for c in out["candidates"] if c["generics"]["BC"] == 32)
     assert wrong["checked"] is False and wrong["winner"] is False
     assert [f["generics"]["BC"] for f in out["filtered"]] == [64]
-    assert TuningFile.load(file).lookup("cpu", ROW_OP, "R=8 C=48", "equivalent")
+    assert TuningFile.load(file).lookup(NAME, ROW_OP, "R=8 C=48", "equivalent")
 
 
 def test_cli_table_and_list(tmp_path, capsys) -> None:
