@@ -1,8 +1,9 @@
 """Tune the matmul example on a GPU, then check that the loaders use what was recorded.
 
-The cases are the two ops of `examples/matmul.linnet` at a square size and a skinny one:
-`matmul` (f32 under `--numerics fast`, TF32 tile products) and `matmul_bf16`, at
-M = N = K = 4096 and at M = 16, N = K = 8192. Each case runs `linnet.tune.tune` over a
+The cases are the ops of `examples/matmul.linnet` at a square size (M = N = K = 4096) and a
+skinny one (M = 16, N = K = 8192): `matmul` (f32 at full precision, and under `--numerics
+fast` with TF32 tile products for the skinny size), `matmul_bt` (TF32 over b transposed,
+what `matmul_tf32_any` runs at the square size) and `matmul_bf16`. Each case runs `linnet.tune.tune` over a
 declared candidate set (the header's choice is always tried too) and records the winner in
 the tuning file. Then, for every record of this device in the file (this run's and any
 earlier ones), `linnet.torch.load_function` loads the op's generic entry with the file,
@@ -31,26 +32,32 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 MATMUL = ROOT / "examples" / "matmul.linnet"
-ENTRIES = {"matmul": "matmul_any", "matmul_bf16": "matmul_bf16_any"}
-OP_IDS = {"examples.matmul.matmul": "matmul", "examples.matmul.matmul_bf16": "matmul_bf16"}
-NUMERICS = {"matmul": "fast", "matmul_bf16": "equivalent"}
+OP_IDS = {"examples.matmul.matmul": "matmul", "examples.matmul.matmul_bf16": "matmul_bf16",
+          "examples.matmul.matmul_bt": "matmul_bt"}
+# the generic entry that calls each op (matmul_tf32_any calls matmul_bt when M >= 64)
+ENTRIES = {"matmul": "matmul_any", "matmul_bf16": "matmul_bf16_any",
+           "matmul_bt": "matmul_tf32_any"}
 
-# name: (op, sizes, candidates, warps, stages)
+# name: (op, numerics, sizes, candidates, warps, stages)
 CASES = {
-    "f32-square": ("matmul", (4096, 4096, 4096),
-                   {"BM": [64, 128], "BN": [128, 256], "BK": [32, 64]}, [4, 8], [3, 4]),
-    "f32-skinny": ("matmul", (16, 8192, 8192),
-                   {"BM": [16, 32], "BN": [64, 128, 256], "BK": [64, 128]}, [4], [3, 4]),
-    "bf16-square": ("matmul_bf16", (4096, 4096, 4096),
-                    {"BM": [64, 128], "BN": [128, 256], "BK": [32, 64]}, [4, 8], [3, 4]),
-    "bf16-skinny": ("matmul_bf16", (16, 8192, 8192),
-                    {"BM": [16, 32], "BN": [64, 128, 256], "BK": [64, 128, 256]}, [4],
-                    [3, 4]),
+    "f32-square": ("matmul", "equivalent", (4096, 4096, 4096),
+                   {"BM": [64, 128], "BN": [64, 128], "BK": [32], "G": [8]}, [4, 8], [3, 4]),
+    "f32-skinny": ("matmul", "equivalent", (16, 8192, 8192),
+                   {"BM": [16], "BN": [32, 64, 128], "BK": [64, 128, 256], "G": [8]}, [4], [3, 4]),
+    "tf32-square": ("matmul_bt", "fast", (4096, 4096, 4096),
+                    {"BM": [128, 256], "BN": [128, 256], "BK": [32], "G": [8]}, [8], [3, 4]),
+    "tf32-skinny": ("matmul", "fast", (16, 8192, 8192),
+                    {"BM": [16], "BN": [32, 64, 128], "BK": [64, 128], "G": [8]}, [4], [3, 4]),
+    "bf16-square": ("matmul_bf16", "equivalent", (4096, 4096, 4096),
+                    {"BM": [128, 256], "BN": [128, 256], "BK": [64], "G": [8]}, [8], [3, 4]),
+    "bf16-skinny": ("matmul_bf16", "equivalent", (16, 8192, 8192),
+                    {"BM": [16], "BN": [32, 64, 128], "BK": [128, 256], "G": [8]}, [4], [3, 4]),
 }
 SMALL = {  # the same ops, tiny, for the interpreter
-    "f32-square": ("matmul", (40, 48, 32), {"BM": [16, 32], "BN": [16], "BK": [16]}, [4], [2]),
-    "bf16-skinny": ("matmul_bf16", (16, 64, 32), {"BM": [16], "BN": [16, 32], "BK": [16]},
-                    [4], [2]),
+    "f32-square": ("matmul", "equivalent", (40, 48, 32),
+                   {"BM": [16, 32], "BN": [16], "BK": [16], "G": [8]}, [4], [2]),
+    "bf16-skinny": ("matmul_bf16", "equivalent", (16, 64, 32),
+                    {"BM": [16], "BN": [16, 32], "BK": [16], "G": [8]}, [4], [2]),
 }
 
 
@@ -58,8 +65,8 @@ def tune_cases(names: list[str], cases: dict, tuning: str, device: str) -> None:
     from linnet.tune import tune
     from linnet.tune.report import format_result
     for name in names:
-        op, (m, n, k), tries, warps, stages = cases[name]
-        print(f"== tuning {name}: {op} at M={m} N={n} K={k}, numerics {NUMERICS[op]}",
+        op, numerics, (m, n, k), tries, warps, stages = cases[name]
+        print(f"== tuning {name}: {op} at M={m} N={n} K={k}, numerics {numerics}",
               flush=True)
         start = time.perf_counter()
 
@@ -69,7 +76,7 @@ def tune_cases(names: list[str], cases: dict, tuning: str, device: str) -> None:
                   f"{'ok' if trial.ok else trial.problem}", flush=True)
 
         result = tune(str(MATMUL), op, {"M": m, "N": n, "K": k}, candidates=tries,
-                      warps=warps, stages=stages, numerics=NUMERICS[op], tuning=tuning,
+                      warps=warps, stages=stages, numerics=numerics, tuning=tuning,
                       device=device, progress=progress)
         print(format_result(result))
         print(f"  ({time.perf_counter() - start:.0f} s)\n", flush=True)
@@ -108,7 +115,7 @@ def check_records(tuning: str, device: str) -> int:
 
 def _check_one(op, numerics, sizes, entry, tuning, device, load_function, torch):
     m, n, k = sizes
-    dtype = torch.float32 if op == "matmul" else torch.bfloat16
+    dtype = torch.bfloat16 if op == "matmul_bf16" else torch.float32
     g = torch.Generator().manual_seed(0)
     a = torch.randn(m, k, generator=g).to(dtype).to(device)
     b = torch.randn(k, n, generator=g).to(dtype).to(device)
