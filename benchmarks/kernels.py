@@ -1,170 +1,141 @@
-"""Generated kernels on the GPU, against hand-written Triton, torch, torch.compile and eager.
+"""Every kernel case on one CUDA device, in one process: Linnet against a hand-written Triton
+kernel of the same algorithm and against what a user would pick instead (torch, cuBLAS,
+torch.compile, JAX), with ratio tables printed and every row written to a JSON file.
 
-Softmax: the kernel of `examples/softmax.linnet` (one row per program, a 1024-wide
-tile) launched from the generated PyTorch module, against a hand-written Triton
-kernel of the same structure, `torch.softmax`, `torch.compile` of the body written
-in torch, and that body run eagerly; at 32768x1024 and 8192x1000 f32. Reports the
-median time (triton.testing.do_bench), the effective bandwidth (one read and one
-write of the matrix) and each ratio to the generated kernel, all in one run.
+    python benchmarks/kernels.py [--only CASE,...] [--json FILE] [--quick] [--sweep]
 
-    python benchmarks/kernels.py            # needs a CUDA device
-    python benchmarks/kernels.py --sweep    # also times the matmul kernel at other tiles
-
-The sweep rewrites the tile sizes of both matmul ops of `examples/matmul.linnet`
-(`kernel matmul_tiles<M, N, K, f32, 128, 128, 32>` and its bf16 twin) and the kernel's
-launch hints (`warps(8) stages(3)`) into a temporary copy and times each variant, which
-is how the example's tiles were chosen.
+Cases: softmax, layer_norm, attention, matmul (benchmarks/gpu/<case>.py says what each
+measures). Every implementation is warmed up and its result checked against a float64 (f32
+for attention) reference before it is timed; a failure of one implementation or case is
+recorded (in the table and the JSON) and the run goes on. `--quick` shortens each
+measurement; `--sweep` also times the matmul example's kernel at other tiles (how its tiles
+were chosen). `benchmarks/report.py FILE` renders the tables of docs/benchmarks.md from the
+JSON.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-import tempfile
-from pathlib import Path
+import os
 
-import torch
-import triton
-import triton.language as tl
+# JAX shares the GPU with torch: it must not take most of the memory at import.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
-from linnet.torch import load_function
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # this tree's linnet and benchmarks, not an installed one
+
+CASES = ("softmax", "layer_norm", "attention", "matmul")
 
 
-@triton.jit
-def hand_softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-1e30)
-    e = tl.exp(v - tl.max(v, axis=0))
-    tl.store(y_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="benchmarks/kernels.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default=",".join(CASES),
+                        help=f"comma-separated cases to run (default: all of {', '.join(CASES)})")
+    parser.add_argument("--json", metavar="FILE", help="write the results here (after each case)")
+    parser.add_argument("--quick", action="store_true", help="shorter measurements")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also time the matmul example's kernel at other tiles")
+    args = parser.parse_args(argv)
+    args.only = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = [c for c in args.only if c not in CASES]
+    if unknown:
+        parser.error(f"unknown case {', '.join(unknown)}; the cases are {', '.join(CASES)}")
+    return args
 
 
-def hand_softmax(x: torch.Tensor) -> torch.Tensor:
-    y = torch.empty_like(x)
-    hand_softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024)
-    return y
-
-
-def eager_body(x: torch.Tensor) -> torch.Tensor:
-    top = x.amax(dim=1, keepdim=True)
-    e = torch.exp(x - top)
-    return e / e.sum(dim=1, keepdim=True)
-
-
-def bench(fn, x) -> float:
-    return triton.testing.do_bench(lambda: fn(x), warmup=50, rep=300)
-
-
-def softmax_table() -> list[str]:
-    generated = load_function(str(ROOT / "examples" / "softmax.linnet"), "softmax_any")
-    compiled_body = torch.compile(eager_body)
-    rows = ["| shape | implementation | ms | GB/s | time / Linnet time |", "| --- | --- | --- | --- | --- |"]
-    for shape in ((32768, 1024), (8192, 1000)):
-        x = torch.randn(*shape, device="cuda")
-        ref = torch.softmax(x, dim=1)
-        assert torch.allclose(generated(x), ref, atol=1e-6, rtol=1e-5)
-        assert torch.allclose(hand_softmax(x), ref, atol=1e-6, rtol=1e-5)
-        times = {
-            "Linnet kernel (generated)": bench(generated, x),
-            "hand-written Triton": bench(hand_softmax, x),
-            "torch.softmax": bench(lambda t: torch.softmax(t, dim=1), x),
-            "torch.compile(body)": bench(compiled_body, x),
-            "eager body": bench(eager_body, x),
-        }
-        moved = 2 * x.numel() * x.element_size()
-        ours = times["Linnet kernel (generated)"]
-        for name, ms in times.items():
-            rows.append(f"| {shape[0]}x{shape[1]} | {name} | {ms:.4f} | "
-                        f"{moved / ms / 1e6:,.0f} | {ms / ours:.2f} |")
-    return rows
-
-
-MATMUL_MODES = (  # label, entry, numerics, torch dtype, cuBLAS allowed TF32
-    ("f32 full precision", "matmul_any", "equivalent", torch.float32, False),
-    ("f32 TF32", "matmul_any", "fast", torch.float32, True),
-    ("bf16", "matmul_bf16_any", "equivalent", torch.bfloat16, False),
-)
-FLOPS = 2 * 4096 ** 3
-
-
-def matmul_inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    return tuple(torch.randn(4096, 4096, device="cuda", generator=gen).to(dtype)
-                 for _ in range(2))
-
-
-def matmul_table(path: Path = ROOT / "examples" / "matmul.linnet") -> list[str]:
-    """The matmul example's kernel at 4096^3, f32 (full precision and TF32) and bf16,
-    against cuBLAS (torch.matmul) at the same precision."""
-    rows = ["| precision | implementation | ms | TFLOP/s | time / Linnet time |",
-            "| --- | --- | --- | --- | --- |"]
-    for label, entry, numerics, dtype, tf32 in MATMUL_MODES:
-        ours = load_function(str(path), entry, numerics=numerics)
-        a, b = matmul_inputs(dtype)
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        ref = (a.double() @ b.double())
-        err = ((ours(a, b).double() - ref).abs().max() / ref.abs().max()).item()
-        t_ours, t_blas = bench(lambda x: ours(x, b), a), bench(lambda x: x @ b, a)
-        for name, ms in ((f"Linnet kernel (max error {err:.1e} of max)", t_ours),
-                         ("cuBLAS", t_blas)):
-            rows.append(f"| {label} | {name} | {ms:.3f} | {FLOPS / ms / 1e9:.1f} | "
-                        f"{ms / t_ours:.2f} |")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    return rows
-
-
-TILES = [(64, 64, 32, 4, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 32, 4, 4),
-         (128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (256, 128, 64, 8, 3),
-         (128, 256, 32, 8, 4), (256, 128, 32, 8, 4), (128, 128, 32, 8, 4), (64, 256, 32, 4, 4)]
-
-
-def matmul_variant(bm: int, bn: int, bk: int, warps: int, stages: int) -> Path:
-    """A copy of the matmul example with other tiles (for both ops) and launch hints."""
-    text = (ROOT / "examples" / "matmul.linnet").read_text()
-    text, ops = re.subn(r"matmul_tiles<M, N, K, (f32|bf16), \d+, \d+, \d+>",
-                        rf"matmul_tiles<M, N, K, \1, {bm}, {bn}, {bk}>", text)
-    text, hints = re.subn(r"warps\(\d+\) stages\(\d+\)", f"warps({warps}) stages({stages})", text)
-    assert (ops, hints) == (2, 1), "the matmul example no longer has the expected shape"
-    path = Path(tempfile.mkdtemp()) / f"matmul_{bm}_{bn}_{bk}_{warps}_{stages}.linnet"
-    path.write_text(text)
-    return path
-
-
-def sweep_table() -> list[str]:
-    """The matmul kernel at 4096^3 for each tile choice and precision (TFLOP/s)."""
-    rows = ["| BM, BN, BK, warps, stages | " + " | ".join(m[0] for m in MATMUL_MODES) + " |",
-            "| --- | --- | --- | --- |"]
-    inputs = {dtype: matmul_inputs(dtype) for dtype in (torch.float32, torch.bfloat16)}
-    for tiles in TILES:
-        cells = []
-        path = matmul_variant(*tiles)
-        for _, entry, numerics, dtype, _ in MATMUL_MODES:
-            a, b = inputs[dtype]
-            try:
-                fn = load_function(str(path), entry, numerics=numerics)
-                cells.append(f"{FLOPS / bench(lambda x: fn(x, b), a) / 1e9:.1f}")
-            except Exception as err:  # a variant may not fit in shared memory
-                cells.append(f"failed: {type(err).__name__}")
-        rows.append(f"| {', '.join(map(str, tiles))} | " + " | ".join(cells) + " |")
-    return rows
-
-
-def main() -> int:
+def cuda_problem() -> str | None:
+    """Why this machine cannot run the suite, or None."""
+    try:
+        import torch
+    except Exception as err:
+        return f"torch is not importable ({type(err).__name__}: {err})"
     if not torch.cuda.is_available():
-        print("benchmarks/kernels.py needs a CUDA device", file=sys.stderr)
+        return "no CUDA device is available (torch.cuda.is_available() is False)"
+    try:
+        import triton  # noqa: F401
+    except Exception as err:
+        return f"triton is not importable ({type(err).__name__}: {err})"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    problem = cuda_problem()
+    if problem:
+        print(f"benchmarks/kernels.py needs a CUDA device with torch and Triton: {problem}",
+              file=sys.stderr)
         return 1
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"triton {triton.__version__}\n")
-    print("\n".join(softmax_table()))
-    print()
-    print("\n".join(matmul_table()))
-    if "--sweep" in sys.argv[1:]:
-        print()
-        print("\n".join(sweep_table()))
+    import torch._dynamo
+    from benchmarks.gpu.environment import environment
+    from benchmarks.gpu.harness import Settings, Suite
+    from benchmarks.gpu.jax_side import JaxSide
+    for name in ("cache_size_limit", "recompile_limit"):  # one compiled body serves many shapes
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 64)
+    suite = Suite(Settings.quick() if args.quick else Settings(), JaxSide())
+    measure(suite, args.only, environment(suite.jax), args.json, sweep=args.sweep,
+            quick=args.quick)
     return 0
+
+
+def measure(suite, cases: list[str], env: dict, json_path: str | None, sweep: bool = False,
+            quick: bool = False) -> dict:
+    """Run the cases in order, printing each table when its case ends and rewriting the JSON
+    after each (a run cut short keeps what it measured); the results, as written."""
+    from benchmarks.gpu.harness import as_dicts
+    from benchmarks.gpu.tables import case_section, preamble, sweep_table
+    results = {"environment": env, "settings": vars(suite.settings) | {
+        "quick": quick, "only": cases}, "cases": {}, "rows": []}
+    print(preamble(results) + "\n", flush=True)
+    started = time.perf_counter()
+    for case in cases:
+        results["cases"][case] = run_case(suite, case)
+        results["rows"] = as_dicts(suite.rows)
+        print("\n".join(case_section(case, results["cases"][case], results["rows"], 3)),
+              flush=True)
+        save(json_path, results)
+    if sweep:
+        from benchmarks.gpu.harness import describe
+        from benchmarks.gpu.sweep import sweep as tile_sweep
+        try:
+            results["sweep"] = tile_sweep(suite.settings)
+        except Exception as err:
+            results["sweep"] = [{"tiles": [], "error": describe(err)}]
+        print("\n".join(sweep_table(results["sweep"])), flush=True)
+    results["seconds"] = time.perf_counter() - started
+    save(json_path, results)
+    bad = [r for r in suite.rows if r.status != "ok"]
+    print(f"\n{len(suite.rows)} rows, {len(bad)} not measured "
+          f"({', '.join(sorted({r.status for r in bad})) or 'none'}), "
+          f"{results['seconds']:.0f} s" + (f"; JSON in {json_path}" if json_path else ""))
+    return results
+
+
+def run_case(suite, case: str) -> dict:
+    """Run one case module; a failure outside its groups is recorded, never raised."""
+    started = time.perf_counter()
+    module = None
+    try:
+        module = importlib.import_module(f"benchmarks.gpu.{case}")
+        module.run(suite)
+    except Exception as err:
+        suite.failed(case, err)
+    doc = (module.__doc__ or "") if module else ""
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
+    return {"seconds": time.perf_counter() - started, "about": "\n\n".join(paragraphs)}
+
+
+def save(path: str | None, results: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(results, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from . import __version__
 from .diagnostics import render, to_json
 from .cli_compile import add_commands
+from .cli_tune import add_tune_command
 from .cli_verify import add_verify_command
 from .frontend import check_program
 
@@ -30,6 +31,7 @@ commands:
   stablehlo FILE   export an entry as StableHLO MLIR text (op bodies)
   compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
   verify FILE      run each op's kernel against its body on random inputs
+  tune FILE        try an op's kernel tiles and launch hints; record the fastest
 
 Run `linnet COMMAND --help` for a command's options and examples."""
 
@@ -60,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=run_check)
     add_commands(commands)
     add_verify_command(commands)
+    add_tune_command(commands)
     return parser
 
 

@@ -37,10 +37,17 @@ examples:
   linnet {target} model.linnet --entry run --bind R=8 --bind C=40 -o run.py
 
 --bind binds every generic of the entry: dims as integers (R=8), dtypes by
-name (T=f32), shape packs as comma-separated integers (S=2,3).
+name (T=f32), shape packs as comma-separated integers (S=2,3).{tuning}
 --grad exports the entry's reverse mode instead: it must return one floating
 scalar (the loss); the export returns the loss, then its gradient with respect
 to every floating input, in order.{extra}"""
+
+TUNING_HELP = """
+Kernel tile sizes and launch hints come from the op headers, or from a tuning
+file written by `linnet tune` where it records a choice for the op at the
+bound sizes (--tuning PATH, $LINNET_TUNING, else linnet.tuning.json beside
+FILE; --device NAME picks a device's choices when it records several). The
+module's header says, per op, which was used."""
 
 ONNX_EXTRA = """
 
@@ -67,16 +74,21 @@ def add_commands(commands) -> None:
                           help="check each pass's output belongs to its IR language")
     compile_.add_argument("--list-passes", action="store_true",
                           help="list the passes, one per line, and exit")
+    _add_tuning(compile_)
     compile_.set_defaults(run=run_compile)
     for target, what, extra in (("torch", "PyTorch module", ""), ("jax", "JAX module", ""),
                                 ("onnx", "ONNX model", ONNX_EXTRA),
                                 ("stablehlo", "StableHLO module (MLIR text)", "")):
         command = commands.add_parser(target, help=f"generate a {what}",
-                                      description=TARGET_HELP.format(what=what, target=target,
-                                                                     extra=extra),
+                                      description=TARGET_HELP.format(
+                                          what=what, target=target, extra=extra,
+                                          tuning=TUNING_HELP if target in ("torch", "jax")
+                                          else ""),
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
         command.add_argument("file", metavar="FILE")
         _add_common(command)
+        if target in ("torch", "jax"):
+            _add_tuning(command)
         command.set_defaults(run=run_target, target=target)
 
 
@@ -92,6 +104,24 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="export the loss and its gradient with respect to every floating "
                         "input (reverse mode; op bodies and grad clauses, no kernels)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+
+
+def _add_tuning(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tuning", metavar="PATH",
+                   help="kernel choices recorded by `linnet tune` (default: $LINNET_TUNING, "
+                        "else linnet.tuning.json beside FILE if there is one)")
+    p.add_argument("--device", metavar="NAME",
+                   help="whose recorded choices apply, as `linnet tune` names devices "
+                        "(\"NVIDIA H200\", \"cpu\"); default: the only device recorded")
+    p.add_argument("--no-tuning", action="store_true",
+                   help="use the kernel choices of the op headers only")
+
+
+def tuning_argument(args: argparse.Namespace) -> object:
+    """compile_source's `tuning=` for the command's --tuning / --no-tuning."""
+    if getattr(args, "no_tuning", False):
+        return False
+    return getattr(args, "tuning", None)
 
 
 def _bindings(items: list[str]) -> dict[str, str]:
@@ -137,16 +167,24 @@ def run_target(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> int:
     from .pipeline import compile_source
+    from .tune.records import TuningFileError
     if not os.path.isfile(args.file):
         print(f"linnet: no such file: {args.file}", file=sys.stderr)
+        return 2
+    if getattr(args, "tuning", None) and not os.path.isfile(args.tuning):
+        print(f"linnet {args.command}: no such tuning file: {args.tuning}", file=sys.stderr)
         return 2
     try:
         compiled = compile_source(path=args.file, target=args.target, entry=args.entry,
                                   bind=_bindings(args.bind), numerics=args.numerics,
-                                  grad=args.grad, shown=shown)
+                                  grad=args.grad, shown=shown, tuning=tuning_argument(args),
+                                  device=getattr(args, "device", None))
     except UsageError as err:
         print(f"linnet {args.command}: {err}", file=sys.stderr)
         return 2
+    except TuningFileError as err:
+        print(f"linnet {args.command}: {err}", file=sys.stderr)
+        return 1
     except CompileError as err:
         sources = _sources(args.file, err)
         for d in err.diagnostics:

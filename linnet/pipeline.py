@@ -176,17 +176,27 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    target: str = "torch", entry: str | None = None,
                    bind: dict[str, object] | None = None, numerics: str = "equivalent",
                    grad: bool = False, passes: list[Pass] | None = None,
-                   rules: tuple | list | None = None, shown: Instrumentation | None = None) -> Compiled:
+                   rules: tuple | list | None = None, shown: Instrumentation | None = None,
+                   tuning: Any = None, device: str | None = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
     and its gradient with respect to every floating input. `passes` replaces the pipeline
     (`passes_for(target)`, edited); `rules` replaces the rule sets the e-graph passes run
     (`linnet.rules.RULE_SETS`, plus or minus some).
+
+    `tuning` gives the kernel choices recorded by `linnet tune`: None (the default) reads
+    `$LINNET_TUNING`, else `linnet.tuning.json` beside the file at path if there is one;
+    a path or a `linnet.tune.TuningFile` reads that file; a `KernelTuning` is used as it
+    is; False uses the op headers' choices only. `device` names the device whose choices
+    apply (default: the only device the file records). A file that cannot be read raises
+    `linnet.tune.TuningFileError`.
     """
+    from .tune.records import tuning_for
     options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
-                      rules=tuple(rules) if rules is not None else None)
+                      rules=tuple(rules) if rules is not None else None,
+                      tuning=tuning_for(tuning, path, device))
     result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
                           shown)
     return Compiled(result.ir, result)

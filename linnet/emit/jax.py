@@ -76,6 +76,9 @@ class _Module:
                 "# Do not edit: regenerate it from the source instead."]
         if "grad" in dict(self.program.meta):  # --grad: what main returns
             head.insert(2, f"# --grad: {comment(dict(self.program.meta)['grad'])}")
+        if "tuning" in dict(self.program.meta):  # each op's kernel binding: tuned or not
+            first, *rest = str(dict(self.program.meta)["tuning"]).splitlines() or [""]
+            head[-1:-1] = [f"# tuning: {comment(first)}"] + [f"#   {comment(r)}" for r in rest]
         from . import pallas
         funcs = [text for f in self.funcs for text in self.func(f)]
         kernels = [pallas.KernelFunc(self, self.program.func(k)).emit(name)

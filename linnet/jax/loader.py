@@ -11,31 +11,43 @@ generated `main` is traced like any JAX function.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from ..torch.loader import EntryFunction
+from ..torch.loader import EntryFunction, read_tuning
 
 
 class JaxEntryFunction(EntryFunction):
     """A callable for one entry on JAX arrays; compiles once per binding of its generics."""
     TARGET = "jax"
 
-    def _build(self, values: dict[str, object]) -> Callable[..., tuple]:
-        return self._compile(values, target_text=False).main
+    def _build(self, values: dict[str, object], device: str | None = None
+               ) -> Callable[..., tuple]:
+        return self._compile(values, target_text=False, device=device).main
+
+    def device_name(self, inputs: tuple) -> str:
+        """JAX's default device, named as tuning files name it: a GPU's kind (the name
+        `torch.cuda.get_device_name` gives, "NVIDIA H200"), else "cpu". Inputs may be
+        tracers, which have no device, so the default device stands for them."""
+        import jax
+        device = jax.devices()[0]
+        return device.device_kind if device.platform == "gpu" else device.platform
 
 
-def load_function(path: str, name: str, *, numerics: str = "equivalent") -> JaxEntryFunction:
+def load_function(path: str, name: str, *, numerics: str = "equivalent",
+                  tuning: Any = None) -> JaxEntryFunction:
     """A callable that runs the entry `name` of the Linnet program at `path` on JAX arrays.
 
     It returns the entry's result: one array, or a tuple of arrays for a tuple result, in
     exactly the declared dtypes and shapes. `numerics` is `"exact"`, `"equivalent"` or
     `"fast"`, as `--numerics` (today it sets the precision of contractions: every op runs
-    its body in JAX).
+    its body in JAX). `tuning` is `linnet.torch.load_function`'s: the recorded kernel
+    choices of JAX's default device apply where their op and sizes match.
     """
-    return JaxEntryFunction(str(path), Path(path).read_text(), name, True, numerics)
+    return JaxEntryFunction(str(path), Path(path).read_text(), name, True, numerics,
+                            read_tuning(tuning, path))
 
 
 def load_source(text: str, name: str, *, numerics: str = "equivalent",
-                path: str = "<source>.linnet") -> JaxEntryFunction:
+                path: str = "<source>.linnet", tuning: Any = None) -> JaxEntryFunction:
     """`load_function` for a program held in a string (`path` names it in diagnostics)."""
-    return JaxEntryFunction(path, text, name, True, numerics)
+    return JaxEntryFunction(path, text, name, True, numerics, read_tuning(tuning, path))

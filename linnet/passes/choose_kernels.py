@@ -14,6 +14,13 @@ A kept kernel whose grid, at the bound sizes, has no programs along an axis whil
 result written by `store` has elements is an error (E2206, `check/kernel_grids.py`):
 launching nothing would return memory nobody wrote.
 
+Before deciding, a tuned choice (`Options.tuning`, a `KernelTuning`; see
+`kernel_tuning.py`) that matches an op instance replaces the tile generics its
+header binds to literals and the kernel's launch hints; the decision above is
+then made for the tuned binding. What each op instance's binding came from is
+left in `program.meta` as ("tuning", report) when tuning is given, for the
+generated module's header.
+
 Otherwise the choice is removed and the op's body runs. The op keeps its body
 either way: it is the kernel's definition and its fallback at run time. The
 next pass, `instantiate-kernels`, adds the Funcs of the kernels kept. This pass
@@ -27,6 +34,7 @@ from dataclasses import replace
 
 from ..diagnostics import CompileError
 from ..ir import tensor as ir
+from .kernel_tuning import kernel_generics, tuned_library
 
 KERNEL_TARGETS = ("torch", "jax")
 
@@ -35,12 +43,25 @@ def choose_kernels(program: ir.Program, options) -> ir.Program:
     """Each op instance's kernel kept (it runs) or dropped (its body runs)."""
     library = dict(program.meta).get("kernels")
     numerics = getattr(options, "numerics", "equivalent")
-    meta = tuple(m for m in program.meta if m[0] != "numerics") + (("numerics", numerics),)
     runs = (numerics != "exact" and not getattr(options, "grad", False)
             and getattr(options, "target", "torch") in KERNEL_TARGETS)
-    funcs = tuple(f if _keeps(f, library, runs) else replace(f, kernel=None)
-                  for f in program.funcs)
+    tuned: tuple = ()
+    if runs:
+        library, tuned = tuned_library(library, options)
+    meta = tuple((k, library if k == "kernels" else v) for k, v in program.meta
+                 if k not in ("numerics", "tuning")) + (("numerics", numerics),) + tuned
+    funcs = tuple(_tuned_choice(f, library) if _keeps(f, library, runs)
+                  else replace(f, kernel=None) for f in program.funcs)
     return replace(program, funcs=funcs, meta=meta)
+
+
+def _tuned_choice(f: ir.Func, library) -> ir.Func:
+    """f with its `KernelChoice` showing the generics of its (possibly tuned) binding."""
+    if f.kind != "op" or f.kernel is None or f.kernel.func:
+        return f
+    generics = kernel_generics(library, f.name, f.kernel.generics)
+    return f if generics == f.kernel.generics else replace(
+        f, kernel=replace(f.kernel, generics=generics))
 
 
 def _keeps(f: ir.Func, library, runs: bool) -> bool:

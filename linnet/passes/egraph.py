@@ -29,7 +29,7 @@ from .traverse import Rewriter
 if egraph_run.available():
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import Ix, Mask, narrow
+    from ..rules.terms import Ix, Mask, least, most, narrow, quot, rem
 
 STAGE = "egraph-tiles"
 
@@ -93,12 +93,15 @@ def _show(term) -> str:
     if fn in (Ix, Ix.sym, Ix.ranged, Mask.sym, Mask.const):
         return str(get_literal_value(args[0])).removeprefix("v:")
     for op, sign in infix.items():
-        if fn == op:
-            right = _show(args[1])
-            if get_callable_fn(args[1]) in (Ix.__add__, Ix.__sub__):
+        if fn == op:  # a sum under `*`, and a sum right of `-` or `+`, keep their parentheses
+            sums = (Ix.__add__, Ix.__sub__)
+            left, right = _show(args[0]), _show(args[1])
+            if sign == "*" and get_callable_fn(args[0]) in sums:
+                left = f"({left})"
+            if get_callable_fn(args[1]) in sums:
                 right = f"({right})"
-            return f"{_show(args[0])} {sign} {right}"
-    name = {narrow: "cast"}.get(fn, str(fn))
+            return f"{left} {sign} {right}"
+    name = {narrow: "cast", quot: "div", rem: "mod", least: "min", most: "max"}.get(fn, str(fn))
     return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
 
 

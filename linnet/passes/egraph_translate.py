@@ -24,7 +24,8 @@ from .traverse import expr_blocks
 try:
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, lt, narrow, negate
+    from ..rules.terms import (FALSE, TRUE, Ix, Mask, both, either, least, lt, most, narrow,
+                               negate, quot, rem)
 except ImportError:  # pragma: no cover
     pass
 
@@ -144,7 +145,8 @@ class Translate:
             return None if axes is None else self.relabel(args[0], axes)
         if e.op == "cast":
             return narrow(args[0])
-        return None
+        opaque = {"div": quot, "mod": rem, "min": least, "max": most}.get(e.op)
+        return opaque(args[0], args[1]) if opaque is not None else None
 
     def relabel(self, term: Ix, axes: dict[int, int]) -> Ix | None:
         """The term with its tile symbols moved to other axes; None if one cannot move."""

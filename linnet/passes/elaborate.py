@@ -61,8 +61,9 @@ from ..syntax import tree as t
 from .elaborate_builder import _Builder, _Env
 from .elaborate_exprs import _Expressions
 from .elaborate_fold import _Folding, _fold_binary, _trunc_div
-from .elaborate_instances import (_binding_key, _checker, _func_name, _grad_instance, _home,
-                                  _int, _kernel_choice, _show, _source, _with_defaults)
+from .elaborate_instances import (BoundKernel, _binding_key, _checker, _func_name,
+                                  _grad_instance, _home, _int, _kernel_choice, _show, _source,
+                                  _with_defaults)
 from .elaborate_notation import _IndexNotation, _ix_name, _Notation
 from .elaborate_stmts import _Statements
 from .elaborate_values import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64,
@@ -97,7 +98,7 @@ class _Elaborator:
         self.items: dict[tuple, tuple[object, Binding]] = {}
         self.instances: dict[tuple, Instance] = {}
         self.queue: list[tuple] = []
-        self.kernels: dict[str, tuple[t.Kernel, Binding]] = {}  # op Func name -> binding
+        self.kernels: dict[str, BoundKernel] = {}  # op Func name -> its kernel binding
         self.body_class = _Body
 
     def program(self, entry: t.Function, binding: Binding) -> ir.Program:
@@ -151,8 +152,8 @@ class _Elaborator:
         params, block = body.function(item.params, item.body, inst.signature.result)
         kernel = None
         if kind == "op" and item.kernel is not None:
-            kernel, item_and_binding = _kernel_choice(self.analysis, item, binding)
-            self.kernels[self.names[key]] = item_and_binding
+            kernel, bound = _kernel_choice(self.analysis, item, binding)
+            self.kernels[self.names[key]] = bound
         grad = self.grad(item, binding, self.names[key]) if kind == "op" and item.grad else None
         return ir.Func(self.names[key], kind, params, block, _source(kind, item, key[1]),
                        kernel, grad)

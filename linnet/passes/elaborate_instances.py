@@ -11,6 +11,8 @@ far, which is why they stand apart from the body translator.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..check.body import BodyChecker
 from ..check.dim_normal_form import Dim
 from ..check.dims import Facts
@@ -84,8 +86,28 @@ def _grad_instance(analysis: Analysis, op: t.Op, binding: Binding) -> tuple[Inst
     return inst, expected
 
 
+@dataclass
+class BoundKernel:
+    """One op instance's kernel binding: the kernel item, the values of its generics, and the
+    op instance that binds it (for tuning: which op, at which sizes, and which of the
+    header's arguments are literals). `warps`/`stages` replace the kernel's launch hints
+    when set (a tuned choice); None keeps the hints as written."""
+    kernel: t.Kernel
+    binding: Binding
+    op: t.Op
+    op_key: tuple
+    warps: int | None = None
+    stages: int | None = None
+
+    @property
+    def generics(self) -> tuple[tuple[str, object], ...]:
+        """Each kernel generic's value, in declaration order (a `KernelChoice`'s)."""
+        return tuple((g.name, self.binding.dims[g.name].as_int() if g.kind == "Dim"
+                      else self.binding.dtypes[g.name]) for g in self.kernel.generics)
+
+
 def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding
-                   ) -> tuple[ir.KernelChoice, tuple[t.Kernel, Binding]]:
+                   ) -> tuple[ir.KernelChoice, BoundKernel]:
     """The op's kernel with each kernel generic evaluated for this instance's binding,
     and the kernel item with that binding (to translate it later)."""
     checker, module = _checker(analysis, op, binding)
@@ -94,9 +116,21 @@ def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding
     for g, arg in zip(kernel.generics, op.kernel.args or ()):
         if not checker.bind_generic_arg(g, arg, values):
             raise ElaborationError(f"cannot evaluate the kernel generic `{g.name}`", arg.span)
-    generics = tuple((g.name, values.dims[g.name].as_int() if g.kind == "Dim"
-                      else values.dtypes[g.name]) for g in kernel.generics)
-    return ir.KernelChoice(kernel.name, generics), (kernel, values)
+    bound = BoundKernel(kernel, values, op, _binding_key(op, binding))
+    return ir.KernelChoice(kernel.name, bound.generics), bound
+
+
+def module_path(analysis: Analysis, item) -> str:
+    """The dotted path of the module that declares item (`examples.matmul`)."""
+    for module in analysis.program.modules.values():
+        if any(i is item for i in module.items):
+            return ".".join(module.path)
+    return ""
+
+
+def binding_text(key: tuple) -> str:
+    """`M=4096 N=4096 K=4096`: an instance's generics as a tuning file keys them."""
+    return " ".join(f"{n}={_show(v)}" for n, v in key)
 
 
 def _binding_key(item, binding: Binding) -> tuple:

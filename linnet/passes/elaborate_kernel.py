@@ -33,7 +33,8 @@ that is not raises E2127 with the span of the expression that builds it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Mapping
 
 from ..check.dims import Facts
 from ..check.items import signature_of
@@ -46,9 +47,10 @@ from ..diagnostics import Diagnostic
 from ..ir import tensor as ir
 from ..ir.verify import broadcast_shapes
 from ..syntax import tree as t
+from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
-from .elaborate_instances import _binding_key, _checker, _func_name, _source
+from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _source
 from .elaborate_values import ElaborationError, _lit
 from .elaborate_walks import _children
 
@@ -62,15 +64,16 @@ INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
 # ===================================================================== library
 
 
-@dataclass
+@dataclass(frozen=True)
 class KernelLibrary:
     """The checked program's kernel bindings, by op Func name, elaborated on request.
 
     It lives in `program.meta` between `elaborate` and `choose-kernels` (which
-    takes it out), so that no printer ever sees it.
+    takes it out), so that no printer ever sees it. `with_bindings` gives a library
+    with some bindings replaced (a tuned choice: `kernel_tuning.py`); it never changes.
     """
     analysis: object
-    bindings: dict[str, tuple[t.Kernel, Binding]] = field(default_factory=dict)
+    bindings: Mapping[str, BoundKernel] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"KernelLibrary({len(self.bindings)} kernel bindings)"
@@ -78,31 +81,49 @@ class KernelLibrary:
     def knows(self, op: str) -> bool:
         return op in self.bindings
 
+    def with_bindings(self, changed: Mapping[str, BoundKernel]) -> "KernelLibrary":
+        return KernelLibrary(self.analysis, {**self.bindings, **changed})
+
     def instance_key(self, op: str) -> tuple:
-        """Equal keys: the same kernel at the same generics (one Func serves both)."""
-        kernel, binding = self.bindings[op]
-        return (id(kernel), _binding_key(kernel, binding))
+        """Equal keys: the same kernel at the same generics and hints (one Func serves both)."""
+        bound = self.bindings[op]
+        return (id(bound.kernel), _binding_key(bound.kernel, bound.binding), bound.warps,
+                bound.stages)
 
     def where_holds(self, op: str) -> bool:
-        kernel, binding = self.bindings[op]
-        return where_holds(self.analysis, kernel, binding)
+        bound = self.bindings[op]
+        return where_holds(self.analysis, bound.kernel, bound.binding)
 
     def grid_problem(self, op: str) -> Diagnostic | None:
         """E2206 when the bound grid has no programs while a stored result has elements."""
-        kernel, binding = self.bindings[op]
-        return grid_problem(self.analysis, kernel, binding)
+        bound = self.bindings[op]
+        return grid_problem(self.analysis, bound.kernel, bound.binding)
 
     def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
-        """The kernel Func of op's binding, last, after the fn Funcs its body calls."""
-        kernel, binding = self.bindings[op]
-        return elaborate_kernel(self.analysis, kernel, binding, taken)
+        """The kernel Func of op's binding, last, after the fn Funcs its body calls; launch
+        hints that the binding overrides replace those written."""
+        bound = self.bindings[op]
+        funcs = elaborate_kernel(self.analysis, bound.kernel, bound.binding, taken)
+        kernel, launch = funcs[-1], funcs[-1].launch
+        hints = {"warps": bound.warps, "stages": bound.stages}
+        hints = {k: v for k, v in hints.items() if v is not None}
+        if not hints:
+            return funcs
+        return funcs[:-1] + (replace(kernel, launch=replace(launch, **hints)),)
 
 
 def where_holds(analysis, kernel: t.Kernel, binding: Binding) -> bool:
     """Do the kernel's `where` clauses hold for these concrete generics?"""
+    return failing_where(analysis, kernel, binding) is None
+
+
+def failing_where(analysis, kernel: t.Kernel, binding: Binding) -> str | None:
+    """The first of the kernel's `where` clauses that fails for these concrete generics,
+    as written (`BK >= 16`); None when they all hold."""
     checker, _ = _checker(analysis, kernel, binding)
     sig = signature_of(kernel, checker)
-    return all(Facts().prove(left, op, right) for left, op, right, _ in sig.where)
+    return next((print_expr(clause) for left, op, right, clause in sig.where
+                 if not Facts().prove(left, op, right)), None)
 
 
 def grid_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:

@@ -38,6 +38,7 @@ class Options:
     grad: bool = False
     path: str = "<input>"
     rules: tuple | None = None  # the e-graph passes' rule sets; None: linnet.rules.RULE_SETS
+    tuning: object | None = None  # a KernelTuning (passes/kernel_tuning.py): tuned kernels
 
 
 @dataclass

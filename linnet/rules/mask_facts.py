@@ -3,14 +3,16 @@
 `lo(e)`/`hi(e)` are lattice tables (merge keeps the tighter bound): constants are their
 own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n is
 0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
-through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen).
+through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen), and
+through `/` and `%` of a non-negative value by a positive one, `min` and `max`.
 Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), and the
 boolean connectives simplify around proved masks. One rule per line.
 """
 
 from egglog import String, i64, rewrite, rule, ruleset, set_, union, vars_
 
-from .terms import FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+from .terms import (FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, least, lo, lt, most,
+                    narrow, negate, quot, rem)
 
 e, x, y = vars_("e x y", Ix)
 m, k = vars_("m k", Mask)
@@ -52,6 +54,14 @@ RULES = [
         set_(lo(e)).to(_min4(_products())), set_(hi(e)).to(_max4(_products()))),
     rule(e == narrow(x), lo(x) == lx, hi(x) == hx, *_fits(lx, hx), name="bounds of a cast").then(
         set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
+    rule(e == quot(x, y), *_bounds(x, y), lx >= 0, ly >= 1, name="bounds of x / y").then(
+        set_(lo(e)).to(lx / hy), set_(hi(e)).to(hx / ly)),
+    rule(e == rem(x, y), *_bounds(x, y), lx >= 0, ly >= 1, name="bounds of x % y").then(
+        set_(lo(e)).to(i64(0)), set_(hi(e)).to(hx.min(hy - 1))),
+    rule(e == least(x, y), *_bounds(x, y), name="bounds of min(x, y)").then(
+        set_(lo(e)).to(lx.min(ly)), set_(hi(e)).to(hx.min(hy))),
+    rule(e == most(x, y), *_bounds(x, y), name="bounds of max(x, y)").then(
+        set_(lo(e)).to(lx.max(ly)), set_(hi(e)).to(hx.max(hy))),
     # comparisons
     rule(m == lt(x, y), hi(x) == hx, lo(y) == ly, hx < ly, name="lt proved true").then(
         union(m).with_(TRUE)),

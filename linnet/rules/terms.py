@@ -75,6 +75,24 @@ def negate(a: Mask) -> Mask: ...  # logical not
 def narrow(a: Ix) -> Ix: ...  # a cast between integer dtypes: the value where it fits
 
 
+# Opaque to the algebra (no rule rewrites them), known only through their intervals: they
+# let bounds flow through a program id split into tile row and column (`pid / n`, `pid % n`).
+@function
+def quot(a: Ix, b: Ix) -> Ix: ...  # integer division, truncating toward zero
+
+
+@function
+def rem(a: Ix, b: Ix) -> Ix: ...  # integer remainder, the sign of `a`
+
+
+@function
+def least(a: Ix, b: Ix) -> Ix: ...  # min(a, b)
+
+
+@function
+def most(a: Ix, b: Ix) -> Ix: ...  # max(a, b)
+
+
 # The interval analysis: lattice tables, merged by keeping the tighter bound.
 @function(merge=lambda old, new: old.max(new))
 def lo(x: Ix) -> i64: ...

@@ -425,19 +425,22 @@ def make_inputs(spec: TargetSpec, values: Mapping[str, Any], *, seed: int = 0,
 _MODULES: dict[tuple, tuple[Callable, str]] = {}
 
 
-def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str
-              ) -> tuple[Callable[..., tuple], str]:
+def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str,
+             tuning: Any = False) -> tuple[Callable[..., tuple], str]:
     """`main` of the generated PyTorch module of `spec`'s entry at `values` (a dict of
-    generic values) under `numerics`, and the module's text; cached per process."""
+    generic values) under `numerics`, and the module's text; cached per process.
+
+    Kernels take the op headers' tiles and hints; `tuning` (a `KernelTuning`, say: what
+    `linnet tune` compiles each candidate with) is compile_source's."""
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
     bind = {k: v for k, v in values.items()}
     key = (spec.path, hashlib.sha256(spec.source.encode()).hexdigest(), spec.entry,
-           tuple(sorted((k, str(v)) for k, v in bind.items())), numerics)
+           tuple(sorted((k, str(v)) for k, v in bind.items())), numerics, tuning)
     if key not in _MODULES:
         try:
             compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, bind=bind,
-                                      numerics=numerics)
+                                      numerics=numerics, tuning=tuning)
         except CompileError as err:
             sources = {spec.path: SourceFile.of(spec.path, spec.source)}
             for d in err.diagnostics:

@@ -9,6 +9,7 @@ IR is evaluated directly by the interpreter, generating no code.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -46,6 +47,7 @@ class EntryFunction:
     name: str
     compile: bool
     numerics: str
+    tuning: Any = None  # a TuningFile or KernelTuning (linnet.tune), or None: headers only
     cache: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     by_inputs: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     _sig: Any = None
@@ -53,20 +55,37 @@ class EntryFunction:
 
     def __call__(self, *inputs: Any) -> Any:
         seen = tuple(_shape_and_dtype(x) for x in inputs)  # a fast path for repeated calls
+        if self.tuning is not None:  # tuned choices are per device
+            seen += (self.device_name(inputs),)
         run = self.by_inputs.get(seen)
         if run is None:
             values = self.binding_for(inputs)
-            key = tuple(sorted(values.items()))
+            device = seen[-1] if self.tuning is not None else None
+            key = tuple(sorted(values.items())) + (device,)
             run = self.cache.get(key)
             if run is None:
-                run = self.cache[key] = self._build(values)
+                run = self.cache[key] = self._build(values, device)
             self.by_inputs[seen] = run
         outputs = run(*inputs)
         return outputs[0] if len(outputs) == 1 and not self._returns_tuple else outputs
 
     def source(self, **values: Any) -> str:
-        """The generated module's text for one binding (`m.source("run", R=5, C=40)`)."""
+        """The generated module's text for one binding (`m.source("run", R=5, C=40)`); tuned
+        choices are those of the only device the tuning file records, if one."""
         return self._compile(values, target_text=True)
+
+    def device_name(self, inputs: tuple) -> str:
+        """The device the inputs are on, named as tuning files name it: the CUDA device's
+        name (`torch.cuda.get_device_name`), else the device type ("cpu")."""
+        for x in inputs:
+            device = getattr(x, "device", None)
+            if getattr(device, "type", None) == "cuda":
+                return _cuda_name(device.index)
+        for x in inputs:
+            kind = getattr(getattr(x, "device", None), "type", None)
+            if isinstance(kind, str):
+                return kind
+        return "cpu"
 
     @property
     def _returns_tuple(self) -> bool:
@@ -100,16 +119,20 @@ class EntryFunction:
             _bind_input(param, value, generics, b)
         return _plain_values(b, sig)
 
-    def _build(self, values: dict[str, object]) -> Callable[..., tuple]:
+    def _build(self, values: dict[str, object], device: str | None = None
+               ) -> Callable[..., tuple]:
         if self.compile:
-            module = self._compile(values, target_text=False)
+            module = self._compile(values, target_text=False, device=device)
             return module.main
         return self._interpreter(values)
 
-    def _compile(self, values: dict[str, object], target_text: bool):
+    def _compile(self, values: dict[str, object], target_text: bool,
+                 device: str | None = None):
         try:
             compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                      numerics=self.numerics, target=self.TARGET)
+                                      numerics=self.numerics, target=self.TARGET,
+                                      tuning=False if self.tuning is None else self.tuning,
+                                      device=device)
         except CompileError as err:
             _raise_diagnostics(err, self.path, self.text)
         if target_text:
@@ -167,7 +190,7 @@ def _plain_values(b: Binding, sig) -> dict[str, object]:
 
 
 def load_function(path: str, name: str, *, compile: bool = True,
-                  numerics: str = "equivalent") -> EntryFunction:
+                  numerics: str = "equivalent", tuning: Any = None) -> EntryFunction:
     """A callable that runs the entry `name` of the Linnet program at `path` on torch tensors.
 
     At each call the entry's generics are bound from the inputs: dims and shape packs from
@@ -182,9 +205,31 @@ def load_function(path: str, name: str, *, compile: bool = True,
     `$XDG_CACHE_HOME/linnet`, else `~/.cache/linnet`; see `linnet.torch.runtime`).
     `compile=False` runs the PyTorch interpreter on the tensor IR instead, generating no
     code. `numerics` is `"exact"`, `"equivalent"` or `"fast"`, as `--numerics`.
+
+    `tuning` gives the kernel choices recorded by `linnet tune` (see `linnet.tune`): None
+    (the default) reads `$LINNET_TUNING`, else `linnet.tuning.json` beside the program if
+    there is one; a path reads that file; False uses the op headers' choices only. At each
+    call the choices of the inputs' device (`torch.cuda.get_device_name`, "cpu" for CPU
+    tensors) apply where their op and sizes match. A tuning file that cannot be read
+    raises `LinnetError` here.
     """
     text = Path(path).read_text()
-    return EntryFunction(str(path), text, name, compile, numerics)
+    return EntryFunction(str(path), text, name, compile, numerics, read_tuning(tuning, path))
+
+
+def read_tuning(tuning: Any, path: str):
+    """The tuning file (or choices) a loader uses for the program at path, read once."""
+    from ..tune.records import TuningFileError, tuning_file
+    try:
+        return tuning_file(tuning, path)
+    except TuningFileError as err:
+        raise LinnetError(str(err)) from None
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_name(index: int | None) -> str:
+    import torch
+    return torch.cuda.get_device_name(index)
 
 
 class LoadedModule:
@@ -194,13 +239,15 @@ class LoadedModule:
     an attribute of this object (`source`, `entries`) or a Python special name; attribute
     access (`m.run`) finds the entries whose names are not taken."""
 
-    def __init__(self, path: str, compile: bool, numerics: str) -> None:
+    def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None) -> None:
         from ..frontend import check_program
         result = check_program(str(path))
         if not result.ok:
             raise LinnetError("\n\n".join(render(d, result.sources) for d in result.diagnostics))
         root = result.program.root_module
-        self._entries = {i.name: load_function(path, i.name, compile=compile, numerics=numerics)
+        tuning = read_tuning(tuning, path)
+        self._entries = {i.name: load_function(path, i.name, compile=compile, numerics=numerics,
+                                               tuning=False if tuning is None else tuning)
                          for i in root.items if getattr(i, "kind", None) == "entry"}
 
     def __getattr__(self, name: str) -> EntryFunction:
@@ -228,12 +275,13 @@ class LoadedModule:
         return sorted(self._entries)
 
 
-def load(path: str, *, compile: bool = True, numerics: str = "equivalent") -> LoadedModule:
+def load(path: str, *, compile: bool = True, numerics: str = "equivalent",
+         tuning: Any = None) -> LoadedModule:
     """The Linnet program at `path` as a module-like object: one callable per entry.
 
     `m = load("model.linnet")`; `m.run(x, w)` calls the entry `run` exactly as
     `load_function(path, "run", compile=compile, numerics=numerics)` would, binding
     generics from the inputs at each call, cached per binding; `m.source("run", R=5, C=40)`
-    is the generated module's text for one binding.
+    is the generated module's text for one binding. `tuning` is `load_function`'s.
     """
-    return LoadedModule(path, compile, numerics)
+    return LoadedModule(path, compile, numerics, tuning)

@@ -42,6 +42,7 @@ CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linne
     VALID / "63_op_where.linnet"]
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
+            ("matmul", "matmul_tf32_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
             ("layer_norm", "layer_norm_any"): {"R": 37, "C": 100},
             ("layer_norm", "layer_norm_bf16_any"): {"R": 3, "C": 768},
@@ -355,7 +356,7 @@ def test_softmax_after_dce_keeps_the_effect_and_lowers_the_reductions() -> None:
 def test_matmul_offsets_masks_and_contraction() -> None:
     program = middle_end(EXAMPLES / "matmul.linnet")
     (k,) = kernels(program)
-    assert k.launch == ir.Launch((2, 2), 8, 3, ("empty",))  # 128x128 tiles
+    assert k.launch == ir.Launch((4,), 8, 4, ("empty",))  # 2 x 2 tiles of 128x128, one axis
     loads = prims(k, "load")
     assert [e.args[1].type.shape for e in loads] == [(128, 32), (32, 128)]
     assert [e.args[2].type for e in loads] == [ir.TType((128, 32), "bool"),

@@ -25,7 +25,8 @@ from linnet.ir import tensor as ir
 from linnet.ir.printer import print_program
 from linnet.pipeline import compile_source
 from linnet.rules import RULE_SETS
-from linnet.rules.terms import FALSE, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, least, lo, lt, most, narrow,
+                               negate, quot, rem)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.linnet")))
@@ -46,6 +47,19 @@ def _wrap(v: int) -> int:
     return (v + 2**31) % 2**32 - 2**31
 
 
+def _quot(a: int, b: int) -> int:
+    """Truncating division, as the IR's integer `div` (0 for a zero divisor: any value will
+    do, since no rule may use one)."""
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    return _wrap(q if (a < 0) == (b < 0) else -q)
+
+
+def _rem(a: int, b: int) -> int:
+    return a if b == 0 else _wrap(a - b * _quot(a, b))
+
+
 def evaluate(term, env: dict[str, int]):
     """A term's value: 32-bit wrapping integers, booleans for masks."""
     fn, args = get_callable_fn(term), get_callable_args(term)
@@ -58,6 +72,7 @@ def evaluate(term, env: dict[str, int]):
     vals = [evaluate(a, env) for a in args]
     ops = {Ix.__add__: lambda a, b: _wrap(a + b), Ix.__sub__: lambda a, b: _wrap(a - b),
            Ix.__mul__: lambda a, b: _wrap(a * b), narrow: lambda a: a,
+           quot: _quot, rem: _rem, least: min, most: max,
            lt: lambda a, b: a < b, both: lambda a, b: a and b, either: lambda a, b: a or b,
            negate: lambda a: not a}
     for f, op in ops.items():
@@ -74,6 +89,10 @@ ints = st.recursive(leaves, lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: p[0] + p[1]),
     st.tuples(sub, sub).map(lambda p: p[0] - p[1]),
     st.tuples(sub, sub).map(lambda p: p[0] * p[1]),
+    st.tuples(sub, sub).map(lambda p: quot(*p)),
+    st.tuples(sub, sub).map(lambda p: rem(*p)),
+    st.tuples(sub, sub).map(lambda p: least(*p)),
+    st.tuples(sub, sub).map(lambda p: most(*p)),
     sub.map(narrow)), max_leaves=8)
 masks = st.recursive(st.tuples(ints, ints).map(lambda p: lt(*p)), lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: both(*p)),
@@ -135,6 +154,30 @@ def test_bounds_prove_and_refute_comparisons():
     assert not eg.check_bool(lt(rows, Ix(63)) == TRUE)
     assert not eg.check_bool(lt(rows, Ix(63)) == FALSE)
     assert eg.check_bool(lt(rows + Ix(64), Ix(64)) == FALSE)
+
+
+def test_bounds_through_division_remainder_min_and_max():
+    p, i, n = Ix.sym("p"), Ix.sym("i"), Ix.sym("n")
+    group = quot(p, Ix(2))                      # 0 .. 1
+    inner = rem(i, Ix(4))                       # 0 .. 3
+    eg = saturate_small(lt(group * Ix(4) + inner, Ix(8)), lt(least(i, Ix(3)), Ix(4)),
+                        lt(most(p, Ix(1)), Ix(1)), lt(rem(n, Ix(4)), Ix(0)),
+                        lt(quot(i, n), Ix(16)))
+    assert eg.check_bool(lt(group * Ix(4) + inner, Ix(8)) == TRUE)
+    assert eg.check_bool(lt(least(i, Ix(3)), Ix(4)) == TRUE)
+    assert eg.check_bool(lt(most(p, Ix(1)), Ix(1)) == FALSE)
+    # n may be negative: n % 4 may be below 0, and i / n has no bounds (n may be 0 or -1)
+    assert not eg.check_bool(lt(rem(n, Ix(4)), Ix(0)) == FALSE)
+    assert not eg.check_bool(lt(quot(i, n), Ix(16)) == TRUE)
+
+
+def test_offsets_that_differ_only_in_grouping_are_not_merged():
+    """`(a + b) * c` and `a + b * c` are different offsets; their printed normal forms, which
+    decide whether two accesses share one offset, must differ too."""
+    from linnet.passes.egraph import _show
+    a, b = Ix.sym("p"), Ix.sym("i")
+    assert _show((a + b) * Ix(4)) != _show(a + b * Ix(4))
+    assert _show((a + b) * Ix(4)) == "(p + i) * 4"
 
 
 def test_no_bounds_past_i32():

@@ -1,0 +1,241 @@
+"""The GPU benchmark suite (`benchmarks/kernels.py`, `benchmarks/gpu/`, `benchmarks/hand/`)
+where no GPU is needed: the report rendered from a fixed JSON, the script's answer without
+CUDA, the hand-written Triton kernels in Triton's interpreter on tiny inputs, and a dry run
+of every case on the CPU at tiny sizes (torch.compile replaced by the eager function, a
+wall-clock timer for do_bench), which drives the whole loop: checks, missing entries,
+errors recorded as rows, ratios, the JSON and its tables.
+
+On a GPU machine (no interpreter) the hand kernels run on CUDA tensors and the dry run is
+skipped: the script itself is the GPU check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+DEVICE = "cpu" if INTERPRETED or not torch.cuda.is_available() else "cuda"
+needs_triton = pytest.mark.skipif(DEVICE == "cpu" and not INTERPRETED,
+                                  reason="no CUDA device and Triton's interpreter is off")
+
+RESULTS = {
+    "environment": {"date": "2026-12-04 10:00 UTC", "device": "NVIDIA H200", "capability": "9.0",
+                    "cuda": "12.8", "torch": "2.11.0", "triton": "3.6.0", "jax": "0.11.2",
+                    "jaxlib": "0.11.2", "python": "3.12.3", "linnet_commit": "abc123def456"},
+    "settings": {"warmup_ms": 25, "rep_ms": 100, "jax_rounds": 5, "quick": False},
+    "cases": {"softmax": {"seconds": 12.0, "about": "Row softmax, f32."},
+              "layer_norm": {"seconds": 30.0, "about": ""}},
+    "rows": [
+        {"case": "softmax", "config": "8192x1000", "dtype": "f32", "step": "", "key": "linnet",
+         "impl": "Linnet", "family": "torch", "unit": "GB/s", "status": "ok", "ms": 0.022,
+         "throughput": 2978.9, "max_error": 3e-8, "vs_linnet": 1.0, "vs_pallas": None,
+         "note": "", "error": ""},
+        {"case": "softmax", "config": "8192x1000", "dtype": "f32", "step": "", "key": "hand",
+         "impl": "hand Triton", "family": "torch", "unit": "GB/s", "status": "ok", "ms": 0.021,
+         "throughput": 3120.0, "max_error": 3e-8, "vs_linnet": 0.9545, "vs_pallas": None,
+         "note": "", "error": ""},
+        {"case": "softmax", "config": "8192x1000", "dtype": "f32", "step": "",
+         "key": "linnet_pallas", "impl": "Linnet Pallas", "family": "jax", "unit": "GB/s",
+         "status": "ok", "ms": 0.0284, "throughput": 2306.0, "max_error": 3e-8,
+         "vs_linnet": 1.2909, "vs_pallas": 1.0, "note": "", "error": ""},
+        {"case": "softmax", "config": "8192x1000", "dtype": "f32", "step": "", "key": "jax_nn",
+         "impl": "jax.nn.softmax (jit)", "family": "jax", "unit": "GB/s", "status": "ok",
+         "ms": 0.0357, "throughput": 1835.0, "max_error": 3e-8, "vs_linnet": 1.6227,
+         "vs_pallas": 1.2570, "note": "", "error": ""},
+        {"case": "layer_norm", "config": "32768x768", "dtype": "bf16", "step": "backward",
+         "key": "hand", "impl": "hand Triton", "family": "torch", "unit": "GB/s",
+         "status": "missing", "ms": None, "throughput": None, "max_error": None,
+         "vs_linnet": None, "vs_pallas": None, "note": "",
+         "error": "benchmarks/hand/layer_norm.py is not there"},
+        {"case": "layer_norm", "config": "32768x768", "dtype": "bf16", "step": "backward",
+         "key": "torch", "impl": "F.layer_norm", "family": "torch", "unit": "GB/s",
+         "status": "error", "ms": None, "throughput": None, "max_error": None,
+         "vs_linnet": None, "vs_pallas": None, "note": "",
+         "error": "RuntimeError: a | b\nsecond line"},
+    ],
+}
+
+
+def test_the_suite_modules_import_and_name_their_cases():
+    import importlib
+    from benchmarks import kernels
+    for case in kernels.CASES:
+        module = importlib.import_module(f"benchmarks.gpu.{case}")
+        assert module.CASE == case and callable(module.run) and module.__doc__
+    for name in ("softmax", "matmul", "attention"):
+        assert callable(importlib.import_module(f"benchmarks.hand.{name}").forward)
+
+
+def test_report_renders_the_tables_from_the_json(tmp_path):
+    path = tmp_path / "kernels.json"
+    path.write_text(json.dumps(RESULTS))
+    done = subprocess.run([sys.executable, "benchmarks/report.py", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("## Kernels on the GPU (NVIDIA H200, 2026-12-04)\n")
+    assert ("torch 2.11.0, Triton 3.6.0, JAX 0.11.2 (jaxlib 0.11.2), Python 3.12.3, "
+            "Linnet abc123def456") in text
+    assert "### Softmax\n\nRow softmax, f32.\n" in text
+    assert ("| config | dtype | implementation | ms | GB/s | time / Linnet | "
+            "time / Linnet Pallas | max error | note |") in text
+    assert "| 8192x1000 | f32 | Linnet | 0.0220 | 2,979 | 1.00 |  | 3.0e-08 |  |" in text
+    assert "| 8192x1000 | f32 | hand Triton | 0.0210 | 3,120 | 0.95 |  | 3.0e-08 |  |" in text
+    assert "| jax.nn.softmax (jit) | 0.0357 | 1,835 | 1.62 | 1.26 |" in text
+    # layer norm: a pass column, no Pallas column, failures in the ms column with their text
+    assert ("| config | dtype | pass | implementation | ms | GB/s | time / Linnet | max error "
+            "| note |") in text
+    assert ("| 32768x768 | bf16 | backward | hand Triton | missing |  |  |  | "
+            "benchmarks/hand/layer_norm.py is not there |") in text
+    assert "| F.layer_norm | error |  |  |  | RuntimeError: a \\| b |" in text
+    assert "(4 rows, 12 s.)" in text and "(2 rows, 30 s.)" in text
+
+
+def test_report_says_when_the_json_cannot_be_read(tmp_path):
+    done = subprocess.run([sys.executable, "benchmarks/report.py", str(tmp_path / "none.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "cannot read" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_script_without_cuda_says_so_and_exits():
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run([sys.executable, "benchmarks/kernels.py", "--only", "softmax"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 1
+    assert "benchmarks/kernels.py needs a CUDA device" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_the_script_refuses_an_unknown_case():
+    done = subprocess.run([sys.executable, "benchmarks/kernels.py", "--only", "softmax,conv"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "unknown case conv" in done.stderr
+
+
+# ---------------------------------------------------------------- the hand-written kernels
+
+def attention_reference(q, k, v, scale: float, causal: bool) -> torch.Tensor:
+    s = (q.double() @ k.double().transpose(-1, -2)) * scale
+    if causal:
+        n_q, n_k = s.shape[-2:]
+        s = s.masked_fill(torch.ones(n_q, n_k, dtype=torch.bool, device=s.device).triu(1),
+                          float("-inf"))
+    return torch.softmax(s, -1) @ v.double()
+
+
+@needs_triton
+@pytest.mark.parametrize("shape", [(5, 37), (3, 16), (2, 1000)])
+def test_hand_softmax(shape):
+    from benchmarks.hand import softmax
+    x = torch.randn(*shape, device=DEVICE)
+    torch.testing.assert_close(softmax.forward(x), torch.softmax(x, 1), atol=1e-6, rtol=1e-5)
+
+
+@needs_triton
+@pytest.mark.parametrize("m, n, k", [(40, 24, 50), (32, 16, 48)])  # ragged; multiples of 16
+@pytest.mark.parametrize("precision", ["ieee", "tf32"])
+def test_hand_matmul(m, n, k, precision):
+    from benchmarks.hand import matmul
+    a, b = torch.randn(m, k, device=DEVICE), torch.randn(k, n, device=DEVICE)
+    c = matmul.forward(a, b, precision, tiles=(16, 16, 16, 4, 1))
+    tol = 1e-4 if precision == "ieee" else 2e-2
+    torch.testing.assert_close(c, a @ b, atol=tol * math.sqrt(k), rtol=tol)
+
+
+@needs_triton
+@pytest.mark.parametrize("n_q, n_k, causal", [(40, 24, False), (37, 37, True), (32, 32, True),
+                                              (64, 64, False)])
+def test_hand_attention(n_q, n_k, causal):
+    from benchmarks.hand import attention
+    gen = torch.Generator(device=DEVICE).manual_seed(n_q + n_k)
+    q, k, v = (torch.randn(2, 3, n, 16, device=DEVICE, generator=gen) for n in (n_q, n_k, n_k))
+    o = attention.forward(q, k, v, 0.25, causal, tiles=(32, 16, 4, 1))
+    ref = attention_reference(q, k, v, 0.25, causal)
+    assert (o.double() - ref).abs().max().item() < 1e-5
+    if causal:  # the first query sees only the first key
+        torch.testing.assert_close(o[:, :, 0], v[:, :, 0])
+
+
+# ---------------------------------------------------------------- a dry run on the CPU
+
+@pytest.mark.skipif(not INTERPRETED, reason="the dry run uses Triton's interpreter")
+def test_a_dry_run_of_every_case_on_the_cpu(monkeypatch, tmp_path, capsys):
+    from benchmarks import kernels
+    from benchmarks.gpu import attention, layer_norm, matmul, softmax
+    from benchmarks.gpu.harness import Settings, Suite
+    from benchmarks.gpu.jax_side import JaxSide
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
+    monkeypatch.setattr(softmax, "SHAPES", ((6, 10),))
+    monkeypatch.setattr(layer_norm, "ROWS", 8)
+    monkeypatch.setattr(layer_norm, "WIDTHS", (12,))
+    for name, value in (("B", 1), ("H", 2), ("L", 32), ("WIDTHS", (16,))):
+        monkeypatch.setattr(attention, name, value)
+    monkeypatch.setattr(matmul, "SHAPES", ((40, 24, 48),))
+
+    def timer(run, grad_to_none):
+        start = time.perf_counter()
+        run()
+        return 1e3 * (time.perf_counter() - start)
+
+    suite = Suite(Settings(warmup_ms=1, rep_ms=2, jax_rounds=1), JaxSide(gpu_only=False),
+                  device="cpu", torch_timer=timer)
+    path = tmp_path / "dry.json"
+    results = kernels.measure(suite, list(kernels.CASES), {"device": "cpu"}, str(path))
+    assert json.loads(path.read_text())["rows"] == results["rows"]
+    rows = {(r["case"], r["config"], r["dtype"], r["step"], r["key"]): r for r in results["rows"]}
+    assert all(r["status"] in ("ok", "missing", "error", "wrong") for r in rows.values())
+
+    def ok(*key):
+        row = rows[key]
+        assert row["status"] == "ok", row
+        assert row["ms"] > 0 and row["max_error"] <= row["tolerance"]
+        return row
+
+    for impl in ("linnet", "hand", "torch", "compile", "eager"):
+        ok("softmax", "6x10", "f32", "", impl)
+    assert ok("softmax", "6x10", "f32", "", "linnet")["vs_linnet"] == 1.0
+    for dtype in ("f32", "bf16"):
+        for step in ("forward", "backward"):
+            ok("layer_norm", "8x12", dtype, step, "torch")
+            ok("layer_norm", "8x12", dtype, step, "compile")
+    for mode in ("f32", "tf32"):
+        for impl in ("linnet", "hand", "cublas"):
+            ok("matmul", "40x24x48", mode, "", impl)
+    ok("matmul", "40x24x48", "bf16", "", "linnet")
+    ok("attention", "B1 H2 L=S=32 D16", "f32", "", "hand")
+    ok("attention", "B1 H2 L=S=32 D16 causal", "f32", "", "hand")
+    # no flash attention on the CPU: an error row with torch's message, and the run went on
+    flash = rows[("attention", "B1 H2 L=S=32 D16", "bf16", "", "sdpa_flash")]
+    assert flash["status"] in ("error", "ok")
+    for key, row in rows.items():  # what is absent is reported as missing, with the reason
+        if row["status"] == "missing":
+            assert "has no entry" in row["error"] or "is not there" in row["error"] or \
+                "jax" in row["error"].lower(), row
+    if rows[("softmax", "6x10", "f32", "", "jax_body")]["status"] != "missing":
+        ok("softmax", "6x10", "f32", "", "jax_body")
+        ok("layer_norm", "8x12", "f32", "backward", "jax_body")
+        assert rows[("softmax", "6x10", "f32", "", "jax_body")]["vs_pallas"] is not None
+    printed = capsys.readouterr().out
+    assert "### Softmax" in printed and "### Matmul" in printed and "rows," in printed
+
+
+def test_the_sweep_rewrites_both_matmul_ops_and_the_launch_hints():
+    from benchmarks.gpu.harness import entry_names
+    from benchmarks.gpu.sweep import variant
+    path = variant(64, 256, 32, 4, 5)
+    text = path.read_text()
+    assert text.count("matmul_tiles<M, N, K, f32, 64, 256, 32, 8>") == 1
+    assert text.count("matmul_tiles<M, N, K, bf16, 64, 256, 32, 8>") == 1
+    assert "warps(4) stages(5)" in text
+    assert {"matmul_any", "matmul_bf16_any"} <= entry_names(path)  # and it still checks

@@ -1,0 +1,229 @@
+"""Compiling with tuned kernel choices: the override changes the generated code, the header
+says which choice each op took, and a choice that no longer fits is ignored with a note."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from linnet.cli import main
+from linnet.pipeline import compile_source
+from linnet.tune import TuningFile, TuningFileError
+from tuning_programs import MATMUL, matmul_choice, record, tuning_of
+
+BIND = {"M": 64, "N": 64, "K": 64}
+
+
+def matmul_text(tuning, target: str = "torch", numerics: str = "equivalent",
+                bind=None, **options) -> str:
+    return compile_source(path=str(MATMUL), entry="matmul_any", bind=bind or BIND,
+                          numerics=numerics, target=target, tuning=tuning, **options).text
+
+
+def tuning_lines(text: str) -> list[str]:
+    """The header's lines about tuning (`# tuning: ...` and its continuation lines)."""
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("# tuning: "))
+    found = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("#   op "):
+            break
+        found.append(line)
+    return found
+
+
+def test_a_tuned_choice_changes_tile_sizes_and_launch_hints() -> None:
+    header = matmul_text(False)
+    tuned = matmul_text(tuning_of(matmul_choice()))
+    assert "tl.arange(0, 128)" in header and "num_warps=8, num_stages=3" in header
+    assert "# tuning:" not in header  # no tuning file: nothing said
+    assert "tl.arange(0, 128)" not in tuned and "tl.arange(0, 32)" in tuned
+    assert "tl.arange(0, 16)" in tuned  # BK
+    assert "num_warps=4, num_stages=2" in tuned
+    assert "matmul_tiles__M64_N64_K64_Tf32_BM32_BN64_BK16" in tuned
+    assert tuning_lines(tuned) == [
+        "# tuning: op matmul<M=64, N=64, K=64>: tuned: BM=32 BN=64 BK=16 warps=4 stages=2 "
+        "from test choices for cpu"]
+
+
+def test_a_choice_may_leave_the_kernels_hints_alone() -> None:
+    text = matmul_text(tuning_of(matmul_choice(generics=(("BN", 32),), warps=None,
+                                               stages=None)))
+    assert "BM128_BN32_BK32" in text and "num_warps=8, num_stages=3" in text
+
+
+def test_the_jax_module_takes_the_choice_and_says_so() -> None:
+    text = matmul_text(tuning_of(matmul_choice()), target="jax")
+    assert "grid=(2, 1)" in text  # 64 / BM=32 programs down, 64 / BN=64 across
+    assert '"num_warps": warps' in text and "_lp_params(4, 2)" in text
+    assert "# tuning: op matmul<M=64, N=64, K=64>: tuned: BM=32" in text
+
+
+def test_a_choice_applies_only_at_its_binding_and_numerics() -> None:
+    other_size = matmul_text(tuning_of(matmul_choice()), bind={"M": 64, "N": 64, "K": 65})
+    assert "BM128_BN128_BK32" in other_size
+    assert "header's choice (test choices has no choice for it on cpu under numerics " \
+           "equivalent)" in tuning_lines(other_size)[0]
+    fast_only = matmul_text(tuning_of(matmul_choice(numerics="fast")))
+    assert "BM128_BN128_BK32" in fast_only
+    assert tuning_lines(fast_only)[0].endswith("it has one under numerics fast)")
+    assert "BM32_BN64_BK16" in matmul_text(tuning_of(matmul_choice(numerics="fast")),
+                                           numerics="fast")
+
+
+@pytest.mark.parametrize("choice, why", [
+    (matmul_choice(generics=(("BK", 8),)), "`matmul_tiles`'s `where BK >= 16` fails"),
+    (matmul_choice(generics=(("BM", 48),)), "E2127: tile sizes must be powers of two"),
+    (matmul_choice(generics=(("BX", 32),)), "`BX` is not a generic of `matmul_tiles` that "
+                                            "the op's header binds to a literal"),
+    (matmul_choice(generics=(("M", 32),)), "`M` is not a generic of `matmul_tiles`"),
+    (matmul_choice(kernel="old_tiles"), "it is for kernel `old_tiles`, and the op binds "
+                                        "`matmul_tiles`"),
+    (matmul_choice(warps=6), "`warps=6` is not a power of two"),
+])
+def test_a_choice_that_no_longer_fits_is_ignored_with_a_note(choice, why) -> None:
+    text = matmul_text(tuning_of(choice))
+    assert "BM128_BN128_BK32" in text and "num_warps=8, num_stages=3" in text
+    (line,) = tuning_lines(text)
+    assert line.startswith("# tuning: op matmul<M=64, N=64, K=64>: header's choice (the "
+                           "choice in test choices is ignored: ")
+    assert why in line
+
+
+def test_every_op_instance_gets_a_line(tmp_path) -> None:
+    text = compile_source(path=str(MATMUL), entry="main", tuning=tuning_of(matmul_choice(
+        binding="M=200 N=136 K=72"))).text
+    assert tuning_lines(text) == [
+        "# tuning: op matmul<M=200, N=136, K=72>: tuned: BM=32 BN=64 BK=16 warps=4 stages=2 "
+        "from test choices for cpu"]
+
+
+def test_exact_numerics_and_other_targets_say_nothing_of_tuning() -> None:
+    tuning = tuning_of(matmul_choice())
+    assert "tuning" not in matmul_text(tuning, numerics="exact")
+    assert "tuning" not in matmul_text(tuning, target="stablehlo")
+
+
+# ------------------------------------------------------------------------------------------
+# Tuning files: which one, which device.
+
+def write_file(path, devices: dict) -> str:
+    path.write_text(json.dumps({"format": "linnet-tuning", "version": 1, "devices": devices}))
+    return str(path)
+
+
+def matmul_records(device: str = "cpu", **generics) -> dict:
+    generics = generics or {"BM": 32, "BN": 64, "BK": 16}
+    return {device: {"examples.matmul.matmul": {"M=64 N=64 K=64": {
+        "equivalent": record(generics)}}}}
+
+
+def test_a_file_gives_the_choices_of_its_only_device(tmp_path) -> None:
+    path = write_file(tmp_path / "t.json", matmul_records("NVIDIA H200"))
+    text = matmul_text(path)
+    assert "BM32_BN64_BK16" in text
+    assert f"tuned: BM=32 BN=64 BK=16 warps=4 stages=2 from {path} for NVIDIA H200" in text
+
+
+def test_a_named_device_picks_its_choices(tmp_path) -> None:
+    devices = {**matmul_records("NVIDIA H200", BM=64), **matmul_records("cpu", BM=32)}
+    path = write_file(tmp_path / "t.json", devices)
+    assert "BM64_BN128_BK32" in matmul_text(path, device="NVIDIA H200")
+    assert "BM32_BN128_BK32" in matmul_text(path, device="cpu")
+    several = matmul_text(path)
+    assert "BM128_BN128_BK32" in several
+    assert "records choices for several devices (NVIDIA H200, cpu); name one" in several
+    absent = matmul_text(path, device="NVIDIA A100")
+    assert "BM128_BN128_BK32" in absent
+    assert "has no choices for NVIDIA A100 (devices: NVIDIA H200, cpu)" in absent
+
+
+def test_the_file_beside_the_source_and_the_environment(tmp_path, monkeypatch) -> None:
+    source = tmp_path / "matmul.linnet"
+    source.write_text(MATMUL.read_text())
+    beside = write_file(tmp_path / "linnet.tuning.json", matmul_records(BM=32))
+    compile_beside = lambda **kw: compile_source(  # noqa: E731
+        path=str(source), entry="matmul_any", bind=BIND, **kw).text
+    assert f"from {beside} for cpu" in compile_beside()
+    assert "BM128" in compile_beside(tuning=False)
+    elsewhere = write_file(tmp_path / "other.json", matmul_records(BM=64))
+    monkeypatch.setenv("LINNET_TUNING", elsewhere)
+    assert "BM64_BN128" in compile_beside()
+    assert "BM32_BN128" in compile_beside(tuning=beside)  # the argument wins
+    monkeypatch.setenv("LINNET_TUNING", str(tmp_path / "missing.json"))
+    with pytest.raises(TuningFileError, match="missing.json: no such tuning file"):
+        compile_beside()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON (line 1, column 2"),
+    ('{"a": 1}', 'not a Linnet tuning file (it has no "format": "linnet-tuning")'),
+    ('[1, 2]', "not a Linnet tuning file"),
+    ('{"format": "linnet-tuning", "version": 2, "devices": {}}',
+     "tuning file version 2, written by a newer Linnet; this Linnet reads version 1"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": []}',
+     "devices: expected an object, found list"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {"B": "x"}}}}}}}',
+     "cpu/m.op/N=4/fast: `generics` must be an object of positive integers, found "
+     "{'B': 'x'}"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"quick": {"kernel": "k", "generics": {}}}}}}}', "unknown numerics 'quick'"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {}, "warps": 0}}}}}}',
+     "`warps` must be a positive integer or null, found 0"),
+])
+def test_a_corrupt_or_foreign_file_is_a_clear_error(tmp_path, text, message) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    with pytest.raises(TuningFileError) as err:
+        TuningFile.load(path)
+    assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+def test_the_file_round_trips(tmp_path) -> None:
+    path = tmp_path / "sub" / "t.json"
+    file = TuningFile.load(path, missing_ok=True)
+    assert file.devices == {}
+    entry = record({"BM": 32, "BN": 64, "BK": 16})
+    file.record("NVIDIA H200", "examples.matmul.matmul", "M=64 N=64 K=64", "fast", entry)
+    file.record("cpu", "examples.matmul.matmul", "M=64 N=64 K=64", "equivalent", entry)
+    file.save()
+    again = TuningFile.load(path)
+    assert again.devices == file.devices
+    assert again.lookup("cpu", "examples.matmul.matmul", "M=64 N=64 K=64",
+                        "equivalent") == entry
+    assert json.loads(path.read_text())["format"] == "linnet-tuning"
+    (choice,) = again.for_device("NVIDIA H200").choices
+    assert choice == matmul_choice(numerics="fast", generics=(("BK", 16), ("BM", 32),
+                                                              ("BN", 64)))
+    assert [p.name for p in path.parent.iterdir()] == ["t.json"]  # no temporary left
+    with pytest.raises(TuningFileError, match="`kernel` must be the kernel's name"):
+        again.record("cpu", "m.op", "N=4", "fast", {"generics": {}})
+
+
+# ------------------------------------------------------------------------------------------
+# The command line.
+
+def test_linnet_torch_takes_tuning_and_device(tmp_path, capsys) -> None:
+    devices = {**matmul_records("NVIDIA H200", BM=64), **matmul_records("cpu", BM=32)}
+    path = write_file(tmp_path / "t.json", devices)
+    argv = ["torch", str(MATMUL), "--entry", "matmul_any", "--bind", "M=64", "--bind", "N=64",
+            "--bind", "K=64", "--tuning", path]
+    assert main(argv + ["--device", "NVIDIA H200"]) == 0
+    out = capsys.readouterr().out
+    assert "BM64_BN128_BK32" in out and re.search(r"# tuning: .*for NVIDIA H200", out)
+    assert main(argv + ["--no-tuning"]) == 0
+    assert "# tuning" not in capsys.readouterr().out
+
+
+def test_linnet_torch_with_a_bad_tuning_file(tmp_path, capsys) -> None:
+    bad = tmp_path / "t.json"
+    bad.write_text("{}")
+    argv = ["torch", str(MATMUL), "--entry", "main"]
+    assert main(argv + ["--tuning", str(bad)]) == 1
+    assert "not a Linnet tuning file" in capsys.readouterr().err
+    assert main(argv + ["--tuning", str(tmp_path / "none.json")]) == 2
+    assert "no such tuning file" in capsys.readouterr().err

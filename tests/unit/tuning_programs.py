@@ -1,0 +1,57 @@
+"""Programs and helpers shared by the tuning tests (test_tune_*.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linnet.passes.kernel_tuning import KernelTuning, TunedChoice
+
+ROOT = Path(__file__).resolve().parents[2]
+MATMUL = ROOT / "examples" / "matmul.linnet"
+
+# Row sums in tiles of BC columns whose loop runs C / BC trips, rounded down: right only
+# where BC divides C, so a candidate tile size can change the result. `where BC <= 32`
+# gives the filter something to refuse.
+ROWS = """\
+module tuning_rows
+
+pub kernel rows_floor<R: Dim, C: Dim, BR: Dim, BC: Dim>(x: Tensor[R, C; f32]) -> y: Tensor[R; f32] grid((R + BR - 1) / BR) warps(4) stages(2)
+where BR >= 1, BC >= 1, BC <= 32 {
+    let rows = program_id(0) * BR + iota<i32>(BR)
+    var acc = fill<f32>([BR], 0.0)
+    for t in 0..C / BC {
+        let cols = cast<i32>(t) * BC + iota<i32>(BC)
+        let inside[i, j] = rows[i] < R && cols[j] < C
+        let tile = load(x[rows, cols], inside, 0.0)
+        let part[i] = sum[j] tile[i, j]
+        acc = acc + part
+    }
+    store(y[rows], acc, rows < R)
+}
+
+pub op row_sums<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R; f32] kernel rows_floor<R, C, 16, 16> {
+    let y[r] = sum[c] x[r, c]
+    return y
+}
+
+entry sums<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R; f32] {
+    return row_sums(x)
+}
+"""
+
+
+def matmul_choice(binding: str = "M=64 N=64 K=64", numerics: str = "equivalent",
+                  generics=(("BM", 32), ("BN", 64), ("BK", 16)), warps=4, stages=2,
+                  kernel: str = "matmul_tiles") -> TunedChoice:
+    return TunedChoice("examples.matmul.matmul", binding, numerics, kernel, tuple(generics),
+                       warps, stages)
+
+
+def tuning_of(*choices: TunedChoice, device: str = "cpu") -> KernelTuning:
+    return KernelTuning(tuple(choices), "test choices", device)
+
+
+def record(generics: dict, warps=4, stages=2, kernel: str = "matmul_tiles") -> dict:
+    """A tuning file record, as `linnet tune` writes one."""
+    return {"kernel": kernel, "generics": generics, "warps": warps, "stages": stages,
+            "time_ms": 1.5, "date": "2025-01-31", "linnet": "0.1.0"}
