@@ -42,13 +42,20 @@ def _row_stats(v, inside, n_cols, eps):
 
 
 @triton.jit
-def _forward_rows(x_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps,
-                  RB: tl.constexpr, BC: tl.constexpr):
-    rows = tl.program_id(0) * RB + tl.arange(0, RB)
+def _row_tile(first, n_rows, n_cols, RB: tl.constexpr, BC: tl.constexpr):
+    """The [RB, BC] tile of rows first, first + 1, ...: its offsets, the mask of what lies
+    inside the tensor, the columns and their mask."""
+    rows = first + tl.arange(0, RB)
     cols = tl.arange(0, BC)
     col_ok = cols < n_cols
     inside = (rows[:, None] < n_rows) & col_ok[None, :]
-    offs = rows[:, None] * n_cols + cols[None, :]
+    return rows[:, None] * n_cols + cols[None, :], inside, cols, col_ok
+
+
+@triton.jit
+def _forward_rows(x_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps,
+                  RB: tl.constexpr, BC: tl.constexpr):
+    offs, inside, cols, col_ok = _row_tile(tl.program_id(0) * RB, n_rows, n_cols, RB, BC)
     v = tl.load(x_ptr + offs, mask=inside, other=0.0).to(tl.float32)
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
     b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
@@ -60,11 +67,7 @@ def _forward_rows(x_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps,
 @triton.jit
 def _dx_rows(x_ptr, w_ptr, dy_ptr, dx_ptr, n_rows, n_cols, eps,
              RB: tl.constexpr, BC: tl.constexpr):
-    rows = tl.program_id(0) * RB + tl.arange(0, RB)
-    cols = tl.arange(0, BC)
-    col_ok = cols < n_cols
-    inside = (rows[:, None] < n_rows) & col_ok[None, :]
-    offs = rows[:, None] * n_cols + cols[None, :]
+    offs, inside, cols, col_ok = _row_tile(tl.program_id(0) * RB, n_rows, n_cols, RB, BC)
     v = tl.load(x_ptr + offs, mask=inside, other=0.0).to(tl.float32)
     dy = tl.load(dy_ptr + offs, mask=inside, other=0.0).to(tl.float32)
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
@@ -81,19 +84,17 @@ def _dx_rows(x_ptr, w_ptr, dy_ptr, dx_ptr, n_rows, n_cols, eps,
 def _dwdb_rows(x_ptr, dy_ptr, dw_ptr, db_ptr, n_rows, n_cols, eps,
                RB: tl.constexpr, BC: tl.constexpr, STEPS: tl.constexpr):
     first = tl.program_id(0) * (RB * STEPS)
-    cols = tl.arange(0, BC)
-    col_ok = cols < n_cols
     dw_acc = tl.zeros((RB, BC), dtype=tl.float32)
     db_acc = tl.zeros((RB, BC), dtype=tl.float32)
     for s in range(STEPS):
-        rows = first + s * RB + tl.arange(0, RB)
-        inside = (rows[:, None] < n_rows) & col_ok[None, :]
-        offs = rows[:, None] * n_cols + cols[None, :]
+        offs, inside, cols, col_ok = _row_tile(first + s * RB, n_rows, n_cols, RB, BC)
         v = tl.load(x_ptr + offs, mask=inside, other=0.0).to(tl.float32)
         dy = tl.load(dy_ptr + offs, mask=inside, other=0.0).to(tl.float32)
         centred, rstd = _row_stats(v, inside, n_cols, eps)
         dw_acc += tl.where(inside, dy * centred * rstd[:, None], 0.0)
         db_acc += dy
+    cols = tl.arange(0, BC)
+    col_ok = cols < n_cols
     tl.atomic_add(dw_ptr + cols, tl.sum(dw_acc, axis=0), mask=col_ok)
     tl.atomic_add(db_ptr + cols, tl.sum(db_acc, axis=0), mask=col_ok)
 
