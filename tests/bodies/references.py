@@ -1168,7 +1168,7 @@ def _t95(x, n):
 
 # ============================================================ dimension expressions (110-119)
 
-@ref("110_next_pow2", "main", out="f32 f32 i32 i64",
+@ref("110_next_pow2", "tiles", out="f32 f32 i32 i64",
      inputs=dims(D, D).flatmap(lambda d: args(fl(d), fl((d[1],)))))
 def _t110(x, v):
     width = 1

@@ -35,12 +35,15 @@ BINDINGS: dict[tuple[str, str], dict] = {
     ("matmul", "matmul_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("matmul", "matmul_bf16_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("softmax", "softmax_any"): {"dims": {"R": 3, "C": 5}},
+    ("layer_norm", "layer_norm_any"): {"dims": {"R": 3, "C": 5}},
+    ("layer_norm", "layer_norm_bf16_any"): {"dims": {"R": 3, "C": 768}},
     ("mlp", "predict"): {"dims": {"N": 4, "I": 2, "H": 8, "O": 3}},
     ("mlp", "loss"): {"dims": {"N": 4, "I": 2, "H": 8, "O": 3}},
     ("52_entries", "generic"): {"dims": {"N": 4}},
     ("52_entries", "both"): {"dims": {"R": 2, "C": 3}},
     ("61_kernel_dtype_generic", "any_dtype"): {"dims": {"N": 8}, "dtypes": {"T": "bf16"}},
     ("76_index_notation_positions", "positions"): {"dims": {"R": 3, "C": 5}},
+    ("110_next_pow2", "tiles"): {"dims": {"R": 3, "C": 5}},
 }
 
 
