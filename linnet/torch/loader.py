@@ -52,17 +52,27 @@ class EntryFunction:
     _tuple_result: bool | None = None
 
     def __call__(self, *inputs: Any) -> Any:
-        seen = tuple(_shape_and_dtype(x) for x in inputs)  # a fast path for repeated calls
-        run = self.by_inputs.get(seen)
-        if run is None:
-            values = self.binding_for(inputs)
-            key = tuple(sorted(values.items()))
-            run = self.cache.get(key)
-            if run is None:
-                run = self.cache[key] = self._build(values)
-            self.by_inputs[seen] = run
+        try:  # the fast path of a repeated call: its inputs' shape and dtype objects
+            run = self.by_inputs[_input_key(inputs)]
+        except (KeyError, TypeError):  # a new key, or one that cannot be hashed
+            run = self._run_for(inputs)
         outputs = run(*inputs)
-        return outputs[0] if len(outputs) == 1 and not self._returns_tuple else outputs
+        return outputs if self._tuple_result else outputs[0]
+
+    def _run_for(self, inputs: tuple) -> Callable[..., tuple]:
+        """The compiled binding for these inputs (compiled on first use), remembered under
+        the inputs' key for the next call."""
+        values = self.binding_for(inputs)
+        key = tuple(sorted(values.items()))
+        run = self.cache.get(key)
+        if run is None:
+            run = self.cache[key] = self._build(values)
+        self._tuple_result = self._returns_tuple
+        try:
+            self.by_inputs[_input_key(inputs)] = run
+        except TypeError:  # a shape or dtype that cannot be hashed: bound at every call
+            pass
+        return run
 
     def source(self, **values: Any) -> str:
         """The generated module's text for one binding (`m.source("run", R=5, C=40)`)."""
@@ -143,6 +153,17 @@ def _bind_input(param, value: Any, generics: set[str], b: Binding) -> None:
         b.dtypes.setdefault(param.dtype, dtype)
     if shape is not None:
         match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+
+
+def _input_key(inputs: tuple) -> tuple:
+    """What the binding of a call depends on, found cheaply: each input's `shape` and
+    `dtype` as the input holds them (a `torch.Size` is a tuple; a Python number has
+    neither). Inputs with equal keys bind alike, since `_shape_and_dtype` reads only these."""
+    key = []
+    for x in inputs:  # a plain loop: the cheapest way to this key in CPython 3.11 and 3.12
+        key.append(getattr(x, "shape", None))
+        key.append(getattr(x, "dtype", None))
+    return tuple(key)
 
 
 def _shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:
