@@ -69,8 +69,12 @@ if triton is not None:
 # ------------------------------------------------------------------ timing
 
 def per_call_us(fns: dict[str, Callable[[], object]], count: int, repeat: int,
-                sync: Callable[[], None]) -> dict[str, float]:
-    """Median over rounds of the mean time of `count` back-to-back calls, in microseconds."""
+                sync: Callable[[], None], clock: Callable[[], float] = time.perf_counter
+                ) -> dict[str, float]:
+    """Median over rounds of the mean time of `count` back-to-back calls, in microseconds.
+
+    On the CPU the clock is the thread's CPU time (`time.thread_time`), which other work on
+    a shared machine does not inflate; with a GPU it is the wall clock."""
     for fn in fns.values():  # warm: compile, caches, allocator
         for _ in range(max(10, count // 10)):
             fn()
@@ -79,11 +83,11 @@ def per_call_us(fns: dict[str, Callable[[], object]], count: int, repeat: int,
     for _ in range(repeat):
         for name, fn in fns.items():
             sync()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(count):
                 fn()
             sync()
-            samples[name].append((time.perf_counter() - start) / count * 1e6)
+            samples[name].append((clock() - start) / count * 1e6)
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
@@ -135,6 +139,7 @@ def torch_per_call(count: int, repeat: int, cuda: bool) -> dict[str, Any]:
     from linnet.torch import load_function
     device = "cuda" if cuda else "cpu"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
+    clock = time.perf_counter if cuda else time.thread_time
     x = torch.randn(*SHAPE, device=device)
     fn = load_function(str(SOFTMAX), "softmax_any")
     want = torch.softmax(x, dim=1)
@@ -155,7 +160,7 @@ def torch_per_call(count: int, repeat: int, cuda: bool) -> dict[str, Any]:
         assert torch.allclose(hand(), want, atol=1e-6, rtol=1e-5)
         out["per_call_us"] = times = per_call_us(
             {"hand_triton": hand, "main": lambda: main(x), "load_function": lambda: fn(x),
-             "torch_softmax": soft}, count, repeat, sync)
+             "torch_softmax": soft}, count, repeat, sync, clock)
         out["ratios"] = ratios(times, "hand_triton")
 
     # the Python of each path: every kernel replaced by one that does nothing
@@ -170,7 +175,7 @@ def torch_per_call(count: int, repeat: int, cuda: bool) -> dict[str, Any]:
     with _Patched(module, **kernels, **anywhere):
         out["no_kernel_us"] = times = per_call_us(
             {"hand": hand_stub, "main": lambda: main(x), "load_function": lambda: fn(x)},
-            count, repeat, sync)
+            count, repeat, sync, clock)
     out["no_kernel_overhead_us"] = {name: t - times["hand"] for name, t in times.items()
                                     if name != "hand"}
 
@@ -181,7 +186,7 @@ def torch_per_call(count: int, repeat: int, cuda: bool) -> dict[str, Any]:
         assert torch.allclose(fn(x), want, atol=1e-6, rtol=1e-5)
         out["body_us"] = times = per_call_us(
             {"body": lambda: body_fn(d, x), "main": lambda: main(x),
-             "load_function": lambda: fn(x), "torch_softmax": soft}, count, repeat, sync)
+             "load_function": lambda: fn(x), "torch_softmax": soft}, count, repeat, sync, clock)
     out["body_ratios"] = ratios(times, "body")
     return out
 
@@ -199,7 +204,7 @@ def jax_per_call(count: int, repeat: int) -> dict[str, Any]:
     np.testing.assert_allclose(np.asarray(fn(x)), np.asarray(ref(x)), rtol=1e-5, atol=1e-6)
     times = per_call_us({"jax_softmax_jit": lambda: ref(x).block_until_ready(),
                          "load_function": lambda: fn(x).block_until_ready()},
-                        count, repeat, lambda: None)
+                        count, repeat, lambda: None)  # wall clock: XLA runs on its own threads
     return {"backend": jax.default_backend(), "jax": jax.__version__, "per_call_us": times,
             "ratios": ratios(times, "jax_softmax_jit")}
 
