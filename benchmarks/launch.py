@@ -51,19 +51,12 @@ SHAPE = (4, 16)
 
 try:
     import triton
-    import triton.language as tl
 except Exception:  # no Triton: only the CPU measurements run
     triton = None
 
-if triton is not None:
-    @triton.jit
-    def hand_softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-1e30)
-        e = tl.exp(v - tl.max(v, axis=0))
-        tl.store(y_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+if triton is not None:  # the hand-written kernel of benchmarks/kernels.py, beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from kernels import hand_softmax_kernel
 
 
 # ------------------------------------------------------------------ timing
@@ -140,6 +133,8 @@ def torch_per_call(count: int, repeat: int, cuda: bool) -> dict[str, Any]:
     device = "cuda" if cuda else "cpu"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     clock = time.perf_counter if cuda else time.thread_time
+    if not cuda:  # one thread: an idle pool's spinning would be counted as the call's time
+        torch.set_num_threads(1)
     x = torch.randn(*SHAPE, device=device)
     fn = load_function(str(SOFTMAX), "softmax_any")
     want = torch.softmax(x, dim=1)
