@@ -407,8 +407,9 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, c
     that depends on the binding printed as constants (shapes, grid, dtypes, launch hints):
     an input is made contiguous (`.contiguous()` returns the tensor itself when it already
     is), and converted only where its storage dtype is not the kernel's (`_lt_arg`: half
-    dtypes under the interpreter, u16/u32/u64); results are allocated with `torch.empty`
-    (or `torch.full` at the atomics' identity) and converted back only where their dtypes
+    dtypes under the interpreter, u16/u32/u64); results are allocated like an input of
+    their shape and dtype (`torch.empty_like`) where there is one, else with `torch.empty`
+    (or `torch.full` at the atomics' identity), and converted back only where their dtypes
     differ (`_lt_result`); the launch enters a CUDA device only when the tensors are not on
     the current one (`_lt_on`)."""
     if len(op.params) != len(kernel.params):

@@ -35,7 +35,6 @@ from ..ir import tensor as ir
 from .traverse import Rewriter
 
 
-
 def fold_constants(program: ir.Program) -> ir.Program:
     """Evaluate literal arithmetic, drop identities, and fold ifs on literal conditions."""
     return _Fold().program(program)
