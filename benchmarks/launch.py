@@ -312,7 +312,9 @@ def report(results: dict[str, Any]) -> list[str]:
         times = calls[key]
         lines += [f"| {n} | {t:.2f} | {t / times[base]:.2f} |" for n, t in times.items()]
         lines.append("")
-    if "jax" in results:
+    if "jax" in results and "error" in results["jax"]:
+        lines += ["JAX failed:", results["jax"]["error"], ""]
+    elif "jax" in results:
         jax = results["jax"]
         lines += [f"| JAX ({jax['backend']}), per call | us | / jax_softmax_jit |",
                   "| --- | ---: | ---: |"]
@@ -366,9 +368,12 @@ def main() -> int:
         "repeat": args.repeat, "shape": list(SHAPE)}
     results["per_call"] = torch_per_call(args.count, args.repeat, cuda)
     if not args.no_jax and importlib.util.find_spec("jax") is not None:
-        results["jax"] = _child(["--child", "jax", "--count", str(args.count),
-                                 "--repeat", str(args.repeat)] + ([] if cuda else ["--cpu"]),
-                                {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        try:  # JAX is optional here: its failure is reported, the rest still runs
+            results["jax"] = _child(["--child", "jax", "--count", str(args.count),
+                                     "--repeat", str(args.repeat)] + ([] if cuda else ["--cpu"]),
+                                    {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        except RuntimeError as err:
+            results["jax"] = {"error": str(err)[-2000:]}
     examples = [e for e in args.examples.split(",") if e]
     if examples:
         results["first_call"] = {e: _child(["--child", "first-bindings", "--example", e])
