@@ -481,8 +481,8 @@ def test_small_tile_products_are_broadcast_sums():
 def test_column_sums_and_maxima_with_atomics():
     text, module = generate(column_stats())
     assert "tl.atomic_add(o0 + " in text and "tl.atomic_max(o1 + " in text
-    assert "_lt_out((24,), torch.float32, 0, dev)" in text
-    assert '_lt_out((24,), torch.float32, float("-inf"), dev)' in text
+    assert "torch.full((24,), 0, dtype=torch.float32, device=a0.device)" in text
+    assert 'torch.full((24,), float("-inf"), dtype=torch.float32, device=a0.device)' in text
     x = torch.randn(50, 24)
     s, m = module.main(*on(x))
     close(s, x.sum(0), rtol=1e-5, atol=1e-5)
