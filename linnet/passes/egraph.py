@@ -90,7 +90,7 @@ def _show(term) -> str:
     """An extracted term, compactly: `pid0 * 64 + iota64`."""
     fn, args = get_callable_fn(term), get_callable_args(term)
     infix = {Ix.__add__: "+", Ix.__sub__: "-", Ix.__mul__: "*"}
-    if fn in (Ix, Ix.sym, Ix.ranged, Mask.sym, Mask.const):
+    if fn in (Ix, Ix.sym, Ix.ranged, Ix.counter, Mask.sym, Mask.const):
         return str(get_literal_value(args[0])).removeprefix("v:")
     for op, sign in infix.items():
         if fn == op:

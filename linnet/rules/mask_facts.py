@@ -2,10 +2,13 @@
 
 `lo(e)`/`hi(e)` are lattice tables (merge keeps the tighter bound): constants are their
 own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n is
-0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
+0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter with compile-time bounds lo..hi-1),
+a counter with run-time bounds `Ix.counter(name, lo, hi)` is at least min(lo) and at most
+max(hi) - 1 (each side only where that bound's interval is known), and bounds flow
 through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen).
-Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), and the
-boolean connectives simplify around proved masks. One rule per line.
+Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), both only
+from non-empty intervals (an empty one belongs to a value never computed, terms.py), and
+the boolean connectives simplify around proved masks. One rule per line.
 """
 
 from egglog import String, i64, rewrite, rule, ruleset, set_, union, vars_
@@ -20,6 +23,10 @@ c, lx, hx, ly, hy = vars_("c lx hx ly hy", i64)
 
 def _bounds(x, y):
     return [lo(x) == lx, hi(x) == hx, lo(y) == ly, hi(y) == hy]
+
+
+def _nonempty():
+    return [lx <= hx, ly <= hy]
 
 
 def _fits(low, high):
@@ -52,11 +59,15 @@ RULES = [
         set_(lo(e)).to(_min4(_products())), set_(hi(e)).to(_max4(_products()))),
     rule(e == narrow(x), lo(x) == lx, hi(x) == hx, *_fits(lx, hx), name="bounds of a cast").then(
         set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
-    # comparisons
-    rule(m == lt(x, y), hi(x) == hx, lo(y) == ly, hx < ly, name="lt proved true").then(
-        union(m).with_(TRUE)),
-    rule(m == lt(x, y), lo(x) == lx, hi(y) == hy, lx >= hy, name="lt proved false").then(
-        union(m).with_(FALSE)),
+    rule(e == Ix.counter(n, x, y), lo(x) == lx, name="lower bound of a loop counter").then(
+        set_(lo(e)).to(lx)),
+    rule(e == Ix.counter(n, x, y), hi(y) == hy, hy - 1 >= I32_MIN,
+         name="upper bound of a loop counter").then(set_(hi(e)).to(hy - 1)),
+    # comparisons, from non-empty intervals only (see terms.py)
+    rule(m == lt(x, y), *_bounds(x, y), hx < ly, *_nonempty(),
+         name="lt proved true").then(union(m).with_(TRUE)),
+    rule(m == lt(x, y), *_bounds(x, y), lx >= hy, *_nonempty(),
+         name="lt proved false").then(union(m).with_(FALSE)),
     # connectives around proved masks
     rewrite(both(TRUE, m)).to(m),
     rewrite(both(m, TRUE)).to(m),

@@ -1145,3 +1145,23 @@ def _t93(x, w):
 @ref("95_blank_line_runs", "main", out="f32", inputs=args(fl((4,)), it((), "i64", -2, 2)))
 def _t95(x, n):
     return 40 * x + 50 if n > 0 else -x  # 41 unary minuses negate
+
+
+# ====================================================== kernel loops with run-time bounds
+
+def _strictly_below(n: int) -> np.ndarray:
+    return np.arange(n)[None, :] < np.arange(n)[:, None]  # [r, c]: c < r
+
+
+@ref("96_kernel_runtime_loops", "main", out="f32 f32 f32", inputs=args(fl((37, 37))))
+def _t96(x):
+    pos = np.arange(37)
+    band = (pos[None, :] <= pos[:, None]) & (pos[None, :] >= pos[:, None] - 16)
+    below = _strictly_below(37)
+    return ((x * below).sum(axis=1), (x * band).sum(axis=1), np.where(below, 2 * x, 0.0))
+
+
+@ref("97_kernel_loop_bound_params", "main", out="f32",
+     inputs=args(fl((20, 40)), it((), "i32", -100, 100)))
+def _t97(x, n):
+    return x[:, :max(0, min(int(n), 40))].sum(axis=1)

@@ -51,7 +51,7 @@ def evaluate(term, env: dict[str, int]):
     fn, args = get_callable_fn(term), get_callable_args(term)
     if fn == Ix:
         return _wrap(get_literal_value(args[0]))
-    if fn == Ix.sym:
+    if fn in (Ix.sym, Ix.counter):
         return env[get_literal_value(args[0])]
     if fn == Mask.const:
         return bool(get_literal_value(args[0]))
@@ -135,6 +135,55 @@ def test_bounds_prove_and_refute_comparisons():
     assert not eg.check_bool(lt(rows, Ix(63)) == TRUE)
     assert not eg.check_bool(lt(rows, Ix(63)) == FALSE)
     assert eg.check_bool(lt(rows + Ix(64), Ix(64)) == FALSE)
+
+
+# ------------------------------------------------- counters with run-time bounds
+
+@settings(max_examples=60, deadline=None)
+@given(ints, ints, masks.map(lambda m: m), st.integers(-8, 8), st.lists(envs, min_size=1,
+                                                                        max_size=5))
+def test_counter_facts_preserve_meaning(low, high, mask, shift, values):
+    """A counter over the run-time bounds low..high (terms of ranged symbols), compared with
+    a constant: a mask proved true (false) is true (false) for every value the counter takes
+    in every environment where the loop runs; none is proved both ways."""
+    c = Ix.counter("c", low, high)
+    probes = [lt(c, Ix(shift)), lt(Ix(shift), c), lt(c + low, high), mask]
+    eg = saturate_small(*probes)
+    assert not eg.check_bool(TRUE == FALSE)
+    for env in values:
+        lo_, hi_ = evaluate(low, env), evaluate(high, env)
+        for value in {lo_, hi_ - 1, (lo_ + hi_) // 2} if lo_ < hi_ else ():
+            here = {**env, "c": value}
+            for probe in probes:
+                if eg.check_bool(probe == TRUE):
+                    assert evaluate(probe, here), (probe, here)
+                if eg.check_bool(probe == FALSE):
+                    assert not evaluate(probe, here), (probe, here)
+
+
+def test_a_counter_is_ranged_by_its_bounds_intervals():
+    p = Ix.sym("p")                                   # 0 .. 3
+    c = Ix.counter("c", p * Ix(2), p * Ix(2) + Ix(2))  # 0 .. 7
+    eg = saturate_small(lt(c, Ix(8)), lt(c, Ix(7)), lt(c, Ix(0)))
+    assert eg.check_bool(lt(c, Ix(8)) == TRUE)
+    assert not eg.check_bool(lt(c, Ix(7)) == TRUE)    # program 3 reaches 7
+    assert eg.check_bool(lt(c, Ix(0)) == FALSE)
+    opaque = Ix.counter("d", Ix(0), Ix.sym("unknown"))  # only a lower bound
+    eg = saturate_small(lt(opaque, Ix(1000)), lt(opaque, Ix(0)))
+    assert not eg.check_bool(lt(opaque, Ix(1000)) == TRUE)
+    assert eg.check_bool(lt(opaque, Ix(0)) == FALSE) is False  # needs both sides known
+
+
+def test_a_counter_that_never_runs_decides_nothing():
+    """0..p with p in 0..0 never runs: its interval is empty (0 .. -1). Deciding `c < 0` from
+    it would prove it both true and false and merge TRUE with FALSE for every mask."""
+    c = Ix.counter("c", Ix(0), Ix.ranged("p", 0, 0))
+    i = Ix.sym("i")                                   # 0 .. 15
+    eg = saturate_small(lt(c, Ix(0)), lt(i, Ix(16)), lt(i + Ix(16), Ix(16)))
+    assert not eg.check_bool(TRUE == FALSE)
+    assert not eg.check_bool(lt(c, Ix(0)) == TRUE) and not eg.check_bool(lt(c, Ix(0)) == FALSE)
+    assert eg.check_bool(lt(i, Ix(16)) == TRUE)
+    assert eg.check_bool(lt(i + Ix(16), Ix(16)) == FALSE)
 
 
 def test_no_bounds_past_i32():
@@ -239,6 +288,80 @@ def test_kernels_still_match_their_bodies(case):
                                          [torch.randn(128, 64), torch.randn(64, 128)], grad=False)
     assert result.kernel_ran
     assert result.ok, result
+
+
+# ------------------------------------------------- kernels with run-time loop bounds
+
+PAIRS = """module m
+pub kernel pairs<N: Dim>(x: Tensor[N; f32]) -> y: Tensor[4; f32] grid(4) {
+    let p = cast<i64>(program_id(0))
+    var acc: f32 = 0.0
+    for t in p * 2..p * 2 + 2 {
+        acc = acc + load(x[cast<i32>(t)], t < N, 0.0)
+    }
+    store(y[program_id(0)], acc)
+}
+pub op pair_sums<N: Dim>(x: Tensor[N; f32]) -> Tensor[4; f32] kernel pairs<N> {
+    let pos = iota<i32>(N)
+    let rows = iota<i32>(4)
+    let y[r] = sum[c] select(pos[c] / 2 == rows[r], x[c], 0.0)
+    return y
+}
+entry main(x: Tensor[SIZE; f32]) -> Tensor[4; f32] {
+    return pair_sums(x)
+}
+"""
+
+
+def test_a_counter_mask_is_dropped_only_where_every_program_stays_inside():
+    """Program p loads x[2p] and x[2p + 1]: with 8 elements `t < 8` always holds; with 7 the
+    last program's second trip is outside, so the mask must stay (dropping it would read
+    past the tensor)."""
+    inside = compile_source(PAIRS.replace("SIZE", "8"), entry="main").stage("egraph-tiles")
+    assert _memory_arities(inside)["load"] == [2]
+    ragged = compile_source(PAIRS.replace("SIZE", "7"), entry="main").stage("egraph-tiles")
+    assert _memory_arities(ragged)["load"] == [4]
+    torch = pytest.importorskip("torch")
+    from linnet.testing.harness import compare_kernel_and_body
+    path = Path(__file__).parent / "pairs.linnet"
+    for size in (7, 8):
+        x = torch.arange(size, dtype=torch.float32) + 1.0
+        result = compare_kernel_and_body(str(path), "main", [x], grad=False,
+                                         text=PAIRS.replace("SIZE", str(size)))
+        assert result.kernel_ran and result.ok, result
+
+
+NEVER_RUNS = """module m
+pub kernel k<C: Dim>(x: Tensor[C; f32]) -> y: Tensor[C; f32] grid(1) {
+    let cols = iota<i32>(16)
+    var acc = load(x[cols], cols < C, 0.0)
+    for t in 0..cast<i64>(program_id(0)) {
+        acc = acc + select(t < 0, 1.0, 2.0)
+    }
+    store(y[cols], acc, cols < C)
+}
+pub op f<C: Dim>(x: Tensor[C; f32]) -> Tensor[C; f32] kernel k<C> {
+    return x
+}
+entry main(x: Tensor[16; f32]) -> Tensor[16; f32] {
+    return f(x)
+}
+"""
+
+
+def test_a_loop_no_program_runs_leaves_the_other_masks_right():
+    """With one program, 0..program_id(0) never runs and its counter's interval is empty;
+    `t < 0` stays undecided and `cols < 16`, proved true, keeps its meaning."""
+    program = compile_source(NEVER_RUNS, entry="main").stage("egraph-tiles")
+    report = dict(program.meta)["egraph_report"]
+    assert "always false" not in report and "always true" in report
+    assert _memory_arities(program) == {"load": [2], "store": [3]}
+    torch = pytest.importorskip("torch")
+    from linnet.torch.runtime import import_generated
+    module = import_generated(compile_source(NEVER_RUNS, entry="main").text, "never_runs")
+    x = torch.randn(16)
+    (y,) = module.main(x)
+    torch.testing.assert_close(y, x)
 
 
 # ------------------------------------------------------------ equal offsets
