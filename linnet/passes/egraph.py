@@ -55,8 +55,11 @@ def egraph_tiles(program: ir.Program, options=None) -> ir.Program:
 def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
     tr = Translate(f)
     tr.block(f.body)
+    roots = list(tr.roots())
+    if not roots:  # nothing to decide: literal offsets, no masks
+        return f, f"// {STAGE} {f.name}: no masks or offsets to decide"
     with egraph_run.egraph(sets) as (eg, schedule):
-        eg.register(*tr.roots())
+        eg.register(*roots)
         rounds, matches = egraph_run.saturate(eg, schedule)
         decided: dict[ir.Var, bool] = {}
         for var, term in tr.masks.items():  # a proved mask's cheapest form is its constant

@@ -409,3 +409,21 @@ def test_reshapes_rename_the_axes_of_tile_symbols():
     assert _renamed_axes((16,), (1, 16)) == {-1: -1}
     assert _renamed_axes((4, 1, 8), (4, 8)) == {-3: -2, -1: -1}
     assert _renamed_axes((4, 8), (32,)) is None  # a real reshape: a new opaque symbol
+
+
+def test_a_kernel_with_nothing_to_decide_passes_through():
+    """Literal offsets and no masks: no e-graph to build (egglog refuses an empty one)."""
+    text = """module one
+pub kernel k(x: Tensor[1; f32]) -> y: Tensor[1; f32] grid(1) {
+    store(y[0], load(x[0]) * 2.0)
+}
+pub op f(x: Tensor[1; f32]) -> Tensor[1; f32] kernel k {
+    return x * 2.0
+}
+entry main(x: Tensor[1; f32]) -> Tensor[1; f32] {
+    return f(x)
+}
+"""
+    program = compile_source(text, entry="main").stage("egraph-tiles")
+    assert "no masks or offsets to decide" in dict(program.meta)["egraph_report"]
+    assert _memory_arities(program) == {"load": [2], "store": [3]}
