@@ -29,7 +29,7 @@ from .traverse import Rewriter
 if egraph_run.available():
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import Ix, Mask, narrow
+    from ..rules.terms import Ix, Mask, larger, narrow, smaller
 
 STAGE = "egraph-tiles"
 
@@ -101,7 +101,7 @@ def _show(term) -> str:
             if get_callable_fn(args[1]) in (Ix.__add__, Ix.__sub__):
                 right = f"({right})"
             return f"{_show(args[0])} {sign} {right}"
-    name = {narrow: "cast"}.get(fn, str(fn))
+    name = {narrow: "cast", smaller: "min", larger: "max"}.get(fn, str(fn))
     return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
 
 

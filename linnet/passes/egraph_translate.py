@@ -1,7 +1,7 @@
 """The translation of `egraph-tiles`: a kernel's integer and boolean bindings as terms.
 
-* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms; integer casts
-  are `narrow(x)`; `broadcast_to` and `fill` keep their operand's term;
+* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms, `min` and `max`
+  are `smaller` and `larger`; integer casts are `narrow(x)`; `broadcast_to` and `fill` keep their operand's term;
 * symbols: an `iota` of length n is `iota{n}@-1` with bounds 0..n-1, `program_id(a)` is
   `pid{a}` with bounds 0..grid[a]-1, a loop index is `v:NAME` with bounds lo..hi-1
   (with run-time bounds, `Ix.counter("v:NAME", lo, hi)` over the bounds' terms);
@@ -25,7 +25,8 @@ from .traverse import expr_blocks
 try:
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import FALSE, TRUE, Ix, Mask, both, either, lt, narrow, negate
+    from ..rules.terms import (FALSE, TRUE, Ix, Mask, both, either, larger, lt, narrow, negate,
+                              smaller)
 except ImportError:  # pragma: no cover
     pass
 
@@ -149,6 +150,10 @@ class Translate:
             return args[0] - args[1]
         if e.op == "mul":
             return args[0] * args[1]
+        if e.op == "min":
+            return smaller(args[0], args[1])
+        if e.op == "max":
+            return larger(args[0], args[1])
         if e.op in ("broadcast_to", "fill"):
             return args[0]
         if e.op == "reshape":

@@ -5,7 +5,8 @@ own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n
 0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter with compile-time bounds lo..hi-1),
 a counter with run-time bounds `Ix.counter(name, lo, hi)` is at least min(lo) and at most
 max(hi) - 1 (each side only where that bound's interval is known), and bounds flow
-through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen).
+through `+`, `-`, `*`, `min`, `max` and integer casts while they fit in i32 (so no wrap
+can happen).
 Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), both only
 from non-empty intervals (an empty one belongs to a value never computed, terms.py), and
 the boolean connectives simplify around proved masks. One rule per line.
@@ -13,7 +14,8 @@ the boolean connectives simplify around proved masks. One rule per line.
 
 from egglog import String, i64, rewrite, rule, ruleset, set_, union, vars_
 
-from .terms import FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+from .terms import (FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, larger, lo, lt,
+                    narrow, negate, smaller)
 
 e, x, y = vars_("e x y", Ix)
 m, k = vars_("m k", Mask)
@@ -59,6 +61,10 @@ RULES = [
         set_(lo(e)).to(_min4(_products())), set_(hi(e)).to(_max4(_products()))),
     rule(e == narrow(x), lo(x) == lx, hi(x) == hx, *_fits(lx, hx), name="bounds of a cast").then(
         set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
+    rule(e == smaller(x, y), *_bounds(x, y), name="bounds of min(x, y)").then(
+        set_(lo(e)).to(lx.min(ly)), set_(hi(e)).to(hx.min(hy))),
+    rule(e == larger(x, y), *_bounds(x, y), name="bounds of max(x, y)").then(
+        set_(lo(e)).to(lx.max(ly)), set_(hi(e)).to(hx.max(hy))),
     rule(e == Ix.counter(n, x, y), lo(x) == lx, name="lower bound of a loop counter").then(
         set_(lo(e)).to(lx)),
     rule(e == Ix.counter(n, x, y), hi(y) == hy, hy - 1 >= I32_MIN,

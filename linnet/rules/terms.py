@@ -86,6 +86,14 @@ def negate(a: Mask) -> Mask: ...  # logical not
 def narrow(a: Ix) -> Ix: ...  # a cast between integer dtypes: the value where it fits
 
 
+@function
+def smaller(a: Ix, b: Ix) -> Ix: ...  # min(a, b)
+
+
+@function
+def larger(a: Ix, b: Ix) -> Ix: ...  # max(a, b)
+
+
 # The interval analysis: lattice tables, merged by keeping the tighter bound.
 @function(merge=lambda old, new: old.max(new))
 def lo(x: Ix) -> i64: ...

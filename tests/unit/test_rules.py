@@ -25,7 +25,8 @@ from linnet.ir import tensor as ir
 from linnet.ir.printer import print_program
 from linnet.pipeline import compile_source
 from linnet.rules import RULE_SETS
-from linnet.rules.terms import FALSE, TRUE, Ix, Mask, both, either, hi, lo, lt, narrow, negate
+from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, larger, lo, lt, narrow,
+                                negate, smaller)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.linnet")))
@@ -58,6 +59,7 @@ def evaluate(term, env: dict[str, int]):
     vals = [evaluate(a, env) for a in args]
     ops = {Ix.__add__: lambda a, b: _wrap(a + b), Ix.__sub__: lambda a, b: _wrap(a - b),
            Ix.__mul__: lambda a, b: _wrap(a * b), narrow: lambda a: a,
+           smaller: min, larger: max,
            lt: lambda a, b: a < b, both: lambda a, b: a and b, either: lambda a, b: a or b,
            negate: lambda a: not a}
     for f, op in ops.items():
@@ -74,6 +76,8 @@ ints = st.recursive(leaves, lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: p[0] + p[1]),
     st.tuples(sub, sub).map(lambda p: p[0] - p[1]),
     st.tuples(sub, sub).map(lambda p: p[0] * p[1]),
+    st.tuples(sub, sub).map(lambda p: smaller(*p)),
+    st.tuples(sub, sub).map(lambda p: larger(*p)),
     sub.map(narrow)), max_leaves=8)
 masks = st.recursive(st.tuples(ints, ints).map(lambda p: lt(*p)), lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: both(*p)),
@@ -184,6 +188,15 @@ def test_a_counter_that_never_runs_decides_nothing():
     assert not eg.check_bool(lt(c, Ix(0)) == TRUE) and not eg.check_bool(lt(c, Ix(0)) == FALSE)
     assert eg.check_bool(lt(i, Ix(16)) == TRUE)
     assert eg.check_bool(lt(i + Ix(16), Ix(16)) == FALSE)
+
+
+def test_min_and_max_keep_their_bounds():
+    p, i = Ix.sym("p"), Ix.sym("i")             # 0 .. 3, 0 .. 15
+    low, high = smaller(p * Ix(4), Ix(10)), larger(i, Ix(8))   # 0 .. 10, 8 .. 15
+    eg = saturate_small(lt(low, Ix(11)), lt(low, Ix(10)), lt(high, Ix(8)), lt(Ix(7), high))
+    assert eg.check_bool(lt(low, Ix(11)) == TRUE)
+    assert not eg.check_bool(lt(low, Ix(10)) == TRUE)
+    assert eg.check_bool(lt(high, Ix(8)) == FALSE) and eg.check_bool(lt(Ix(7), high) == TRUE)
 
 
 def test_no_bounds_past_i32():
