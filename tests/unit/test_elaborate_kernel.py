@@ -47,7 +47,11 @@ BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
             ("mlp", "predict"): {"N": 4, "I": 2, "H": 8, "O": 3},
             ("mlp", "loss"): {"N": 4, "I": 2, "H": 8, "O": 3},
-            ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"}}
+            ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"},
+            ("attention", "attention_any"): {"B": 2, "H": 2, "L": 5, "S": 7, "D": 16},
+            ("attention", "attention_causal_any"): {"B": 1, "H": 2, "L": 70, "D": 32},
+            ("attention", "attention_bf16_any"): {"B": 2, "H": 2, "L": 5, "S": 7, "D": 16},
+            ("attention", "attention_causal_bf16_any"): {"B": 1, "H": 2, "L": 70, "D": 32}}
 
 
 # ------------------------------------------------------------------ compiling
@@ -299,6 +303,7 @@ def test_every_kernel_instance_is_reached() -> None:
         program = middle_end(path, entry, bind=BINDINGS.get((path.stem, entry)))
         names |= {k.source.split("<")[0].split()[1] for k in kernels(program)}
     assert {"row_softmax", "matmul_tiles", "column_stats_tiles", "attention_blocks",
+            "causal_attention_blocks",
             "layer_norm_rows", "row_cumsum", "row_product_rows", "relu_blocks",
             "add_blocks", "transpose_tiles", "batched_bias_tiles", "row_max_rows",
             "row_min_int_rows", "copy_exact", "sum_rows", "row_total_rows",
@@ -625,6 +630,23 @@ def test_example_kernel_matches_the_body(name: str) -> None:
         want = (np.maximum(inputs[0], 0),)
     for g, w, o in zip(got, want, kernel.outputs):
         assert_close(g, np.asarray(w), o.type.dtype)
+
+
+@pytest.mark.parametrize("length", [70, 128, 1])
+def test_causal_attention_kernel_matches_the_definition(length: int) -> None:
+    """The causal kernel, run by the NumPy evaluator: its loops' run-time bounds (blocks below
+    the diagonal unmasked, the diagonal blocks clamped at the end) give causal attention."""
+    values = {"B": 1, "H": 2, "L": length, "D": 32}
+    program = middle_end(EXAMPLES / "attention.linnet", "attention_causal_any", bind=values)
+    (k,) = kernels(program)
+    rng = np.random.default_rng(3)
+    q, key, v = (rng.standard_normal((1, 2, length, 32)).astype(np.float32) for _ in range(3))
+    (got,) = run_kernel(k, [q, key, v, np.float32(0.3)])
+    scores = np.einsum("bhld,bhsd->bhls", q.astype(np.float64), key) * 0.3
+    scores = np.where(np.tril(np.ones((length, length), dtype=bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    want = np.einsum("bhls,bhsd->bhld", e / e.sum(axis=-1, keepdims=True), v)
+    assert_close(got, want, "f32")
 
 
 SPEC_VALUES = sorted(VALID.glob("4*_kernel*.linnet")) + [

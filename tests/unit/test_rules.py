@@ -275,12 +275,32 @@ def test_every_example_compiles_and_the_stage_is_fast(path):
     assert isinstance(compiled.text, str)
 
 
+ATTENTION = str(ROOT / "examples" / "attention.linnet")
+
+
 def test_and_with_a_proved_true_side_becomes_its_other_side():
-    program = _stage(str(ROOT / "examples" / "attention.linnet"), "main")
+    program = _stage(ATTENTION, "main")
     kernel = print_program(program).split("// kernel")[1].split("func attention__")[0]
     assert "fill(True" not in kernel and "and(" not in kernel
-    assert "kv_inside: bool[64, 64] = broadcast_to(kv_inside_3)" in kernel
-    assert _memory_arities(program)["load"] == [2, 4, 4]
+    assert "kv_inside: bool[32, 64] = broadcast_to(kv_inside_2)" in kernel
+    assert _memory_arities(program)["load"] == [4, 4, 4]  # 100 queries, 130 keys: ragged
+
+
+def _loop_loads(program: ir.Program) -> list[list[int]]:
+    """The operand counts of the loads in each loop of the kernel, loop by loop."""
+    return [[len(e.args) for e in _prims(b.expr.body) if e.op == "load"]
+            for b in _kernel(program).body.binds if isinstance(b.expr, ir.Loop)]
+
+
+@pytest.mark.parametrize("length, diagonal_loads", [(4096, [2, 2]), (4000, [4, 4])])
+def test_causal_attention_reads_below_the_diagonal_without_masks(length, diagonal_loads):
+    """The first causal loop runs 0..p * BQ / BK: every key there is < p * BQ < L, so its
+    loads lose their masks whatever L; the diagonal loop's bound is clamped with `min` by
+    ceil(L / BK), so its masks go only when BK divides L."""
+    program = _stage(ATTENTION, "attention_causal_bf16_any",
+                     {"B": 2, "H": 3, "L": length, "D": 64})
+    below, diagonal = _loop_loads(program)
+    assert below == [2, 2] and diagonal == diagonal_loads
 
 
 @pytest.mark.parametrize("case", ["softmax_full", "matmul_full", "softmax_ragged", "attention"])
@@ -293,9 +313,8 @@ def test_kernels_still_match_their_bodies(case):
     elif case == "softmax_ragged":
         result = compare_kernel_and_body(SOFTMAX, "softmax", [torch.randn(3, 1000)], grad=False)
     elif case == "attention":
-        q, k, v = torch.randn(128, 64), torch.randn(200, 64), torch.randn(200, 64)
-        result = compare_kernel_and_body(str(ROOT / "examples" / "attention.linnet"), "main",
-                                         [q, k, v], grad=False)
+        q, k, v = torch.randn(1, 2, 100, 64), torch.randn(1, 2, 130, 64), torch.randn(1, 2, 130, 64)
+        result = compare_kernel_and_body(ATTENTION, "main", [q, k, v], grad=False)
     else:
         result = compare_kernel_and_body(MATMUL, "matmul",
                                          [torch.randn(128, 64), torch.randn(64, 128)], grad=False)
