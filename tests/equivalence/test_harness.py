@@ -165,6 +165,17 @@ def test_max_elements_bounds_the_inputs() -> None:
     check()
 
 
+def test_draw_values_bounds_the_inputs_too() -> None:
+    """`linnet verify` draws four dims of attention up to 130 each: without a bound on the
+    elements, one input could hold 130**3 * 128 of them."""
+    spec = target_spec(example("attention"), "attention")
+    rng = random.Random(1)
+    drawn = [draw_values(spec, rng, max_dim=130, max_elements=2**16) for _ in range(30)]
+    assert all(v is not None and spec.satisfies(v) for v in drawn)
+    assert all(math.prod(shape) <= 2**16 for v in drawn for shape, _ in spec.shapes(v))
+    assert any(v["L"] > 64 or v["S"] > 64 for v in drawn)  # still past one block
+
+
 def test_inputs_have_the_declared_shapes_and_are_reproducible() -> None:
     spec = target_spec(example("layer_norm"), "layer_norm")
     values = {"R": 3, "C": 4}
