@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .types import ERR, LitT, TensorT, TupleT, Type, Val, compile_time_int, is_scalar, materialize
+from .unify import literal_fits, shapes_equal
 
 CONST_HELP = "use integer literals, `Dim` generics and integer `const`s"
 LOOP_HELP = ("outside a kernel's own body (in the `fn`s a kernel calls too) a counted loop's "
@@ -17,7 +18,6 @@ SCAN_HELP = ("a scan stacks one value per trip, and the stacks' length `hi - lo`
              "their type; use compile-time bounds, or a plain `for` that assigns `var`s")
 KERNEL_BOUND_HELP = ("in a kernel a `for` bound is a compile-time integer or a run-time integer "
                      "scalar, such as `cast<i64>(program_id(0)) * 2` or a scalar parameter")
-from .unify import literal_fits, shapes_equal
 
 
 class StmtChecker:

@@ -49,11 +49,10 @@ from ..syntax import tree as t
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
 from .elaborate_instances import _binding_key, _checker, _func_name, _source
-from .elaborate_values import ElaborationError, _lit
+from .elaborate_values import I64, ElaborationError, _lit
 from .elaborate_walks import _children
 
 BOOL = ir.TType((), "bool")
-I64 = ir.TType((), "i64")
 TRUE = ir.Lit(True, BOOL)
 I32_MAX = 2**31 - 1
 INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
