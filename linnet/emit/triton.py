@@ -330,12 +330,21 @@ class KernelEmitter(CodeWriter):
             raise ValueError("a scan in a kernel: the pass lower-kernel-scans runs first")
         carried, inner = self.carry(e, env, depth)
         i, index = self.fresh("i"), self.fresh()
-        self.line(depth, f"for {i} in range({int(e.lo)}, {max(int(e.lo), int(e.hi))}):"
+        self.line(depth, f"for {i} in range({self.bounds(e, env)}):"
                          f"  # {self.comment(e.index.name)}")
         self.line(depth + 1, f"{index} = tl.cast({i}, tl.int64)")
         inner[e.index.name] = index
         self.assign(depth + 1, carried, self.next_values(e, self.block(e.body, inner, depth + 1)))
         env[var.name] = carried
+
+    def bounds(self, e: ir.Loop, env: dict) -> str:
+        """`lo, hi` of `range`: compile-time bounds as numbers (hi at least lo, so no trip
+        when hi <= lo), a run-time bound as its i64 scalar (Triton's loop runs no trip
+        when hi <= lo by itself)."""
+        if e.static:
+            return f"{e.lo}, {max(e.lo, e.hi)}"
+        return ", ".join(str(b) if isinstance(b, int) else self.name(b, env)
+                         for b in (e.lo, e.hi))
 
     def while_(self, e: ir.While, var: ir.Var, env: dict, depth: int) -> None:
         """The condition block runs before the loop and again at the end of each trip."""
