@@ -67,6 +67,8 @@ def _unconditional_atom_facts(atom: _Atom, value: Dim) -> list[Dim]:
         quotient = atom.left.floordiv(atom.right)
         identity = atom.left - atom.right * quotient - value
         return [identity, -identity]
+    if atom.op == "next_pow2":  # 1 for an operand <= 1, else a power of two >= it
+        return [value - 1, value - atom.left]
     return []
 
 

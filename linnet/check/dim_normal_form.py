@@ -2,12 +2,14 @@
 
 Why this module exists: shapes are part of Linnet types (LANGUAGE.md, section 3), and
 questions about them are answerable only if equal dimensions look equal. A dimension is
-an integer written with literals, `Dim` names, `+ - * / %`, `min` and `max`; `/` and `%`
-truncate toward zero.
+an integer written with literals, `Dim` names, `+ - * / %`, `min`, `max` and
+`next_pow2`; `/` and `%` truncate toward zero, and `next_pow2(a)` is the smallest power
+of two at least `a` (1 for `a <= 1`).
 
 Every dimension is a polynomial with integer coefficients over *factors*
 (`dim_polynomials.py`): `Dim` names, and *atoms*, the opaque terms `min(a, b)`,
-`max(a, b)`, `a / b` and `a % b` whose operands are themselves in normal form. Terms are
+`max(a, b)`, `a / b`, `a % b` and `next_pow2(a)` whose operands are themselves in normal
+form. Terms are
 kept in a fixed order, so equal polynomials compare equal: `(N + 1)*(N - 1) == N*N - 1`,
 and `(N * 4) / 4 == N`. `Dim` and `_Atom` need each other (an atom rebuilt on new
 operands is a `Dim` again), and printing needs both, so the three stay together here.
@@ -42,8 +44,16 @@ def _truncating_mod(a: int, b: int) -> int:
     return a - b * _truncating_div(a, b)
 
 
-_EVALUATE = {"min": min, "max": max, "/": _truncating_div, "%": _truncating_mod}
-_OP_ORDER = {"min": 0, "max": 1, "/": 2, "%": 3}
+def next_power_of_two(a: int) -> int:
+    """The smallest power of two `>= a`; 1 for every `a <= 1` (a tile holds at least one)."""
+    return 1 if a <= 1 else 1 << (a - 1).bit_length()
+
+
+_EVALUATE = {"min": min, "max": max, "/": _truncating_div, "%": _truncating_mod,
+             "next_pow2": next_power_of_two}
+_OP_ORDER = {"min": 0, "max": 1, "/": 2, "%": 3, "next_pow2": 4}
+_CALLS = ("min", "max", "next_pow2")
+"""Atoms printed as calls, `min(a, b)`; the others are infix, `a / b`."""
 
 
 
@@ -52,30 +62,39 @@ _OP_ORDER = {"min": 0, "max": 1, "/": 2, "%": 3}
 
 
 class _Atom:
-    """An opaque term `min(l, r)`, `max(l, r)`, `l / r` or `l % r`, operands normalized.
+    """An opaque term `min(l, r)`, `max(l, r)`, `l / r`, `l % r` or `next_pow2(l)`,
+    operands normalized.
 
     Polynomial arithmetic treats an atom as one more variable; only the prover knows
     anything about its value, through the facts its operator guarantees. Immutable; the
     hash is computed once because atoms sit inside monomials, which are hashed a lot.
+    `left` is the first operand, `right` the second of a binary atom.
     """
 
-    __slots__ = ("op", "left", "right", "size", "_hash", "_key")
+    __slots__ = ("op", "operands", "size", "_hash", "_key")
 
-    def __init__(self, op: str, left: Dim, right: Dim) -> None:
+    def __init__(self, op: str, *operands: Dim) -> None:
         self.op = op
-        self.left = left
-        self.right = right
-        self.size = 1 + left._size + right._size  # larger than any atom inside
-        self._hash = hash((op, left, right))
+        self.operands = operands
+        self.size = 1 + sum(o._size for o in operands)  # larger than any atom inside
+        self._hash = hash((op, operands))
         self._key: tuple | None = None
+
+    @property
+    def left(self) -> Dim:
+        return self.operands[0]
+
+    @property
+    def right(self) -> Dim:
+        return self.operands[1]
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if not isinstance(other, _Atom):
             return NotImplemented
-        mine = (self._hash, self.op, self.left, self.right)
-        return mine == (other._hash, other.op, other.left, other.right)
+        mine = (self._hash, self.op, self.operands)
+        return mine == (other._hash, other.op, other.operands)
 
     def __hash__(self) -> int:
         return self._hash
@@ -84,31 +103,31 @@ class _Atom:
         return f"_Atom({str(self)!r})"
 
     def __str__(self) -> str:
-        if self.op in ("min", "max"):
-            return f"{self.op}({self.left}, {self.right})"
+        if self.op in _CALLS:
+            return f"{self.op}({', '.join(map(str, self.operands))})"
         return f"{_numerator_text(self.left)} {self.op} {_divisor_text(self.right)}"
 
     @property
     def _sort_key(self) -> tuple:
         """Atoms sort after names, then by operator and operands."""
         if self._key is None:
-            operands = (self.left._sort_key, self.right._sort_key)
+            operands = tuple(o._sort_key for o in self.operands)
             self._key = (1, _OP_ORDER[self.op], *operands)
         return self._key
 
     def evaluate(self, env: Mapping[str, int]) -> int:
-        left, right = self.left.evaluate(env), self.right.evaluate(env)
-        return _EVALUATE[self.op](left, right)
+        return _EVALUATE[self.op](*(o.evaluate(env) for o in self.operands))
 
-    def rebuild(self, left: Dim, right: Dim) -> Dim:
+    def rebuild(self, *operands: Dim) -> Dim:
         """The same operator on new operands, simplified again."""
         if self.op == "min":
-            return Dim.minimum(left, right)
+            return Dim.minimum(*operands)
         if self.op == "max":
-            return Dim.maximum(left, right)
-        if self.op == "/":
-            return left.floordiv(right)
-        return left.mod(right)
+            return Dim.maximum(*operands)
+        if self.op == "next_pow2":
+            return Dim.next_pow2(*operands)
+        left, right = operands
+        return left.floordiv(right) if self.op == "/" else left.mod(right)
 
 
 def _monomial_size(monomial: Monomial) -> int:
@@ -255,13 +274,31 @@ class Dim:
         """`max(a, b)`, simplified like `minimum`."""
         return _min_or_max("max", _coerce_or_raise(a), _coerce_or_raise(b))
 
+    @staticmethod
+    def next_pow2(a: Dim | int) -> Dim:
+        """The smallest power of two `>= a`, and 1 for `a <= 1`: what a Triton user
+        computes on the host as `triton.next_power_of_2(n)` to size a tile.
+
+        Folds constants (`next_pow2(768)` is 1024) and is idempotent
+        (`next_pow2(next_pow2(N))` is `next_pow2(N)`); anything else is an opaque atom,
+        whose facts (`>= a`, `>= 1`) the prover knows.
+        """
+        a = _coerce_or_raise(a)
+        value = a.as_int()
+        if value is not None:
+            return Dim.const(next_power_of_two(value))
+        inner = a._single_factor()
+        if isinstance(inner, _Atom) and inner.op == "next_pow2":
+            return a
+        return Dim._of_factor(_Atom("next_pow2", a))
+
     # ---- inspection
 
     def coefficients(self) -> tuple[int, ...]:
         """Every integer the normal form holds: term coefficients, also inside atoms."""
         own = tuple(c for _, c in self._terms)
-        inner = tuple(n for atom in self._atoms()
-                      for n in atom.left.coefficients() + atom.right.coefficients())
+        inner = tuple(n for atom in self._atoms() for o in atom.operands
+                      for n in o.coefficients())
         return own + inner
 
     def as_int(self) -> int | None:
@@ -280,7 +317,8 @@ class Dim:
                 if isinstance(factor, str):
                     names.add(factor)
                 else:
-                    names |= factor.left.symbols() | factor.right.symbols()
+                    for operand in factor.operands:
+                        names |= operand.symbols()
             self._symbols = frozenset(names)
         return self._symbols
 
@@ -378,7 +416,7 @@ class Dim:
             if own == factor:
                 return True
             if isinstance(own, _Atom):
-                if own.left._mentions(factor) or own.right._mentions(factor):
+                if any(o._mentions(factor) for o in own.operands):
                     return True
         return False
 
@@ -430,10 +468,10 @@ def _replace_factor(factor: Factor, mapping: Mapping[Factor, Dim]) -> Dim | None
         return mapping[factor]
     if isinstance(factor, str):
         return None
-    left, right = factor.left._replace(mapping), factor.right._replace(mapping)
-    if left is factor.left and right is factor.right:
+    operands = tuple(o._replace(mapping) for o in factor.operands)
+    if all(new is old for new, old in zip(operands, factor.operands)):
         return None
-    rebuilt = factor.rebuild(left, right)
+    rebuilt = factor.rebuild(*operands)
     atom = rebuilt._single_factor()
     return mapping.get(atom, rebuilt) if atom is not None else rebuilt
 
@@ -493,7 +531,7 @@ def _term_text(monomial: Monomial, magnitude: int) -> str:
 
 
 def _factor_text(factor: Factor, alone: bool) -> str:
-    if isinstance(factor, str) or factor.op in ("min", "max") or alone:
+    if isinstance(factor, str) or factor.op in _CALLS or alone:
         return str(factor)
     return f"({factor})"
 
@@ -505,7 +543,7 @@ def _numerator_text(d: Dim) -> str:
 def _divisor_text(d: Dim) -> str:
     factor = d._single_factor()
     simple = d.as_int() is not None or isinstance(factor, str)
-    simple = simple or (factor is not None and factor.op in ("min", "max"))
+    simple = simple or (factor is not None and factor.op in _CALLS)
     return str(d) if simple else f"({d})"
 
 

@@ -191,7 +191,7 @@ class Facts:
         `b >= 1`, `a` split into `b*E + F + R` with `F` a multiple of `b` by the facts:
         then `a / b` is `E + F / b + R / b` and `a % b` is `R % b`, where `R / b` is
         known (a constant, or 0 when `0 <= R < b`, or -1 when `-b <= R < 0`)."""
-        rebuilt = atom.rebuild(self._normalize(atom.left), self._normalize(atom.right))
+        rebuilt = atom.rebuild(*(self._normalize(o) for o in atom.operands))
         inner = rebuilt._single_factor()
         if not isinstance(inner, _Atom) or inner.op not in ("/", "%"):
             return rebuilt
@@ -401,9 +401,10 @@ class Facts:
     # ---- what atoms guarantee
 
     def _facts_about(self, atom: _Atom) -> tuple[Dim, ...]:
-        """`min(a, b) <= a`, `max(a, b) >= a`, `a == b*(a / b) + a % b`; and once
-        `a >= 0` and `b > 0` are proved, `b*(a / b) <= a < b*(a / b + 1)`, `a % b < b`
-        and `a % b <= a`."""
+        """`min(a, b) <= a`, `max(a, b) >= a`, `a == b*(a / b) + a % b`,
+        `next_pow2(a) >= a` and `next_pow2(a) >= 1`; once `a >= 0` and `b > 0` are
+        proved, `b*(a / b) <= a < b*(a / b + 1)`, `a % b < b` and `a % b <= a`; and once
+        `a >= 1` is, `next_pow2(a) <= 2*a - 1` (the power of two below it is `< a`)."""
         if atom not in self._atom_facts:
             value = Dim._of_factor(atom)
             facts = _unconditional_atom_facts(atom, value)
@@ -413,6 +414,8 @@ class Facts:
                     facts += [a - b * value, b * value + b - 1 - a]
                 else:
                     facts += [b - 1 - value, a - value]
+            if atom.op == "next_pow2" and self._operand_nonnegative(atom, atom.left - 1):
+                facts += [2 * atom.left - 1 - value]
             self._atom_facts[atom] = tuple(f._primitive() for f in facts)
         return self._atom_facts[atom]
 
@@ -422,8 +425,10 @@ class Facts:
         return self._atom_signs[atom]
 
     def _sign_rule(self, atom: _Atom) -> bool:
-        """A min of non-negatives, a max with a non-negative operand, or a quotient or
-        remainder of a non-negative by a positive."""
+        """A min of non-negatives, a max with a non-negative operand, a quotient or
+        remainder of a non-negative by a positive, or any `next_pow2` (at least 1)."""
+        if atom.op == "next_pow2":
+            return True
         operands = (atom.left, atom.right)
         if atom.op == "min":
             return all(self._operand_nonnegative(atom, x) for x in operands)

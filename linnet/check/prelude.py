@@ -1,4 +1,5 @@
-"""The prelude's signatures: `cast`, math, `select`, shapes, `iota`, `fill`, `cumsum`.
+"""The prelude's signatures: `cast`, math, `select`, shapes, `iota`, `fill`, `cumsum`,
+`next_pow2`.
 
 Each builtin is one small method. Arguments are checked by position; only
 `concat` and `cumsum` take the named argument `axis`.
@@ -14,7 +15,7 @@ from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
 ARITY = {"cast": 1, "abs": 1, "min": 2, "max": 2, "select": 3, "shl": 2, "shr": 2,
          "reshape": 2, "broadcast_to": 2, "permute": 2, "iota": 1, "fill": 2, "cumsum": 1,
-         "program_id": 1, **{m: 1 for m in MATH}}
+         "program_id": 1, "next_pow2": 1, **{m: 1 for m in MATH}}
 NAMED = {"concat": {"axis"}, "cumsum": {"axis"}}
 
 
@@ -146,6 +147,17 @@ class PreludeChecker:
         if not self.is_numeric(dtype):
             return self.error("E2104", f"`{e.callee}` needs numbers, found {dtype}", e.span)
         return Val(TensorT(dims, dtype))
+
+    def builtin_next_pow2(self, e: t.Call) -> Val:
+        """`next_pow2(d)`: the smallest power of two `>= d` (1 for `d <= 1`), a compile-time
+        integer like `d` itself, so it goes wherever a dimension does (a tile size, a kernel
+        binding, a type). Its argument must be a compile-time integer (E2123)."""
+        if not self._no_generics(e):
+            return ERR
+        n = self.expect_const_int(e.args[0].value, "the argument of `next_pow2`")
+        if n is None:
+            return ERR
+        return self.in_i64(Val(LitT("int"), Dim.next_pow2(n)), e, "`next_pow2`")
 
     def builtin_select(self, e: t.Call) -> Val:
         c, a, b = (self._tensor_arg(x) for x in e.args)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 PRELUDE = frozenset(
     "cast exp log sqrt rsqrt sin cos tanh abs min max select shl shr reshape broadcast_to "
-    "permute concat iota fill cumsum".split())
+    "permute concat iota fill cumsum next_pow2".split())
 KERNEL_BUILTINS = frozenset({"program_id", "load"})
 CALLABLE_BUILTINS = PRELUDE | KERNEL_BUILTINS
 """Names a declaration may not take (E1207): a local or parameter named so would hide the

@@ -205,10 +205,11 @@ def _scalar(value: object) -> bool | int | float:
 
 
 def literal_expr(value: bool | int | float, dtype: str) -> str:
-    """A 0-d tensor holding a literal, on the device `_d`."""
+    """A 0-d tensor holding a literal, on the device `_d`: made once, then shared
+    (`_ln_lit`)."""
     value = _scalar(value)
-    return (f"torch.tensor({py_scalar(storage_value(value, _dtype(dtype)))}, "
-            f"dtype={torch_dtype(dtype)}, device=_d)")
+    return (f"_ln_lit({py_scalar(storage_value(value, _dtype(dtype)))}, "
+            f"{torch_dtype(dtype)}, _d)")
 
 
 def cast_expr(x: str, src: str, dst: str) -> str:
@@ -508,13 +509,31 @@ def _ln_arg(x, dtype, storage, shape, device):
 
 
 def _ln_out(x, dtype, shape):
-    """An output in its declared dtype (unsigned storage converted back), contiguous."""
+    """An output in its declared dtype (unsigned storage converted back), contiguous; a copy
+    where it would be a literal that `_ln_lit` shares (or a view of one)."""
     if x.shape != shape:
         raise AssertionError(f"internal error: result shape {list(x.shape)}, "
                              f"declared {list(shape)}")
     if x.dtype != dtype:
         x = x.view(dtype) if dtype == torch.uint64 else x.to(dtype)
-    return x.contiguous()
+    x = x.contiguous()
+    base = x if x._base is None else x._base
+    return x.clone() if getattr(base, "_ln_shared", False) else x
+
+
+def _ln_lit(value, dtype, device, _made={}):
+    """A literal as a 0-d tensor on `device`, made at its first use and shared after that.
+
+    Made anew at each call, it would be copied from ordinary host memory, and PyTorch
+    waits for the device to finish all the work queued before such a copy: every call
+    would stall the GPU. Generated code never writes into a tensor, and `_ln_out` copies a
+    result that is a shared literal, so sharing is safe. The key tells -0.0 from 0.0."""
+    key = (repr(value), dtype, device)
+    x = _made.get(key)
+    if x is None:
+        x = _made[key] = torch.tensor(value, dtype=dtype, device=device)
+        x._ln_shared = True
+    return x
 
 
 def _ln_sdiv(a, b):
@@ -630,7 +649,7 @@ def _ln_vjp(body, d, xs, need, dys):
 
 
 HELPERS: dict[str, Callable[..., Any]] = {
-    f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_sdiv, _ln_smod, _ln_flip,
+    f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
                             _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_vjp)}
 

@@ -9,6 +9,7 @@ module `const` is folded by a body translator of its own.)
 
 from __future__ import annotations
 
+from ..check.dim_normal_form import next_power_of_two
 from ..check.types import FLOAT, TensorT
 from ..syntax import tree as t
 from .elaborate_values import COMPARE
@@ -57,7 +58,7 @@ class _Folding:
         return None if b is None else _fold_binary(e.op, a, b)
 
     def fold_Call(self, e: t.Call):
-        if e.callee not in ("min", "max", "abs") or e.callee in self.globals.items:
+        if e.callee not in _FOLDED_CALLS or e.callee in self.globals.items:
             return None
         args = self.args(e)
         if any(self.typed_float(a) for a in args):
@@ -65,7 +66,7 @@ class _Folding:
         values = [self.fold(a) for a in args]
         if any(v is None or isinstance(v, bool) for v in values):
             return None
-        return {"min": min, "max": max, "abs": abs}[e.callee](*values)
+        return _FOLDED_CALLS[e.callee](*values)
 
     def fold_If(self, e: t.If):
         cond = self.fold(e.cond)
@@ -73,6 +74,11 @@ class _Folding:
             return None
         branch = e.then if cond else e.orelse
         return None if branch.stmts else self.fold(branch.value)
+
+
+_FOLDED_CALLS = {"min": min, "max": max, "abs": abs, "next_pow2": next_power_of_two}
+"""Prelude calls that fold on compile-time values (`next_pow2` always does: its argument
+must be a compile-time integer)."""
 
 
 def _trunc_div(a: int, b: int) -> int:

@@ -325,10 +325,29 @@ def _column_stats(x):
 @ref("layer_norm", "main", out="f32", tol={0: (gamma(768), 5.4 * gamma(768))},
      inputs=args(fl((64, 768)), fl((768,)), fl((768,))))
 def _layer_norm(x, w, b):
+    return _layer_norm_rows(x, w, b)
+
+
+def _layer_norm_rows(x, w, b):
     mean = x.mean(axis=1, keepdims=True)
     d = x - mean
     var = (d * d).mean(axis=1, keepdims=True)
     return d / np.sqrt(var + f32(1e-5)) * w + b
+
+
+# Rows of up to 12 columns: the f32 sums are short, the default tolerances hold.
+@ref("layer_norm", "layer_norm_any", out="f32",
+     inputs=dims(D, D).flatmap(lambda d: args(fl(d), fl((d[1],)), fl((d[1],)))))
+def _layer_norm_any(x, w, b):
+    return _layer_norm_rows(x, w, b)
+
+
+# Statistics in f32, one rounding to bf16 at the end.
+@ref("layer_norm", "layer_norm_bf16_any", out="bf16",
+     inputs=dims(D, D).flatmap(lambda d: args(fl(d, "bf16"), fl((d[1],), "bf16"),
+                                              fl((d[1],), "bf16"))))
+def _layer_norm_bf16_any(x, w, b):
+    return _layer_norm_rows(x, w, b)
 
 
 @ref("matmul", "main", out="f32", inputs=args(fl((200, 72)), fl((72, 136))))
@@ -1207,3 +1226,15 @@ def _t96(x):
      inputs=args(fl((20, 40)), it((), "i32", -100, 100)))
 def _t97(x, n):
     return x[:, :max(0, min(int(n), 40))].sum(axis=1)
+
+
+# ============================================================ dimension expressions (110-119)
+
+@ref("110_next_pow2", "main", out="f32 f32 i32 i64",
+     inputs=dims(D, D).flatmap(lambda d: args(fl(d), fl((d[1],)))))
+def _t110(x, v):
+    width = 1
+    while width < x.shape[1]:
+        width *= 2
+    padded = np.concatenate([v, np.zeros(width - v.shape[0])])
+    return (x.max(axis=1), padded, np.arange(width, dtype=np.int32), np.int64(width + 1 + 8))

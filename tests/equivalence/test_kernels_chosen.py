@@ -27,6 +27,7 @@ SMALL = {
     "attention_causal": dict(B=1, H=2, L=70, D=32),
     "attention_bf16": dict(B=1, H=2, L=3, S=5, D=16),
     "attention_causal_bf16": dict(B=1, H=1, L=130, D=16),
+    "layer_norm_bf16": dict(R=3, C=5),
     "relu": dict(N=5),
 }
 

@@ -25,6 +25,7 @@ COLUMN_STATS = target_spec(example_path("column_stats"), "column_stats")
 ROW_SCAN = target_spec(example_path("row_scan"), "row_scan")
 ROW_PRODUCT = target_spec(example_path("row_product"), "row_product")
 LAYER_NORM = target_spec(example_path("layer_norm"), "layer_norm")
+LAYER_NORM_BF16 = target_spec(example_path("layer_norm"), "layer_norm_bf16")
 ATTENTION = target_spec(example_path("attention"), "attention")
 ATTENTION_CAUSAL = target_spec(example_path("attention"), "attention_causal")
 ATTENTION_BF16 = target_spec(example_path("attention"), "attention_bf16")
@@ -97,10 +98,27 @@ def test_row_product(case) -> None:
 @settings(max_examples=examples(1.0))
 @given(cases(LAYER_NORM, max_dim=130, device=DEVICE))
 @example(case_at(LAYER_NORM, R=1, C=1))  # a single column: zero variance
+@example(case_at(LAYER_NORM, R=5, C=1))  # [4096, 1] tiles
 @example(case_at(LAYER_NORM, R=2, C=1024))
 @example(case_at(LAYER_NORM, R=3, C=1023))
+@example(case_at(LAYER_NORM, R=33, C=100))  # RB = 32 rows a program: a second, of one row
+@example(case_at(LAYER_NORM, R=7, C=768))  # RB = 4
+@example(case_at(LAYER_NORM, R=5, C=1000))
 def test_layer_norm(case) -> None:
+    """Forward and gradient: the backward is the grad clause, whose ops launch their own
+    kernels (`test_layer_norm.py` checks that they do)."""
     assert_agree(LAYER_NORM, case)
+
+
+@settings(max_examples=examples(0.5))
+@given(cases(LAYER_NORM_BF16, max_dim=130, device=DEVICE))
+@example(case_at(LAYER_NORM_BF16, R=5, C=1))
+@example(case_at(LAYER_NORM_BF16, R=33, C=100))
+@example(case_at(LAYER_NORM_BF16, R=7, C=768))
+@example(case_at(LAYER_NORM_BF16, R=3, C=1000))
+def test_layer_norm_bf16(case) -> None:
+    """The same kernels at T = bf16: statistics in f32, results rounded to bf16."""
+    assert_agree(LAYER_NORM_BF16, case)
 
 
 @settings(max_examples=examples(1.0))

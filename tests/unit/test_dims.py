@@ -298,7 +298,8 @@ def test_is_consistent_with() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Random expressions. A tree is ("const", n), ("sym", name), ("neg", x) or (op, x, y).
+# Random expressions. A tree is ("const", n), ("sym", name), ("neg", x),
+# ("next_pow2", x) or (op, x, y).
 
 NAMES = ("A", "B", "C")
 BINARY = ("+", "-", "*", "/", "%", "min", "max")
@@ -313,7 +314,7 @@ def trees(max_leaves: int = 8) -> st.SearchStrategy:
         leaves,
         lambda children: st.one_of(
             st.tuples(st.sampled_from(BINARY), children, children),
-            st.tuples(st.just("neg"), children),
+            st.tuples(st.sampled_from(["neg", "next_pow2"]), children),
         ),
         max_leaves=max_leaves,
     )
@@ -327,6 +328,14 @@ def truncating(op: str, a: int, b: int) -> int:
     return quotient if op == "/" else a - b * quotient
 
 
+def power_of_two_at_least(a: int) -> int:
+    """`next_pow2`, written independently of the module: 1, 2, 4, ... until `>= a`."""
+    power = 1
+    while power < a:
+        power *= 2
+    return power
+
+
 def evaluate_tree(tree: tuple, env: dict[str, int]) -> int:
     kind = tree[0]
     if kind == "const":
@@ -335,6 +344,8 @@ def evaluate_tree(tree: tuple, env: dict[str, int]) -> int:
         return env[tree[1]]
     if kind == "neg":
         return -evaluate_tree(tree[1], env)
+    if kind == "next_pow2":
+        return power_of_two_at_least(evaluate_tree(tree[1], env))
     a, b = evaluate_tree(tree[1], env), evaluate_tree(tree[2], env)
     if kind in ("/", "%"):
         return truncating(kind, a, b)
@@ -351,6 +362,8 @@ def to_dim(tree: tuple) -> Dim:
         return Dim.sym(tree[1])
     if kind == "neg":
         return -to_dim(tree[1])
+    if kind == "next_pow2":
+        return Dim.next_pow2(to_dim(tree[1]))
     a, b = to_dim(tree[1]), to_dim(tree[2])
     build = {
         "+": lambda: a + b,
@@ -413,6 +426,7 @@ def read_back(text: str, env: dict[str, int]) -> int:
     scope = {name: Truncating(value) for name, value in env.items()}
     scope["min"] = lambda a, b: Truncating(min(Truncating.of(a), Truncating.of(b)))
     scope["max"] = lambda a, b: Truncating(max(Truncating.of(a), Truncating.of(b)))
+    scope["next_pow2"] = lambda a: Truncating(power_of_two_at_least(Truncating.of(a)))
     return Truncating.of(eval(text, {"__builtins__": {}}, scope))
 
 

@@ -223,3 +223,25 @@ def test_generated_code_reads_like_torch():
     out, s = module.main(torch.ones(2, 3), torch.ones(3, 4), torch.tensor([2**31, 5], dtype=torch.uint32))
     assert out.tolist() == [[3.0] * 4] * 2
     assert s.dtype == torch.uint32 and s.to(torch.int64).tolist() == [0, 10]
+
+
+def test_literals_are_made_once_and_results_never_share_them(tmp_path):
+    """A literal is a 0-d tensor made at its first use and shared by later calls (made at
+    each call, it would be copied from the host, which waits for the GPU); a result that
+    is one, or a view of one, is copied, so writing into it changes no later call."""
+    lit = ops.helper_namespace()["_ln_lit"]
+    cpu = torch.device("cpu")
+    assert lit(1.5, torch.float32, cpu) is lit(1.5, torch.float32, cpu)
+    assert lit(1.5, torch.float64, cpu) is not lit(1.5, torch.float32, cpu)
+    negative_zero = lit(-0.0, torch.float32, cpu)
+    assert torch.signbit(negative_zero) and not torch.signbit(lit(0.0, torch.float32, cpu))
+    path = tmp_path / "lits.linnet"
+    path.write_text("module lits\n\nentry main() -> (f32, Tensor[1; f32]) {\n"
+                    "    let h: f32 = 2.5\n    return (h, broadcast_to(h, [1]))\n}\n")
+    main = linnet_torch.load_function(str(path), "main")
+    text = main.source()
+    assert "_ln_lit(2.5, torch.float32, _d)" in text and "torch.tensor(2.5" not in text
+    first = main()
+    for y in first:
+        y.add_(1.0)
+    assert [float(y) for y in main()] == [2.5, 2.5]

@@ -72,8 +72,9 @@ def test_the_suite_modules_import_and_name_their_cases():
     for case in kernels.CASES:
         module = importlib.import_module(f"benchmarks.gpu.{case}")
         assert module.CASE == case and callable(module.run) and module.__doc__
-    for name in ("softmax", "matmul", "attention"):
+    for name in ("softmax", "matmul", "attention", "layer_norm"):
         assert callable(importlib.import_module(f"benchmarks.hand.{name}").forward)
+    assert callable(importlib.import_module("benchmarks.hand.layer_norm").backward)
 
 
 def test_report_renders_the_tables_from_the_json(tmp_path):
@@ -167,6 +168,37 @@ def test_hand_attention(n_q, n_k, causal):
         torch.testing.assert_close(o[:, :, 0], v[:, :, 0])
 
 
+def layer_norm_reference(x, w, b, dy, eps: float) -> list[torch.Tensor]:
+    """y, dx, dw, db of F.layer_norm in float64, from the same (rounded) inputs."""
+    leaves = [t.double().requires_grad_() for t in (x, w, b)]
+    y = torch.nn.functional.layer_norm(leaves[0], x.shape[-1:], leaves[1], leaves[2], eps)
+    y.backward(dy.double())
+    return [y.detach()] + [t.grad for t in leaves]
+
+
+@needs_triton
+@pytest.mark.parametrize("rows, cols, dtype", [
+    (5, 1, torch.float32), (33, 100, torch.float32), (7, 768, torch.float32),
+    (1100, 1500, torch.float32), (5, 1, torch.bfloat16), (33, 100, torch.bfloat16),
+    (7, 768, torch.bfloat16)])
+def test_hand_layer_norm(rows, cols, dtype):
+    """Forward and backward against F.layer_norm: one program of several rows, R past a
+    multiple of the rows a program takes, and (1100 x 1500) dw/db programs of two tiles."""
+    from benchmarks.hand import layer_norm
+    assert layer_norm.tiles(cols) == (max(1, 4096 // 2 ** math.ceil(math.log2(cols))),
+                                      2 ** math.ceil(math.log2(cols)))
+    assert layer_norm.steps(1100, 2) == 2
+    gen = torch.Generator(device=DEVICE).manual_seed(rows + cols)
+    x, dy = (torch.randn(rows, cols, device=DEVICE, generator=gen).to(dtype) for _ in "ab")
+    w, b = (torch.randn(cols, device=DEVICE, generator=gen).to(dtype) for _ in "ab")
+    y = layer_norm.forward(x, w, b, 1e-5)
+    dx, dw, db = layer_norm.backward(x, w, b, 1e-5, dy)
+    tol = 1e-5 if dtype == torch.float32 else 2e-2
+    for got, want in zip((y, dx, dw, db), layer_norm_reference(x, w, b, dy, 1e-5)):
+        assert got.dtype == dtype and got.shape == want.shape
+        assert (got.double() - want).abs().max().item() <= tol * (1 + want.abs().max().item())
+
+
 # ---------------------------------------------------------------- a dry run on the CPU
 
 @pytest.mark.skipif(not INTERPRETED, reason="the dry run uses Triton's interpreter")
@@ -207,8 +239,8 @@ def test_a_dry_run_of_every_case_on_the_cpu(monkeypatch, tmp_path, capsys):
     assert ok("softmax", "6x10", "f32", "", "linnet")["vs_linnet"] == 1.0
     for dtype in ("f32", "bf16"):
         for step in ("forward", "backward"):
-            ok("layer_norm", "8x12", dtype, step, "torch")
-            ok("layer_norm", "8x12", dtype, step, "compile")
+            for impl in ("linnet", "hand", "torch", "compile"):
+                ok("layer_norm", "8x12", dtype, step, impl)
     for mode in ("f32", "tf32"):
         for impl in ("linnet", "hand", "cublas"):
             ok("matmul", "40x24x48", mode, "", impl)
