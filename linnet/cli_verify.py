@@ -57,6 +57,9 @@ def add_verify_command(commands) -> None:
     p.add_argument("--max-dim", type=_positive, metavar="N",
                    help="the largest size drawn for a dim (default 130 on the CPU, "
                         "2048 on a GPU)")
+    p.add_argument("--max-elements", type=_positive, metavar="N",
+                   help="the most elements of any input (default 2**18 on the CPU, 2**26 on "
+                        "a GPU)")
     p.add_argument("--device", choices=("cpu", "cuda"),
                    help="where inputs live (default cuda when available)")
     p.add_argument("--no-grad", action="store_true", help="compare the forward pass only")
@@ -128,7 +131,8 @@ def run_verify_command(args: argparse.Namespace) -> int:
                 return 2
         return run_verify(args.file, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
-                          grad=not args.no_grad, max_dim=args.max_dim, target=args.target)
+                          grad=not args.no_grad, max_dim=args.max_dim, target=args.target,
+                          max_elements=args.max_elements)
     except ProgramError as err:
         for d in err.diagnostics:
             print(render(d, err.sources) + "\n", file=sys.stderr)

@@ -77,8 +77,8 @@ def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numeric
     return trial
 
 
-def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: int
-                 ) -> list[dict[str, Any]]:
+def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: int,
+                 max_elements: int | None = None) -> list[dict[str, Any]]:
     """Distinct generic values, the all-ones case first (when allowed)."""
     kernel = spec.kind == "op"
     check = spec.satisfies if kernel else spec.allows
@@ -100,7 +100,7 @@ def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: i
     for _ in range(examples * 20):
         if len(chosen) >= examples:
             break
-        add(draw_values(spec, rng, max_dim=max_dim, kernel=kernel))
+        add(draw_values(spec, rng, max_dim=max_dim, kernel=kernel, max_elements=max_elements))
     if not chosen:
         return []
     while len(chosen) < examples:  # few distinct sizes (fixed shapes): new inputs each time
@@ -112,12 +112,12 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
                   numerics: str = "equivalent", device: str = "cpu", grad: bool = True,
                   max_dim: int = 130, shrink_budget: int = 60,
                   progress: Callable[[Trial], None] | None = None,
-                  target: str = "torch") -> Report:
+                  target: str = "torch", max_elements: int | None = None) -> Report:
     report = Report(spec)
     rng = random.Random(_stable_seed(seed, spec.name))
-    draws = _draw_trials(spec, rng, examples, max_dim)
+    draws = _draw_trials(spec, rng, examples, max_dim, max_elements)
     if not draws:
-        report.note = "no sizes up to --max-dim satisfy the where clauses"
+        report.note = "no sizes up to --max-dim (and --max-elements) satisfy the where clauses"
         return report
     for k, values in enumerate(draws):
         style = DEFAULT_STYLES[k % len(DEFAULT_STYLES)]
@@ -240,7 +240,8 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
 def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
                examples: int = 10, seed: int = 0, numerics: str = "equivalent",
                device: str | None = None, grad: bool = True, max_dim: int | None = None,
-               write: Callable[[str], None] = print, target: str = "torch") -> int:
+               write: Callable[[str], None] = print, target: str = "torch",
+               max_elements: int | None = None) -> int:
     """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
     `ProgramError` for a program with errors and KeyError for an unknown op or entry.
     `target="jax"` runs the kernels through Pallas (`linnet jax`)."""
@@ -253,6 +254,7 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
         device = device or default_device()
         _, runtime = kernel_runtime(device)
     max_dim = max_dim or (2048 if device.startswith("cuda") else 130)
+    max_elements = max_elements or (2**26 if device.startswith("cuda") else 2**18)
     specs = targets(path, op, entry)
     if not specs:
         write(f"{path}: no op binds a kernel; nothing to verify")
@@ -260,7 +262,8 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
     status = 0
     for spec in specs:
         report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
-                               device=device, grad=grad, max_dim=max_dim, target=target)
+                               device=device, grad=grad, max_dim=max_dim, target=target,
+                               max_elements=max_elements)
         write(format_report(report, runtime, numerics))
         if not report.ok:
             status = 1

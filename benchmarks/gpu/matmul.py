@@ -55,7 +55,7 @@ def add_rows(suite: Suite, g, mode: str, compiled, a, b, ref) -> None:
           check)
     if mode == "tf32":
         g.add("linnet_tf32", "Linnet (matmul_tf32_any)",
-              lambda: partial(suite.linnet("matmul", "matmul_tf32_any"), a, b), check)
+              lambda: partial(suite.linnet("matmul", "matmul_tf32_any", numerics), a, b), check)
     g.add("hand", "hand Triton",
           lambda: partial(hand("matmul", "forward").forward, a, b, precision), check)
     g.add("cublas", "cuBLAS (torch.matmul)", lambda: partial(product, a, b), check)

@@ -393,7 +393,9 @@ class ExprChecker:
     def expr_Call(self, e: t.Call) -> Val:
         return self.call(e)  # type: ignore[attr-defined]
 
-    def expect_const_int(self, e: t.Expr, what: str, code: str = "E2123") -> Dim | None:
+    def expect_const_int(self, e: t.Expr, what: str, code: str = "E2123",
+                         help: str = "use integer literals, `Dim` generics and integer "
+                                     "`const`s") -> Dim | None:
         """A compile-time integer (E2123 otherwise)."""
         v = self.expr(e)
         if v.is_error:
@@ -401,8 +403,7 @@ class ExprChecker:
         if compile_time_int(v) is not None:
             return None if self.in_i64(v, e, what).is_error else v.const
         self.error(code, f"{what} must be a compile-time integer", e.span,
-                   f"this is {v.type}",
-                   help="use integer literals, `Dim` generics and integer `const`s")
+                   f"this is {v.type}", help=help)
         return None
 
 

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dim_normal_form import Dim
-from .types import ERR, LitT, TensorT, TupleT, Type, Val, is_scalar, materialize
+from .types import ERR, LitT, TensorT, TupleT, Type, Val, compile_time_int, is_scalar, materialize
 from .unify import literal_fits, shapes_equal
+
+CONST_HELP = "use integer literals, `Dim` generics and integer `const`s"
+LOOP_HELP = ("outside a kernel's own body (in the `fn`s a kernel calls too) a counted loop's "
+             "bounds are integer literals, `Dim` generics and integer `const`s; for a run-time "
+             "trip count write a `while` loop over a `var` counter, or move the loop into the "
+             "kernel")
+STATIC_HELP = ("`static for` unrolls at compile time: use integer literals, `Dim` generics and "
+               "integer `const`s (in a kernel, a plain `for` takes run-time bounds)")
+SCAN_HELP = ("a scan stacks one value per trip, and the stacks' length `hi - lo` is part of "
+             "their type; use compile-time bounds, or a plain `for` that assigns `var`s")
+KERNEL_BOUND_HELP = ("in a kernel a `for` bound is a compile-time integer or a run-time integer "
+                     "scalar, such as `cast<i64>(program_id(0)) * 2` or a scalar parameter")
 
 
 class StmtChecker:
@@ -133,17 +145,23 @@ class StmtChecker:
         if self.expected_result is not None and not value.is_error:
             self.accepts(self.expected_result, value, s.value)  # type: ignore[attr-defined]
 
-    def _range(self, lo: t.Expr, hi: t.Expr, code: str = "E2123") -> tuple[Dim, Dim] | None:
-        a = self.expect_const_int(lo, "a loop bound", code)
-        b = self.expect_const_int(hi, "a loop bound", code) if a is not None else None
+    def _range(self, lo: t.Expr, hi: t.Expr, code: str = "E2123", what: str = "a loop bound",
+               help: str = CONST_HELP) -> tuple[Dim, Dim] | None:
+        a = self.expect_const_int(lo, what, code, help)
+        b = self.expect_const_int(hi, what, code, help) if a is not None else None
         return (a, b) if a is not None and b is not None else None
 
     def stmt_For(self, s: t.For) -> None:
         self.declare(s, (s.var,))
-        bounds = self._range(s.lo, s.hi, "E2121" if s.static else "E2123")
         if not s.static:
+            if self.frame.kernel is not None:
+                self._kernel_bound(s.lo)
+                self._kernel_bound(s.hi)
+            else:
+                self._range(s.lo, s.hi, what="a loop bound outside a kernel", help=LOOP_HELP)
             self._loop_body(s.body, s.var, Val(TensorT((), "i64")))
             return
+        bounds = self._range(s.lo, s.hi, "E2121", "a `static for` bound", STATIC_HELP)
         if bounds is None:
             return
         saved = self.frame.facts
@@ -153,6 +171,23 @@ class StmtChecker:
             self._loop_body(s.body, s.var, Val(LitT("int"), counter))
         finally:
             self.frame.facts = saved
+
+    def _kernel_bound(self, e: t.Expr) -> None:
+        """A kernel `for` bound: a compile-time integer, or a run-time integer scalar (read
+        once, before the first trip; the counter stays an i64)."""
+        v = self.expr(e)
+        if v.is_error:
+            return
+        if compile_time_int(v) is not None:
+            self.in_i64(v, e, "a loop bound")  # type: ignore[attr-defined]
+            return
+        if isinstance(v.type, LitT) and v.type.kind == "int":
+            return  # an integer literal chosen at run time: an i64
+        if isinstance(v.type, TensorT) and v.type.rank == 0 \
+                and self.is_integer(v.type.dtype):  # type: ignore[attr-defined]
+            return
+        self.error("E2101", f"a loop bound must be an integer scalar, found {materialize(v)}",
+                   e.span, f"this is {materialize(v)}", help=KERNEL_BOUND_HELP)
 
     def _loop_body(self, body: tuple[t.Stmt, ...], var: str | None, counter: Val,
                    scan: bool = False) -> None:
@@ -190,7 +225,7 @@ class StmtChecker:
         A tuple of tensors (scalars included) is stacked item by item: the scan's value
         is then the tuple of the stacks, `let (a, b) = for ... { yield (x, y) }`."""
         self.declare(e, (e.var,))
-        bounds = self._range(e.lo, e.hi)
+        bounds = self._range(e.lo, e.hi, what="a scan's bound", help=SCAN_HELP)
         if not e.body or not isinstance(e.body[-1], t.Yield):
             return self.error("E2124", "a valued `for` must end with `yield`", e.span,
                               help="end the loop body with `yield value`")

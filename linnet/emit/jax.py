@@ -299,12 +299,22 @@ class _Func(CodeWriter):
             carry, ys = self.fresh(), self.fresh()
             start = f"jnp.asarray({e.lo}, dtype=jnp.int64)"
             self.line(depth, f"(_, {carry}), {ys} = lax.scan({body}, ({start}, {inits}), None, "
-                             f"length={max(0, e.hi - e.lo)})")
+                             f"length={e.trips()})")
             self.line(depth, f"{target} = (*{carry}, *{ys})")
         else:
             self.local(body, "i, carry", depth, trip, env)
-            self.line(depth, f"{target} = lax.fori_loop({e.lo}, {max(e.lo, e.hi)}, "
+            self.line(depth, f"{target} = lax.fori_loop({self.bounds(e, env)}, "
                              f"{body}, {inits})")
+
+    def bounds(self, e: ir.Loop, env: dict[str, str]) -> str:
+        """`lo, hi` of `fori_loop`: compile-time bounds as numbers (hi at least lo: a scan
+        of negative length is an error), run-time ones (in a Pallas kernel) as their
+        traced scalars, where `fori_loop` becomes a `while_loop` that runs no trip when
+        hi <= lo."""
+        if e.static:
+            return f"{e.lo}, {max(e.lo, e.hi)}"
+        return ", ".join(str(b) if isinstance(b, int) else self.atom(b, env)
+                         for b in (e.lo, e.hi))
 
     def while_(self, e: ir.While, env: dict[str, str], depth: int, target: str) -> None:
         cond, body = self.fresh("_cond"), self.fresh("_body")

@@ -93,7 +93,7 @@ class _ModuleEmitter:
         kernels = [tri.kernel_source(k, self.names[k.name], self.numerics, comment)
                    for k in self.kernels]
         return (head + tri.IMPORTS + "\n\nimport torch\n\n" + tri.PRELUDE + "\n\n"
-                + tri.triton_section(kernels) + "\n\n\n" + tri.runtime_source() + "\n\n\n"
+                + tri.triton_section(kernels) + "\n\n\n" + tri.runtime_source(code) + "\n\n\n"
                 + helpers + "\n\n" + code + "\n")
 
     def func(self, f: ir.Func) -> list[str]:

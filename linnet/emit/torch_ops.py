@@ -501,7 +501,7 @@ def _ln_arg(x, dtype, storage, shape, device):
         x = torch.as_tensor(x, dtype=dtype, device=device)
     if x.dtype != dtype:
         raise TypeError(f"expected a {dtype} tensor, got {x.dtype}")
-    if tuple(x.shape) != shape:
+    if x.shape != shape:  # a torch.Size is a tuple: no copy to compare
         raise ValueError(f"expected shape {list(shape)}, got {list(x.shape)}")
     if storage != dtype:
         x = x.view(storage) if dtype == torch.uint64 else x.to(storage)
@@ -511,7 +511,7 @@ def _ln_arg(x, dtype, storage, shape, device):
 def _ln_out(x, dtype, shape):
     """An output in its declared dtype (unsigned storage converted back), contiguous; a copy
     where it would be a literal that `_ln_lit` shares (or a view of one)."""
-    if tuple(x.shape) != shape:
+    if x.shape != shape:
         raise AssertionError(f"internal error: result shape {list(x.shape)}, "
                              f"declared {list(shape)}")
     if x.dtype != dtype:
@@ -619,9 +619,14 @@ def _ln_einsum_int(spec, dtype, *xs):
 
 def _ln_needs_grad(*xs):
     """Is autograd recording, and does an input require a gradient? (Else an op with its own
-    autograd Function is called directly, at no cost.)"""
-    return torch.is_grad_enabled() and any(
-        isinstance(x, torch.Tensor) and x.requires_grad for x in xs)
+    autograd Function is called directly, at no cost: this runs on every call of such an
+    op, so it is a plain loop.)"""
+    if not torch.is_grad_enabled():
+        return False
+    for x in xs:
+        if isinstance(x, torch.Tensor) and x.requires_grad:
+            return True
+    return False
 
 
 def _ln_vjp(body, d, xs, need, dys):

@@ -59,6 +59,7 @@ except Exception:  # no Triton (or a broken one): every op runs its body
 _LT_TRITON = triton is not None
 _LT_F16 = torch.float32 if _LT_INTERPRET else torch.float16
 _LT_BF16 = torch.float32 if _LT_INTERPRET else torch.bfloat16
+_LT_HERE = contextlib.nullcontext()  # a launch on the current device enters nothing
 '''.strip("\n")
 
 CONSTEXPRS = '''
@@ -329,12 +330,21 @@ class KernelEmitter(CodeWriter):
             raise ValueError("a scan in a kernel: the pass lower-kernel-scans runs first")
         carried, inner = self.carry(e, env, depth)
         i, index = self.fresh("i"), self.fresh()
-        self.line(depth, f"for {i} in range({int(e.lo)}, {max(int(e.lo), int(e.hi))}):"
+        self.line(depth, f"for {i} in range({self.bounds(e, env)}):"
                          f"  # {self.comment(e.index.name)}")
         self.line(depth + 1, f"{index} = tl.cast({i}, tl.int64)")
         inner[e.index.name] = index
         self.assign(depth + 1, carried, self.next_values(e, self.block(e.body, inner, depth + 1)))
         env[var.name] = carried
+
+    def bounds(self, e: ir.Loop, env: dict) -> str:
+        """`lo, hi` of `range`: compile-time bounds as numbers (hi at least lo, so no trip
+        when hi <= lo), a run-time bound as its i64 scalar (Triton's loop runs no trip
+        when hi <= lo by itself)."""
+        if e.static:
+            return f"{e.lo}, {max(e.lo, e.hi)}"
+        return ", ".join(str(b) if isinstance(b, int) else self.name(b, env)
+                         for b in (e.lo, e.hi))
 
     def while_(self, e: ir.While, var: ir.Var, env: dict, depth: int) -> None:
         """The condition block runs before the loop and again at the end of each trip."""
@@ -400,7 +410,17 @@ def require_written(kernel: ir.Func, launch: ir.Launch) -> None:
 
 
 def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, comment) -> str:
-    """The launcher of an op's kernel: `name(_d, *params)` returns what the op returns."""
+    """The launcher of an op's kernel: `name(_d, *params)` returns what the op returns.
+
+    It runs on every call of the op, so it does only what each call needs, with everything
+    that depends on the binding printed as constants (shapes, grid, dtypes, launch hints):
+    an input is made contiguous (`.contiguous()` returns the tensor itself when it already
+    is), and converted only where its storage dtype is not the kernel's (`_lt_arg`: half
+    dtypes under the interpreter, u16/u32/u64); results are allocated like an input of
+    their shape and dtype (`torch.empty_like`) where there is one, else with `torch.empty`
+    (or `torch.full` at the atomics' identity), and converted back only where their dtypes
+    differ (`_lt_result`); the launch enters a CUDA device only when the tensors are not on
+    the current one (`_lt_on`)."""
     if len(op.params) != len(kernel.params):
         raise ValueError(f"op {op.name} and kernel {kernel.name} take different parameters")
     launch = kernel.launch or ir.Launch((1,))
@@ -414,20 +434,20 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, c
     for k, (v, p) in enumerate(zip(params, kernel.params)):
         if not isinstance(p.type, ir.TType):
             raise ValueError(f"kernel {kernel.name}: parameter {p.name} is not a tensor")
-        lines.append(f"    a{k} = _lt_arg({v}, {kernel_dtype(p.type.dtype)})"
+        lines.append(f"    a{k} = {_kernel_arg(v, p.type.dtype)}"
                      f"  # {'memory' if is_memory(p, used) else 'a scalar, by pointer'}")
         args.append(f"a{k}")
-    lines.append(f"    dev = {'a0.device' if args else '_d'}")
     outs = []
+    inputs = [(a, p.type) for a, p in zip(args, kernel.params)]
     for k, o in enumerate(kernel.outputs):
         init = launch.inits[k] if k < len(launch.inits) else "empty"
-        lines.append(f"    o{k} = _lt_out({tops.shape_code(o.type.shape)}, "
-                     f"{kernel_dtype(o.type.dtype)}, {_fill(init, o.type.dtype)}, dev)")
-        outs.append(f"_lt_result(o{k}, {tops.torch_dtype(o.type.dtype)})")
+        lines.append(f"    o{k} = {_new_output(o.type, _fill(init, o.type.dtype), inputs)}")
+        outs.append(_kernel_result(f"o{k}", o.type.dtype))
     hints = "".join(f", {key}={int(val)}" for key, val in
                     (("num_warps", launch.warps), ("num_stages", launch.stages)) if val is not None)
     if all(int(g) > 0 for g in launch.grid):
-        lines.append("    with _lt_on(dev):")
+        first = (args + [f"o{k}" for k in range(len(outs))] or ["torch.empty(0, device=_d)"])[0]
+        lines.append(f"    with _lt_on({first}):")
         lines.append(f"        {kernel_name}[{tuple(int(g) for g in launch.grid)!r}]"
                      f"({', '.join(args + [f'o{k}' for k in range(len(outs))])}{hints})")
     result = op.body.result.type
@@ -441,16 +461,53 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, c
     return "\n".join(lines)
 
 
+def _same_dtype(dtype: str) -> bool:
+    """Whether a kernel's pointer has the storage dtype of the torch bodies (no conversion)."""
+    return kernel_dtype(dtype) == tops.torch_dtype(dtype)
+
+
+def _kernel_arg(v: str, dtype: str) -> str:
+    """An op's tensor as the kernel reads it: contiguous, in the pointer's dtype."""
+    if _same_dtype(dtype):
+        return f"{v}.contiguous()"
+    return f"_lt_arg({v}, {kernel_dtype(dtype)})"
+
+
+def _new_output(ty: ir.TType, fill: str, inputs: list[tuple[str, ir.TType]]) -> str:
+    """A result's memory on the inputs' device: uninitialized for stores, else the atomics'
+    start. Made like an input of its shape and dtype where there is one (`torch.empty_like`
+    of a contiguous tensor, half the cost of `torch.empty` given a dtype and a device)."""
+    dtype, shape = kernel_dtype(ty.dtype), tops.shape_code(ty.shape)
+    if fill == "None":
+        for a, t in inputs:
+            if t.shape == ty.shape and kernel_dtype(t.dtype) == dtype:
+                return f"torch.empty_like({a})"
+    device = inputs[0][0] + ".device" if inputs else "_d"
+    if fill == "None":
+        return f"torch.empty({shape}, dtype={dtype}, device={device})"
+    return f"torch.full({shape}, {fill}, dtype={dtype}, device={device})"
+
+
+def _kernel_result(o: str, dtype: str) -> str:
+    """A kernel's result in the storage dtype the torch bodies use."""
+    if _same_dtype(dtype):
+        return o
+    return f"_lt_result({o}, {tops.torch_dtype(dtype)})"
+
+
 # ---------------------------------------------------- runtime helpers (torch)
 
 def _lt_kernel_ok(d, *xs):
-    """Run the kernel? Triton is there and either interprets, or every tensor is on CUDA."""
+    """Run the kernel? Triton is there and either interprets, or every tensor (the op's
+    tensors; the device d when it has none) is on CUDA."""
     if not _LT_TRITON:  # noqa: F821 - a global of the generated module
         return False
     if _LT_INTERPRET:  # noqa: F821
         return True
-    devices = [x.device for x in xs if isinstance(x, torch.Tensor)] or [d]  # noqa: F821
-    return all(dev.type == "cuda" for dev in devices)
+    for x in xs:
+        if not x.is_cuda:
+            return False
+    return bool(xs) or d.type == "cuda"
 
 
 def _lt_arg(x, dtype):
@@ -460,13 +517,6 @@ def _lt_arg(x, dtype):
     return x.contiguous()
 
 
-def _lt_out(shape, dtype, fill, device):
-    """A result's memory: uninitialized for stores, else the atomics' starting value."""
-    if fill is None:
-        return torch.empty(shape, dtype=dtype, device=device)  # noqa: F821
-    return torch.full(shape, fill, dtype=dtype, device=device)  # noqa: F821
-
-
 def _lt_result(x, dtype):
     """A kernel's result in the storage dtype the torch bodies use (u64 bits by a view)."""
     if x.dtype != dtype:
@@ -474,19 +524,23 @@ def _lt_result(x, dtype):
     return x
 
 
-def _lt_on(device):
-    """Launch on the tensors' GPU (Triton launches on the current device)."""
-    if device.type == "cuda":
-        return torch.cuda.device(device)  # noqa: F821
-    return contextlib.nullcontext()  # noqa: F821
+def _lt_on(x):
+    """Where to launch for tensors on x's device: Triton launches on the current CUDA device,
+    so a launch for another GPU enters that one; on the current one (or off CUDA) nothing."""
+    if not x.is_cuda or x.get_device() == torch.cuda.current_device():  # noqa: F821
+        return _LT_HERE  # noqa: F821
+    return torch.cuda.device(x.device)  # noqa: F821
 
 
-RUNTIME = (_lt_kernel_ok, _lt_arg, _lt_out, _lt_result, _lt_on)
+RUNTIME = (_lt_kernel_ok, _lt_arg, _lt_result, _lt_on)
+_RUNTIME_NAME = re.compile(r"\b_lt_[a-z_]+(?=\()")
 
 
-def runtime_source() -> str:
-    """The torch-side helpers of launchers and choosers (plain functions, copied verbatim)."""
+def runtime_source(code: str) -> str:
+    """The torch-side helpers of launchers and choosers that `code` calls (plain functions,
+    copied verbatim)."""
     import inspect
+    used = set(_RUNTIME_NAME.findall(code))
     return "\n\n\n".join(inspect.getsource(f).rstrip()
                          .replace("  # noqa: F821 - a global of the generated module", "")
-                         .replace("  # noqa: F821", "") for f in RUNTIME)
+                         .replace("  # noqa: F821", "") for f in RUNTIME if f.__name__ in used)

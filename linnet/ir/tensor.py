@@ -122,6 +122,14 @@ class If:
     type: Ty
 
 
+Bound = Union[int, Var]  # a loop bound: compile-time, or (in a kernel) a run-time i64 scalar
+
+
+def loop_bound(a: "int | Atom") -> Bound:
+    """A loop bound in its canonical form: a literal is its integer, a Var stays."""
+    return int(a.value) if isinstance(a, Lit) else a
+
+
 @node
 class Loop:
     """A counted loop `for index in lo..hi`, carrying values from one trip to the next.
@@ -132,15 +140,37 @@ class Loop:
     carried values after the last trip, then the stacks in the order yielded. A scan
     of a tuple (`yield (a, b)`) is one Loop with several yields, so that every printer
     and pass handles N stacks rather than tuples of stacks.
+
+    Bounds are compile-time integers, except in a kernel Func, where either may be an
+    i64 scalar Var computed before the loop (from `program_id`, say): the bounds are
+    read once, before the first trip, and the loop runs no trip when hi <= lo. A scan's
+    bounds are always integers (its stacks' length is part of its type).
     """
     index: Var
-    lo: int
-    hi: int
+    lo: Bound
+    hi: Bound
     carried: tuple[Var, ...]
     init: tuple[Atom, ...]
     body: "Block"
     type: TupleTy
     yields: int = 0  # the number of stacked values (0: a plain loop)
+
+    @property
+    def static(self) -> bool:
+        """Are both bounds compile-time integers?"""
+        return isinstance(self.lo, int) and isinstance(self.hi, int)
+
+    @property
+    def runtime_bounds(self) -> tuple[Var, ...]:
+        """The run-time bounds, in order (lo before hi): the Vars the loop reads besides
+        its initial values."""
+        return tuple(b for b in (self.lo, self.hi) if isinstance(b, Var))
+
+    def trips(self) -> int:
+        """The number of trips of a loop with compile-time bounds."""
+        if not self.static:
+            raise ValueError("the trip count of a loop with run-time bounds is not known")
+        return max(0, self.hi - self.lo)
 
     @property
     def stacked_types(self) -> tuple[Ty, ...]:

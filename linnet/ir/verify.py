@@ -361,8 +361,7 @@ class _Verifier:
         where = self.where
         if e.index.type != ir.TType((), "i64"):
             self.problem(f"loop index {e.index.name} is {e.index.type}, not i64")
-        if e.hi < e.lo:
-            self.problem(f"loop range {e.lo}..{e.hi} runs backwards")
+        self.bounds(e)
         inner = self.carried(e.carried, e.init, scope)
         self.define(e.index, inner)
         body = self.block(e.body, inner, f"{where}/body")
@@ -371,6 +370,8 @@ class _Verifier:
         if not e.yields:
             self.next_values(body, carried, "loop body")
             return self.expect(ir.TupleTy(carried), e.type, "loop")
+        if not e.static:
+            return e.type  # reported by `bounds`
         count = len(carried) + e.yields
         if count == 1 and isinstance(body, ir.TType):
             body = ir.TupleTy((body,))  # one yield and nothing carried may come bare
@@ -384,8 +385,23 @@ class _Verifier:
             if not isinstance(y, ir.TType):
                 self.problem(f"scan yields {y}, not a tensor")
                 return e.type
-            stacks.append(ir.TType((e.hi - e.lo,) + y.shape, y.dtype))
+            stacks.append(ir.TType((e.trips(),) + y.shape, y.dtype))
         return self.expect(ir.TupleTy(carried + tuple(stacks)), e.type, "scan")
+
+    def bounds(self, e: ir.Loop) -> None:
+        """Compile-time bounds run forwards; a run-time bound is an i64 scalar, in a kernel
+        only, and never a scan's (scope is checked with the loop's other operands)."""
+        for b in (e.lo, e.hi):
+            if isinstance(b, ir.Lit) or not isinstance(b, (int, ir.Var)):
+                self.problem(f"loop bound {b} is neither an integer nor a variable")
+            elif isinstance(b, ir.Var) and b.type != ir.TType((), "i64"):
+                self.problem(f"loop bound {b.name} is {b.type}, not an i64 scalar")
+        if e.runtime_bounds and self.kernel is None:
+            self.problem("a loop with run-time bounds outside a kernel")
+        if e.runtime_bounds and e.yields:
+            self.problem("a scan with run-time bounds (its stacks' length is not known)")
+        if e.static and e.hi < e.lo:
+            self.problem(f"loop range {e.lo}..{e.hi} runs backwards")
 
     def while_(self, e: ir.While, scope: Scope) -> ir.Ty:
         where = self.where

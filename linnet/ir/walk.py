@@ -23,7 +23,9 @@ def expr_atoms(e: ir.Expr) -> tuple[ir.Atom, ...]:
         return (e.tup,)
     if isinstance(e, ir.If):
         return (e.cond,)
-    if isinstance(e, (ir.Loop, ir.While)):
+    if isinstance(e, ir.Loop):
+        return e.runtime_bounds + e.init
+    if isinstance(e, ir.While):
         return e.init
     if isinstance(e, ir.Comprehension):
         return tuple(ix_atoms(e.body))

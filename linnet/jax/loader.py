@@ -6,6 +6,13 @@ their dtypes, each binding is compiled once (`linnet jax`) and the module import
 the cache. Shapes and dtypes are all a traced array has, so an entry works under
 `jax.jit`, `jax.grad` and `jax.vmap`'s batching of whole calls alike: inside a trace the
 generated `main` is traced like any JAX function.
+
+Each binding's `main` is called through `jax.jit`: run eagerly, every `jnp` operation of
+it is a dispatch of its own (hundreds of microseconds for a small softmax, and a Pallas
+kernel traced again at each call), where a jitted call is one dispatch of one compiled
+computation. Inputs that `jax.jit` cannot take as arguments (anything but JAX and NumPy
+arrays and Python or NumPy numbers: a list, a torch tensor) go to `main` unjitted, which
+converts them with `jnp.asarray` as before.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ class JaxEntryFunction(EntryFunction):
 
     def _build(self, values: dict[str, object], device: str | None = None
                ) -> Callable[..., tuple]:
-        return self._compile(values, target_text=False, device=device).main
+        return jitted(self._compile(values, target_text=False, device=device).main)
 
     def device_name(self, inputs: tuple) -> str:
         """JAX's default device, named as tuning files name it: a GPU's kind (the name
@@ -31,6 +38,21 @@ class JaxEntryFunction(EntryFunction):
         import jax
         device = jax.devices()[0]
         return device.device_kind if device.platform == "gpu" else device.platform
+
+
+def jitted(main: Callable[..., tuple]) -> Callable[..., tuple]:
+    """`main` under `jax.jit` for the inputs jit can take, else `main` itself."""
+    import jax
+    import numpy as np
+    fast = jax.jit(main)
+    arrays = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
+
+    def run(*inputs):
+        for x in inputs:
+            if not isinstance(x, arrays):
+                return main(*inputs)
+        return fast(*inputs)
+    return run
 
 
 def load_function(path: str, name: str, *, numerics: str = "equivalent",

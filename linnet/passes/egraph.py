@@ -29,7 +29,7 @@ from .traverse import Rewriter
 if egraph_run.available():
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import Ix, Mask, least, most, narrow, quot, rem
+    from ..rules.terms import Ix, Mask, larger, narrow, quot, rem, smaller
 
 STAGE = "egraph-tiles"
 
@@ -55,8 +55,11 @@ def egraph_tiles(program: ir.Program, options=None) -> ir.Program:
 def _kernel(f: ir.Func, sets: tuple) -> tuple[ir.Func, str]:
     tr = Translate(f)
     tr.block(f.body)
+    roots = list(tr.roots())
+    if not roots:  # nothing to decide: literal offsets, no masks
+        return f, f"// {STAGE} {f.name}: no masks or offsets to decide"
     with egraph_run.egraph(sets) as (eg, schedule):
-        eg.register(*tr.roots())
+        eg.register(*roots)
         rounds, matches = egraph_run.saturate(eg, schedule)
         decided: dict[ir.Var, bool] = {}
         for var, term in tr.masks.items():  # a proved mask's cheapest form is its constant
@@ -90,7 +93,7 @@ def _show(term) -> str:
     """An extracted term, compactly: `pid0 * 64 + iota64`."""
     fn, args = get_callable_fn(term), get_callable_args(term)
     infix = {Ix.__add__: "+", Ix.__sub__: "-", Ix.__mul__: "*"}
-    if fn in (Ix, Ix.sym, Ix.ranged, Mask.sym, Mask.const):
+    if fn in (Ix, Ix.sym, Ix.ranged, Ix.counter, Mask.sym, Mask.const):
         return str(get_literal_value(args[0])).removeprefix("v:")
     for op, sign in infix.items():
         if fn == op:  # a sum under `*`, and a sum right of `-` or `+`, keep their parentheses
@@ -101,7 +104,7 @@ def _show(term) -> str:
             if get_callable_fn(args[1]) in sums:
                 right = f"({right})"
             return f"{left} {sign} {right}"
-    name = {narrow: "cast", quot: "div", rem: "mod", least: "min", most: "max"}.get(fn, str(fn))
+    name = {narrow: "cast", quot: "div", rem: "mod", smaller: "min", larger: "max"}.get(fn, str(fn))
     return f"{name}(" + ", ".join(_show(a) for a in args) + ")"
 
 

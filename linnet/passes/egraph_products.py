@@ -10,7 +10,7 @@ For each function, ONE e-graph holds its floating values as `Tile` terms
 * in a kernel, `cast` of a half tile to f32 is `widen(x, dtype)`; `permute` of a 2-D
   value is `trans`; `add` of two values of one type is `plus`; `exp`, `log`, `sqrt`
   are themselves; anything else is a symbol, and so is a variable read more than once
-  (a rewrite never computes a value twice).
+  (a rewrite never computes a value twice), except a widened half tile.
 
 The rule sets run (`egraph_run.saturate`) and each translated binding becomes its
 cheapest equivalent (costs in `terms.py`): so `dot(a, b)`, printed as `tl.dot` in
@@ -185,9 +185,15 @@ class _Translate:
                 self.terms[bind.var] = self.roots[bind.var] = term
 
     def operand(self, a: ir.Atom):
-        """The term of an operand: its translation, or a symbol standing for the value."""
+        """The term of an operand: its translation, or a symbol standing for the value.
+
+        A value read more than once is a symbol (a rewrite never computes it twice), except
+        a half tile widened to f32: `hoist-loop-invariants` moves the widening of a tile
+        loaded once (a query tile) out of the loops that read it, and a dot must still see
+        through it to the half tile (the cast is dropped then, never computed again)."""
         term = self.terms.get(a) if isinstance(a, ir.Var) else None
-        if term is not None and self.counts.get(a.name, 0) <= 1:
+        if term is not None and (self.counts.get(a.name, 0) <= 1
+                                 or get_callable_fn(term) == widen):
             return term
         name = f"v:{a.name}" if isinstance(a, ir.Var) else f"lit:{a.value}:{a.type.dtype}"
         self.symbols[name] = a

@@ -1,9 +1,10 @@
 """The translation of `egraph-tiles`: a kernel's integer and boolean bindings as terms.
 
-* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms; integer casts
-  are `narrow(x)`; `broadcast_to` and `fill` keep their operand's term;
+* integer (i32/i64) literals are constants; `add`, `sub`, `mul` are terms, `min` and `max`
+  are `smaller` and `larger`; integer casts are `narrow(x)`; `broadcast_to` and `fill` keep their operand's term;
 * symbols: an `iota` of length n is `iota{n}@-1` with bounds 0..n-1, `program_id(a)` is
-  `pid{a}` with bounds 0..grid[a]-1, a loop index is `v:NAME` with bounds lo..hi-1;
+  `pid{a}` with bounds 0..grid[a]-1, a loop index is `v:NAME` with bounds lo..hi-1
+  (with run-time bounds, `Ix.counter("v:NAME", lo, hi)` over the bounds' terms);
   anything else (a loaded value, a scalar parameter, a carried variable) is an opaque
   `v:NAME` without bounds;
 * `lt`, `gt`, `le`, `ge` of integer terms and `and`, `or`, `not` of booleans are masks.
@@ -24,8 +25,8 @@ from .traverse import expr_blocks
 try:
     from egglog import get_callable_args, get_callable_fn, get_literal_value
 
-    from ..rules.terms import (FALSE, TRUE, Ix, Mask, both, either, least, lt, most, narrow,
-                               negate, quot, rem)
+    from ..rules.terms import (FALSE, TRUE, Ix, Mask, both, either, larger, lt, narrow, negate,
+                               quot, rem, smaller)
 except ImportError:  # pragma: no cover
     pass
 
@@ -90,7 +91,7 @@ class Translate:
 
     def bind(self, var: ir.Var, e: ir.Expr) -> None:
         if isinstance(e, ir.Loop):
-            self.symbol_for(e.index, e.lo, e.hi - 1)
+            self.counter(e)
         for b in expr_blocks(e):
             self.block(b)
         if not isinstance(var.type, ir.TType):
@@ -114,9 +115,20 @@ class Translate:
         if isinstance(e, ir.Prim) and e.op in MEMORY and isinstance(e.args[1], ir.Var):
             self.offsets.append(e.args[1])
 
-    def symbol_for(self, var: ir.Var, low: int, high: int) -> None:
-        if isinstance(var.type, ir.TType) and var.type.dtype in INTS:
-            self.ints[var] = self.symbol(f"v:{var.name}", low, high)
+    def counter(self, e: ir.Loop) -> None:
+        """A loop counter's term: ranged lo..hi-1 for compile-time bounds; for run-time ones
+        `Ix.counter` over the bounds' terms, whose intervals give the counter's."""
+        var = e.index
+        if not isinstance(var.type, ir.TType) or var.type.dtype not in INTS:
+            return
+        if e.static:
+            self.ints[var] = self.symbol(f"v:{var.name}", e.lo, e.hi - 1)
+            return
+        low, high = (Ix(b) if isinstance(b, int) else self.ints.get(b) for b in (e.lo, e.hi))
+        if low is None or high is None:  # pragma: no cover - every i64 binding has a term
+            self.ints[var] = self.symbol(f"v:{var.name}")
+            return
+        self.ints[var] = Ix.counter(f"v:{var.name}", low, high)
 
     def int_expr(self, e: ir.Expr) -> Ix | None:
         if not isinstance(e, ir.Prim):
@@ -138,6 +150,10 @@ class Translate:
             return args[0] - args[1]
         if e.op == "mul":
             return args[0] * args[1]
+        if e.op == "min":
+            return smaller(args[0], args[1])
+        if e.op == "max":
+            return larger(args[0], args[1])
         if e.op in ("broadcast_to", "fill"):
             return args[0]
         if e.op == "reshape":
@@ -145,14 +161,19 @@ class Translate:
             return None if axes is None else self.relabel(args[0], axes)
         if e.op == "cast":
             return narrow(args[0])
-        opaque = {"div": quot, "mod": rem, "min": least, "max": most}.get(e.op)
-        return opaque(args[0], args[1]) if opaque is not None else None
+        if e.op == "div":
+            return quot(args[0], args[1])
+        if e.op == "mod":
+            return rem(args[0], args[1])
+        return None
 
     def relabel(self, term: Ix, axes: dict[int, int]) -> Ix | None:
         """The term with its tile symbols moved to other axes; None if one cannot move."""
         fn, args = get_callable_fn(term), get_callable_args(term)
         if fn == Ix:
             return term
+        if fn == Ix.counter:
+            return term  # a scalar
         if fn in (Ix.sym, Ix.ranged):
             name = get_literal_value(args[0])
             if name in self.opaque_tiles:

@@ -51,7 +51,7 @@ from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
 from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _source
-from .elaborate_values import ElaborationError, _lit
+from .elaborate_values import I64, ElaborationError, _lit
 from .elaborate_walks import _children
 
 BOOL = ir.TType((), "bool")
@@ -257,6 +257,19 @@ class _KernelBody(_TileSizes, _Body):
         writes = _writes(k.body)
         inits = tuple(INITS[writes.get(r.name, "store")] for r in k.results)
         return ir.Launch(grid, warps, stages, inits)
+
+    def loop_bound(self, e: t.Expr) -> ir.Bound:
+        """A `for` bound in a kernel: a compile-time integer, or a run-time integer scalar
+        (from `program_id`, say) converted to i64, the counter's dtype."""
+        value = self.fold(e)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        atom = self.expr(e, "i64")
+        if isinstance(atom, ir.Lit):
+            return int(atom.value)
+        if atom.type != I64:
+            atom = self.prim("cast", (atom,), I64)
+        return atom
 
     # ------------------------------------------------------ kernel prims
 

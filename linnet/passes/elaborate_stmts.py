@@ -15,7 +15,7 @@ from ..check.types import LitT, Val
 from ..ir import tensor as ir
 from ..syntax import tree as t
 from .elaborate_values import Const, ElaborationError, I64, _dtype, _param_dtype
-from .elaborate_walks import assigned_outer
+from .elaborate_walks import assigned_outer, has_effect
 
 
 class _Statements:
@@ -156,10 +156,10 @@ class _Statements:
         if s.static:
             self.static_for(s)
             return
-        lo, hi = self.const_int(s.lo), self.const_int(s.hi)
+        lo, hi = self.loop_bound(s.lo), self.loop_bound(s.hi)  # read once, before the loop
         names = self.carried(s.body)
-        if not names:
-            return  # a loop that carries nothing computes nothing: its body is pure
+        if not names and not has_effect(s.body):
+            return  # a loop that carries nothing and writes nothing computes nothing
         init, params = self.enter_loop(names)
         index = self.b.fresh(s.var, I64)
         body = self.loop_block(names, s.body, (s.var, index))
@@ -222,6 +222,10 @@ class _Statements:
                 self.static.pop(s.var, None)
             else:
                 self.static[s.var] = saved
+
+    def loop_bound(self, e: t.Expr) -> ir.Bound:
+        """A `for` bound: compile-time outside kernels (the kernel translator allows more)."""
+        return self.const_int(e)
 
     def const_int(self, e: t.Expr) -> int:
         """A loop bound, slice bound or axis: the checker proved it compile-time."""

@@ -33,6 +33,14 @@ def assigned_outer(body) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def has_effect(body) -> bool:
+    """Does a body (a node, or a tuple of statements) hold a `store` or an atomic? A loop
+    that does is kept even when it carries nothing."""
+    if isinstance(body, tuple):
+        return any(has_effect(s) for s in body)
+    return isinstance(body, t.Effect) or any(has_effect(c) for c in _children(body))
+
+
 def _assigned(node, declared: set[str], out: list[str]) -> None:
     if isinstance(node, tuple):  # a statement sequence: a scope of its own
         inner = set(declared)

@@ -34,11 +34,6 @@ import numpy as np
 from ..ir import tensor as ir
 from .traverse import Rewriter
 
-try:  # bf16 needs ml_dtypes (installed with jax); without it bf16 is never folded
-    from ml_dtypes import bfloat16 as _bf16
-except ImportError:  # pragma: no cover
-    _bf16 = None
-
 
 def fold_constants(program: ir.Program) -> ir.Program:
     """Evaluate literal arithmetic, drop identities, and fold ifs on literal conditions."""
@@ -157,12 +152,27 @@ def wrap(v: int, dtype: str) -> int:
     return v - (1 << bits) if dtype[0] == "i" and v >> (bits - 1) else v
 
 
-def round_float(v: float, dtype: str) -> float | None:
-    """v rounded to nearest-even in a float dtype (None for bf16 without ml_dtypes)."""
+def round_float(v: float, dtype: str) -> float:
+    """v rounded to nearest-even in a float dtype."""
     with np.errstate(over="ignore"):
         if dtype == "bf16":
-            return None if _bf16 is None else float(_bf16(np.float32(v)))
+            return round_bf16(v)
         return float(_NP_FLOAT[dtype](v))
+
+
+def round_bf16(v: float) -> float:
+    """v rounded to f32 and then to bf16, each to nearest-even, as torch converts a Python
+    float to bf16 (and `ml_dtypes.bfloat16(np.float32(v))`).
+
+    Done on the f32 bits, so compiling needs no bf16 library: importing ml_dtypes costs
+    most of a second per process, more than compiling a binding."""
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+    if f != f:
+        return math.nan
+    bits = int(f.view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000  # ties to the even bf16
+    return float(np.uint32(bits).view(np.float32))
 
 
 def _arg(a: ir.Lit) -> Value:
@@ -179,8 +189,6 @@ def evaluate(op: str, args: tuple[ir.Lit, ...], out: str) -> Value | None:
     """The value of a rank-0 prim of literals with result dtype `out`, or None to leave it."""
     src = args[0].type.dtype
     vals = [_arg(a) for a in args]
-    if any(v is None for v in vals):
-        return None
     if op == "cast":
         return _cast(vals[0], src, out)
     if op == "select":

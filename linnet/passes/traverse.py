@@ -233,7 +233,13 @@ class Rewriter:
                         orelse=self.block(e.orelse))
 
     def loop(self, e: ir.Loop, bind: ir.Bind) -> ir.Expr | None:
-        return _same_or(e, init=self.atoms(e.init), body=self.block(e.body))
+        return _same_or(e, lo=self.bound(e.lo), hi=self.bound(e.hi), init=self.atoms(e.init),
+                        body=self.block(e.body))
+
+    def bound(self, b: ir.Bound) -> ir.Bound:
+        """A loop bound through the substitution (a run-time bound that became a literal is
+        its integer)."""
+        return b if isinstance(b, int) else ir.loop_bound(self.atom(b))
 
     def while_(self, e: ir.While, bind: ir.Bind) -> ir.Expr | None:
         return _same_or(e, init=self.atoms(e.init), cond=self.block(e.cond),

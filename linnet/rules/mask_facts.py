@@ -2,17 +2,20 @@
 
 `lo(e)`/`hi(e)` are lattice tables (merge keeps the tighter bound): constants are their
 own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n is
-0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter lo..hi-1), and bounds flow
-through `+`, `-`, `*` and integer casts while they fit in i32 (so no wrap can happen), and
-through `/` and `%` of a non-negative value by a positive one, `min` and `max`.
-Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), and the
-boolean connectives simplify around proved masks. One rule per line.
+0..n-1, `program_id(a)` is 0..grid[a]-1, a loop counter with compile-time bounds lo..hi-1),
+a counter with run-time bounds `Ix.counter(name, lo, hi)` is at least min(lo) and at most
+max(hi) - 1 (each side only where that bound's interval is known), and bounds flow
+through `+`, `-`, `*`, `min`, `max` and integer casts while they fit in i32 (so no wrap
+can happen), and through `/` and `%` of a non-negative value by a positive one.
+Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), both only
+from non-empty intervals (an empty one belongs to a value never computed, terms.py), and
+the boolean connectives simplify around proved masks. One rule per line.
 """
 
 from egglog import String, i64, rewrite, rule, ruleset, set_, union, vars_
 
-from .terms import (FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, least, lo, lt, most,
-                    narrow, negate, quot, rem)
+from .terms import (FALSE, I32_MAX, I32_MIN, TRUE, Ix, Mask, both, either, hi, larger, lo, lt,
+                    narrow, negate, quot, rem, smaller)
 
 e, x, y = vars_("e x y", Ix)
 m, k = vars_("m k", Mask)
@@ -22,6 +25,10 @@ c, lx, hx, ly, hy = vars_("c lx hx ly hy", i64)
 
 def _bounds(x, y):
     return [lo(x) == lx, hi(x) == hx, lo(y) == ly, hi(y) == hy]
+
+
+def _nonempty():
+    return [lx <= hx, ly <= hy]
 
 
 def _fits(low, high):
@@ -58,15 +65,19 @@ RULES = [
         set_(lo(e)).to(lx / hy), set_(hi(e)).to(hx / ly)),
     rule(e == rem(x, y), *_bounds(x, y), lx >= 0, ly >= 1, name="bounds of x % y").then(
         set_(lo(e)).to(i64(0)), set_(hi(e)).to(hx.min(hy - 1))),
-    rule(e == least(x, y), *_bounds(x, y), name="bounds of min(x, y)").then(
+    rule(e == smaller(x, y), *_bounds(x, y), name="bounds of min(x, y)").then(
         set_(lo(e)).to(lx.min(ly)), set_(hi(e)).to(hx.min(hy))),
-    rule(e == most(x, y), *_bounds(x, y), name="bounds of max(x, y)").then(
+    rule(e == larger(x, y), *_bounds(x, y), name="bounds of max(x, y)").then(
         set_(lo(e)).to(lx.max(ly)), set_(hi(e)).to(hx.max(hy))),
-    # comparisons
-    rule(m == lt(x, y), hi(x) == hx, lo(y) == ly, hx < ly, name="lt proved true").then(
-        union(m).with_(TRUE)),
-    rule(m == lt(x, y), lo(x) == lx, hi(y) == hy, lx >= hy, name="lt proved false").then(
-        union(m).with_(FALSE)),
+    rule(e == Ix.counter(n, x, y), lo(x) == lx, name="lower bound of a loop counter").then(
+        set_(lo(e)).to(lx)),
+    rule(e == Ix.counter(n, x, y), hi(y) == hy, hy - 1 >= I32_MIN,
+         name="upper bound of a loop counter").then(set_(hi(e)).to(hy - 1)),
+    # comparisons, from non-empty intervals only (see terms.py)
+    rule(m == lt(x, y), *_bounds(x, y), hx < ly, *_nonempty(),
+         name="lt proved true").then(union(m).with_(TRUE)),
+    rule(m == lt(x, y), *_bounds(x, y), lx >= hy, *_nonempty(),
+         name="lt proved false").then(union(m).with_(FALSE)),
     # connectives around proved masks
     rewrite(both(TRUE, m)).to(m),
     rewrite(both(m, TRUE)).to(m),

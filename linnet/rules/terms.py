@@ -3,7 +3,15 @@
 `Ix` is a signed integer value, scalar or tile (a tile's terms describe one element:
 reshape and broadcast are transparent). `Mask` is a boolean value. Symbols stand for
 values the rules cannot see into: program ids, loop counters, iota tiles, opaque
-bindings; their known ranges are set as facts of the interval tables `lo`/`hi`.
+bindings; their known ranges are set as facts of the interval tables `lo`/`hi`. A loop
+counter whose bounds are run-time values is `Ix.counter(name, lo, hi)`: its range is
+what the intervals of its bound terms say (at least min lo, at most max hi - 1).
+
+An interval may come out empty (lo > hi): a counter of a loop that no program runs,
+`0..pid0` in a grid of one program. Such a value is never computed, so any claim about
+it is vacuously true; a rule that decides a mask must therefore require the intervals
+it reads to be non-empty, or it could prove one mask both true and false, which would
+merge TRUE and FALSE for every mask of the e-graph.
 
 Soundness rule for every rule set: a symbol may stand for differently broadcast
 tiles at its occurrences (an iota read along axis 0 in one place and axis 1 in
@@ -37,6 +45,9 @@ class Ix(Expr):
 
     @classmethod
     def ranged(cls, name: StringLike, low: i64Like, high: i64Like) -> Ix: ...  # in low..high
+
+    @classmethod
+    def counter(cls, name: StringLike, low: Ix, high: Ix) -> Ix: ...  # a loop's in low..high-1
 
     def __add__(self, other: Ix) -> Ix: ...
 
@@ -86,11 +97,11 @@ def rem(a: Ix, b: Ix) -> Ix: ...  # integer remainder, the sign of `a`
 
 
 @function
-def least(a: Ix, b: Ix) -> Ix: ...  # min(a, b)
+def smaller(a: Ix, b: Ix) -> Ix: ...  # min(a, b)
 
 
 @function
-def most(a: Ix, b: Ix) -> Ix: ...  # max(a, b)
+def larger(a: Ix, b: Ix) -> Ix: ...  # max(a, b)
 
 
 # The interval analysis: lattice tables, merged by keeping the tighter bound.

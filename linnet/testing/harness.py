@@ -734,9 +734,11 @@ def _first_line(err: BaseException) -> str:
 def draw_values(spec: TargetSpec, rng: random.Random, *, max_dim: int = 130,
                 dtypes: Mapping[str, Sequence[str]] | None = None,
                 ranges: Mapping[str, tuple[int, int]] | None = None,
-                kernel: bool = True, tries: int = 2000) -> dict[str, Any] | None:
+                kernel: bool = True, tries: int = 2000,
+                max_elements: int | None = None) -> dict[str, Any] | None:
     """Random generic values satisfying the `where` clauses (the kernel's too, when
-    `kernel`), half of the dims picked among `spec.candidates`; None if none found."""
+    `kernel`), half of the dims picked among `spec.candidates`; None if none found. With
+    `max_elements`, no input has more elements (four dims of 130 would be 286 million)."""
     ranges = ranges or {}
     check = spec.satisfies if kernel else spec.allows
     for _ in range(tries):
@@ -749,9 +751,14 @@ def draw_values(spec: TargetSpec, rng: random.Random, *, max_dim: int = 130,
                                   else rng.randint(lo, hi))
             elif g.kind in DTYPE_KINDS:
                 values[g.name] = rng.choice(list(dtype_choices(g, dtypes)))
-        if check(values):
+        if check(values) and (max_elements is None or _largest_input(spec, values)
+                              <= max_elements):
             return values
     return None
+
+
+def _largest_input(spec: TargetSpec, values: Mapping[str, Any]) -> int:
+    return max((math.prod(shape) for shape, _ in spec.shapes(values)), default=0)
 
 
 def dtype_choices(g: t.Generic, dtypes: Mapping[str, Sequence[str]] | None = None

@@ -54,20 +54,34 @@ class EntryFunction:
     _tuple_result: bool | None = None
 
     def __call__(self, *inputs: Any) -> Any:
-        seen = tuple(_shape_and_dtype(x) for x in inputs)  # a fast path for repeated calls
-        if self.tuning is not None:  # tuned choices are per device
-            seen += (self.device_name(inputs),)
-        run = self.by_inputs.get(seen)
-        if run is None:
-            values = self.binding_for(inputs)
-            device = seen[-1] if self.tuning is not None else None
-            key = tuple(sorted(values.items())) + (device,)
-            run = self.cache.get(key)
-            if run is None:
-                run = self.cache[key] = self._build(values, device)
-            self.by_inputs[seen] = run
+        try:  # the fast path of a repeated call: its inputs' shape and dtype objects
+            run = self.by_inputs[self._input_key(inputs)]
+        except (KeyError, TypeError):  # a new key, or one that cannot be hashed
+            run = self._run_for(inputs)
         outputs = run(*inputs)
-        return outputs[0] if len(outputs) == 1 and not self._returns_tuple else outputs
+        return outputs if self._tuple_result else outputs[0]
+
+    def _run_for(self, inputs: tuple) -> Callable[..., tuple]:
+        """The compiled binding for these inputs (compiled on first use), remembered under
+        the inputs' key for the next call."""
+        values = self.binding_for(inputs)
+        device = self.device_name(inputs) if self.tuning is not None else None
+        key = tuple(sorted(values.items())) + (device,)
+        run = self.cache.get(key)
+        if run is None:
+            run = self.cache[key] = self._build(values, device)
+        self._tuple_result = self._returns_tuple
+        try:
+            self.by_inputs[self._input_key(inputs)] = run
+        except TypeError:  # a shape or dtype that cannot be hashed: bound at every call
+            pass
+        return run
+
+    def _input_key(self, inputs: tuple) -> tuple:
+        """The key of a call's binding: the inputs' shapes and dtypes, and with a tuning
+        file their device's name (tuned choices are per device)."""
+        key = _input_key(inputs)
+        return key + (self.device_name(inputs),) if self.tuning is not None else key
 
     def source(self, **values: Any) -> str:
         """The generated module's text for one binding (`m.source("run", R=5, C=40)`); tuned
@@ -166,6 +180,17 @@ def _bind_input(param, value: Any, generics: set[str], b: Binding) -> None:
         b.dtypes.setdefault(param.dtype, dtype)
     if shape is not None:
         match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+
+
+def _input_key(inputs: tuple) -> tuple:
+    """What the binding of a call depends on, found cheaply: each input's `shape` and
+    `dtype` as the input holds them (a `torch.Size` is a tuple; a Python number has
+    neither). Inputs with equal keys bind alike, since `_shape_and_dtype` reads only these."""
+    key = []
+    for x in inputs:  # a plain loop: the cheapest way to this key in CPython 3.11 and 3.12
+        key.append(getattr(x, "shape", None))
+        key.append(getattr(x, "dtype", None))
+    return tuple(key)
 
 
 def _shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:

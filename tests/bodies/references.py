@@ -264,13 +264,55 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
 
 # ============================================================ examples/
 
+def _attention(q, k, v, scale, causal: bool = False):
+    """softmax(q k^T * scale) v per batch entry and head; causal: query i sees keys j <= i."""
+    scores = np.einsum("bhld,bhsd->bhls", q, k) * scale
+    if causal:
+        n = q.shape[2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return np.einsum("bhls,bhsd->bhld", e / e.sum(axis=-1, keepdims=True), v)
+
+
+def _attention_inputs(causal: bool, dtype: str = "f32") -> SearchStrategy:
+    """Generic [B, H, L, D] queries and [B, H, S, D] keys and values (S = L when causal),
+    and a scale."""
+    def make(d):
+        b, h, n, s, w = d
+        s = n if causal else s
+        return args(fl((b, h, n, w), dtype), fl((b, h, s, w), dtype), fl((b, h, s, w), dtype),
+                    fl(()))
+    return dims((1, 2), (1, 3), (1, 9), (1, 9), (1, 8)).flatmap(make)
+
+
 # The scores are exact (grid inputs, 64 terms); the weights' total and the weighted sum of
-# |v| <= 3 run over S = 200 keys.
-@ref("attention", "main", out="f32", tol={0: (gamma(200), 3.0 * gamma(200))},
-     inputs=args(fl((128, 64)), fl((200, 64)), fl((200, 64))))
-def _attention(q, k, v):
-    scores = np.einsum("ld,sd->ls", q, k) * 0.125
-    return _softmax_rows(scores) @ v
+# |v| <= 3 run over S = 130 keys.
+@ref("attention", "main", out="f32", tol={0: (gamma(130), 3.0 * gamma(130))},
+     inputs=args(fl((1, 2, 100, 64)), fl((1, 2, 130, 64)), fl((1, 2, 130, 64))))
+def _attention_main(q, k, v):
+    return _attention(q, k, v, 0.125)
+
+
+@ref("attention", "attention_any", out="f32", inputs=_attention_inputs(False))
+def _attention_any(q, k, v, scale):
+    return _attention(q, k, v, scale)
+
+
+@ref("attention", "attention_causal_any", out="f32", inputs=_attention_inputs(True))
+def _attention_causal_any(q, k, v, scale):
+    return _attention(q, k, v, scale, causal=True)
+
+
+# bf16 in and out: the body computes in f32 and rounds once.
+@ref("attention", "attention_bf16_any", out="bf16", inputs=_attention_inputs(False, "bf16"))
+def _attention_bf16_any(q, k, v, scale):
+    return _attention(q, k, v, scale)
+
+
+@ref("attention", "attention_causal_bf16_any", out="bf16",
+     inputs=_attention_inputs(True, "bf16"))
+def _attention_causal_bf16_any(q, k, v, scale):
+    return _attention(q, k, v, scale, causal=True)
 
 
 @ref("column_stats", "main", out="f32 f32", inputs=args(fl((300, 100))))
@@ -1164,6 +1206,26 @@ def _t93(x, w):
 @ref("95_blank_line_runs", "main", out="f32", inputs=args(fl((4,)), it((), "i64", -2, 2)))
 def _t95(x, n):
     return 40 * x + 50 if n > 0 else -x  # 41 unary minuses negate
+
+
+# ====================================================== kernel loops with run-time bounds
+
+def _strictly_below(n: int) -> np.ndarray:
+    return np.arange(n)[None, :] < np.arange(n)[:, None]  # [r, c]: c < r
+
+
+@ref("96_kernel_runtime_loops", "main", out="f32 f32 f32", inputs=args(fl((37, 37))))
+def _t96(x):
+    pos = np.arange(37)
+    band = (pos[None, :] <= pos[:, None]) & (pos[None, :] >= pos[:, None] - 16)
+    below = _strictly_below(37)
+    return ((x * below).sum(axis=1), (x * band).sum(axis=1), np.where(below, 2 * x, 0.0))
+
+
+@ref("97_kernel_loop_bound_params", "main", out="f32",
+     inputs=args(fl((20, 40)), it((), "i32", -100, 100)))
+def _t97(x, n):
+    return x[:, :max(0, min(int(n), 40))].sum(axis=1)
 
 
 # ============================================================ dimension expressions (110-119)

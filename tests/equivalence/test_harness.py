@@ -18,10 +18,13 @@ from linnet.testing.strategies import cases, generic_values
 from kernel_cases import DEVICE, HERE, example
 
 # ops that live in another op's example
-EXAMPLE_OF = {"matmul_bf16": "matmul", "layer_norm_bf16": "layer_norm",
-              "layer_norm_dx": "layer_norm", "layer_norm_dwdb": "layer_norm"}
+EXAMPLE_OF = {"matmul_bf16": "matmul", "attention_causal": "attention",
+              "attention_bf16": "attention", "attention_causal_bf16": "attention",
+              "layer_norm_bf16": "layer_norm", "layer_norm_dx": "layer_norm",
+              "layer_norm_dwdb": "layer_norm"}
 OPS = ["softmax", "matmul", "matmul_bf16", "column_stats", "row_scan", "row_product",
-       "layer_norm", "layer_norm_bf16", "layer_norm_dx", "layer_norm_dwdb", "attention", "relu"]
+       "layer_norm", "layer_norm_bf16", "layer_norm_dx", "layer_norm_dwdb", "attention",
+       "attention_causal", "attention_bf16", "attention_causal_bf16", "relu"]
 
 
 # ---------------------------------------------------------------- tolerances
@@ -92,8 +95,10 @@ def test_kernel_where_is_written_in_the_op_generics() -> None:
     assert spec.satisfies({"R": 2, "C": 1024}) and not spec.satisfies({"R": 2, "C": 1025})
     assert spec.allows({"R": 2, "C": 1025})
     attention = target_spec(example("attention"), "attention")
-    assert attention.satisfies({"L": 1, "S": 1, "D": 64})
-    assert not attention.satisfies({"L": 1, "S": 1, "D": 65})
+    assert attention.satisfies({"B": 1, "H": 1, "L": 1, "S": 1, "D": 64})
+    assert attention.satisfies({"B": 1, "H": 1, "L": 1, "S": 1, "D": 16})
+    for d in (8, 48, 65, 256):  # the head tile is the whole head: 16, 32, 64 or 128 wide
+        assert not attention.satisfies({"B": 1, "H": 1, "L": 1, "S": 1, "D": d})
 
 
 def test_candidates_cover_ragged_edges_of_the_tiles() -> None:
@@ -163,6 +168,17 @@ def test_max_elements_bounds_the_inputs() -> None:
     check()
 
 
+def test_draw_values_bounds_the_inputs_too() -> None:
+    """`linnet verify` draws four dims of attention up to 130 each: without a bound on the
+    elements, one input could hold 130**3 * 128 of them."""
+    spec = target_spec(example("attention"), "attention")
+    rng = random.Random(1)
+    drawn = [draw_values(spec, rng, max_dim=130, max_elements=2**16) for _ in range(30)]
+    assert all(v is not None and spec.satisfies(v) for v in drawn)
+    assert all(math.prod(shape) <= 2**16 for v in drawn for shape, _ in spec.shapes(v))
+    assert any(v["L"] > 64 or v["S"] > 64 for v in drawn)  # still past one block
+
+
 def test_inputs_have_the_declared_shapes_and_are_reproducible() -> None:
     spec = target_spec(example("layer_norm"), "layer_norm")
     values = {"R": 3, "C": 4}
@@ -195,7 +211,8 @@ def test_compare_binds_generics_from_the_inputs() -> None:
 
 def test_compare_floats_scalars_take_no_gradient() -> None:
     spec = target_spec(example("attention"), "attention")
-    inputs = make_inputs(spec, {"L": 2, "S": 3, "D": 4}, seed=0, device=DEVICE)
+    inputs = make_inputs(spec, {"B": 1, "H": 2, "L": 2, "S": 3, "D": 16}, seed=0,
+                         device=DEVICE)
     result = compare_kernel_and_body(spec.path, "attention", inputs, device=DEVICE)
     assert result.ok, str(result)
     assert [e.name for e in result.grads] == ["dq", "dk", "dv"]

@@ -27,6 +27,10 @@ ROW_PRODUCT = target_spec(example_path("row_product"), "row_product")
 LAYER_NORM = target_spec(example_path("layer_norm"), "layer_norm")
 LAYER_NORM_BF16 = target_spec(example_path("layer_norm"), "layer_norm_bf16")
 ATTENTION = target_spec(example_path("attention"), "attention")
+ATTENTION_CAUSAL = target_spec(example_path("attention"), "attention_causal")
+ATTENTION_BF16 = target_spec(example_path("attention"), "attention_bf16")
+ATTENTION_CAUSAL_BF16 = target_spec(example_path("attention"), "attention_causal_bf16")
+HEADS = {"B": (1, 2), "H": (1, 3)}  # batch entries and heads: programs, not tile shapes
 RELU = target_spec(example_path("relu"), "relu")
 
 
@@ -118,18 +122,53 @@ def test_layer_norm_bf16(case) -> None:
 
 
 @settings(max_examples=examples(1.0))
-@given(cases(ATTENTION, max_dim=130, device=DEVICE))
-@example(case_at(ATTENTION, L=1, S=1, D=1))
-@example(case_at(ATTENTION, L=65, S=70, D=64))  # ragged queries and keys, full head tile
-@example(case_at(ATTENTION, L=17, S=130, D=33))
+@given(cases(ATTENTION, max_dim=130, ranges=HEADS, max_elements=40_000, device=DEVICE))
+@example(case_at(ATTENTION, B=1, H=1, L=1, S=1, D=16))
+@example(case_at(ATTENTION, B=2, H=3, L=65, S=70, D=64))  # ragged queries and keys
+@example(case_at(ATTENTION, B=1, H=2, L=17, S=130, D=128))
 def test_attention(case) -> None:
     assert_agree(ATTENTION, case)
 
 
 @settings(max_examples=examples(0.5))
-@given(cases(ATTENTION, max_dim=80, device=DEVICE))
+@given(cases(ATTENTION, max_dim=80, ranges=HEADS, max_elements=20_000, device=DEVICE))
 def test_attention_fast(case) -> None:
     assert_agree(ATTENTION, case, numerics="fast")
+
+
+# Causal: program p reads key blocks 0 .. p * BQ / BK unmasked, then the diagonal blocks;
+# sizes around the query block (64) and key block (32) hit each loop's ends.
+@settings(max_examples=examples(0.5))
+@given(cases(ATTENTION_CAUSAL, max_dim=140, ranges=HEADS, max_elements=40_000, device=DEVICE))
+@example(case_at(ATTENTION_CAUSAL, B=1, H=1, L=1, D=16))  # one program, one diagonal block
+@example(case_at(ATTENTION_CAUSAL, B=1, H=2, L=64, D=32))
+@example(case_at(ATTENTION_CAUSAL, B=2, H=1, L=97, D=64))  # the last diagonal block clamped
+@example(case_at(ATTENTION_CAUSAL, B=1, H=1, L=130, D=128))
+def test_attention_causal(case) -> None:
+    assert_agree(ATTENTION_CAUSAL, case)
+
+
+@settings(max_examples=examples(0.3))
+@given(cases(ATTENTION_CAUSAL, max_dim=100, ranges=HEADS, max_elements=20_000, device=DEVICE))
+def test_attention_causal_fast(case) -> None:
+    assert_agree(ATTENTION_CAUSAL, case, numerics="fast")
+
+
+# bf16 tiles on the matrix units (the weights rounded to bf16 before p v), f32 accumulation:
+# held to the bf16 tolerance. The gradient is the body's in both runs.
+@settings(max_examples=examples(0.3))
+@given(cases(ATTENTION_BF16, max_dim=140, ranges=HEADS, max_elements=40_000, device=DEVICE))
+@example(case_at(ATTENTION_BF16, B=1, H=2, L=129, S=65, D=64))  # one past each block
+def test_attention_bf16(case) -> None:
+    assert_agree(ATTENTION_BF16, case)
+
+
+@settings(max_examples=examples(0.3))
+@given(cases(ATTENTION_CAUSAL_BF16, max_dim=200, ranges=HEADS, max_elements=40_000,
+             device=DEVICE))
+@example(case_at(ATTENTION_CAUSAL_BF16, B=1, H=1, L=200, D=32))  # two query blocks of 128
+def test_attention_causal_bf16(case) -> None:
+    assert_agree(ATTENTION_CAUSAL_BF16, case)
 
 
 # relu's backward is its `grad` clause under the kernel, autograd of the body under exact.

@@ -30,7 +30,9 @@ from kernel_cases import example, examples  # noqa: E402
 OPS = {"softmax": "softmax", "matmul": "matmul", "matmul_bf16": "matmul",
        "column_stats": "column_stats", "row_scan": "row_scan", "row_product": "row_product",
        "layer_norm": "layer_norm", "layer_norm_bf16": "layer_norm", "attention": "attention",
-       "relu": "relu"}
+       "attention_causal": "attention", "attention_bf16": "attention",
+       "attention_causal_bf16": "attention", "relu": "relu"}
+HEADS = {"B": (1, 2), "H": (1, 3)}  # attention's batch entries and heads
 NO_GRAD_CLAUSE = {"matmul_bf16"}  # a bf16 op whose gradient is the body's in both runs
 TOLERANCE = {"f32": 2e-5, "bf16": 2e-2}
 _MODULES: dict[tuple, object] = {}
@@ -97,13 +99,18 @@ def agree(op: str, values: dict, seed: int = 0) -> None:
 @given(data=__import__("hypothesis").strategies.data())
 def test_pallas_kernel_agrees_with_the_body(op, data):
     spec = target_spec(example(OPS[op]), op)
-    values = data.draw(generic_values(spec, max_dim=70, max_elements=20_000), label="sizes")
+    ranges = HEADS if op.startswith("attention") else None
+    values = data.draw(generic_values(spec, max_dim=70, ranges=ranges, max_elements=20_000),
+                       label="sizes")
     agree(op, values)
 
 
 @pytest.mark.parametrize("op, values", [
     ("softmax", {"R": 3, "C": 1024}), ("matmul", {"M": 129, "N": 17, "K": 33}),
-    ("column_stats", {"R": 33, "C": 65}), ("attention", {"L": 65, "S": 70, "D": 64}),
+    ("column_stats", {"R": 33, "C": 65}),
+    ("attention", {"B": 2, "H": 1, "L": 65, "S": 70, "D": 64}),
+    ("attention_causal", {"B": 1, "H": 2, "L": 97, "D": 32}),
+    ("attention_causal_bf16", {"B": 1, "H": 1, "L": 130, "D": 128}),
     # layer norm: a single column; R not a multiple of the RB rows a program takes (RB = 32
     # at C = 100, 4 at C = 768 and 1000); rows padded to next_pow2(C) columns
     ("layer_norm", {"R": 5, "C": 1}), ("layer_norm", {"R": 33, "C": 100}),

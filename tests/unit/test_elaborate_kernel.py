@@ -37,9 +37,11 @@ from linnet.syntax import tree as t
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 VALID = ROOT / "tests" / "spec" / "valid"
+RUNTIME_LOOPS = [VALID / "96_kernel_runtime_loops.linnet",
+                 VALID / "97_kernel_loop_bound_params.linnet"]
 CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linnet")) + [
     VALID / "53_pub_items.linnet", VALID / "61_kernel_dtype_generic.linnet",
-    VALID / "63_op_where.linnet"]
+    VALID / "63_op_where.linnet"] + RUNTIME_LOOPS
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_tf32_any"): {"M": 5, "N": 6, "K": 7},
@@ -48,7 +50,11 @@ BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("layer_norm", "layer_norm_bf16_any"): {"R": 3, "C": 768},
             ("mlp", "predict"): {"N": 4, "I": 2, "H": 8, "O": 3},
             ("mlp", "loss"): {"N": 4, "I": 2, "H": 8, "O": 3},
-            ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"}}
+            ("61_kernel_dtype_generic", "any_dtype"): {"N": 8, "T": "bf16"},
+            ("attention", "attention_any"): {"B": 2, "H": 2, "L": 5, "S": 7, "D": 16},
+            ("attention", "attention_causal_any"): {"B": 1, "H": 2, "L": 70, "D": 32},
+            ("attention", "attention_bf16_any"): {"B": 2, "H": 2, "L": 5, "S": 7, "D": 16},
+            ("attention", "attention_causal_bf16_any"): {"B": 1, "H": 2, "L": 70, "D": 32}}
 
 
 # ------------------------------------------------------------------ compiling
@@ -171,7 +177,8 @@ class Evaluator:
 
     def loop(self, e: ir.Loop, env: dict) -> tuple:
         state = [self.atom(a, env) for a in e.init]
-        for i in range(e.lo, e.hi):
+        lo, hi = (b if isinstance(b, int) else int(self.atom(b, env)) for b in (e.lo, e.hi))
+        for i in range(lo, hi):
             inner = {**env, e.index.name: np.int64(i)}
             inner.update({v.name: s for v, s in zip(e.carried, state)})
             state = list(self.block(e.body, inner))
@@ -299,7 +306,8 @@ def test_every_kernel_instance_is_reached() -> None:
         program = middle_end(path, entry, bind=BINDINGS.get((path.stem, entry)))
         names |= {k.source.split("<")[0].split()[1] for k in kernels(program)}
     assert {"row_softmax", "matmul_tiles", "column_stats_tiles", "attention_blocks",
-            "layer_norm_rows", "layer_norm_dx_rows", "layer_norm_dwdb_rows", "row_cumsum", "row_product_rows", "relu_blocks",
+            "causal_attention_blocks", "layer_norm_rows", "layer_norm_dx_rows",
+            "layer_norm_dwdb_rows", "row_cumsum", "row_product_rows", "relu_blocks",
             "add_blocks", "transpose_tiles", "batched_bias_tiles", "row_max_rows",
             "row_min_int_rows", "copy_exact", "sum_rows", "row_total_rows",
             "double_rows_tiles", "column_reduce_rows", "total_blocks", "half_total_blocks",
@@ -367,6 +375,62 @@ def test_matmul_offsets_masks_and_contraction() -> None:
     assert [e.spec for e in einsums] == ["ik,kj->ij"]
     (loop,) = [b.expr for b in k.body.binds if isinstance(b.expr, ir.Loop)]
     assert (loop.lo, loop.hi) == (0, 3)  # (72 + 32 - 1) / 32
+
+
+def _loops(f: ir.Func) -> list[ir.Loop]:
+    return [b.expr for b in all_binds(f.body) if isinstance(b.expr, ir.Loop)]
+
+
+def test_run_time_loop_bounds_are_i64_scalars_computed_before_the_loop() -> None:
+    program = middle_end(VALID / "96_kernel_runtime_loops.linnet")
+    by_name = {k.name.split("__")[0]: k for k in kernels(program)}
+    i64 = ir.TType((), "i64")
+    (lower,) = _loops(by_name["strict_lower"])
+    assert lower.lo == 0 and isinstance(lower.hi, ir.Var) and lower.hi.type == i64
+    assert not lower.static and lower.runtime_bounds == (lower.hi,)
+    (band,) = _loops(by_name["band"])  # max(...) and min(...) of i32 values, cast to i64
+    assert all(isinstance(b, ir.Var) and b.type == i64 for b in (band.lo, band.hi))
+    casts = {b.var: b.expr for b in by_name["band"].body.binds if isinstance(b.expr, ir.Prim)}
+    assert [casts[b].op for b in (band.lo, band.hi)] == ["cast", "cast"]
+    assert [casts[b].args[0].type.dtype for b in (band.lo, band.hi)] == ["i32", "i32"]
+    # loops that carry nothing but store are kept (a run-time upper, then a run-time lower)
+    first, second = _loops(by_name["lower_double"])
+    assert first.carried == second.carried == ()
+    assert first.lo == 0 and isinstance(first.hi, ir.Var)
+    assert isinstance(second.lo, ir.Var) and second.hi == 37
+    assert prims(by_name["lower_double"], "store")
+
+
+def test_a_scalar_parameter_bounds_a_kernel_loop() -> None:
+    program = middle_end(VALID / "97_kernel_loop_bound_params.linnet")
+    (k,) = kernels(program)
+    (loop,) = _loops(k)
+    n = k.params[1]
+    assert n.type == ir.TType((), "i32") and loop.lo == 0 and isinstance(loop.hi, ir.Var)
+    x = np.arange(20 * 40, dtype=np.float32).reshape(20, 40) % 7
+    for count in (-100, -20, 0, 1, 17, 40, 100):  # hi < lo, hi == lo, ragged, past C
+        (got,) = run_kernel(k, [x, np.int32(count)])
+        np.testing.assert_allclose(got, x[:, :max(0, min(count, 40))].sum(axis=1))
+
+
+def test_a_loop_that_carries_nothing_and_writes_nothing_is_dropped() -> None:
+    text = """module m
+kernel k<N: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid(N) {
+    let r = program_id(0)
+    for t in 0..cast<i64>(r) {
+        let unused = load(x[r]) * 2.0
+    }
+    store(y[r], load(x[r]))
+}
+op copy<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] kernel k<N> {
+    return x
+}
+entry main(x: Tensor[8; f32]) -> Tensor[8; f32] {
+    return copy(x)
+}
+"""
+    (k,) = kernels(middle_end(text=text))
+    assert not _loops(k)
 
 
 def test_column_stats_atomics_and_inits() -> None:
@@ -571,9 +635,26 @@ def test_example_kernel_matches_the_body(name: str) -> None:
         assert_close(g, np.asarray(w), o.type.dtype)
 
 
+@pytest.mark.parametrize("length", [70, 128, 1])
+def test_causal_attention_kernel_matches_the_definition(length: int) -> None:
+    """The causal kernel, run by the NumPy evaluator: its loops' run-time bounds (blocks below
+    the diagonal unmasked, the diagonal blocks clamped at the end) give causal attention."""
+    values = {"B": 1, "H": 2, "L": length, "D": 32}
+    program = middle_end(EXAMPLES / "attention.linnet", "attention_causal_any", bind=values)
+    (k,) = kernels(program)
+    rng = np.random.default_rng(3)
+    q, key, v = (rng.standard_normal((1, 2, length, 32)).astype(np.float32) for _ in range(3))
+    (got,) = run_kernel(k, [q, key, v, np.float32(0.3)])
+    scores = np.einsum("bhld,bhsd->bhls", q.astype(np.float64), key) * 0.3
+    scores = np.where(np.tril(np.ones((length, length), dtype=bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    want = np.einsum("bhls,bhsd->bhld", e / e.sum(axis=-1, keepdims=True), v)
+    assert_close(got, want, "f32")
+
+
 SPEC_VALUES = sorted(VALID.glob("4*_kernel*.linnet")) + [
     VALID / "53_pub_items.linnet", VALID / "61_kernel_dtype_generic.linnet",
-    VALID / "63_op_where.linnet"]
+    VALID / "63_op_where.linnet"] + RUNTIME_LOOPS
 
 
 @pytest.mark.parametrize("path", SPEC_VALUES, ids=lambda p: p.stem)

@@ -34,3 +34,16 @@ def test_float_atomics_over_tiles_run_on_a_gpu() -> None:
 
 def test_product_reductions_run_their_body_on_a_gpu() -> None:
     assert _choosers("examples/row_product.linnet") == {"row_product": False}
+
+
+def test_loops_with_run_time_bounds_are_fori_loops_over_traced_bounds() -> None:
+    """`for c in 0..r`, `for t in first..last` and `for c in r..R` of the spec's kernels:
+    `lax.fori_loop` takes the traced bounds (JAX makes it a while loop), and every op keeps
+    its kernel on a GPU."""
+    path = "tests/spec/valid/96_kernel_runtime_loops.linnet"
+    text = compile_source(path=str(ROOT / path), target="jax", entry="main").text
+    loops = re.findall(r"lax\.fori_loop\((\w+), (\w+),", text)
+    assert [(lo.isdigit(), hi.isdigit()) for lo, hi in loops] == [
+        (True, False), (False, False), (True, False), (False, True)]
+    assert _choosers(path) == {"strict_lower_sums": True, "band_sums": True,
+                               "lower_doubled": True}

@@ -18,6 +18,7 @@ import io
 import itertools
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -368,6 +369,34 @@ def whole(f, ins: list[ir.TType], out: ir.Ty, **kw) -> ir.Program:
     return program(bparams, b.done(f(b, *bparams)), kern, **kw)
 
 
+# ------------------------------------------------------ loops with run-time bounds
+
+def triangle(R: int = 12, upper: bool = True) -> ir.Program:
+    """Program r sums row r one element per trip, over columns 0..r (`upper`: the loop's
+    upper bound is the program id) or r..R (its lower bound is): bounds read at run time."""
+    x, y = V("x", T("f32", R, R)), V("y", T("f32", R))
+    k = Blk()
+    row = k.p("program_id", ty=T("i32"), axis=0)
+    bound = k.p("cast", row, ty=T("i64"))
+    base = k.p("mul", row, L(R, "i32"), ty=T("i32"))
+    idx, acc = V("c", T("i64")), V("acc", T("f32"))
+    lb = Blk()
+    off = lb.p("add", base, lb.p("cast", idx, ty=T("i32")), ty=T("i32"))
+    nxt = lb.p("add", acc, lb.p("load", x, off, ty=T("f32")), ty=T("f32"))
+    lo, hi = (0, bound) if upper else (bound, R)
+    loop = k.let(ir.Loop(idx, lo, hi, (acc,), (L(0.0, "f32"),), lb.done(nxt),
+                         ir.TupleTy((T("f32"),))))
+    k.eff("store", y, row, k.let(ir.GetItem(loop, 0, T("f32"))))
+    kern = kernel_func("triangle", [x], [y], k.done(TRUE), (R,), ("empty",))
+    xb = V("xb", T("f32", R, R))
+    b = Blk()
+    rows = b.p("reshape", b.p("iota", ty=T("i32", R)), ty=T("i32", R, 1))
+    cols = b.p("iota", ty=T("i32", R))
+    inside = b.p("lt" if upper else "ge", cols, rows, ty=T("bool", R, R))
+    kept = b.p("select", inside, xb, L(0.0, "f32"), ty=T("f32", R, R))
+    return program([xb], b.done(b.p("reduce_sum", kept, ty=T("f32", R), axes=(1,))), kern)
+
+
 # ========================================================================== running
 
 TORCH = {"bool": torch.bool, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32,
@@ -481,8 +510,8 @@ def test_small_tile_products_are_broadcast_sums():
 def test_column_sums_and_maxima_with_atomics():
     text, module = generate(column_stats())
     assert "tl.atomic_add(o0 + " in text and "tl.atomic_max(o1 + " in text
-    assert "_lt_out((24,), torch.float32, 0, dev)" in text
-    assert '_lt_out((24,), torch.float32, float("-inf"), dev)' in text
+    assert "torch.full((24,), 0, dtype=torch.float32, device=a0.device)" in text
+    assert 'torch.full((24,), float("-inf"), dtype=torch.float32, device=a0.device)' in text
     x = torch.randn(50, 24)
     s, m = module.main(*on(x))
     close(s, x.sum(0), rtol=1e-5, atol=1e-5)
@@ -752,6 +781,14 @@ def test_control_flow_matches_the_body(f, printed, sign):
     assert printed in text
 
 
+@pytest.mark.parametrize("upper", [True, False], ids=["upper", "lower"])
+def test_loops_with_run_time_bounds_match_the_body(upper):
+    """Row 0 of `upper` (0..0) and the last row of `lower` (R..R) run no trip."""
+    text, _ = versus_body(triangle(upper=upper), [_floats((12, 12))])
+    line = next(ln for ln in text.splitlines() if " in range(" in ln)
+    assert re.search(r"in range\(0, v\d+\)" if upper else r"in range\(v\d+, 12\)", line), line
+
+
 def test_scalar_parameters_are_read_through_pointers():
     """A rank-0 parameter is a value in the kernel: a pointer to a 0-d tensor, loaded once."""
     f = lambda b, x, s: b.p("mul", x, s, ty=x.type)  # noqa: E731
@@ -868,6 +905,7 @@ def test_generated_kernels_compile_for_a_gpu(tmp_path):
              "bf16": half_kernel(), "f16": half_kernel(dtype="f16"),
              **{name: whole(f, [T("f32", *S)], T("f32", *S))
                 for name, f in (("if", _if), ("while", _while), ("loop", _swap_loop))},
+             "run_time_upper": triangle(), "run_time_lower": triangle(upper=False),
              **{f"case_{n}": whole(CASES[n][0], [T(d, *x.shape) for d, x in
                                                   zip(CASES[n][1], _case_inputs(n, CASES[n][1]))],
                                     _ty(CASES[n][2]))

@@ -25,8 +25,8 @@ from linnet.ir import tensor as ir
 from linnet.ir.printer import print_program
 from linnet.pipeline import compile_source
 from linnet.rules import RULE_SETS
-from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, least, lo, lt, most, narrow,
-                               negate, quot, rem)
+from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, larger, lo, lt, narrow,
+                               negate, quot, rem, smaller)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.linnet")))
@@ -65,14 +65,14 @@ def evaluate(term, env: dict[str, int]):
     fn, args = get_callable_fn(term), get_callable_args(term)
     if fn == Ix:
         return _wrap(get_literal_value(args[0]))
-    if fn == Ix.sym:
+    if fn in (Ix.sym, Ix.counter):
         return env[get_literal_value(args[0])]
     if fn == Mask.const:
         return bool(get_literal_value(args[0]))
     vals = [evaluate(a, env) for a in args]
     ops = {Ix.__add__: lambda a, b: _wrap(a + b), Ix.__sub__: lambda a, b: _wrap(a - b),
            Ix.__mul__: lambda a, b: _wrap(a * b), narrow: lambda a: a,
-           quot: _quot, rem: _rem, least: min, most: max,
+           quot: _quot, rem: _rem, smaller: min, larger: max,
            lt: lambda a, b: a < b, both: lambda a, b: a and b, either: lambda a, b: a or b,
            negate: lambda a: not a}
     for f, op in ops.items():
@@ -91,8 +91,8 @@ ints = st.recursive(leaves, lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: p[0] * p[1]),
     st.tuples(sub, sub).map(lambda p: quot(*p)),
     st.tuples(sub, sub).map(lambda p: rem(*p)),
-    st.tuples(sub, sub).map(lambda p: least(*p)),
-    st.tuples(sub, sub).map(lambda p: most(*p)),
+    st.tuples(sub, sub).map(lambda p: smaller(*p)),
+    st.tuples(sub, sub).map(lambda p: larger(*p)),
     sub.map(narrow)), max_leaves=8)
 masks = st.recursive(st.tuples(ints, ints).map(lambda p: lt(*p)), lambda sub: st.one_of(
     st.tuples(sub, sub).map(lambda p: both(*p)),
@@ -160,12 +160,12 @@ def test_bounds_through_division_remainder_min_and_max():
     p, i, n = Ix.sym("p"), Ix.sym("i"), Ix.sym("n")
     group = quot(p, Ix(2))                      # 0 .. 1
     inner = rem(i, Ix(4))                       # 0 .. 3
-    eg = saturate_small(lt(group * Ix(4) + inner, Ix(8)), lt(least(i, Ix(3)), Ix(4)),
-                        lt(most(p, Ix(1)), Ix(1)), lt(rem(n, Ix(4)), Ix(0)),
+    eg = saturate_small(lt(group * Ix(4) + inner, Ix(8)), lt(smaller(i, Ix(3)), Ix(4)),
+                        lt(larger(p, Ix(1)), Ix(1)), lt(rem(n, Ix(4)), Ix(0)),
                         lt(quot(i, n), Ix(16)))
     assert eg.check_bool(lt(group * Ix(4) + inner, Ix(8)) == TRUE)
-    assert eg.check_bool(lt(least(i, Ix(3)), Ix(4)) == TRUE)
-    assert eg.check_bool(lt(most(p, Ix(1)), Ix(1)) == FALSE)
+    assert eg.check_bool(lt(smaller(i, Ix(3)), Ix(4)) == TRUE)
+    assert eg.check_bool(lt(larger(p, Ix(1)), Ix(1)) == FALSE)
     # n may be negative: n % 4 may be below 0, and i / n has no bounds (n may be 0 or -1)
     assert not eg.check_bool(lt(rem(n, Ix(4)), Ix(0)) == FALSE)
     assert not eg.check_bool(lt(quot(i, n), Ix(16)) == TRUE)
@@ -178,6 +178,64 @@ def test_offsets_that_differ_only_in_grouping_are_not_merged():
     a, b = Ix.sym("p"), Ix.sym("i")
     assert _show((a + b) * Ix(4)) != _show(a + b * Ix(4))
     assert _show((a + b) * Ix(4)) == "(p + i) * 4"
+
+
+# ------------------------------------------------- counters with run-time bounds
+
+@settings(max_examples=60, deadline=None)
+@given(ints, ints, masks.map(lambda m: m), st.integers(-8, 8), st.lists(envs, min_size=1,
+                                                                        max_size=5))
+def test_counter_facts_preserve_meaning(low, high, mask, shift, values):
+    """A counter over the run-time bounds low..high (terms of ranged symbols), compared with
+    a constant: a mask proved true (false) is true (false) for every value the counter takes
+    in every environment where the loop runs; none is proved both ways."""
+    c = Ix.counter("c", low, high)
+    probes = [lt(c, Ix(shift)), lt(Ix(shift), c), lt(c + low, high), mask]
+    eg = saturate_small(*probes)
+    assert not eg.check_bool(TRUE == FALSE)
+    for env in values:
+        lo_, hi_ = evaluate(low, env), evaluate(high, env)
+        for value in {lo_, hi_ - 1, (lo_ + hi_) // 2} if lo_ < hi_ else ():
+            here = {**env, "c": value}
+            for probe in probes:
+                if eg.check_bool(probe == TRUE):
+                    assert evaluate(probe, here), (probe, here)
+                if eg.check_bool(probe == FALSE):
+                    assert not evaluate(probe, here), (probe, here)
+
+
+def test_a_counter_is_ranged_by_its_bounds_intervals():
+    p = Ix.sym("p")                                   # 0 .. 3
+    c = Ix.counter("c", p * Ix(2), p * Ix(2) + Ix(2))  # 0 .. 7
+    eg = saturate_small(lt(c, Ix(8)), lt(c, Ix(7)), lt(c, Ix(0)))
+    assert eg.check_bool(lt(c, Ix(8)) == TRUE)
+    assert not eg.check_bool(lt(c, Ix(7)) == TRUE)    # program 3 reaches 7
+    assert eg.check_bool(lt(c, Ix(0)) == FALSE)
+    opaque = Ix.counter("d", Ix(0), Ix.sym("unknown"))  # only a lower bound
+    eg = saturate_small(lt(opaque, Ix(1000)), lt(opaque, Ix(0)))
+    assert not eg.check_bool(lt(opaque, Ix(1000)) == TRUE)
+    assert eg.check_bool(lt(opaque, Ix(0)) == FALSE) is False  # needs both sides known
+
+
+def test_a_counter_that_never_runs_decides_nothing():
+    """0..p with p in 0..0 never runs: its interval is empty (0 .. -1). Deciding `c < 0` from
+    it would prove it both true and false and merge TRUE with FALSE for every mask."""
+    c = Ix.counter("c", Ix(0), Ix.ranged("p", 0, 0))
+    i = Ix.sym("i")                                   # 0 .. 15
+    eg = saturate_small(lt(c, Ix(0)), lt(i, Ix(16)), lt(i + Ix(16), Ix(16)))
+    assert not eg.check_bool(TRUE == FALSE)
+    assert not eg.check_bool(lt(c, Ix(0)) == TRUE) and not eg.check_bool(lt(c, Ix(0)) == FALSE)
+    assert eg.check_bool(lt(i, Ix(16)) == TRUE)
+    assert eg.check_bool(lt(i + Ix(16), Ix(16)) == FALSE)
+
+
+def test_min_and_max_keep_their_bounds():
+    p, i = Ix.sym("p"), Ix.sym("i")             # 0 .. 3, 0 .. 15
+    low, high = smaller(p * Ix(4), Ix(10)), larger(i, Ix(8))   # 0 .. 10, 8 .. 15
+    eg = saturate_small(lt(low, Ix(11)), lt(low, Ix(10)), lt(high, Ix(8)), lt(Ix(7), high))
+    assert eg.check_bool(lt(low, Ix(11)) == TRUE)
+    assert not eg.check_bool(lt(low, Ix(10)) == TRUE)
+    assert eg.check_bool(lt(high, Ix(8)) == FALSE) and eg.check_bool(lt(Ix(7), high) == TRUE)
 
 
 def test_no_bounds_past_i32():
@@ -256,12 +314,32 @@ def test_every_example_compiles_and_the_stage_is_fast(path):
     assert isinstance(compiled.text, str)
 
 
+ATTENTION = str(ROOT / "examples" / "attention.linnet")
+
+
 def test_and_with_a_proved_true_side_becomes_its_other_side():
-    program = _stage(str(ROOT / "examples" / "attention.linnet"), "main")
+    program = _stage(ATTENTION, "main")
     kernel = print_program(program).split("// kernel")[1].split("func attention__")[0]
     assert "fill(True" not in kernel and "and(" not in kernel
-    assert "kv_inside: bool[64, 64] = broadcast_to(kv_inside_3)" in kernel
-    assert _memory_arities(program)["load"] == [2, 4, 4]
+    assert "kv_inside: bool[32, 64] = broadcast_to(kv_inside_2)" in kernel
+    assert _memory_arities(program)["load"] == [4, 4, 4]  # 100 queries, 130 keys: ragged
+
+
+def _loop_loads(program: ir.Program) -> list[list[int]]:
+    """The operand counts of the loads in each loop of the kernel, loop by loop."""
+    return [[len(e.args) for e in _prims(b.expr.body) if e.op == "load"]
+            for b in _kernel(program).body.binds if isinstance(b.expr, ir.Loop)]
+
+
+@pytest.mark.parametrize("length, diagonal_loads", [(4096, [2, 2]), (4000, [4, 4])])
+def test_causal_attention_reads_below_the_diagonal_without_masks(length, diagonal_loads):
+    """The first causal loop runs 0..p * BQ / BK: every key there is < p * BQ < L, so its
+    loads lose their masks whatever L; the diagonal loop's bound is clamped with `min` by
+    ceil(L / BK), so its masks go only when BK divides L."""
+    program = _stage(ATTENTION, "attention_causal_bf16_any",
+                     {"B": 2, "H": 3, "L": length, "D": 64})
+    below, diagonal = _loop_loads(program)
+    assert below == [2, 2] and diagonal == diagonal_loads
 
 
 @pytest.mark.parametrize("case", ["softmax_full", "matmul_full", "softmax_ragged", "attention"])
@@ -274,14 +352,87 @@ def test_kernels_still_match_their_bodies(case):
     elif case == "softmax_ragged":
         result = compare_kernel_and_body(SOFTMAX, "softmax", [torch.randn(3, 1000)], grad=False)
     elif case == "attention":
-        q, k, v = torch.randn(128, 64), torch.randn(200, 64), torch.randn(200, 64)
-        result = compare_kernel_and_body(str(ROOT / "examples" / "attention.linnet"), "main",
-                                         [q, k, v], grad=False)
+        q, k, v = torch.randn(1, 2, 100, 64), torch.randn(1, 2, 130, 64), torch.randn(1, 2, 130, 64)
+        result = compare_kernel_and_body(ATTENTION, "main", [q, k, v], grad=False)
     else:
         result = compare_kernel_and_body(MATMUL, "matmul",
                                          [torch.randn(128, 64), torch.randn(64, 128)], grad=False)
     assert result.kernel_ran
     assert result.ok, result
+
+
+# ------------------------------------------------- kernels with run-time loop bounds
+
+PAIRS = """module m
+pub kernel pairs<N: Dim>(x: Tensor[N; f32]) -> y: Tensor[4; f32] grid(4) {
+    let p = cast<i64>(program_id(0))
+    var acc: f32 = 0.0
+    for t in p * 2..p * 2 + 2 {
+        acc = acc + load(x[cast<i32>(t)], t < N, 0.0)
+    }
+    store(y[program_id(0)], acc)
+}
+pub op pair_sums<N: Dim>(x: Tensor[N; f32]) -> Tensor[4; f32] kernel pairs<N> {
+    let pos = iota<i32>(N)
+    let rows = iota<i32>(4)
+    let y[r] = sum[c] select(pos[c] / 2 == rows[r], x[c], 0.0)
+    return y
+}
+entry main(x: Tensor[SIZE; f32]) -> Tensor[4; f32] {
+    return pair_sums(x)
+}
+"""
+
+
+def test_a_counter_mask_is_dropped_only_where_every_program_stays_inside():
+    """Program p loads x[2p] and x[2p + 1]: with 8 elements `t < 8` always holds; with 7 the
+    last program's second trip is outside, so the mask must stay (dropping it would read
+    past the tensor)."""
+    inside = compile_source(PAIRS.replace("SIZE", "8"), entry="main").stage("egraph-tiles")
+    assert _memory_arities(inside)["load"] == [2]
+    ragged = compile_source(PAIRS.replace("SIZE", "7"), entry="main").stage("egraph-tiles")
+    assert _memory_arities(ragged)["load"] == [4]
+    torch = pytest.importorskip("torch")
+    from linnet.testing.harness import compare_kernel_and_body
+    path = Path(__file__).parent / "pairs.linnet"
+    for size in (7, 8):
+        x = torch.arange(size, dtype=torch.float32) + 1.0
+        result = compare_kernel_and_body(str(path), "main", [x], grad=False,
+                                         text=PAIRS.replace("SIZE", str(size)))
+        assert result.kernel_ran and result.ok, result
+
+
+NEVER_RUNS = """module m
+pub kernel k<C: Dim>(x: Tensor[C; f32]) -> y: Tensor[C; f32] grid(1) {
+    let cols = iota<i32>(16)
+    var acc = load(x[cols], cols < C, 0.0)
+    for t in 0..cast<i64>(program_id(0)) {
+        acc = acc + select(t < 0, 1.0, 2.0)
+    }
+    store(y[cols], acc, cols < C)
+}
+pub op f<C: Dim>(x: Tensor[C; f32]) -> Tensor[C; f32] kernel k<C> {
+    return x
+}
+entry main(x: Tensor[16; f32]) -> Tensor[16; f32] {
+    return f(x)
+}
+"""
+
+
+def test_a_loop_no_program_runs_leaves_the_other_masks_right():
+    """With one program, 0..program_id(0) never runs and its counter's interval is empty;
+    `t < 0` stays undecided and `cols < 16`, proved true, keeps its meaning."""
+    program = compile_source(NEVER_RUNS, entry="main").stage("egraph-tiles")
+    report = dict(program.meta)["egraph_report"]
+    assert "always false" not in report and "always true" in report
+    assert _memory_arities(program) == {"load": [2], "store": [3]}
+    torch = pytest.importorskip("torch")
+    from linnet.torch.runtime import import_generated
+    module = import_generated(compile_source(NEVER_RUNS, entry="main").text, "never_runs")
+    x = torch.randn(16)
+    (y,) = module.main(x)
+    torch.testing.assert_close(y, x)
 
 
 # ------------------------------------------------------------ equal offsets
@@ -329,3 +480,21 @@ def test_reshapes_rename_the_axes_of_tile_symbols():
     assert _renamed_axes((16,), (1, 16)) == {-1: -1}
     assert _renamed_axes((4, 1, 8), (4, 8)) == {-3: -2, -1: -1}
     assert _renamed_axes((4, 8), (32,)) is None  # a real reshape: a new opaque symbol
+
+
+def test_a_kernel_with_nothing_to_decide_passes_through():
+    """Literal offsets and no masks: no e-graph to build (egglog refuses an empty one)."""
+    text = """module one
+pub kernel k(x: Tensor[1; f32]) -> y: Tensor[1; f32] grid(1) {
+    store(y[0], load(x[0]) * 2.0)
+}
+pub op f(x: Tensor[1; f32]) -> Tensor[1; f32] kernel k {
+    return x * 2.0
+}
+entry main(x: Tensor[1; f32]) -> Tensor[1; f32] {
+    return f(x)
+}
+"""
+    program = compile_source(text, entry="main").stage("egraph-tiles")
+    assert "no masks or offsets to decide" in dict(program.meta)["egraph_report"]
+    assert _memory_arities(program) == {"load": [2], "store": [3]}

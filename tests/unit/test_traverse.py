@@ -132,3 +132,27 @@ def test_substitute_reaches_nested_blocks() -> None:
     z = V("z", 3)
     block = substitute(p.funcs[0].body, {x: z})
     assert x not in free_vars(block) and z in free_vars(block)
+
+
+def _bounded_loop(lo, hi) -> ir.Loop:
+    i, acc = V("i", dtype="i64"), V("acc", dtype="i64")
+    lb = Body()
+    nxt = lb.let("nxt", ir.Prim("add", (acc, i), acc.type))
+    return ir.Loop(i, lo, hi, (acc,), (lit(0, "i64"),), lb.block(nxt), ir.TupleTy((acc.type,)))
+
+
+def test_run_time_loop_bounds_are_read_and_substituted() -> None:
+    """A loop reads its run-time bounds as it reads its initial values: free variables, use
+    counts and substitution see them; a bound replaced by a literal becomes its integer."""
+    n, m = V("n", dtype="i64"), V("m", dtype="i64")
+    loop = _bounded_loop(n, m)
+    assert expr_free_vars(loop) == {n, m} and expr_free_vars(_bounded_loop(0, m)) == {m}
+    assert not loop.static and loop.runtime_bounds == (n, m)
+    body = Body()
+    out = body.let("out", loop)
+    assert uses(body.block(out))["n"] == 1
+    renamed = substitute(body.block(out), {n: V("k", dtype="i64"), m: lit(6, "i64")})
+    new = renamed.binds[0].expr
+    assert new.lo == V("k", dtype="i64") and new.hi == 6 and isinstance(new.hi, int)
+    assert not new.static and _bounded_loop(2, 6).static and _bounded_loop(2, 6).trips() == 4
+    assert _bounded_loop(6, 2).trips() == 0

@@ -37,12 +37,12 @@ def tuning_lines(text: str) -> list[str]:
 def test_a_tuned_choice_changes_tile_sizes_and_launch_hints() -> None:
     header = matmul_text(False)
     tuned = matmul_text(tuning_of(matmul_choice()))
-    assert "tl.arange(0, 128)" in header and "num_warps=8, num_stages=3" in header
+    assert "tl.arange(0, 128)" in header and "num_warps=8, num_stages=4" in header
     assert "# tuning:" not in header  # no tuning file: nothing said
     assert "tl.arange(0, 128)" not in tuned and "tl.arange(0, 32)" in tuned
     assert "tl.arange(0, 16)" in tuned  # BK
     assert "num_warps=4, num_stages=2" in tuned
-    assert "matmul_tiles__M64_N64_K64_Tf32_BM32_BN64_BK16" in tuned
+    assert "matmul_tiles__M64_N64_K64_Tf32_BM32_BN64_BK16_G8" in tuned
     assert tuning_lines(tuned) == [
         "# tuning: op matmul<M=64, N=64, K=64>: tuned: BM=32 BN=64 BK=16 warps=4 stages=2 "
         "from test choices for cpu"]
@@ -51,12 +51,12 @@ def test_a_tuned_choice_changes_tile_sizes_and_launch_hints() -> None:
 def test_a_choice_may_leave_the_kernels_hints_alone() -> None:
     text = matmul_text(tuning_of(matmul_choice(generics=(("BN", 32),), warps=None,
                                                stages=None)))
-    assert "BM128_BN32_BK32" in text and "num_warps=8, num_stages=3" in text
+    assert "BM128_BN32_BK32_G8" in text and "num_warps=8, num_stages=4" in text
 
 
 def test_the_jax_module_takes_the_choice_and_says_so() -> None:
     text = matmul_text(tuning_of(matmul_choice()), target="jax")
-    assert "grid=(2, 1)" in text  # 64 / BM=32 programs down, 64 / BN=64 across
+    assert "grid=(2,)" in text  # 64 / BM=32 tile rows times 64 / BN=64 tile columns
     assert '"num_warps": warps' in text and "_lp_params(4, 2)" in text
     assert "# tuning: op matmul<M=64, N=64, K=64>: tuned: BM=32" in text
 
@@ -85,7 +85,7 @@ def test_a_choice_applies_only_at_its_binding_and_numerics() -> None:
 ])
 def test_a_choice_that_no_longer_fits_is_ignored_with_a_note(choice, why) -> None:
     text = matmul_text(tuning_of(choice))
-    assert "BM128_BN128_BK32" in text and "num_warps=8, num_stages=3" in text
+    assert "BM128_BN128_BK32" in text and "num_warps=8, num_stages=4" in text
     (line,) = tuning_lines(text)
     assert line.startswith("# tuning: op matmul<M=64, N=64, K=64>: header's choice (the "
                            "choice in test choices is ignored: ")

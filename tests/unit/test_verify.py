@@ -237,6 +237,33 @@ def test_kernel_launch_and_program_id() -> None:
     one(kernel_problems(launch=ir.Launch((1,), inits=("full",))), "inits")
 
 
+def _counted(lo, hi, yields: int = 0) -> ir.Loop:
+    """A loop over lo..hi carrying an i64 scalar (a scan also yields it)."""
+    i, acc = V("i", dtype="i64"), V("acc", dtype="i64")
+    lb = Body()
+    nxt = lb.let("nxt", ir.Prim("add", (acc, i), acc.type))
+    result = lb.let("res", ir.MakeTuple((nxt, nxt), ir.TupleTy((acc.type, acc.type)))) \
+        if yields else nxt
+    ty = ir.TupleTy((acc.type, T(3, dtype="i64"))) if yields else ir.TupleTy((acc.type,))
+    return ir.Loop(i, lo, hi, (acc,), (lit(0, "i64"),), lb.block(result), ty, yields)
+
+
+def test_run_time_loop_bounds() -> None:
+    pid = ir.Prim("program_id", (), T(dtype="i32"), (("axis", 0),))
+    hi = V("e1", dtype="i64")
+    good = (pid, ir.Prim("cast", (V("e0", dtype="i32"),), hi.type))
+    assert kernel_problems(*good, _counted(0, hi)) == []
+    assert kernel_problems(*good, _counted(hi, 8)) == []
+    one(kernel_problems(pid, _counted(0, V("e0", dtype="i32"))), "loop bound e0 is i32[]")
+    one(kernel_problems(_counted(0, V("later", dtype="i64"))), "later used before")
+    one(kernel_problems(*good, _counted(hi, hi, yields=1)),
+        "a scan with run-time bounds")
+    one(kernel_problems(_counted(0, lit(3, "i64"))), "neither an integer nor a variable")
+    one(kernel_problems(_counted(5, 2)), "runs backwards")
+    n = V("n", dtype="i64")
+    one(single(_counted(0, n), n), "run-time bounds outside a kernel")
+
+
 def test_effects_outside_kernels_and_calls_of_kernels() -> None:
     x = V("x", 4)
     one(single(ir.Prim("program_id", (), T(dtype="i32"), (("axis", 0),))), "outside a kernel")
