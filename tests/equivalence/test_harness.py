@@ -20,10 +20,9 @@ from kernel_cases import DEVICE, HERE, example
 # ops that live in another op's example
 EXAMPLE_OF = {"matmul_bf16": "matmul", "attention_causal": "attention",
               "attention_bf16": "attention", "attention_causal_bf16": "attention",
-              "layer_norm_bf16": "layer_norm", "layer_norm_dx": "layer_norm",
-              "layer_norm_dwdb": "layer_norm"}
+              "layer_norm_bf16": "layer_norm", "layer_norm_backward": "layer_norm"}
 OPS = ["softmax", "matmul", "matmul_bf16", "column_stats", "row_scan", "row_product",
-       "layer_norm", "layer_norm_bf16", "layer_norm_dx", "layer_norm_dwdb", "attention",
+       "layer_norm", "layer_norm_bf16", "layer_norm_backward", "attention",
        "attention_causal", "attention_bf16", "attention_causal_bf16", "relu"]
 
 

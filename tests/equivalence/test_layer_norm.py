@@ -3,10 +3,10 @@ through `linnet.torch.load_function`, forward and `y.backward(dy)`, against PyTo
 `F.layer_norm` and its autograd.
 
 Kernels run (Triton's interpreter on the CPU, `tests/conftest.py`; CUDA on a GPU), and the
-test checks that the backward pass launches the two backward kernels of the grad clause
-(`layer_norm_dx_rows`, `layer_norm_dwdb_rows`) rather than running op bodies. Shapes are
-ragged against the tiles: a single column, R not a multiple of the RB rows a program takes,
-and one shape where the dw/db programs take two tiles of rows each (STEPS = 2).
+test checks that the backward pass launches the grad clause's kernel
+(`layer_norm_backward_rows`) rather than running an op body. Shapes are ragged against the
+tiles: a single column, R not a multiple of the RB rows a program takes, and one shape where
+the backward programs take two tiles of rows each (STEPS = 2), the last one half outside.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from kernel_cases import DEVICE, example
 EPS = 1e-5
 # (R, C): RB = max(1, 4096 / next_pow2(C)) rows a program, STEPS = max(1, R / (256 * RB))
 SHAPES = [(5, 1), (33, 100), (7, 768), (5, 1000), (2100, 1000)]
-KERNELS = ("layer_norm_rows", "layer_norm_dx_rows", "layer_norm_dwdb_rows")
+KERNELS = ("layer_norm_rows", "layer_norm_backward_rows")
 _LAUNCHER = re.compile(r"def (\w+_launch)\(.*\n    # launches \w+ \(kernel (\w+?)__")
 
 
@@ -101,10 +101,11 @@ def test_bf16_forward_and_gradients_match_torch(r: int, c: int) -> None:
 
 
 def test_the_tiles_follow_the_row_width() -> None:
-    """RB rows of next_pow2(C) columns a program, and about 256 dw/db programs."""
+    """RB rows of next_pow2(C) columns a program, and about 256 backward programs."""
     text = load_function(example("layer_norm"), "layer_norm_any").source(R=8192, C=768)
     assert "kernel layer_norm_rows<R=8192, C=768, T=f32, RB=4, BC=1024>" in text
-    assert "kernel layer_norm_dwdb_rows<R=8192, C=768, T=f32, RB=4, BC=1024, STEPS=8>" in text
+    assert ("kernel layer_norm_backward_rows<R=8192, C=768, T=f32, RB=4, BC=1024, STEPS=8>"
+            in text)
     assert "grid (2048,)" in text and "grid (256,)" in text
     wide = load_function(example("layer_norm"), "layer_norm_any").source(R=64, C=8192)
     assert "kernel layer_norm_rows<R=64, C=8192, T=f32, RB=1, BC=8192>" in wide

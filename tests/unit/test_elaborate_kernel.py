@@ -306,8 +306,8 @@ def test_every_kernel_instance_is_reached() -> None:
         program = middle_end(path, entry, bind=BINDINGS.get((path.stem, entry)))
         names |= {k.source.split("<")[0].split()[1] for k in kernels(program)}
     assert {"row_softmax", "matmul_tiles", "column_stats_tiles", "attention_blocks",
-            "causal_attention_blocks", "layer_norm_rows", "layer_norm_dx_rows",
-            "layer_norm_dwdb_rows", "row_cumsum", "row_product_rows", "relu_blocks",
+            "causal_attention_blocks", "layer_norm_rows", "layer_norm_backward_rows",
+            "row_cumsum", "row_product_rows", "relu_blocks",
             "add_blocks", "transpose_tiles", "batched_bias_tiles", "row_max_rows",
             "row_min_int_rows", "copy_exact", "sum_rows", "row_total_rows",
             "double_rows_tiles", "column_reduce_rows", "total_blocks", "half_total_blocks",

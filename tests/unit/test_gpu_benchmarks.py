@@ -183,7 +183,7 @@ def layer_norm_reference(x, w, b, dy, eps: float) -> list[torch.Tensor]:
     (7, 768, torch.bfloat16)])
 def test_hand_layer_norm(rows, cols, dtype):
     """Forward and backward against F.layer_norm: one program of several rows, R past a
-    multiple of the rows a program takes, and (1100 x 1500) dw/db programs of two tiles."""
+    multiple of the rows a program takes, and (1100 x 1500) backward programs of two tiles."""
     from benchmarks.hand import layer_norm
     assert layer_norm.tiles(cols) == (max(1, 4096 // 2 ** math.ceil(math.log2(cols))),
                                       2 ** math.ceil(math.log2(cols)))
