@@ -368,6 +368,13 @@ def _matmul_bf16_any(a, b):
     return a @ b  # exact products, f32 sums (the references compute in float64), one rounding
 
 
+# b transposed in memory when M >= 64 (matmul_bt), read as it is below: the same product
+@ref("matmul", "matmul_tf32_any", out="f32",
+     inputs=dims(D, D, D).flatmap(lambda d: args(fl((d[0], d[2])), fl((d[2], d[1])))))
+def _matmul_tf32_any(a, b):
+    return a @ b
+
+
 def _mlp_inputs(d: tuple[int, ...], targets: bool) -> SearchStrategy:
     n, i, h, o = d
     shapes = [(i, h), (h,), (h, o), (o,), (n, i)] + ([(n, o)] if targets else [])

@@ -18,10 +18,10 @@ from linnet.testing.strategies import cases, generic_values
 from kernel_cases import DEVICE, HERE, example
 
 # ops that live in another op's example
-EXAMPLE_OF = {"matmul_bf16": "matmul", "attention_causal": "attention",
+EXAMPLE_OF = {"matmul_bf16": "matmul", "matmul_bt": "matmul", "attention_causal": "attention",
               "attention_bf16": "attention", "attention_causal_bf16": "attention",
               "layer_norm_bf16": "layer_norm", "layer_norm_backward": "layer_norm"}
-OPS = ["softmax", "matmul", "matmul_bf16", "column_stats", "row_scan", "row_product",
+OPS = ["softmax", "matmul", "matmul_bf16", "matmul_bt", "column_stats", "row_scan", "row_product",
        "layer_norm", "layer_norm_bf16", "layer_norm_backward", "attention",
        "attention_causal", "attention_bf16", "attention_causal_bf16", "relu"]
 

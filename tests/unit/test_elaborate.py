@@ -34,6 +34,11 @@ CORPUS = sorted((ROOT / "examples").glob("*.linnet")) + sorted(
 BINDINGS: dict[tuple[str, str], dict] = {
     ("matmul", "matmul_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("matmul", "matmul_bf16_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
+    ("matmul", "matmul_tf32_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
+    ("attention", "attention_any"): {"dims": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 6}},
+    ("attention", "attention_bf16_any"): {"dims": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 6}},
+    ("attention", "attention_causal_any"): {"dims": {"B": 2, "H": 3, "L": 4, "D": 6}},
+    ("attention", "attention_causal_bf16_any"): {"dims": {"B": 2, "H": 3, "L": 4, "D": 6}},
     ("softmax", "softmax_any"): {"dims": {"R": 3, "C": 5}},
     ("layer_norm", "layer_norm_any"): {"dims": {"R": 3, "C": 5}},
     ("layer_norm", "layer_norm_bf16_any"): {"dims": {"R": 3, "C": 768}},
