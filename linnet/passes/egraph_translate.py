@@ -31,6 +31,10 @@ except ImportError:  # pragma: no cover
     pass
 
 INTS = ("i32", "i64")
+# IR integer ops of two operands and their terms (`/` and `%` are the IR's truncating ones)
+_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "min": lambda a, b: smaller(a, b), "max": lambda a, b: larger(a, b),
+           "div": lambda a, b: quot(a, b), "mod": lambda a, b: rem(a, b)}
 MEMORY = ("load", "store", "atomic_add", "atomic_max", "atomic_min")
 
 
@@ -144,16 +148,9 @@ class Translate:
             return None
         if None in args:
             return None
-        if e.op == "add":
-            return args[0] + args[1]
-        if e.op == "sub":
-            return args[0] - args[1]
-        if e.op == "mul":
-            return args[0] * args[1]
-        if e.op == "min":
-            return smaller(args[0], args[1])
-        if e.op == "max":
-            return larger(args[0], args[1])
+        binary = _BINARY.get(e.op)
+        if binary is not None:
+            return binary(args[0], args[1])
         if e.op in ("broadcast_to", "fill"):
             return args[0]
         if e.op == "reshape":
@@ -161,10 +158,6 @@ class Translate:
             return None if axes is None else self.relabel(args[0], axes)
         if e.op == "cast":
             return narrow(args[0])
-        if e.op == "div":
-            return quot(args[0], args[1])
-        if e.op == "mod":
-            return rem(args[0], args[1])
         return None
 
     def relabel(self, term: Ix, axes: dict[int, int]) -> Ix | None:
