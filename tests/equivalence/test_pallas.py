@@ -68,8 +68,12 @@ def inputs(spec, values, seed):
     rng = np.random.default_rng(seed)
     out = []
     for shape, dtype in spec.shapes(values):
-        x = rng.uniform(0.5, 1.5, shape) if spec.name == "row_product" else \
-            rng.standard_normal(shape)
+        if not shape:  # a scalar such as eps or a scale: positive, as the harness draws them
+            x = rng.uniform(0.05, 1.0)
+        elif spec.name == "row_product":
+            x = rng.uniform(0.5, 1.5, shape)
+        else:
+            x = rng.standard_normal(shape)
         out.append(jnp.asarray(x, dtype=jnp.bfloat16 if dtype == "bf16" else jnp.float32))
     return out
 
