@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) -m linnet.demo
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 bench: $(STAMP)
 	$(PY) benchmarks/frontend.py

@@ -116,6 +116,9 @@ MIDDLE = [
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
          "matrix units, products added into accumulators", "tensor-core", "tensor-core",
          _lazy("linnet.passes.egraph_products", "egraph_products", options=True)),
+    Pass("exact-division", "in kernels, divide by a power of two as a multiplication by "
+         "its reciprocal (the same bits, one instruction)", "tensor-core", "tensor-core",
+         _lazy("linnet.passes.exact_division", "exact_division")),
     Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
          "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fast_math", "fast_math", options=True)),
