@@ -17,7 +17,7 @@ and primitive a rule uses needs a meaning here:
 - `Mask` is a bool. `Tile` is a float64 square matrix (`product`, `dot` sum their products in
   one order, so `(a b)^T` and `b^T a^T` are equal bit for bit), `widen` is the exact cast of a
   half value to f32 (the same numbers), `dot_acc(a, b, c)` is `c + dot(a, b)` as terms.py
-  defines it; NaN equals NaN and -0.0 equals 0.0.
+  defines it; tiles are compared up to rounding (relative 1e-9), NaN equal to NaN.
 - egglog's `i64` primitives are 64-bit and fail on overflow or a zero divisor: in a premise
   a failure means no match, in an action egglog stops with a panic.
 - Facts: `lo(x) == b` says every value of `x` is at least `b`, `hi` at most; the relation
@@ -254,11 +254,17 @@ def _nonnegative(t: np.ndarray) -> bool:
     return bool(np.all((t >= 0) | np.isnan(t)))
 
 
+TILE_RTOL = 1e-9  # tiles are equal up to rounding: a float rule holds in real arithmetic
+
+
 def equal_values(a: Any, b: Any) -> bool:
-    """Equality of two values of one sort (tiles: same shape, NaN equal to NaN)."""
+    """Equality of two values of one sort. Tiles: the same shape, NaN where the other has
+    NaN, the same infinities, finite elements equal to a relative 1e-9 (`exp(log(x))` is x
+    up to rounding; a wrong rule is off by far more)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+        return a.shape == b.shape and bool(np.allclose(a, b, rtol=TILE_RTOL, atol=0,
+                                                       equal_nan=True))
     return a == b
 
 
