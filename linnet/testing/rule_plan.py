@@ -25,7 +25,7 @@ from egglog.declarations import (BiRewriteDecl, CallDecl, EqDecl, ExprActionDecl
 
 from .rule_semantics import Semantics, Uninterpretable
 
-ROOT = "lhs"
+ROOT = "(lhs)"  # the value of a rewrite's left side (not a name a rule can use)
 
 
 @dataclass
