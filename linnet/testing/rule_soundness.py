@@ -41,7 +41,7 @@ from egglog.declarations import (CallDecl, CombinedRulesetDecl, ExprActionDecl, 
                                  UnionDecl)
 from egglog.pretty import pretty_decl
 
-from .rule_plan import ROOT, Plan, plan_of, variables
+from .rule_plan import Plan, plan_of, variables
 from .rule_samples import Sampler
 from .rule_semantics import (LIBRARY, Context, NoMatch, NoValue, OutOfRange, PrimitiveFailed, Semantics,
                              Uninterpretable, bounds, equal_values)

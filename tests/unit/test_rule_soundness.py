@@ -155,9 +155,9 @@ def test_an_off_by_one_bound_is_caught():
 
 
 def test_an_off_by_one_comparison_is_caught():
-    bounds = [lo(x) == lx, hi(x) == hx, lo(y) == ly, hi(y) == hy, lx <= hx, ly <= hy]
+    facts = [lo(x) == lx, hi(x) == hx, lo(y) == ly, hi(y) == hy, lx <= hx, ly <= hy]
     (m,) = vars_("m", Mask)
-    found = _only([rule(m == lt(x, y), *bounds, hx <= ly, name="lt").then(union(m).with_(TRUE))])
+    found = _only([rule(m == lt(x, y), *facts, hx <= ly, name="lt").then(union(m).with_(TRUE))])
     ex = found.counterexample
     assert ex["x"] == ex["y"] and "two sides differ" in found.reason
 
