@@ -6,7 +6,9 @@ own bounds, so are ranged symbols `Ix.ranged(name, lo, hi)` (an iota of length n
 a counter with run-time bounds `Ix.counter(name, lo, hi)` is at least min(lo) and at most
 max(hi) - 1 (each side only where that bound's interval is known), and bounds flow
 through `+`, `-`, `*`, `min`, `max` and integer casts while they fit in i32 (so no wrap
-can happen), and through `/` and `%` of a non-negative value by a positive one.
+can happen), and through `/` and `%` of a non-negative value by a positive one (whose
+interval is non-empty: `lx / hy` with an empty 1..0 would divide by zero, and a failing
+primitive in an action stops egglog with a panic).
 Then `lt(e, c)` is true when max(e) < min(c) and false when min(e) >= max(c), both only
 from non-empty intervals (an empty one belongs to a value never computed, terms.py), and
 the boolean connectives simplify around proved masks. One rule per line.
@@ -61,9 +63,11 @@ RULES = [
         set_(lo(e)).to(_min4(_products())), set_(hi(e)).to(_max4(_products()))),
     rule(e == narrow(x), lo(x) == lx, hi(x) == hx, *_fits(lx, hx), name="bounds of a cast").then(
         set_(lo(e)).to(lx), set_(hi(e)).to(hx)),
-    rule(e == quot(x, y), *_bounds(x, y), lx >= 0, ly >= 1, name="bounds of x / y").then(
+    rule(e == quot(x, y), *_bounds(x, y), lx >= 0, ly >= 1, ly <= hy,
+         name="bounds of x / y").then(
         set_(lo(e)).to(lx / hy), set_(hi(e)).to(hx / ly)),
-    rule(e == rem(x, y), *_bounds(x, y), lx >= 0, ly >= 1, name="bounds of x % y").then(
+    rule(e == rem(x, y), *_bounds(x, y), lx >= 0, ly >= 1, ly <= hy,
+         name="bounds of x % y").then(
         set_(lo(e)).to(i64(0)), set_(hi(e)).to(hx.min(hy - 1))),
     rule(e == smaller(x, y), *_bounds(x, y), name="bounds of min(x, y)").then(
         set_(lo(e)).to(lx.min(ly)), set_(hi(e)).to(hx.min(hy))),

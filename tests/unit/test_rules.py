@@ -435,6 +435,21 @@ def test_a_loop_no_program_runs_leaves_the_other_masks_right():
     torch.testing.assert_close(y, x)
 
 
+DIVIDES_BY_A_COUNTER = NEVER_RUNS.replace("0..cast<i64>(program_id(0))",
+                                          "1..cast<i64>(program_id(0)) + 1").replace(
+    "select(t < 0, 1.0, 2.0)", "select(cast<i64>(15) / t < 16, 1.0, 2.0)")
+
+
+def test_a_division_by_a_counter_that_never_runs_compiles():
+    """Regression: 1..program_id(0) + 1 in a grid of one program never runs, so the
+    counter's interval is empty (1 .. 0). `bounds of x / y` used to fire on it and divide
+    by its upper bound 0 in its action, which stopped egglog with a panic."""
+    assert "15) / t" in DIVIDES_BY_A_COUNTER
+    program = compile_source(DIVIDES_BY_A_COUNTER, entry="main").stage("egraph-tiles")
+    report = dict(program.meta)["egraph_report"]
+    assert "bounds of x / y" not in report and "always true" in report
+
+
 # ------------------------------------------------------------ equal offsets
 
 EQUAL_OFFSETS = """module m
