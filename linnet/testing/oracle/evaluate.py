@@ -79,7 +79,7 @@ def _entry(analysis: Analysis, name: str) -> t.Function:
 def _binding(entry: t.Function, generics: Mapping[str, object]):
     dims, dtypes, packs = {}, {}, {}
     for g in entry.generics:
-        value = generics.get(g.name, _default(g))
+        value = generics[g.name] if g.name in generics else _default(g)
         if g.kind == "Dim":
             dims[g.name] = int(value)  # type: ignore[arg-type]
         elif g.kind == "Shape":

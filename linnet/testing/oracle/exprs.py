@@ -99,14 +99,22 @@ class ExprEval:
             return ShapeV(_as_int(d) for d in binding.packs[name])
         if name in binding.dtypes:
             return binding.dtypes[name]
-        const = self.globals.consts.get(name)
-        if const is not None:
-            if const.const is not None and const.const.as_int() is not None:
-                return self.conform(Lit(const.const.as_int(), "int"), const.type)
-            if const.fconst is not None:
-                return self.conform(Lit(float(const.fconst), "float"), const.type)
-            raise OracleError(f"const `{name}` whose value is not a number literal")
+        item = self.globals.items.get(name)
+        if isinstance(item, t.Const):
+            return self.const_value(item)
         raise OracleError(f"name `{name}` not found")
+
+    def const_value(self, item: t.Const):
+        """A `const`: its expression evaluated in its own module, held as its type."""
+        saved = self.globals, self.scopes, self.ix
+        self.globals = self.machine.analysis.module_of(item).globals
+        self.scopes, self.ix = [{}], None
+        try:
+            value = self.expr(item.value)
+            checked = self.globals.consts.get(item.name)
+        finally:
+            self.globals, self.scopes, self.ix = saved
+        return value if checked is None else self.conform(value, checked.type)
 
     # ------------------------------------------------------------ dispatch
     def expr(self, e):

@@ -1,0 +1,90 @@
+"""Run one entry of a corpus program through the oracle and through the PyTorch interpreter
+(op bodies, `--numerics exact`), on the sizes and inputs the project's harness draws."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from linnet.testing import harness
+from linnet.testing.oracle import OracleError, OracleUndefined, compare, evaluate_source
+from linnet.testing.oracle.dtypes import dtype_name
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted((ROOT / "tests" / "spec" / "valid").glob("*.linnet")) + sorted(
+    (ROOT / "examples").glob("*.linnet"))
+
+
+def corpus_entries() -> list[tuple[Path, str]]:
+    found = []
+    for path in FILES:
+        for name in harness.entries(str(path)):
+            found.append((path, name))
+    return found
+
+
+@dataclass
+class Outcome:
+    values: dict
+    problems: list[str]
+    undefined: str | None = None
+
+
+def _to_numpy(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        if x.dtype == torch.bfloat16:
+            import ml_dtypes
+            return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        if x.dtype == torch.uint64:
+            return x.view(torch.int64).numpy().view(np.uint64)
+        return x.numpy()
+    return np.asarray(x)
+
+
+def interpreter(path: Path, name: str, values: dict, inputs: list) -> list:
+    from linnet.pipeline import compile_source, passes_for
+    from linnet.torch.interpreter import run
+    text = path.read_text()
+    passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
+    program = compile_source(text, path=str(path), entry=name, bind=dict(values),
+                             target="torch", numerics="exact", passes=passes).text
+    return [_to_numpy(x) for x in run(program, *inputs)]
+
+
+def run_entry(path: Path, name: str, seed: int = 0) -> Outcome:
+    """The oracle against the interpreter for one entry: the problems found (empty when they
+    agree), or why the case has no defined answer."""
+    text = path.read_text()
+    spec = harness.target_spec(str(path), name, text)
+    rng = random.Random(seed)
+    values = harness.draw_values(spec, rng, max_dim=6, kernel=False)
+    if values is None:
+        return Outcome({}, ["no sizes satisfy the where clauses"])
+    inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
+    arrays = [_to_numpy(x) for x in inputs]
+    try:
+        expected = evaluate_source(text, name, values, arrays, path=str(path))
+    except OracleUndefined as err:
+        return Outcome(values, [], str(err))
+    try:
+        actual = interpreter(path, name, values, inputs)
+    except Exception as err:  # noqa: BLE001 - reported as a problem of the backend
+        return Outcome(values, [f"the interpreter raised {type(err).__name__}: {err}"])
+    n = max([d for shape, _ in spec.shapes(values) for d in shape] or [1])
+    problems = []
+    if len(actual) != len(expected):
+        problems.append(f"{len(actual)} results, the oracle {len(expected)}")
+    for k, (e, a) in enumerate(zip(expected, actual)):
+        dtype = dtype_name(e)
+        problem = compare(e, a, dtype, reduction_length=n)
+        if problem:
+            problems.append(f"result {k} ({dtype}): {problem}")
+    return Outcome(values, problems)
+
+
+__all__ = ["corpus_entries", "run_entry", "OracleError"]
