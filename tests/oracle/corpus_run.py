@@ -10,12 +10,15 @@ from pathlib import Path
 import numpy as np
 
 from linnet.testing import harness
-from linnet.testing.oracle import OracleError, OracleUndefined, compare, evaluate_source
+from linnet.testing.case import Case
+from linnet.testing.oracle import (OracleError, OracleUndefined, compare, evaluate_source,
+                                   gradient_fd)
 from linnet.testing.oracle.dtypes import dtype_name
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "tests" / "spec" / "valid").glob("*.linnet")) + sorted(
-    (ROOT / "examples").glob("*.linnet"))
+    (ROOT / "examples").glob("*.linnet")) + sorted(
+    p for p in (ROOT / "tests" / "grad").glob("*.linnet") if not p.name.startswith("bad_"))
 
 
 def corpus_entries() -> list[tuple[Path, str]]:
@@ -87,4 +90,45 @@ def run_entry(path: Path, name: str, seed: int = 0) -> Outcome:
     return Outcome(values, problems)
 
 
-__all__ = ["corpus_entries", "run_entry", "OracleError"]
+def floating_scalar_result(path: Path, name: str) -> bool:
+    spec = harness.target_spec(str(path), name, path.read_text())
+    ty = spec.result
+    return getattr(ty, "dims", None) == () and str(getattr(ty, "dtype", "")) in (
+        "f16", "bf16", "f32", "f64")
+
+
+def grad_entry(path: Path, name: str, seed: int = 0) -> Outcome:
+    """`gradient_fd` against the `--grad` export of generated PyTorch (op bodies), for an
+    entry returning one floating scalar, on f32 or f64 inputs."""
+    from linnet.pipeline import compile_source
+    from linnet.torch.runtime import import_generated
+    text = path.read_text()
+    spec = harness.target_spec(str(path), name, text)
+    rng = random.Random(seed)
+    values = harness.draw_values(spec, rng, max_dim=4, kernel=False,
+                                 dtypes={g.name: ("f32",) for g in spec.dtype_generics})
+    if values is None:
+        return Outcome({}, ["no sizes satisfy the where clauses"])
+    inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
+    arrays = [_to_numpy(x) for x in inputs]
+    case = Case(text, name, values, tuple(arrays))
+    try:
+        fd = gradient_fd(case, path=str(path))
+    except OracleUndefined as err:
+        return Outcome(values, [], str(err))
+    compiled = compile_source(text, path=str(path), entry=name, bind=dict(values),
+                              target="torch", numerics="exact", grad=True).text
+    main = import_generated(compiled, f"oracle_grad_{name}", "torch").main
+    got = [_to_numpy(g) for g in main(*inputs)[1:]]
+    problems = []
+    if len(got) != len(fd):
+        return Outcome(values, [f"{len(got)} gradients, the oracle {len(fd)}"])
+    for k, (e, a) in enumerate(zip(fd, got)):
+        problem = compare(e, a.astype(np.float64), "bf16")  # f32 autograd vs f64 differences
+        if problem:
+            problems.append(f"gradient {k}: {problem}")
+    return Outcome(values, problems)
+
+
+__all__ = ["corpus_entries", "run_entry", "grad_entry", "floating_scalar_result",
+           "OracleError"]

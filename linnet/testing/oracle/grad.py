@@ -14,8 +14,8 @@ from .errors import OracleError
 def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH
                 ) -> tuple[np.ndarray, ...]:
     """`d loss / d x` for each floating input x, by `(f(x + h) - f(x - h)) / 2h` with
-    `h = eps * max(1, |x|)` per element, every float computed in f64. The entry must return
-    one floating scalar."""
+    `h = eps * max(1, |x|)` per element, every float computed in f64 (0 where both sides are
+    equal, infinities included). The entry must return one floating scalar."""
     base = evaluate(case, precision="f64", path=path)
     if len(base) != 1 or base[0].ndim != 0 or base[0].dtype != np.float64:
         raise OracleError("gradient_fd needs an entry that returns one floating scalar")
@@ -31,7 +31,8 @@ def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH
             down[pos] -= h
             f_up = _loss(case, inputs, k, up, path)
             f_down = _loss(case, inputs, k, down, path)
-            g[pos] = (f_up - f_down) / (2 * h)
+            # equal values (infinities too: a loss of -inf that x does not change) are flat
+            g[pos] = 0.0 if f_up == f_down else (f_up - f_down) / (2 * h)
         grads.append(g)
     return tuple(grads)
 
