@@ -49,33 +49,61 @@ def _to_numpy(x):
     return np.asarray(x)
 
 
-def interpreter(path: Path, name: str, values: dict, inputs: list) -> list:
+def interpreter(path: Path, name: str, values: dict, inputs: list, text: str) -> list:
     from linnet.pipeline import compile_source, passes_for
     from linnet.torch.interpreter import run
-    text = path.read_text()
     passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
     program = compile_source(text, path=str(path), entry=name, bind=dict(values),
                              target="torch", numerics="exact", passes=passes).text
     return [_to_numpy(x) for x in run(program, *inputs)]
 
 
-def run_entry(path: Path, name: str, seed: int = 0) -> Outcome:
+def extreme_integers(spec, values: dict) -> dict:
+    """Overrides drawing every integer input from its dtype's whole range, the ends and
+    their neighbours often (where wrapping, division and casts differ)."""
+    import torch
+    from linnet.testing.oracle.dtypes import int_range
+    out = {}
+
+    def draw(shape, dtype, g):
+        lo, hi = int_range(dtype)
+        picks = [p for p in (lo, lo + 1, -1, 0, 1, 2, hi - 1, hi, -7, 7) if lo <= p <= hi]
+        rng = random.Random(int(torch.randint(0, 1 << 30, (), generator=g)))
+        n = int(np.prod(shape)) if shape else 1
+        vals = [rng.choice(picks) if rng.random() < 0.5 else rng.randint(lo, hi)
+                for _ in range(n)]
+        if dtype == "u64":
+            arr = np.array(vals, dtype=np.uint64).reshape(shape)
+            return torch.from_numpy(arr.view(np.int64)).view(torch.uint64)
+        return torch.from_numpy(np.array(vals, dtype=np.int64).reshape(shape))
+
+    for (name, _), (_, dtype) in zip(spec.params, spec.shapes(values)):
+        if dtype.startswith(("i", "u")):
+            out[name] = draw
+    return out
+
+
+def run_entry(path: Path, name: str, seed: int = 0, text: str | None = None,
+              extremes: bool = False) -> Outcome:
     """The oracle against the interpreter for one entry: the problems found (empty when they
-    agree), or why the case has no defined answer."""
-    text = path.read_text()
+    agree), or why the case has no defined answer. `text` replaces the file's own;
+    `extremes` draws integer inputs from their whole range."""
+    text = path.read_text() if text is None else text
     spec = harness.target_spec(str(path), name, text)
     rng = random.Random(seed)
     values = harness.draw_values(spec, rng, max_dim=6, kernel=False)
     if values is None:
         return Outcome({}, ["no sizes satisfy the where clauses"])
-    inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
+    overrides = extreme_integers(spec, values) if extremes else None
+    inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu",
+                                 overrides=overrides)
     arrays = [_to_numpy(x) for x in inputs]
     try:
         expected = evaluate_source(text, name, values, arrays, path=str(path))
     except OracleUndefined as err:
         return Outcome(values, [], str(err))
     try:
-        actual = interpreter(path, name, values, inputs)
+        actual = interpreter(path, name, values, inputs, text)
     except Exception as err:  # noqa: BLE001 - reported as a problem of the backend
         return Outcome(values, [f"the interpreter raised {type(err).__name__}: {err}"])
     n = max([d for shape, _ in spec.shapes(values) for d in shape] or [1])
@@ -88,6 +116,11 @@ def run_entry(path: Path, name: str, seed: int = 0) -> Outcome:
         if problem:
             problems.append(f"result {k} ({dtype}): {problem}")
     return Outcome(values, problems)
+
+
+def integer_inputs(path: Path, name: str) -> bool:
+    spec = harness.target_spec(str(path), name, path.read_text())
+    return any(str(getattr(ty, "dtype", "")).startswith(("i", "u")) for _, ty in spec.params)
 
 
 def floating_scalar_result(path: Path, name: str) -> bool:
@@ -130,5 +163,5 @@ def grad_entry(path: Path, name: str, seed: int = 0) -> Outcome:
     return Outcome(values, problems)
 
 
-__all__ = ["corpus_entries", "run_entry", "grad_entry", "floating_scalar_result",
+__all__ = ["corpus_entries", "run_entry", "grad_entry", "floating_scalar_result", "integer_inputs",
            "OracleError"]

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_run import corpus_entries, floating_scalar_result, grad_entry, run_entry  # noqa: E402
+from corpus_run import (corpus_entries, floating_scalar_result, grad_entry,  # noqa: E402
+                        integer_inputs, run_entry)
 
 ENTRIES = corpus_entries()
 SEEDS = (0, 1, 2, 3, 4)
@@ -44,6 +45,15 @@ def test_oracle_agrees_with_the_interpreter(entry):
         assert out.problems == [], f"seed {seed} at {out.values}"
         defined += out.undefined is None
     assert defined, "every draw reached undefined behaviour"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if integer_inputs(*e)], ids=_id)
+def test_oracle_agrees_on_integers_from_their_whole_range(entry):
+    """Integer inputs at and near their dtype's limits, where wrapping, truncating division
+    and casts show (draws reaching undefined behaviour, such as a zero divisor, pass)."""
+    path, name = entry
+    out = run_entry(path, name, 7, extremes=True)
+    assert out.problems == [], f"at {out.values}"
 
 
 GRAD_ENTRIES = [e for e in ENTRIES if floating_scalar_result(*e)]

@@ -47,7 +47,7 @@ def float_op(fn, dtype: str, prec: Precision, *args: np.ndarray) -> np.ndarray:
     work = prec.compute(dtype)
     with np.errstate(all="ignore"):
         out = fn(*(np.asarray(x).astype(work, copy=False) for x in args))
-    return np.asarray(out).astype(prec.np(dtype))
+        return np.asarray(out).astype(prec.np(dtype))
 
 
 def _int_arith(op: str, a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
@@ -95,7 +95,7 @@ def math_fn(name: str, x: np.ndarray, dtype: str, prec: Precision) -> np.ndarray
     """`exp log sqrt rsqrt sin cos tanh` computed in f64 and rounded once to the dtype."""
     with np.errstate(all="ignore"):
         out = MATH[name](np.asarray(x).astype(np.float64))
-    return np.asarray(out).astype(prec.np(dtype))
+        return np.asarray(out).astype(prec.np(dtype))
 
 
 def shift(name: str, x: np.ndarray, n: np.ndarray, dtype: str) -> np.ndarray:

@@ -96,7 +96,8 @@ def lit_array(lit: Lit, dtype: str, prec: Precision) -> np.ndarray:
         if not lo <= value <= hi:  # wrap as the dtype does (two's complement)
             value = (value - lo) % (hi - lo + 1) + lo
         return np.array(value, dtype=target)
-    return np.array(float(lit.value), dtype=np.float64).astype(target)
+    with np.errstate(all="ignore"):
+        return np.array(float(lit.value), dtype=np.float64).astype(target)
 
 
 def to_dtype(value, dtype: str, prec: Precision):
@@ -130,9 +131,9 @@ def cast(x: np.ndarray, src: str, dst: str, prec: Precision) -> np.ndarray:
         return np.asarray(x != 0)
     if src in FLOAT and dst in INTEGER:
         return _float_to_int(x, dst, target)
-    if src in INTEGER and dst in FLOAT and target == NUMPY["bf16"]:
-        return x.astype(np.float64).astype(target)
     with np.errstate(all="ignore"):
+        if src in INTEGER and dst in FLOAT and target == NUMPY["bf16"]:
+            return x.astype(np.float64).astype(target)
         return x.astype(target)
 
 

@@ -102,8 +102,11 @@ class StmtEval:
         stacks = ty.items if isinstance(ty, TupleT) else (ty,)
         if not all(isinstance(x, TensorT) for x in stacks):
             raise OracleError("a scan of unknown type")
+        trips = self._range(e.lo, e.hi)
+        if trips.stop < trips.start:
+            raise OracleError(f"a scan over {trips.start}..{trips.stop} (a negative length)")
         yielded: list[tuple] = []
-        for i in self._range(e.lo, e.hi):
+        for i in trips:
             self.scopes.append({})
             try:
                 self.bind(e.var, np.array(i, dtype=np.int64))
