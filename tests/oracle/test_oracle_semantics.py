@@ -318,3 +318,12 @@ def test_compare_tolerance_grows_with_the_reduction_length():
     assert compare(e, x, "f32") is not None  # 3e-5 relative
     assert compare(e, x, "f32", reduction_length=1024) is None  # x8: 8e-5
     assert compare(a([1.0], np.float16), a([1.005], np.float16), "f16") is None
+
+
+def test_the_documented_example_runs():
+    """The Python example of docs/fuzz.md, "The oracle", runs as written."""
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fuzz.md").read_text()
+    section = page[page.index("## The oracle"):]
+    code = section[section.index("```python\n") + 10:]
+    exec(compile(code[:code.index("```")], "docs/fuzz.md", "exec"), {})
