@@ -11,7 +11,7 @@ import numpy as np
 
 from linnet.testing import harness
 from linnet.testing.case import Case
-from linnet.testing.oracle import (OracleError, OracleUndefined, compare, evaluate_source,
+from linnet.testing.oracle import (OracleUndefined, compare, evaluate_source,
                                    gradient_fd)
 from linnet.testing.oracle.dtypes import dtype_name
 
@@ -163,5 +163,5 @@ def grad_entry(path: Path, name: str, seed: int = 0) -> Outcome:
     return Outcome(values, problems)
 
 
-__all__ = ["corpus_entries", "run_entry", "grad_entry", "floating_scalar_result", "integer_inputs",
-           "OracleError"]
+__all__ = ["corpus_entries", "run_entry", "grad_entry", "floating_scalar_result",
+           "integer_inputs"]

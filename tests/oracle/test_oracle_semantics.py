@@ -327,3 +327,15 @@ def test_the_documented_example_runs():
     section = page[page.index("## The oracle"):]
     code = section[section.index("```python\n") + 10:]
     exec(compile(code[:code.index("```")], "docs/fuzz.md", "exec"), {})
+
+
+def test_unstable_outputs_are_the_ones_rounding_decides():
+    from linnet.testing.oracle import unstable_outputs
+    src = """module t
+entry main(a: f32, b: f32) -> (f32, f32) {
+    return ((a + b) - a, a * b)
+}
+"""
+    case = Case(src, "main", {}, (np.array(1e8, np.float32), np.array(1.0, np.float32)))
+    assert [float(v) for v in evaluate(case)] == [0.0, 1e8]
+    assert unstable_outputs(case) == [0]

@@ -16,7 +16,7 @@ import numpy as np
 from ...check.types import LitT, TensorT, TupleT
 from ...syntax import tree as t
 from .arith import binary, fold, negate
-from .dtypes import INTEGER, Lit, Precision, ShapeV, to_dtype
+from .dtypes import Lit, Precision, ShapeV, to_dtype
 from .errors import OracleError, OracleUndefined
 
 
@@ -256,4 +256,4 @@ def _as_int(d) -> int:
     return value
 
 
-__all__ = ["ExprEval", "Ix", "NeedScalar", "INTEGER"]
+__all__ = ["ExprEval", "Ix", "NeedScalar"]

@@ -9,7 +9,7 @@ import numpy as np
 from ...check.types import LitT
 from ...syntax import tree as t
 from .arith import MATH, absolute, fold_math, fold_shift, math_fn, minmax, shift
-from .dtypes import FLOAT, Lit, ShapeV, cast, int_range, lit_array, to_dtype
+from .dtypes import FLOAT, Lit, cast, int_range, lit_array, to_dtype
 from .errors import OracleError, OracleUndefined
 from .reductions import cumsum
 
@@ -143,4 +143,4 @@ class PreludeEval:
         return to_dtype(x, self.dtype_of(e), self.prec) if isinstance(x, Lit) else np.asarray(x)
 
 
-__all__ = ["PreludeEval", "ShapeV"]
+__all__ = ["PreludeEval"]
