@@ -83,11 +83,24 @@ def extreme_integers(spec, values: dict) -> dict:
     return out
 
 
+def counts(spec, values: dict) -> dict:
+    """Overrides drawing every integer input from 0..40: shift counts below, at and past the
+    widths of i32 and u16 (a negative count is undefined)."""
+    import torch
+
+    def draw(shape, _dtype, g):
+        return torch.randint(0, 41, shape, generator=g, dtype=torch.int64)
+
+    return {name: draw for (name, _), (_, dtype) in zip(spec.params, spec.shapes(values))
+            if dtype.startswith(("i", "u"))}
+
+
 def run_entry(path: Path, name: str, seed: int = 0, text: str | None = None,
-              extremes: bool = False) -> Outcome:
+              extremes: bool = False, draw=None) -> Outcome:
     """The oracle against the interpreter for one entry: the problems found (empty when they
     agree), or why the case has no defined answer. `text` replaces the file's own;
-    `extremes` draws integer inputs from their whole range."""
+    `extremes` draws integer inputs from their whole range; `draw(spec, values)` gives
+    other overrides."""
     text = path.read_text() if text is None else text
     spec = harness.target_spec(str(path), name, text)
     rng = random.Random(seed)
@@ -95,6 +108,7 @@ def run_entry(path: Path, name: str, seed: int = 0, text: str | None = None,
     if values is None:
         return Outcome({}, ["no sizes satisfy the where clauses"])
     overrides = extreme_integers(spec, values) if extremes else None
+    overrides = draw(spec, values) if draw is not None else overrides
     inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu",
                                  overrides=overrides)
     arrays = [_to_numpy(x) for x in inputs]

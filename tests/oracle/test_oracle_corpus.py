@@ -3,8 +3,8 @@ and the gradient corpus, on the sizes and inputs the harness draws; and `gradien
 against the `--grad` export of generated PyTorch for entries returning a floating scalar.
 
 Every entry must agree on some seed whose inputs have a defined result; no entry is beyond
-the oracle. An entry whose inputs keep reaching undefined behaviour is skipped with the
-reason, and so is each known disagreement where the backend is right by construction.
+the oracle. An entry whose usual inputs keep reaching undefined behaviour gets inputs of its
+own; a gradient the export takes from a deliberately wrong `grad` clause is skipped.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_run import (corpus_entries, floating_scalar_result, grad_entry,  # noqa: E402
-                        integer_inputs, run_entry)
+from corpus_run import (corpus_entries, counts, floating_scalar_result,  # noqa: E402
+                        grad_entry, integer_inputs, run_entry)
 
 ENTRIES = corpus_entries()
-SEEDS = (0, 1, 2, 3, 4)
-UNDEFINED_INPUTS = {
-    ("90_integer_division_ranks.linnet", "shifts"):
-        "random counts in [-50, 50] are negative in most draws (a negative shift is undefined)",
+SEEDS = (0, 1)
+DRAWS = {  # entries whose usual inputs reach undefined behaviour in most draws
+    ("90_integer_division_ranks.linnet", "shifts"): counts,  # negative shift counts
 }
 GRAD_SKIP = {
     ("wrong_clause.linnet", "main"):
@@ -37,11 +36,9 @@ def _id(entry) -> str:
 @pytest.mark.parametrize("entry", ENTRIES, ids=_id)
 def test_oracle_agrees_with_the_interpreter(entry):
     path, name = entry
-    if (path.name, name) in UNDEFINED_INPUTS:
-        pytest.skip(UNDEFINED_INPUTS[(path.name, name)])
     defined = 0
-    for seed in SEEDS[:2]:
-        out = run_entry(path, name, seed)
+    for seed in SEEDS:
+        out = run_entry(path, name, seed, draw=DRAWS.get((path.name, name)))
         assert out.problems == [], f"seed {seed} at {out.values}"
         defined += out.undefined is None
     assert defined, "every draw reached undefined behaviour"
