@@ -39,11 +39,12 @@ def test_kernel_agrees_with_the_oracle(target):
     path, op = target
     spec = harness.target_spec(str(path), op)
     rng = random.Random(0)
-    ran = 0
+    ran = drawn = 0
     for draw in range(DRAWS):
         values = harness.draw_values(spec, rng, max_dim=200, max_elements=1 << 16)
         if values is None:
             continue
+        drawn += 1
         inputs = harness.make_inputs(spec, values, seed=draw, device="cuda")
         try:
             expected = evaluate_source(spec.source, spec.entry, values,
@@ -57,4 +58,6 @@ def test_kernel_agrees_with_the_oracle(target):
             problem = compare(e, a, dtype_name(e), reduction_length=n)
             assert problem is None, f"{op} at {spec.describe(values)}, result {k}: {problem}"
         ran += "@triton.jit" in text
+    if not drawn:
+        pytest.skip("no sizes up to 200 (2**16 elements) satisfy the kernel's where clauses")
     assert ran, "no draw ran the kernel"
