@@ -1,0 +1,21 @@
+"""An independent oracle: a NumPy evaluator of checked Linnet programs.
+
+Written from the language's rules (LANGUAGE.md), sharing no code with the lowering, the
+printers or the runtimes, so that every backend can be held to it. See docs/fuzz.md,
+"The oracle".
+
+    outputs = evaluate(case)                      # one array per result of the entry
+    outputs = evaluate(case, precision="f64")     # every float computed in f64
+    grads = gradient_fd(case)                     # central differences, in f64
+    problem = compare(expected, actual, "f32", reduction_length=64)   # None when equal
+    unstable_outputs(case)                        # outputs too ill-conditioned to compare
+"""
+
+from .compare import compare, tolerance
+from .conditioning import unstable_outputs
+from .errors import OracleError, OracleUndefined
+from .evaluate import evaluate, evaluate_source
+from .grad import gradient_fd
+
+__all__ = ["evaluate", "evaluate_source", "gradient_fd", "compare", "tolerance",
+           "unstable_outputs", "OracleError", "OracleUndefined"]

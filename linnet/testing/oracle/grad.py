@@ -1,0 +1,43 @@
+"""Central finite differences of an entry's gradient, in f64: the reference the fuzzer holds
+`--grad` exports to (LANGUAGE.md section 7: the gradient of the loss with respect to every
+floating input, scalars included, in parameter order)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..case import Case
+from .evaluate import DEFAULT_PATH, evaluate, floating_inputs
+from .errors import OracleError
+
+
+def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH
+                ) -> tuple[np.ndarray, ...]:
+    """`d loss / d x` for each floating input x, by `(f(x + h) - f(x - h)) / 2h` with
+    `h = eps * max(1, |x|)` per element, every float computed in f64 (0 where both sides are
+    equal, infinities included). The entry must return one floating scalar."""
+    base = evaluate(case, precision="f64", path=path)
+    if len(base) != 1 or base[0].ndim != 0 or base[0].dtype != np.float64:
+        raise OracleError("gradient_fd needs an entry that returns one floating scalar")
+    inputs = [np.asarray(x) for x in case.inputs]
+    grads = []
+    for k in floating_inputs(case, path):
+        x = inputs[k].astype(np.float64)
+        g = np.zeros(x.shape, dtype=np.float64)
+        for pos in np.ndindex(*x.shape):
+            h = eps * max(1.0, abs(float(x[pos])))
+            up, down = x.copy(), x.copy()
+            up[pos] += h
+            down[pos] -= h
+            f_up = _loss(case, inputs, k, up, path)
+            f_down = _loss(case, inputs, k, down, path)
+            # equal values (infinities too: a loss of -inf that x does not change) are flat
+            g[pos] = 0.0 if f_up == f_down else (f_up - f_down) / (2 * h)
+        grads.append(g)
+    return tuple(grads)
+
+
+def _loss(case: Case, inputs: list, k: int, x: np.ndarray, path: str) -> float:
+    shifted = list(inputs)
+    shifted[k] = x
+    return float(evaluate(case.with_inputs(tuple(shifted)), precision="f64", path=path)[0])
