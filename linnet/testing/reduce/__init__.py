@@ -22,7 +22,8 @@ from .search import Pass, Reduction, Search, Step
 __all__ = ["PASSES", "Reduction", "Step", "reduce", "write_report"]
 
 PASSES: tuple[Pass, ...] = (
-    program.items, program.kernels, program.returns, program.dead_code, program.statements,
+    program.items, program.kernels, program.returns, program.dead_code, program.copies,
+    program.statements,
     restructure.control, restructure.inline, program.expressions, program.params,
     inputs.dims, inputs.signature_sizes, inputs.dtypes, inputs.values,
 )

@@ -19,6 +19,9 @@ from ..case import Case
 from .search import Candidate, Current
 
 BOOLEAN_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "&&", "||"})
+LITERALS = (t.IntLit(0, "0"), t.IntLit(1, "1"), t.FloatLit(0.0, "0.0"), t.FloatLit(1.0, "1.0"))
+"""The literals an expression may become (an integer literal does not fit everywhere a
+float one does, as an item of a returned tuple)."""
 
 
 # ---------------------------------------------------------------- helpers
@@ -170,6 +173,35 @@ def statements(cur: Current) -> Iterator[Candidate]:
                                    module, o, f, s[:k] + s[k + 1:]), tidy=True)
 
 
+def copies(cur: Current) -> Iterator[Candidate]:
+    """Remove each `let a = e` (or `var a = e` never assigned) where e is a name or a
+    literal, or a is read once, putting e where a was read."""
+    module = cur.module
+    for item in editable(module, cur.case.entry):
+        assigned = {n.name for n in nodes(item) if isinstance(n, t.Assign)}
+        reads: dict[str, int] = {}
+        for n in nodes(item):
+            if isinstance(n, t.Name):
+                reads[n.id] = reads.get(n.id, 0) + 1
+        for owner, field, stmts in stmt_lists(item):
+            for s in stmts:
+                if isinstance(s, (t.Let, t.VarDecl)) and s.annotation is None \
+                        and s.name not in assigned and (reads.get(s.name) == 1 or isinstance(
+                            s.value, (t.Name, t.IntLit, t.FloatLit, t.BoolLit))):
+                    yield _program(cur, f"put {show(s.value)} where `{s.name}` was read in "
+                                   f"`{item.name}`", lambda item=item, o=owner, f=field, s=s:
+                                   _forwarded(module, item, o, f, s))
+
+
+def _forwarded(module: t.Module, item: object, owner: object, field: str, s) -> t.Module:
+    stmts = getattr(owner, field)
+    new_owner = dataclasses.replace(owner, **{field: tuple(x for x in stmts if x is not s)})
+    new_item = replace(item, owner, new_owner)
+    new_item = transform(new_item, lambda n: s.value if isinstance(
+        n, t.Name) and n.id == s.name else n)
+    return replace(module, item, new_item)
+
+
 def returns(cur: Current) -> Iterator[Candidate]:
     """Return a parameter or a variable declared earlier instead of the returned value (or
     of an item of a returned tuple), earliest first: what follows becomes dead code."""
@@ -224,7 +256,7 @@ def smaller_exprs(e: t.Expr) -> list[t.Expr]:
     if _boolean(e):
         out += [t.BoolLit(False), t.BoolLit(True)]
     elif not isinstance(e, t.BoolLit):
-        out += [lit for lit in (t.IntLit(0, "0"), t.IntLit(1, "1"))
+        out += [lit for lit in LITERALS
                 if not (isinstance(e, (t.IntLit, t.FloatLit)) and e.value == lit.value)]
     return out
 
