@@ -249,7 +249,8 @@ def test_write_report(tmp_path):
     assert (folder / "case.linnet").read_text() == r.case.text
     assert json.loads((folder / "bind.json").read_text()) == dict(r.case.generics)
     saved = np.load(folder / "inputs.npz")
-    assert list(saved) == ["x"] and np.array_equal(saved["x"], r.case.inputs[0])
+    name = entry_spec(r.case).params[0][0]
+    assert list(saved) == [name] and np.array_equal(saved[name], r.case.inputs[0])
     np.testing.assert_array_equal(np.load(folder / "outputs" / "interpreter.npz")["result0"],
                                   outputs["interpreter"][0])
     assert "RuntimeError: jax failed here" in (folder / "outputs" / "jax.txt").read_text()

@@ -16,6 +16,7 @@ from ...syntax import tree as t
 from ...syntax.edit import nodes, replace, stmt_lists, transform
 from ...syntax.printer import print_expr, print_stmt
 from ..case import Case
+from .names import bound_names, names_read, reachable
 from .search import Candidate, Current
 
 BOOLEAN_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "&&", "||"})
@@ -31,26 +32,6 @@ def show(node: object, width: int = 60) -> str:
     text = print_stmt(node) if isinstance(node, t.Stmt.__args__) else print_expr(node)
     line = " ".join(text.split())
     return "`" + (line if len(line) <= width else line[:width - 3] + "...") + "`"
-
-
-def names_read(root: object) -> set[str]:
-    """Every name root refers to: variables, generics, consts, called items, kernels."""
-    out: set[str] = set()
-    for n in nodes(root):
-        if isinstance(n, t.Name):
-            out.add(n.id)
-        elif isinstance(n, (t.Call, t.KernelBinding)):
-            out.add(n.callee if isinstance(n, t.Call) else n.name)
-    return out
-
-
-def bound_names(stmt: object) -> tuple[str, ...]:
-    """The names a statement declares."""
-    if isinstance(stmt, (t.Let, t.LetIndex, t.VarDecl)):
-        return (stmt.name,)
-    if isinstance(stmt, t.LetTuple):
-        return stmt.names
-    return ()
 
 
 def with_stmts(module: t.Module, owner: object, field: str, stmts: list) -> t.Module:
@@ -80,19 +61,6 @@ def _program(cur: Current, what: str, make, tidy: bool = False) -> Candidate:
 
 
 # ---------------------------------------------------------------- items
-
-def reachable(module: t.Module, root: str) -> set[str]:
-    """The names of the items the item `root` uses, directly or not (itself included)."""
-    by_name = {i.name: i for i in module.items}
-    seen, todo = {root}, [root]
-    while todo:
-        item = by_name.get(todo.pop())
-        for name in names_read(item) if item is not None else ():
-            if name in by_name and name not in seen:
-                seen.add(name)
-                todo.append(name)
-    return seen
-
 
 def items(cur: Current) -> Iterator[Candidate]:
     """Remove every item the entry does not reach, then each other item, then each `use`."""
@@ -131,8 +99,9 @@ def kernels(cur: Current) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- statements
 
 def without_dead_code(module: t.Module) -> t.Module:
-    """module without the statements that declare or assign names nothing reads (in each
-    item, to a fixed point: a name read only by a removed statement is dead too)."""
+    """module without the statements that declare or assign names nothing reads, and
+    loops with empty bodies (in each item, to a fixed point: a name read only by a removed
+    statement is dead too)."""
     for item in module.items:
         while True:
             read = names_read(item)
@@ -148,6 +117,8 @@ def without_dead_code(module: t.Module) -> t.Module:
 
 
 def _dead(stmt: object, read: set[str]) -> bool:
+    if isinstance(stmt, (t.For, t.While)):
+        return not stmt.body
     if isinstance(stmt, t.Assign):
         return stmt.name not in read
     names = bound_names(stmt)

@@ -15,7 +15,8 @@ from typing import Iterator
 
 from ...syntax import tree as t
 from ...syntax.edit import nodes, replace, stmt_lists, transform
-from .program import bound_names, editable, show, with_stmts, without_dead_code
+from .names import bound_names
+from .program import editable, show, with_stmts, without_dead_code
 from .search import Candidate, Current
 
 VALUED = (t.Let, t.LetTuple, t.LetIndex, t.VarDecl, t.Assign, t.Return)

@@ -167,22 +167,30 @@ class Search:
         return None
 
     def run(self, passes: Iterable[Pass]) -> Reduction:
-        """Each pass in turn until it keeps nothing more; after one that kept something,
-        from the first pass again (the big cuts may apply now); until no pass keeps
-        anything (the fixed point) or the budget is spent."""
+        """Each pass in turn until it keeps nothing more; after one that kept something
+        (or as soon as an edit leaves an item unused), from the first pass again (the big
+        cuts may apply now); until no pass keeps anything (the fixed point) or the budget
+        is spent."""
         passes, k = list(passes), 0
         while k < len(passes) and not self.out:
             skip, progress = 0, False
             while not self.out:
+                items = self._reached()
                 kept = self.run_pass(passes[k], skip)
                 if kept is None:
                     break
                 skip, progress = kept, True
+                if self._reached() < items:
+                    break  # items fell out of use: the first pass removes them
             k = 0 if progress else k + 1
         self.result.case = self.current.case
         self.result.stopped = self.out or "fixed point"
         self.result.seconds = time.monotonic() - self.start
         return self.result
+
+    def _reached(self) -> set[str]:
+        from .names import reachable
+        return reachable(self.current.module, self.current.case.entry)
 
     def run_pass(self, p: Pass, skip: int) -> int | None:
         """Try the pass's candidates after the first `skip`; the position of the first one
