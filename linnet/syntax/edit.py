@@ -45,20 +45,7 @@ def replace(root: object, target: object, new: object) -> object:
     """root with the node `target` (by identity) replaced by `new`."""
     if root is target:
         return new
-    if not dataclasses.is_dataclass(root):
-        return root
-    changes = {}
-    for f in dataclasses.fields(root):
-        value = getattr(root, f.name)
-        if isinstance(value, tuple):
-            rebuilt = tuple(replace(v, target, new) for v in value)
-            if any(a is not b for a, b in zip(rebuilt, value)):
-                changes[f.name] = rebuilt
-        elif dataclasses.is_dataclass(value):
-            rebuilt = replace(value, target, new)
-            if rebuilt is not value:
-                changes[f.name] = rebuilt
-    return dataclasses.replace(root, **changes) if changes else root
+    return _rebuilt(root, lambda child: replace(child, target, new))
 
 
 def transform(root: object, fn: Callable[[object], object]) -> object:
@@ -66,18 +53,26 @@ def transform(root: object, fn: Callable[[object], object]) -> object:
     returns the node itself to keep it)."""
     if not dataclasses.is_dataclass(root):
         return root
+    return fn(_rebuilt(root, lambda child: transform(child, fn)))
+
+
+def _rebuilt(root: object, visit: Callable[[object], object]) -> object:
+    """root with each child node passed through `visit`; root itself where none changed,
+    so an edit copies only the path from the root to what it edits."""
+    if not dataclasses.is_dataclass(root):
+        return root
     changes = {}
     for f in dataclasses.fields(root):
         value = getattr(root, f.name)
         if isinstance(value, tuple):
-            rebuilt = tuple(transform(v, fn) for v in value)
+            rebuilt = tuple(visit(v) for v in value)
             if any(a is not b for a, b in zip(rebuilt, value)):
                 changes[f.name] = rebuilt
         elif dataclasses.is_dataclass(value):
-            rebuilt = transform(value, fn)
+            rebuilt = visit(value)
             if rebuilt is not value:
                 changes[f.name] = rebuilt
-    return fn(dataclasses.replace(root, **changes) if changes else root)
+    return dataclasses.replace(root, **changes) if changes else root
 
 
 def stmt_lists(root: object) -> Iterator[tuple[object, str, tuple[t.Stmt, ...]]]:
