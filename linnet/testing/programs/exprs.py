@@ -221,8 +221,8 @@ class Exprs:
             lit, info = float_lit(float(value)), Info(float(value), float(value), 2, True)
         else:
             lit, info = int_lit(int(value)), Info(int(value), int(value))
-        if self.indices is not None or not shape or not self.g.has("fill"):
-            return self.literal_typed(dtype)
+        if self.indices is not None or not shape or not self.g.has("fill") or self.scope.kernel:
+            return self.literal_typed(dtype)  # a kernel's expression is also its op's
         self.g.count("fill")
         node = call("fill", shape_list(shape), lit, generics=(t.Name(dtype.text),))
         return E(node, Ty(tuple(shape), dtype), info)

@@ -1,0 +1,68 @@
+"""Run a generated case through the PyTorch interpreter and generated PyTorch.
+
+Why here: a program that checks but is not tame (it overflows, divides by zero, reads out
+of range, makes a NaN) is a bug of the generator, and the cheapest way to find one is to
+run its cases on the CPU. `run_case` gives each target's results as NumPy arrays; the
+generator's tests compare them and look for NaNs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..case import Case
+
+__all__ = ["to_torch", "run_case", "NotTame"]
+
+
+class NotTame(AssertionError):
+    """A case whose results hold a NaN (the generator promised none)."""
+
+
+def to_torch(x: np.ndarray) -> Any:
+    """A NumPy input as the torch tensor `main` takes (bf16 through f32, exactly)."""
+    import torch
+    if x.dtype.name == "bfloat16":
+        return torch.from_numpy(np.array(x.astype(np.float32), order="C")).to(torch.bfloat16)
+    return torch.from_numpy(np.array(x, order="C"))
+
+
+def _numpy(x: Any) -> np.ndarray:
+    import torch
+    x = x.detach().cpu()
+    return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+
+
+def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
+             numerics: str = "exact") -> dict[str, list[np.ndarray]]:
+    """Each target's results for the case: `interpreter` (op bodies, the reference) and
+    `torch` (the generated module, compiled with `numerics`)."""
+    from ...pipeline import compile_source, passes_for
+    from ...torch.interpreter import run as interpret
+    from ...torch.runtime import import_generated
+    path = "fuzz.linnet"
+    out: dict[str, list[np.ndarray]] = {}
+    for target in targets:
+        inputs = [to_torch(x) for x in case.inputs]
+        if target == "interpreter":
+            passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
+            program = compile_source(case.text, path=path, entry=case.entry,
+                                     bind=dict(case.generics), target="torch",
+                                     numerics="exact", passes=passes).text
+            results = interpret(program, *inputs)
+        else:
+            text = compile_source(case.text, path=path, entry=case.entry,
+                                  bind=dict(case.generics), target="torch",
+                                  numerics=numerics).text
+            results = import_generated(text, f"fuzz_{case.entry}", "torch").main(*inputs)
+        out[target] = [_numpy(r) for r in results]
+    return out
+
+
+def assert_tame(results: dict[str, list[np.ndarray]]) -> None:
+    for target, arrays in results.items():
+        for k, a in enumerate(arrays):
+            if a.dtype.kind == "f" and np.isnan(a).any():
+                raise NotTame(f"{target}: result {k} holds a NaN")
