@@ -52,8 +52,13 @@ class Kernels:
 
     def call(self) -> list[t.Stmt]:
         g = self.g
-        makers = [self.blocks, self.rows, self.tiles, self.grid3, self.atomics, self.dot]
-        return g.pick(makers)()
+        makers = [self.blocks, self.rows, self.tiles, self.grid3, self.atomics, self.dot,
+                  self.runtime_loop, self.while_rows]
+        saved, g.float_generic = g.float_generic, None  # kernels are written in concrete dtypes
+        try:
+            return g.pick(makers)()
+        finally:
+            g.float_generic = saved
 
     # ---------------------------------------------------------------- shared parts
 
@@ -520,3 +525,143 @@ class Kernels:
         return t.LetIndex(name, (t.IxVar(i), t.IxVar(j)), t.Binary(
             "&&", t.Binary("<", t.Index(t.Name(rows), (t.Name(i),)), t.Name(m)),
             t.Binary("<", t.Index(t.Name(cols), (t.Name(j),)), t.Name(n))))
+
+    # ------------------------------------------------------------ loops
+
+    def runtime_loop(self) -> list[t.Stmt]:
+        """Sums of the first n columns of each row, n a run-time `i32` parameter: the
+        loop's bound is computed at run time (no trips for n <= 0)."""
+        g = self.g
+        if not {"f32", "i32"} <= set(g.config.dtypes):
+            return []
+        dtype = dt("f32")
+        x = self.argument(2, dtype, exact=True)
+        r, c = x.ty.dims
+        count = self.count_param(c.value)
+        kr, kc, br, bc, orr, oc = self.new_names("R", "C", "BR", "BC", "R", "C")
+        xs, ns, rows, acc, tt, cols, inside, tile, part, out = self.new_names(
+            "x", "n", "rows", "acc", "t", "cols", "inside", "tile", "part", "y")
+        i, j = g.fresh("i"), g.fresh("j")
+        inner = (
+            t.Let(cols, None, t.Binary("+", t.Binary("*", call("cast", t.Name(tt), generics=(
+                t.Name("i32"),)), t.Name(bc)), i32(t.Name(bc)))),
+            t.LetIndex(inside, (t.IxVar(i), t.IxVar(j)), t.Binary("&&", t.Binary(
+                "&&", t.Binary("<", t.Index(t.Name(rows), (t.Name(i),)), t.Name(kr)),
+                t.Binary("<", t.Index(t.Name(cols), (t.Name(j),)), t.Name(kc))),
+                t.Binary("<", t.Index(t.Name(cols), (t.Name(j),)), t.Name(ns)))),
+            t.Let(tile, None, call("load", t.Index(t.Name(xs), (t.Name(rows), t.Name(cols))),
+                                   t.Name(inside), float_lit(0.0))),
+            t.LetIndex(part, (t.IxVar(i),), t.Reduce("sum", None, (t.IxVar(j),), t.Index(
+                t.Name(tile), (t.Name(i), t.Name(j))))),
+            t.Assign(acc, t.Binary("+", t.Name(acc), t.Name(part))))
+        stmts = (
+            t.Let(rows, None, t.Binary("+", t.Binary("*", call("program_id", t.IntLit(0)),
+                                                     t.Name(br)), i32(t.Name(br)))),
+            t.VarDecl(acc, None, call("fill", t.ListExpr((t.Name(br),)), float_lit(0.0),
+                                      generics=(t.Name("f32"),))),
+            t.For(tt, t.IntLit(0), ceil_div(t.Name(ns), t.Name(bc)), inner),
+            t.Effect("store", (t.Arg(t.Index(t.Name(out), (t.Name(rows),))), t.Arg(t.Name(acc)),
+                               t.Arg(t.Binary("<", t.Name(rows), t.Name(kr))))))
+        pos, y, rr, cc = g.fresh("pos"), g.fresh("y"), g.fresh("r"), g.fresh("c")
+        body = (t.Let(pos, None, i32(t.Name(oc))),
+                t.LetIndex(y, (t.IxVar(rr),), t.Reduce("sum", None, (t.IxVar(cc),), call(
+                    "select", t.Binary("<", t.Index(t.Name(pos), (t.Name(cc),)), t.Name(ns)),
+                    t.Index(t.Name(xs), (t.Name(rr), t.Name(cc))), float_lit(0.0)))),
+                t.Return(t.Name(y)))
+        from .index import reduce_info
+        info = reduce_info("sum", x.info, c.value, dtype)
+        return self.loop_op(x, count, (kr, kc, br, bc), (orr, oc), (xs, ns), out, stmts, body,
+                            info, (g.pick([4, 8, 16]), g.pick([16, 32])))
+
+    def count_param(self, cols: int) -> Var:
+        """An `i32` scalar input counting columns (negative, zero or past the end too)."""
+        cands = [v for v in self.scope.vars() if v.ty.rank == 0 and v.ty.dtype.name == "i32"
+                 and v.info.finite]
+        if cands and self.g.chance(0.5):
+            return self.g.pick(cands)
+        Exprs(self.g, self.scope).new_param(dt("i32"), ())
+        var = self.scope.root().own[-1]
+        var.info = Info(-3, cols + 3)
+        return var
+
+    def loop_op(self, x: Var, count: Var, knames, onames, pnames, out, stmts, body, info,
+                tiles) -> list[t.Stmt]:
+        g = self.g
+        r, c = x.ty.dims
+        kr, kc, br, bc = knames
+        orr, oc = onames
+        xs, ns = pnames
+        dtype = x.ty.dtype
+        kty = Ty((Dim(kr, 0, t.Name(kr)), Dim(kc, 0, t.Name(kc))), dtype)
+        kname = g.fresh("kern")
+        kernel = t.Kernel(kname, tuple(t.Generic(q, "Dim") for q in knames),
+                          (t.Param(xs, kty.node()), t.Param(ns, t.TypeName("i32"))),
+                          (t.Param(out, Ty((Dim(kr, 0, t.Name(kr)),), dtype).node()),), False,
+                          (ceil_div(t.Name(kr), t.Name(br)),), None, None,
+                          (t.Binary(">=", t.Name(br), t.IntLit(1)),
+                           t.Binary(">=", t.Name(bc), t.IntLit(1))), stmts)
+        rdim, cdim = Dim(orr, r.value, t.Name(orr)), Dim(oc, c.value, t.Name(oc))
+        sig = Signature(g)
+        sig.dims.update({r.key: rdim, c.key: cdim})
+        sig.back.update({orr: r, oc: c})
+        rty = Ty((rdim,), dtype)
+        op = t.Op(g.fresh("kop"), (t.Generic(orr, "Dim"), t.Generic(oc, "Dim")),
+                  (t.Param(xs, Ty((rdim, cdim), dtype).node()), t.Param(ns, t.TypeName("i32"))),
+                  rty.node(), t.KernelBinding(kname, (t.Name(orr), t.Name(oc)) + tuple(
+                      t.IntLit(q) for q in tiles)), (), body)
+        return self.finish(kernel, op, sig, [t.Name(x.name), t.Name(count.name)],
+                           [(rty, info)], ["kernel:for", "kernel:runtime_bound"])
+
+    def while_rows(self) -> list[t.Stmt]:
+        """Row maxima walked by a `while` over tiles of B columns (C >= 1: the body's max
+        of no columns is -inf)."""
+        g = self.g
+        if "f32" not in g.config.dtypes:
+            return []
+        dtype = dt("f32")
+        x = self.argument(2, dtype)
+        r, c = x.ty.dims
+        kr, kc, bn, orr, oc = self.new_names("R", "C", "B", "R", "C")
+        xs, row, start, best, cols, mask, v, out = self.new_names(
+            "x", "row", "start", "best", "cols", "mask", "v", "y")
+        low = float_lit(-(x.info.mag + 1))
+        k = g.fresh("c")
+        inner = (
+            t.Let(cols, None, t.Binary("+", call("cast", t.Name(start), generics=(
+                t.Name("i32"),)), i32(t.Name(bn)))),
+            t.Let(mask, None, t.Binary("<", t.Name(cols), t.Name(kc))),
+            t.Let(v, None, call("load", t.Index(t.Name(xs), (t.Name(row), t.Name(cols))),
+                                t.Name(mask), low)),
+            t.Assign(best, call("max", t.Name(best), t.Reduce("max", None, (t.IxVar(k),),
+                                                               t.Index(t.Name(v), (t.Name(k),))))),
+            t.Assign(start, t.Binary("+", t.Name(start), t.Name(bn))))
+        stmts = (
+            t.Let(row, None, call("program_id", t.IntLit(0))),
+            t.VarDecl(start, None, t.IntLit(0)),
+            t.VarDecl(best, t.TypeName("f32"), low),
+            t.While(t.Binary("<", t.Name(start), t.Name(kc)), inner),
+            t.Effect("store", (t.Arg(t.Index(t.Name(out), (t.Name(row),))), t.Arg(t.Name(best)))))
+        kty = Ty((Dim(kr, 0, t.Name(kr)), Dim(kc, 0, t.Name(kc))), dtype)
+        kname = g.fresh("kern")
+        kernel = t.Kernel(kname, (t.Generic(kr, "Dim"), t.Generic(kc, "Dim"),
+                                  t.Generic(bn, "Dim")), (t.Param(xs, kty.node()),),
+                          (t.Param(out, Ty((Dim(kr, 0, t.Name(kr)),), dtype).node()),), False,
+                          (t.Name(kr),), None, None,
+                          (t.Binary(">=", t.Name(bn), t.IntLit(1)),
+                           t.Binary(">=", t.Name(kc), t.IntLit(1))), stmts)
+        rdim, cdim = Dim(orr, r.value, t.Name(orr)), Dim(oc, c.value, t.Name(oc))
+        y, rr, cc = g.fresh("y"), g.fresh("r"), g.fresh("c")
+        body = (t.LetIndex(y, (t.IxVar(rr),), t.Reduce("max", None, (t.IxVar(cc),), t.Index(
+            t.Name(xs), (t.Name(rr), t.Name(cc))))), t.Return(t.Name(y)))
+        sig = Signature(g)
+        sig.dims.update({r.key: rdim, c.key: cdim})
+        sig.back.update({orr: r, oc: c})
+        rty = Ty((rdim,), dtype)
+        op = t.Op(g.fresh("kop"), (t.Generic(orr, "Dim"), t.Generic(oc, "Dim")),
+                  (t.Param(xs, Ty((rdim, cdim), dtype).node()),), rty.node(),
+                  t.KernelBinding(kname, (t.Name(orr), t.Name(oc), t.IntLit(g.pick([16, 32])))),
+                  (), body)
+        from .index import reduce_info
+        info = reduce_info("max", x.info, c.value, dtype)
+        return self.finish(kernel, op, sig, [t.Name(x.name)], [(rty, info)],
+                           ["kernel:while"])
