@@ -158,7 +158,8 @@ class Control:
         stmts: list = []
         ty = Ty(v.ty.dims[1:], v.ty.dtype)
         name = g.fresh("acc")
-        zero = Exprs(g, self.scope).leaf_fill(ty.dtype, ty.dims, 0)
+        ex = Exprs(g, self.scope)
+        zero = ex.widen(ex.leaf_fill(ty.dtype, ty.dims, 0), ty.dims)
         stmts.append(t.VarDecl(name, ty.node() if not ty.dims else None, zero.node))
         counter = g.fresh("s")
         total = settle(scale_sum(v.info, d.value), v.ty.dtype)

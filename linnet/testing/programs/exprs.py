@@ -40,7 +40,7 @@ def call(name: str, *args: t.Expr, generics: tuple | None = None, **named: t.Exp
 
 
 def float_lit(value: float) -> t.Expr:
-    node = t.FloatLit(abs(value))
+    node = t.FloatLit(float(abs(value)))
     return t.Unary("-", node) if value < 0 else node
 
 
@@ -74,10 +74,12 @@ class Exprs:
     def widen(self, e: E, shape: tuple[Dim, ...]) -> E:
         if e.ty.keys() == tuple(d.key for d in shape) or self.indices is not None:
             return e
-        if self.scope.kernel or not self.g.has("broadcast_to"):
+        if self.scope.kernel:
+            return e  # a store takes any tile that broadcasts, and a scalar
+        if not self.g.has("broadcast_to") and self.g.has("fill") and not e.ty.dtype.is_bool:
             zero = self.leaf_fill(e.ty.dtype, shape, 0)
             return E(t.Binary("+", e.node, zero.node), Ty(shape, e.ty.dtype), e.info)
-        self.g.count("broadcast_to")
+        self.g.count("broadcast_to")  # also when switched off: nothing else widens a bool
         return E(call("broadcast_to", e.node, shape_list(shape)), Ty(shape, e.ty.dtype), e.info)
 
     def _typed(self, e: E, dtype: DType, shape: tuple[Dim, ...]) -> E:
@@ -126,6 +128,8 @@ class Exprs:
 
     def leaf(self, dtype: DType, shape: tuple[Dim, ...], literal: bool = True) -> E:
         """A variable, an access, a new parameter, a constant tensor or a literal."""
+        if dtype.is_bool and not self.g.has_bool():
+            return self.compare_expr(shape, 1)
         if literal and self.g.has("literal") and self.g.chance(0.2):
             return self.literal(dtype)
         found = self.atoms(dtype, shape)
@@ -451,6 +455,8 @@ class Exprs:
 
     def bool_expr(self, shape, depth) -> E:
         dtype = dt("bool")
+        if not self.g.has_bool():  # no bool inputs: a comparison makes the bool
+            return self.compare_expr(shape, max(depth, 1))
         makers = [self.compare_expr] * 3 if self.g.has("compare") else []
         if self.g.has("bitwise") or self.indices is not None or not shape:
             makers.append(self.logic_expr)

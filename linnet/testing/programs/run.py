@@ -14,7 +14,9 @@ import numpy as np
 
 from ..case import Case
 
-__all__ = ["to_torch", "run_case", "NotTame"]
+__all__ = ["to_torch", "run_case", "NotTame", "assert_tame", "differences"]
+
+Results = dict[str, list[tuple[np.ndarray, str]]]
 
 
 class NotTame(AssertionError):
@@ -29,16 +31,17 @@ def to_torch(x: np.ndarray) -> Any:
     return torch.from_numpy(np.array(x, order="C"))
 
 
-def _numpy(x: Any) -> np.ndarray:
-    import torch
-    x = x.detach().cpu()
-    return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+def _numpy(x: Any) -> tuple[np.ndarray, str]:
+    """A result as a NumPy array (bf16 as f32, exactly) and its Linnet dtype name."""
+    from ..crosscheck import _dtype_name, _numpy as as_numpy
+    return as_numpy(x), _dtype_name(x)
 
 
 def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
-             numerics: str = "exact") -> dict[str, list[np.ndarray]]:
-    """Each target's results for the case: `interpreter` (op bodies, the reference) and
-    `torch` (the generated module, compiled with `numerics`)."""
+             numerics: str = "exact", grad: bool = False) -> Results:
+    """Each target's results for the case, as (array, dtype name): `interpreter` (op
+    bodies, the reference) and `torch` (the generated module, compiled with `numerics`;
+    with `grad`, the `--grad` export: the loss, then each floating input's gradient)."""
     from ...pipeline import compile_source, passes_for
     from ...torch.interpreter import run as interpret
     from ...torch.runtime import import_generated
@@ -55,14 +58,31 @@ def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
         else:
             text = compile_source(case.text, path=path, entry=case.entry,
                                   bind=dict(case.generics), target="torch",
-                                  numerics=numerics).text
+                                  numerics=numerics, grad=grad and target == "torch").text
             results = import_generated(text, f"fuzz_{case.entry}", "torch").main(*inputs)
         out[target] = [_numpy(r) for r in results]
     return out
 
 
-def assert_tame(results: dict[str, list[np.ndarray]]) -> None:
+def assert_tame(results: Results) -> None:
+    """No result of any target holds a NaN."""
     for target, arrays in results.items():
-        for k, a in enumerate(arrays):
+        for k, (a, _) in enumerate(arrays):
             if a.dtype.kind == "f" and np.isnan(a).any():
                 raise NotTame(f"{target}: result {k} holds a NaN")
+
+
+def differences(results: Results, reference: str = "interpreter") -> list[str]:
+    """How each other target's results differ from the reference's (per-dtype tolerances
+    for floats, exact for the rest), as crosscheck compares them."""
+    from ..crosscheck import _difference
+    want = results[reference]
+    out = []
+    for target, got in results.items():
+        if target == reference:
+            continue
+        for k, ((g, _), (w, dtype)) in enumerate(zip(got, want)):
+            problem = _difference(g, w, dtype)
+            if problem:
+                out.append(f"{target} result {k}: {problem}")
+    return out
