@@ -64,9 +64,12 @@ class Control:
             return call("select", c.node, name.node, e.node), joined
         return ex.widen(e, acc.ty.dims).node, joined
 
-    def carried(self, stmts: list, prefix: str = "acc") -> Var:
-        """`var acc = init` before a loop."""
+    def carried(self, stmts: list, prefix: str = "acc", floats: bool = True) -> Var:
+        """`var acc = init` before a loop (`floats`: its dtype may be a float)."""
         ty = self.pick_type()
+        if not floats and ty.dtype.is_float:
+            ints = self.g.int_dtypes()
+            ty = ty.with_dtype(self.g.pick(ints) if ints else dt("bool"))
         init = Exprs(self.g, self.scope).exact(ty.dtype, ty.dims, depth=1)
         name = self.g.fresh(prefix)
         annotation = init.ty.node() if self.g.has("annotation") and self.g.chance(0.3) else None
@@ -125,7 +128,8 @@ class Control:
     def while_loop(self) -> list:
         g = self.g
         stmts: list = []
-        acc = self.carried(stmts)
+        # `--grad` cannot reverse a while loop that carries floats (E2129)
+        acc = self.carried(stmts, floats=not g.config.grad)
         steps = g.fresh("n")
         limit = g.rng.randrange(0, 5)
         stmts.append(t.VarDecl(steps, None, t.IntLit(0)))
