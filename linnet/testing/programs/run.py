@@ -38,7 +38,7 @@ def _numpy(x: Any) -> tuple[np.ndarray, str]:
 
 
 def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
-             numerics: str = "exact", grad: bool = False) -> Results:
+             numerics: str = "exact", grad: bool = False, device: str = "cpu") -> Results:
     """Each target's results for the case, as (array, dtype name): `interpreter` (op
     bodies, the reference) and `torch` (the generated module, compiled with `numerics`;
     with `grad`, the `--grad` export: the loss, then each floating input's gradient)."""
@@ -48,7 +48,7 @@ def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
     path = "fuzz.linnet"
     out: dict[str, list[np.ndarray]] = {}
     for target in targets:
-        inputs = [to_torch(x) for x in case.inputs]
+        inputs = [to_torch(x).to(device) for x in case.inputs]
         if target == "interpreter":
             passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
             program = compile_source(case.text, path=path, entry=case.entry,
