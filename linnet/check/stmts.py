@@ -165,6 +165,9 @@ class StmtChecker:
         if bounds is None:
             return
         saved = self.frame.facts
+        if saved.prove(bounds[1], "<=", bounds[0]):
+            return  # no trips (`0..N` at N = 0): the body is never elaborated, and the
+            # counter's facts `lo <= s < hi` would contradict, proving anything of it
         counter = Dim.sym(s.var)
         self.frame.facts = saved.assume(counter, ">=", bounds[0]).assume(counter, "<", bounds[1])
         try:
