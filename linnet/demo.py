@@ -132,13 +132,18 @@ def _kernel_names(path: Path) -> list[str]:
 
 
 def main(folder: Path = EXAMPLES) -> int:
+    files = sorted(folder.glob("*.linnet"))
+    if not files:  # an installed wheel ships the compiler, not the repository's examples
+        print(f"linnet.demo: no example programs in {folder}: the demo runs the `examples/` "
+              "folder of a source checkout (clone the repository and run `make demo`)",
+              file=sys.stderr)
+        return 2
     if "LINNET_CACHE" not in os.environ:  # a fresh private folder, not a shared fixed name
         os.environ["LINNET_CACHE"] = tempfile.mkdtemp(prefix="linnet-demo-")
         atexit.register(shutil.rmtree, os.environ["LINNET_CACHE"], True)
     import torch  # importing torch does not import triton: the interpreter can still be chosen
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    files = sorted(folder.glob("*.linnet"))
     failed = 0
     print(f"Checking {len(files)} example programs in {folder.name}/, compiling each `main` "
           "to PyTorch, and running it on random inputs twice: with its kernels (Triton) and "

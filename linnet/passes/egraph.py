@@ -37,6 +37,7 @@ STAGE = "egraph-tiles"
 def egraph_tiles(program: ir.Program, options=None) -> ir.Program:
     """Prove kernel masks with the rule sets; drop those always true."""
     if not egraph_run.available():  # pragma: no cover
+        egraph_run.warn_unavailable(program)
         return egraph_run.with_report(program, STAGE, [
             f"// {STAGE}: egglog is not installed (pip install linnet[rules]); masks kept"])
     sets = egraph_run.rule_sets(options, STAGE)

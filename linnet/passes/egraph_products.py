@@ -45,6 +45,7 @@ MATH = ("exp", "log", "sqrt")
 def egraph_products(program: ir.Program, options=None) -> ir.Program:
     """Turn tile products into dots, and apply the other tile rules, per function."""
     if not egraph_run.available():  # pragma: no cover
+        egraph_run.warn_unavailable(program)
         return program
     numerics = getattr(options, "numerics", None) or dict(program.meta).get("numerics")
     fast = numerics == "fast"

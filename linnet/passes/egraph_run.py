@@ -38,6 +38,23 @@ def available() -> bool:
     return RULE_SETS is not None
 
 
+_WARNED = False
+
+
+def warn_unavailable(program: ir.Program) -> None:
+    """Say on stderr (a RuntimeWarning, once per process) that kernels are compiled without
+    the e-graph: what users get is then much slower than what the docs and benchmarks show,
+    and nothing else would tell them why."""
+    global _WARNED
+    if not _WARNED and any(f.kind == "kernel" for f in program.funcs):
+        _WARNED = True
+        import warnings
+        warnings.warn(f"linnet: the e-graph passes cannot run ({UNAVAILABLE}); kernels are "
+                      "compiled without them: masks are kept and tile products do not "
+                      "become tl.dot. Install egglog: pip install 'linnet[rules]'",
+                      RuntimeWarning, stacklevel=2)
+
+
 def rule_sets(options: Any, stage: str) -> tuple:
     """The rule sets a pass runs: the compilation's own `rules`, else the library's sets
     written for this pass."""
