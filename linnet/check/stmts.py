@@ -165,6 +165,9 @@ class StmtChecker:
         if bounds is None:
             return
         saved = self.frame.facts
+        if saved.prove(bounds[1], "<=", bounds[0]):
+            return  # no trips (`0..N` at N = 0): the body is never elaborated, and the
+            # counter's facts `lo <= s < hi` would contradict, proving anything of it
         counter = Dim.sym(s.var)
         self.frame.facts = saved.assume(counter, ">=", bounds[0]).assume(counter, "<", bounds[1])
         try:
@@ -248,5 +251,9 @@ class StmtChecker:
                               f"{item_type}", e.body[-1].span, f"this is {item_type}",
                               help="yield a tensor, or a flat tuple of tensors and scalars")
         lo, hi = bounds
+        if self.frame.facts.prove(hi - lo, "<", Dim.const(0)):
+            return self.error("E2208", f"a scan's length `{hi - lo}` is provably negative",
+                              e.lo.span.to(e.hi.span), "negative",
+                              help="a scan over `a..b` stacks `b - a` values: write `b >= a`")
         stacks = tuple(TensorT((hi - lo,) + ty.dims, ty.dtype) for ty in items)
         return Val(TupleT(stacks) if isinstance(item_type, TupleT) else stacks[0])

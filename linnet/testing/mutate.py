@@ -19,6 +19,7 @@ import random
 from typing import Callable, Iterator
 
 from ..syntax import tree as t
+from ..syntax.edit import nodes, replace
 from ..syntax.parser import parse
 from ..syntax.printer import print_module
 
@@ -34,44 +35,6 @@ DTYPE_GROUPS = (("f16", "bf16", "f32", "f64"), ("i8", "i16", "i32", "i64", "u8",
 INTS = (0, 1, 2, 3, 5, 7, 16, 17, 31, 100, 127, 128, 255, 256, 1000, 32767, 65535,
         2**31 - 1, 2**31, 2**63 - 1)
 FLOATS = (0.0, 0.5, 1.0, 2.0, 3.5, 1e-30, 1e-3, 1e5, 65504.0, 1e30, 1e300)
-
-
-def nodes(root: object) -> Iterator[object]:
-    """Every tree node under root (root included), parents before children."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(list(_children(node))))
-
-
-def _children(node: object) -> Iterator[object]:
-    if not dataclasses.is_dataclass(node):
-        return
-    for f in dataclasses.fields(node):
-        value = getattr(node, f.name)
-        items = value if isinstance(value, tuple) else (value,)
-        yield from (v for v in items if dataclasses.is_dataclass(v))
-
-
-def _replace(root: object, target: object, new: object) -> object:
-    """root with the node `target` (by identity) replaced by `new`."""
-    if root is target:
-        return new
-    if not dataclasses.is_dataclass(root):
-        return root
-    changes = {}
-    for f in dataclasses.fields(root):
-        value = getattr(root, f.name)
-        if isinstance(value, tuple):
-            rebuilt = tuple(_replace(v, target, new) for v in value)
-            if any(a is not b for a, b in zip(rebuilt, value)):
-                changes[f.name] = rebuilt
-        elif dataclasses.is_dataclass(value):
-            rebuilt = _replace(value, target, new)
-            if rebuilt is not value:
-                changes[f.name] = rebuilt
-    return dataclasses.replace(root, **changes) if changes else root
 
 
 def _other(value: str, groups: tuple[tuple[str, ...], ...], rng: random.Random) -> str | None:
@@ -163,7 +126,7 @@ def _edit_once(module: t.Module, rng: random.Random) -> t.Module:
         target = rng.choice(candidates)
         new = EDITS[type(target)](target, rng)
         if new is not None:
-            return _replace(module, target, new)
+            return replace(module, target, new)
     return module
 
 

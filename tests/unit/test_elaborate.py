@@ -412,6 +412,27 @@ entry main(x: Tensor[3, 4; f32]) -> f32 {
     assert items == [(("at", 0), ("at", 1)), (("at", 1), ("at", 2)), (("at", 2), ("at", 3))]
 
 
+def test_a_static_for_with_no_trips_compiles_and_leaves_the_carried_value() -> None:
+    """At N = 0 the counter's facts `0 <= s < 0` contradict: the body, never unrolled, must
+    not be checked under them (it reported `x[s]` as a negative index)."""
+    import torch
+    from linnet.pipeline import compile_source
+    from linnet.torch.runtime import import_generated
+    text = """module m
+entry main<N: Dim>(x: Tensor[N, 3; f32]) -> Tensor[3; f32] {
+    var acc = fill<f32>([3], 1.0)
+    static for s in 0..N {
+        acc = acc + x[s]
+    }
+    return acc
+}
+"""
+    for n in (0, 2):
+        compiled = compile_source(text, entry="main", bind={"N": n})
+        (y,) = import_generated(compiled.text, f"static_for_{n}").main(torch.ones(n, 3))
+        assert y.tolist() == [1.0 + n] * 3
+
+
 def test_if_becomes_an_ir_if_and_a_constant_condition_picks_a_branch() -> None:
     program = elab("""module m
 fn pick<N: Dim>(flag: bool, x: Tensor[N; f32]) -> Tensor[N; f32] {

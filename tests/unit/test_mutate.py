@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from linnet.syntax import tree as t
+from linnet.syntax import edit, tree as t
 from linnet.syntax.parser import parse
 from linnet.testing import mutate
 
@@ -51,7 +51,7 @@ def test_statement_edits_drop_or_repeat_one_statement() -> None:
 def test_replace_rebuilds_only_the_path_to_the_target() -> None:
     module = _module(SOFTMAX)
     target = next(n for n in mutate.nodes(module) if isinstance(n, t.FloatLit))
-    new = mutate._replace(module, target, t.FloatLit(2.5, "2.5"))
+    new = edit.replace(module, target, t.FloatLit(2.5, "2.5"))
     assert sum(isinstance(n, t.FloatLit) and n.value == 2.5 for n in mutate.nodes(new)) == 1
     untouched = [i for i, j in zip(module.items, new.items) if i is j]
     assert len(untouched) == len(module.items) - 1
