@@ -112,11 +112,19 @@ def signature(err: BaseException) -> str:
     """The exception's type and the innermost compiler frame (file and function, no line
     number: an edit elsewhere in the file must not split a class), or the normalized message
     when the error comes from generated code or a library."""
-    frames = [f for f in _frames(err) if "/linnet/" in f.filename.replace("\\", "/")
-              and "generated" not in f.filename and "/testing/" not in f.filename]
+    package = Path(__file__).resolve().parents[1]
+    frames = [f for f in _frames(err) if _inside(f.filename, package)
+              and not _inside(f.filename, package / "testing")]
     if frames:
         return f"{type(err).__name__} in {Path(frames[-1].filename).stem}.{frames[-1].name}"
     return f"{type(err).__name__}: {normalize(str(err))}"
+
+
+def _inside(filename: str, folder: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(folder)
+    except (OSError, ValueError):
+        return False
 
 
 def normalize(message: str, width: int = 80) -> str:
@@ -125,6 +133,7 @@ def normalize(message: str, width: int = 80) -> str:
     text = (message.strip().splitlines() or [""])[0]
     text = re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"", "_", text)
     text = re.sub(r"\[[^\]]*\]|\([0-9, ]*\)", "[..]", text)
+    text = re.sub(r"\b\w*[0-9a-f]{16,}\w*\b", "_", text)  # generated module names
     text = re.sub(r"0x[0-9a-f]+|-?\d+(\.\d+)?(e[-+]?\d+)?", "N", text)
     return " ".join(text.split())[:width]
 
@@ -154,12 +163,12 @@ def loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:
 
     def torch_main(text: str, name: str):
         from ..torch.runtime import import_generated
-        return import_generated(text, f"crosscheck_{name}", "torch").main
+        return import_generated(text, f"generated_{name}", "torch").main
 
     def jax_main(text: str, name: str):
         from ..torch.runtime import import_generated
         from .jax_compare import _to_jax
-        main = import_generated(text, f"crosscheck_{name}", "jax").main
+        main = import_generated(text, f"generated_{name}", "jax").main
         return lambda *xs: main(*(_to_jax(x) for x in xs))
 
     def onnx_main(model: Any, name: str):  # noqa: ARG001

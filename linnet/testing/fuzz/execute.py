@@ -341,7 +341,7 @@ def _compare(run: _Runner, label: str, got: list, want: list, gradient: bool) ->
         return
     n = reduction_length(run.case)
     for k, ((array, dtype), (expected, native)) in enumerate(zip(got, want)):
-        what = "result" if not gradient else ("loss" if k == 0 else f"gradient {k - 1}")
+        what = f"result {k}" if not gradient else ("loss" if k == 0 else f"gradient {k - 1}")
         want_dtype = _dtype(expected) if native else _input_dtype(run.case, k - 1)
         if native and dtype != want_dtype and not (
                 want_dtype == "bf16" and dtype == "f32" and label.startswith("onnx")):
