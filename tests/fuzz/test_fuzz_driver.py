@@ -185,6 +185,6 @@ def test_normalized_messages_name_a_class_without_its_values() -> None:
     b = backends.normalize("index 12 is out of bounds for dimension 1 with size 40")
     assert a == b == "index N is out of bounds for dimension N with size N"
     assert backends.normalize("bad `x3` in module_4c07a934a09880360a499b9f") == \
-        "bad _ in module_"
+        "bad _ in _"
     assert slug("disagree | torch kernels | compare | value float").startswith(
         "disagree-torch-kernels-compare-")
