@@ -300,12 +300,20 @@ def prepare_runtimes() -> str:
     cuda = torch.cuda.is_available()
     if not cuda and "triton" not in sys.modules:
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    if not cuda:
+    if not cuda or not _jax_on_gpu():
         os.environ.setdefault("LINNET_PALLAS_INTERPRET", "1")
     with contextlib.suppress(ImportError):
         import onnxruntime  # its warnings about the models it runs would fill the output
         onnxruntime.set_default_logger_severity(3)
     return "cuda" if cuda else "cpu"
+
+
+def _jax_on_gpu() -> bool:
+    try:
+        import jax
+        return jax.default_backend() == "gpu"
+    except Exception:  # noqa: BLE001 - no JAX: Pallas does not run at all
+        return False
 
 
 def load_rules(spec: str) -> tuple:
