@@ -188,3 +188,11 @@ def test_normalized_messages_name_a_class_without_its_values() -> None:
         "bad _ in _"
     assert slug("disagree | torch kernels | compare | value float").startswith(
         "disagree-torch-kernels-compare-")
+
+
+def test_gradients_of_an_entry_without_floating_inputs_are_just_the_loss() -> None:
+    text = "module fuzz\n\nentry main<N: Dim>() -> f64\nwhere N >= 1 {\n    return 0\n}\n"
+    report = fuzz(programs=[Source("constant", text, [Case(text, "main", {"N": 1}, ())])],
+                  grad=True)
+    # forward and --grad on five targets, autograd on torch and jax
+    assert (report.runs, report.findings) == (12, [])

@@ -335,6 +335,8 @@ def _jax_autograd(fn, case: Case, floats: Sequence[int]):
             args[k] = x
         return _call(fn, case, args)
 
+    if not floats:  # nothing to differentiate (jax.grad needs an argument)
+        return loss(), []
     value, grads = jax.value_and_grad(loss, argnums=tuple(range(len(floats))))(
         *(inputs[k] for k in floats))
     return value, list(grads)
