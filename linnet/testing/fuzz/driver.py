@@ -304,7 +304,7 @@ def prepare_runtimes() -> str:
         os.environ.setdefault("LINNET_PALLAS_INTERPRET", "1")
     with contextlib.suppress(ImportError):
         import onnxruntime  # its warnings about the models it runs would fill the output
-        onnxruntime.set_default_logger_severity(3)
+        onnxruntime.set_default_logger_severity(4)  # errors become findings
     return "cuda" if cuda else "cpu"
 
 
