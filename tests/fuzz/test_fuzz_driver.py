@@ -196,3 +196,17 @@ def test_gradients_of_an_entry_without_floating_inputs_are_just_the_loss() -> No
                   grad=True)
     # forward and --grad on five targets, autograd on torch and jax
     assert (report.runs, report.findings) == (12, [])
+
+
+def test_a_gradient_at_a_tie_of_min_is_not_compared_where_the_loss_has_no_derivative() -> None:
+    """Column 0 holds two equal minima: the central difference there is 1/2, autograd's
+    subgradient another value; both are right. Only those elements are left out."""
+    text = ("module fuzz\n\nentry main<N: Dim>(p: Tensor[N, N; f32]) -> f32 {\n"
+            "    let y[j] = min[i] p[i, j]\n    return y[0]\n}\n")
+    x = np.array([[1, 2, 0], [1, 0, 3], [2, 5, 1]], np.float32)
+    case = Case(text, "main", {"N": 3}, (x,))
+    runner = execute._Runner(case, execute.Plan(), execute.PATH, "tie", 0)
+    assert execute._kinks(runner, 0).tolist() == [[True, False, False], [True, False, False],
+                                                  [False, False, False]]
+    report = fuzz(programs=[Source("tie", text, [case])], grad=True)
+    assert report.runs == 12 and report.findings == []
