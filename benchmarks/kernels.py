@@ -52,7 +52,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def cuda_problem() -> str | None:
-    """Why this machine cannot run the suite, or None."""
+    """Why this machine cannot run the suite as users run Linnet, or None."""
     try:
         import torch
     except Exception as err:
@@ -63,6 +63,9 @@ def cuda_problem() -> str | None:
         import triton  # noqa: F401
     except Exception as err:
         return f"triton is not importable ({type(err).__name__}: {err})"
+    from linnet.passes import egraph_run
+    if not egraph_run.available():  # kernels would lose tl.dot and keep every mask
+        return f"the e-graph passes cannot run ({egraph_run.UNAVAILABLE}): install egglog"
     return None
 
 
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     problem = cuda_problem()
     if problem:
-        print(f"benchmarks/kernels.py needs a CUDA device with torch and Triton: {problem}",
+        print(f"benchmarks/kernels.py needs a CUDA device, torch, Triton and egglog: {problem}",
               file=sys.stderr)
         return 1
     import torch._dynamo

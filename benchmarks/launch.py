@@ -207,17 +207,12 @@ def jax_per_call(count: int, repeat: int) -> dict[str, Any]:
 
 # --------------------------------------------------------------- first call
 
-ATTENTION_ANY = """
-entry attention_any<L: Dim, S: Dim, D: Dim>(q: Tensor[L, D; f32], k: Tensor[S, D; f32], v: Tensor[S, D; f32]) -> Tensor[L, D; f32] {
-    return attention(q, k, v, 0.125)
-}
-"""
-
 #: example: (file, text added to it, entry, two bindings)
 EXAMPLES: dict[str, tuple[str, str, str, list[dict[str, int]]]] = {
     "softmax": ("softmax.linnet", "", "softmax_any", [{"R": 4, "C": 16}, {"R": 8, "C": 100}]),
-    "attention": ("attention.linnet", ATTENTION_ANY, "attention_any",
-                  [{"L": 128, "S": 200, "D": 64}, {"L": 40, "S": 72, "D": 32}]),
+    "attention": ("attention.linnet", "", "attention_any",
+                  [{"B": 1, "H": 2, "L": 128, "S": 200, "D": 64},
+                   {"B": 2, "H": 1, "L": 40, "S": 72, "D": 32}]),
     "matmul": ("matmul.linnet", "", "matmul_any",
                [{"M": 64, "N": 64, "K": 64}, {"M": 32, "N": 48, "K": 40}]),
 }

@@ -15,6 +15,7 @@ a call made on the worker itself (a pass calling the checker) runs directly.
 from __future__ import annotations
 
 import atexit
+import gc
 import queue
 import sys
 import threading
@@ -82,6 +83,7 @@ def _ensure_worker() -> None:
 def _serve() -> None:
     while (job := _JOBS.get()) is not _STOP:
         job()
+    gc.collect()  # e-graphs left in reference cycles by past jobs die here, on their thread
 
 
 def _STOP() -> None:

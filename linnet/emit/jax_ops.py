@@ -151,7 +151,8 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...],
     x = cast_expr(x, tx.dtype, d)
     if op in ("max", "min"):
         init = _lowest(d) if op == "max" else _highest(d)
-        extreme = f"jnp.{op}({x}, axis={dims}, initial={py_scalar(value_of(init, d))})"
+        # a typed initial: a bare Python int past i64 (the u64 maximum) overflows jit
+        extreme = f"jnp.{op}({x}, axis={dims}, initial={literal_expr(init, d)})"
         if nan_guard and is_float(d):  # XLA's vectorised CPU reductions can skip NaN
             return f"jnp.where(jnp.isnan({x}).any(axis={dims}), jnp.nan, {extreme})"
         return extreme

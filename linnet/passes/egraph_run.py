@@ -21,8 +21,12 @@ try:  # egglog is the optional extra "rules"; without it the e-graph passes chan
     from egglog.pretty import pretty_decl
 
     from ..rules import MODULES, RULE_SETS
-except ImportError:  # pragma: no cover
+    UNAVAILABLE: str | None = None
+except ImportError as err:  # pragma: no cover
     RULE_SETS = None
+    UNAVAILABLE = f"{type(err).__name__}: {err}"
+    """Why the e-graph passes change nothing here (egglog, or a package it needs, is
+    missing): kernels then keep their masks and compute tile products without `tl.dot`."""
 
 ITERATION_CAP = 12
 MATCH_LIMIT = 1000

@@ -43,7 +43,10 @@ def load_onnx(model: Any) -> Callable[..., list[np.ndarray]]:
     from onnx.helper import tensor_dtype_to_np_dtype
 
     onnx.checker.check_model(model, full_check=True)
-    session = ort.InferenceSession(f32_boundary(model).SerializeToString(),
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only: its optimizer's notes (initializers it
+    # folded away) are not about the model, and a fuzzer opens thousands of sessions
+    session = ort.InferenceSession(f32_boundary(model).SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     inputs = session.get_inputs()
     dtypes = [np.float32 if v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16

@@ -234,3 +234,22 @@ def test_nesting_that_exhausts_even_the_deep_stack_is_a_diagnostic(monkeypatch):
         run_pipeline([Pass("deep", "", "x", "x", lambda ir, o: deep(10_000))], None,
                      Options(path="deep.linnet"))
     assert err.value.diagnostics[0].code == "E1006"
+
+
+def test_e_graphs_are_dropped_on_their_own_thread_at_exit() -> None:
+    """Two compilations with kernels, then exit: egglog e-graphs may only be dropped on the
+    compile worker that made them, and one left in a reference cycle used to be dropped at
+    shutdown on the main thread ("EGraph is unsendable" on stderr)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    script = (
+        "from linnet.pipeline import compile_source\n"
+        "for b in ({'B': 1, 'H': 2, 'L': 128, 'S': 200, 'D': 64},"
+        " {'B': 2, 'H': 1, 'L': 40, 'S': 72, 'D': 32}):\n"
+        "    compile_source(path='examples/attention.linnet', entry='attention_any', bind=b)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "unsendable" not in done.stderr, done.stderr

@@ -120,3 +120,21 @@ def test_fast_numerics_leave_xla_its_default_precision():
                           numerics="fast").text
     assert "precision=lax.Precision.HIGHEST" in exact and "HIGHEST" not in fast.split("import")[1]
     assert "jnp.matmul(" in exact  # the e-graph's matrix product
+
+
+def test_min_and_max_of_64_bit_integers_start_from_typed_extremes():
+    """`jnp.min(..., initial=18446744073709551615)` overflowed jit's argument parsing (a bare
+    Python int past i64): the extremes are typed literals now. Empty axes give them back."""
+    text = """module m
+entry main<N: Dim>(a: Tensor[N; u64], b: Tensor[N; i64]) -> (u64, u64, i64, i64) {
+    let lo = min[i] a[i]
+    let hi = max[i] a[i]
+    return (lo, hi, min[i] b[i], max[i] b[i])
+}
+"""
+    for n, want in ((3, (2, 2 ** 64 - 1, -7, 9)), (0, (2 ** 64 - 1, 0, 2 ** 63 - 1, -2 ** 63))):
+        main = load_source(text, "main")
+        a = np.array([2 ** 64 - 1, 2, 5][:n], dtype=np.uint64)
+        b = np.array([-7, 9, 0][:n], dtype=np.int64)
+        got = tuple(int(np.asarray(x)) for x in main(a, b))
+        assert got == want, (n, got)

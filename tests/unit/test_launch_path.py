@@ -201,3 +201,18 @@ def test_the_launcher_in_the_docs_is_what_is_generated():
     text = generated(SOFTMAX, "softmax_any", R=8, C=16)
     for chunk in block.split("\n\n\n"):
         assert chunk.strip() in text, chunk
+
+
+def test_the_first_call_bindings_match_the_examples() -> None:
+    """Every example and binding `benchmarks/launch.py` times as a first call compiles: the
+    script names entries of the examples, which change under it."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import launch
+    finally:
+        sys.path.remove(str(ROOT))
+    for example, (file, extra, entry, binds) in launch.EXAMPLES.items():
+        text = (ROOT / "examples" / file).read_text() + extra
+        for bind in binds:
+            compiled = compile_source(text, path=file, entry=entry, bind=bind)
+            assert "def main(" in compiled.text, (example, bind)
