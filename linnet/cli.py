@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from . import __version__
 from .diagnostics import render, to_json
 from .cli_compile import add_commands
+from .cli_fuzz import add_fuzz_command
 from .cli_tune import add_tune_command
 from .cli_verify import add_verify_command
 from .frontend import check_program
@@ -32,6 +33,7 @@ commands:
   compile FILE     run the pipeline with dumps, timings and stops (--list-passes)
   verify FILE      run each op's kernel against its body on random inputs
   tune FILE        try an op's kernel tiles and launch hints; record the fastest
+  fuzz             random programs through every backend against an oracle
 
 Run `linnet COMMAND --help` for a command's options and examples."""
 
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(commands)
     add_verify_command(commands)
     add_tune_command(commands)
+    add_fuzz_command(commands)
     return parser
 
 

@@ -7,8 +7,10 @@ then call `compile_source(..., passes=your_list)`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .ir.printer import print_program
 from .passes import front
@@ -165,6 +167,29 @@ def all_passes() -> list[Pass]:
     return list(seen.values())
 
 
+_RULES: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("linnet_rules",
+                                                                    default=None)
+
+
+@contextlib.contextmanager
+def rules_in_effect(rules: tuple | list | None) -> Iterator[None]:
+    """Within the block, every compilation that is not given `rules` runs these rule sets
+    (`None`: the library's again).
+
+    Why: `compile_source(..., rules=...)` reaches one compilation, but the runtimes
+    (`linnet.torch.load_function`, `linnet.jax`) and the test harness compile on their own.
+    A researcher fuzzing a new rule wraps the whole run instead:
+
+        with rules_in_effect([*linnet.rules.RULE_SETS, mine]):
+            report = linnet.testing.fuzz.fuzz(count=100, kernels=True)
+    """
+    token = _RULES.set(tuple(rules) if rules is not None else None)
+    try:
+        yield
+    finally:
+        _RULES.reset(token)
+
+
 @dataclass
 class Compiled:
     """What `compile_source` returns: the final text and every stage's IR."""
@@ -186,7 +211,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
     and its gradient with respect to every floating input. `passes` replaces the pipeline
     (`passes_for(target)`, edited); `rules` replaces the rule sets the e-graph passes run
-    (`linnet.rules.RULE_SETS`, plus or minus some).
+    (`linnet.rules.RULE_SETS`, plus or minus some); without it, those of the innermost
+    `rules_in_effect` block apply, if any.
 
     `tuning` gives the kernel choices recorded by `linnet tune`: None (the default) reads
     `$LINNET_TUNING`, else `linnet.tuning.json` beside the file at path if there is one;
@@ -198,7 +224,7 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     from .tune.records import tuning_for
     options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
-                      rules=tuple(rules) if rules is not None else None,
+                      rules=tuple(rules) if rules is not None else _RULES.get(),
                       tuning=tuning_for(tuning, path, device))
     result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
                           shown)

@@ -30,22 +30,17 @@ import contextlib
 import math
 import random
 import re
-import signal
-import threading
-import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .backends import TARGETS, Timeout, as_numpy as _numpy, classify, compile_entry
+from .backends import dtype_name as _dtype_name, loader, loader as _loader, time_limit
+
 __all__ = ["Finding", "Report", "TARGETS", "crosscheck"]
 
-TARGETS = ("torch", "jax", "onnx", "stablehlo")
 KERNEL_TARGETS = ("torch", "jax")
-GRAD_CODES = frozenset({"E2128", "E2129"})
-"""Diagnostics of `--grad` alone (the entry cannot be differentiated), which `check` does
-not give: not findings."""
 MAX_ELEMENTS = 1 << 16
 """Inputs larger than this (in elements, all together) are not run, only compiled."""
 
@@ -74,30 +69,8 @@ class Report:
         return [f for f in self.findings if f.kind in ("crash", "hang")]
 
 
-class _Timeout(BaseException):
-    """A stage ran past its limit (a BaseException, so library code does not catch it)."""
-
-
 class _Stage(Exception):
     """A stage failed; the finding is already recorded."""
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
-        yield
-        return
-
-    def expire(signum, frame):  # noqa: ARG001
-        raise _Timeout()
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 class _Run:
@@ -110,47 +83,19 @@ class _Run:
     def stage(self, name: str, entry: str | None, job: Callable[[], Any]) -> Any:
         """Run job; on a diagnostic, an internal error or a timeout record a finding and
         raise `_Stage`."""
-        from ..passes.front import CompileError, UsageError
         try:
-            with _time_limit(self.seconds):
+            with time_limit(self.seconds):
                 out = job()
-        except _Timeout:
-            kind = "slow" if name.startswith("run") else "hang"
-            self._find(kind, name, entry, f"ran past {self.seconds:g} s")
-        except CompileError as err:
-            if "--grad" in name and {d.code for d in err.diagnostics} <= GRAD_CODES:
-                raise _Stage(name) from None  # the program cannot be differentiated
-            codes = ", ".join(f"{d.code} {d.message}" for d in err.diagnostics[:3])
-            self._find("late", name, entry, codes)
-        except UsageError as err:
-            self._find("late", name, entry, str(err))
-        except Exception as err:  # noqa: BLE001 - that is what is being looked for
-            fault = name.startswith("run") and _reads_out_of_range(err)
-            self._find("fault" if fault else "crash", name, entry, _describe(err))
-        else:
-            self.report.ran.append(f"{name} {entry}" if entry else name)
-            return out
-        raise _Stage(name)
+        except (Timeout, Exception) as err:  # noqa: BLE001 - that is what is being looked for
+            failure = classify(err, name, self.seconds, grad="--grad" in name)
+            if failure is not None:
+                self._find(failure.kind, name, entry, failure.detail)
+            raise _Stage(name) from None
+        self.report.ran.append(f"{name} {entry}" if entry else name)
+        return out
 
     def _find(self, kind: str, stage: str, entry: str | None, detail: str) -> None:
         self.report.findings.append(Finding(kind, stage, entry, detail))
-
-
-def _reads_out_of_range(err: BaseException) -> bool:
-    """PyTorch's error for a runtime index out of range (`xs[t]` with a loop counter `t`
-    past the axis): undefined behaviour of the program (LANGUAGE.md, section 4), which the
-    PyTorch targets report and XLA clamps."""
-    return isinstance(err, IndexError) and re.search(
-        r"index -?\d+ is out of bounds for dimension \d+ with size \d+", str(err)) is not None
-
-
-def _describe(err: BaseException) -> str:
-    """The exception and the innermost frame of the compiler or generated code."""
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if "linnet" in f.filename or "generated" in f.filename]
-    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    first = (str(err).strip().splitlines() or [""])[0][:300]
-    return f"{type(err).__name__}: {first}{where}"
 
 
 def crosscheck(text: str, path: str = "crosscheck.linnet", *, seed: int = 0,
@@ -227,24 +172,20 @@ def _floating_scalar(ty: Any) -> bool:
         "f16", "bf16", "f32", "f64")
 
 
-def _compile(run: _Run, name: str, values: dict, target: str, numerics: str, grad: bool,
-             passes: list | None = None) -> Any:
-    from ..pipeline import compile_source
-    return compile_source(run.text, path=run.path, entry=name, bind=dict(values),
-                          target=target, numerics=numerics, grad=grad, passes=passes).text
+def _compile(run: _Run, name: str, values: dict, target: str, numerics: str, grad: bool
+             ) -> Any:
+    return compile_entry(run.text, run.path, name, values, target, numerics, grad)
 
 
 def _reference(run: _Run, name: str, values: dict, inputs: list | None):
     """The interpreter's results (op bodies), or None when the inputs are too large."""
-    from ..pipeline import passes_for
-    from ..torch.interpreter import run as interpret
-    passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
     program = run.stage("compile interpreter", name,
-                        lambda: _compile(run, name, values, "torch", "exact", False, passes))
+                        lambda: _compile(run, name, values, "interpreter", "exact", False))
     if inputs is None:
         return None
+    main = loader("interpreter")(program, name)  # not `_loader`: the tests replace that
     out = run.stage("run interpreter", name, lambda: [
-        (_numpy(x), _dtype_name(x)) for x in interpret(program, *inputs)])
+        (_numpy(x), _dtype_name(x)) for x in main(*inputs)])
     return ("the interpreter", out)
 
 
@@ -264,49 +205,6 @@ def _target(run: _Run, name: str, values: dict, inputs: list | None, target: str
     if reference is not None:
         _compare(run, f"run {label}", name, reference, [array for array, _ in out])
     return out
-
-
-def _loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:
-    def torch_main(text: str, name: str):
-        from ..torch.runtime import import_generated
-        return import_generated(text, f"crosscheck_{name}", "torch").main
-
-    def jax_main(text: str, name: str):
-        from ..torch.runtime import import_generated
-        from .jax_compare import _to_jax
-        main = import_generated(text, f"crosscheck_{name}", "jax").main
-        return lambda *xs: main(*(_to_jax(x) for x in xs))
-
-    def onnx_main(model: Any, name: str):  # noqa: ARG001
-        from .onnx_run import load_onnx
-        run = load_onnx(model)
-        return lambda *xs: run(*(_numpy(x) for x in xs))
-
-    def stablehlo_main(text: str, name: str):  # noqa: ARG001
-        from .stablehlo_run import load_stablehlo
-        run = load_stablehlo(text)
-        return lambda *xs: run(*(_numpy(x) for x in xs))
-
-    return {"torch": torch_main, "jax": jax_main, "onnx": onnx_main,
-            "stablehlo": stablehlo_main}[target]
-
-
-def _dtype_name(x: Any) -> str:
-    """The Linnet name of a result's dtype (`bf16`, `f32`, `i64`, `bool`, ...)."""
-    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
-    name = str(dtype).removeprefix("torch.")
-    return {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
-            "bool": "bool"}.get(name, name.replace("int", "i").replace("ui", "u"))
-
-
-def _numpy(x: Any) -> np.ndarray:
-    """A result as a NumPy array; bf16 as f32 (exactly)."""
-    if hasattr(x, "detach"):
-        import torch
-        x = x.detach().cpu()
-        return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
-    array = np.asarray(x)
-    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
 def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],

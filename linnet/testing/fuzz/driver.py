@@ -1,0 +1,330 @@
+"""The fuzz loop: programs in, findings grouped by class out, first occurrences reduced.
+
+Why this shape: program k of a run is a pure function of (seed, k) (`sources.py`), and
+results are taken in the order of k whatever process finished first, so a run with
+`jobs=4` finds what `jobs=1` finds, and the first occurrence of a class (the one reduced)
+is the same. Reductions go to the same worker pool as programs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import importlib
+import multiprocessing
+import os
+import sys
+import time as clock
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from .. import backends
+from ..case import Case
+from .execute import ALL_TARGETS, Plan, run_case
+from .findings import Finding, slug
+from .report import FuzzReport, Progress, Reduced
+from .sources import Source, generated
+
+__all__ = ["fuzz", "load_rules", "prepare_runtimes"]
+
+DEFAULT_COUNT = 100
+
+
+@dataclass
+class _Task:
+    """Program k: made from (seed, k, config) by the worker, or given as `source`."""
+    index: int
+    seed: int
+    config: Any
+    plan: Plan
+    source: Source | None = None
+
+
+@dataclass
+class _Done:
+    """What a worker sends back for one program."""
+    index: int
+    label: str
+    path: str
+    cases: int = 0
+    skipped: int = 0
+    runs: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    failing: dict[int, Case] = field(default_factory=dict)
+
+
+@dataclass
+class _Reduce:
+    finding: Finding
+    case: Case
+    plan: Plan
+    path: str
+    folder: str
+    reducer: Callable | None
+    max_tries: int
+    time_limit: float
+
+
+def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
+         targets: Sequence[str] = ALL_TARGETS, kernels: bool = False, grad: bool = False,
+         jobs: int = 1, out: str | Path | None = None, rules: Any = None,
+         progress: Callable[[Progress], None] | None = None, *,
+         programs: Iterable[Source] | None = None, config: Any = None,
+         seconds: float = 60.0, reduce_per_class: int = 1, reduce_tries: int = 400,
+         reduce_time: float = 300.0, reducer: Callable | None = None) -> FuzzReport:
+    """Fuzz the compiler: generate programs (or take `programs`), run every case through
+    the oracle and `targets`, and return the findings.
+
+    `count` programs, or as many as `time` seconds allow (100 when neither is given).
+    `kernels` runs kernels (`--numerics equivalent` on torch and jax) and, unless `config`
+    is given, makes the generator write them; `grad` does the same for gradients. `jobs`
+    worker processes share the programs; the report does not depend on how many. `out`: the
+    first `reduce_per_class` occurrences of each failure class are reduced (at most
+    `reduce_tries` predicate calls, `reduce_time` seconds each) and reported in
+    `out/<class>/` (more in `out/<class>/again-N/`). `rules`: "MODULE[:NAME]" (rule sets
+    added to the library's, see `load_rules`) or a sequence of rule sets (the complete list
+    the e-graph passes run, as `compile_source(rules=...)`). `seconds` limits each stage.
+    `progress` is called after each program. `reducer` replaces `linnet.testing.reduce.reduce`.
+    """
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    unknown = sorted(set(targets) - set(ALL_TARGETS))
+    if unknown:
+        raise ValueError(f"unknown target {unknown[0]}; choose from {', '.join(ALL_TARGETS)}")
+    if jobs > 1 and rules is not None and not isinstance(rules, str):
+        raise ValueError("with jobs > 1, give rules as 'MODULE[:NAME]' (each worker loads "
+                         "them)")
+    if count is None and time is None:
+        count = DEFAULT_COUNT
+    device = prepare_runtimes()
+    plan = Plan(tuple(targets), kernels, grad, seconds, device)
+    if config is None and programs is None:
+        from ..programs import GeneratorConfig
+        config = GeneratorConfig(kernels=kernels, grad=grad)
+    tasks = _tasks(seed, count, config, plan, programs)
+    run = _Run(seed, plan, time, out, reduce_per_class, reduce_tries, reduce_time, reducer,
+               progress)
+    rule_sets = load_rules(rules) if isinstance(rules, str) else rules
+    if jobs == 1:
+        from ...pipeline import rules_in_effect
+        with rules_in_effect(rule_sets) if rule_sets is not None else contextlib.nullcontext():
+            run.serial(tasks)
+    else:
+        run.parallel(tasks, jobs, rules if isinstance(rules, str) else None)
+    return run.report
+
+
+def _tasks(seed: int, count: int | None, config: Any, plan: Plan,
+           programs: Iterable[Source] | None) -> Iterator[_Task]:
+    if programs is None:
+        k = 0
+        while count is None or k < count:
+            yield _Task(k, seed, config, plan)
+            k += 1
+        return
+    for k, source in enumerate(programs):
+        if count is not None and k >= count:
+            return
+        yield _Task(k, seed, config, plan, source)
+
+
+class _Run:
+    """The parent's side: taking results in program order, counting, reducing."""
+
+    def __init__(self, seed: int, plan: Plan, limit: float | None,
+                 out: str | Path | None, per_class: int, tries: int, reduce_time: float,
+                 reducer: Callable | None, progress: Callable[[Progress], None] | None
+                 ) -> None:
+        self.report = FuzzReport(seed=seed)
+        self.plan, self.limit, self.progress = plan, limit, progress
+        self.out = Path(out) if out is not None else None
+        self.per_class, self.tries, self.reduce_time = per_class, tries, reduce_time
+        self.reducer = reducer
+        self.started = clock.perf_counter()
+        self.seen: dict[str, int] = {}
+
+    def time_left(self) -> bool:
+        return self.limit is None or clock.perf_counter() - self.started < self.limit
+
+    def serial(self, tasks: Iterator[_Task]) -> None:
+        for task in tasks:
+            if not self.time_left():
+                break
+            for job in self.take(_run_program(task)):
+                self.reduced(_reduce(job))
+        self.finish()
+
+    def parallel(self, tasks: Iterator[_Task], jobs: int, rules: str | None) -> None:
+        context = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                                    initargs=(rules,)) as pool:
+            pending: dict[int, cf.Future] = {}
+            ready: dict[int, _Done] = {}
+            reductions: list[cf.Future] = []
+            next_index, exhausted = 0, False
+            while True:
+                while not exhausted and len(pending) < 2 * jobs and self.time_left():
+                    task = next(tasks, None)
+                    if task is None:
+                        exhausted = True
+                        break
+                    pending[task.index] = pool.submit(_run_program, task)
+                if not pending:
+                    break
+                done, _ = cf.wait(pending.values(), return_when=cf.FIRST_COMPLETED)
+                for index in [i for i, f in pending.items() if f in done]:
+                    ready[index] = pending.pop(index).result()
+                while next_index in ready:
+                    for job in self.take(ready.pop(next_index)):
+                        reductions.append(pool.submit(_reduce, job))
+                    next_index += 1
+                if not self.time_left():
+                    exhausted = True
+            for future in reductions:
+                self.reduced(future.result())
+        self.finish()
+
+    def take(self, done: _Done) -> list[_Reduce]:
+        """Count a program's results; the reductions its new classes call for."""
+        r = self.report
+        r.programs += 1
+        r.cases += done.cases
+        r.skipped += done.skipped
+        r.runs += done.runs
+        r.findings.extend(done.findings)
+        jobs = []
+        for f in done.findings:
+            n = self.seen.get(f.key, 0)
+            self.seen[f.key] = n + 1
+            if self.out is None or n >= self.per_class or f.case not in done.failing:
+                continue
+            folder = self.out / slug(f.key)
+            if n:
+                folder = folder / f"again-{n + 1}"
+            jobs.append(_Reduce(f, done.failing[f.case], self.plan, done.path,
+                                str(folder), self.reducer, self.tries, self.reduce_time))
+        if self.progress is not None:
+            self.progress(Progress(r.programs, r.cases, len(r.findings), len(r.failures),
+                                   len(self.seen), clock.perf_counter() - self.started))
+        return jobs
+
+    def reduced(self, result: Reduced) -> None:
+        self.report.reductions.setdefault(result.key, []).append(result)
+
+    def finish(self) -> None:
+        self.report.seconds = clock.perf_counter() - self.started
+
+
+# ------------------------------------------------------------------------------------------
+# What a worker does (also called in-process when jobs == 1).
+
+def _run_program(task: _Task) -> _Done:
+    try:
+        source = task.source or generated(task.seed, task.index, task.config)
+    except Exception as err:  # noqa: BLE001 - the generator failing is a finding
+        from .sources import program_seed
+        label = f"seed {program_seed(task.seed, task.index)}"
+        return _Done(task.index, label, "fuzz.linnet", findings=[Finding(
+            "generator", "generator", "generate", backends.describe(err),
+            backends.signature(err), label)])
+    done = _Done(task.index, source.label, source.path)
+    for k, case in enumerate(source.cases):
+        result = run_case(case, task.plan, path=source.path, program=source.label, index=k)
+        done.cases += 1
+        done.skipped += result.skipped is not None
+        done.runs += result.runs
+        done.findings.extend(result.findings)
+        if result.findings:
+            done.failing[k] = case
+    return done
+
+
+def _reduce(job: _Reduce) -> Reduced:
+    """Reduce one occurrence of a class and write its report; a failure of the reducer is
+    reported, not raised."""
+    f = job.finding
+    folder = Path(job.folder)
+    only = f.target
+
+    def still_fails(candidate: Case) -> bool:
+        result = run_case(candidate, job.plan, path=job.path, only=only)
+        return any(g.key == f.key for g in result.findings)
+
+    try:
+        reduce, write_report = _reducer(job.reducer)
+        reduction = reduce(job.case, still_fails, max_tries=job.max_tries,
+                           time_limit=job.time_limit)
+        final = run_case(reduction.case, job.plan, path=job.path)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_report(reduction, final.outputs, folder)
+        _write_finding(folder, f, job.case)
+        return Reduced(f.key, str(folder), reduction.case.text, reduction.case.entry,
+                       len(reduction.steps), getattr(reduction, "stopped", ""), f.program)
+    except Exception as err:  # noqa: BLE001 - keep the original case, say why
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_finding(folder, f, job.case)
+        return Reduced(f.key, str(folder), job.case.text, job.case.entry, 0,
+                       f"not reduced: {backends.describe(err)}", f.program)
+
+
+def _reducer(given: Callable | None) -> tuple[Callable, Callable]:
+    from ..reduce import reduce, write_report
+    return (given or reduce), write_report
+
+
+def _write_finding(folder: Path, f: Finding, case: Case) -> None:
+    """The finding itself and the unreduced program, beside the reducer's report."""
+    (folder / "original.linnet").write_text(case.text, encoding="utf-8")
+    (folder / "finding.txt").write_text(
+        f"class: {f.key}\nprogram: {f.program}, case {f.case}, entry `{f.entry}`\n"
+        f"bindings: {dict(case.generics)}\n{f.kind} in {f.stage} of {f.target}:\n"
+        f"{f.detail}\n", encoding="utf-8")
+
+
+def _init_worker(rules: str | None) -> None:
+    prepare_runtimes()
+    if rules is not None:
+        from ...pipeline import rules_in_effect
+        _WORKER.enter_context(rules_in_effect(load_rules(rules)))
+
+
+_WORKER = contextlib.ExitStack()  # a worker's rules stay in effect for its whole life
+
+
+def prepare_runtimes() -> str:
+    """Where kernels run, set before Triton or Pallas is imported, as tests/conftest.py
+    does: without CUDA, `TRITON_INTERPRET=1` (Triton's interpreter on the CPU) and
+    `LINNET_PALLAS_INTERPRET=1` (Pallas's). Returns the torch device for inputs."""
+    import torch  # does not import triton
+    cuda = torch.cuda.is_available()
+    if not cuda and "triton" not in sys.modules:
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if not cuda or not _jax_on_gpu():
+        os.environ.setdefault("LINNET_PALLAS_INTERPRET", "1")
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # its warnings about the models it runs would fill the output
+        onnxruntime.set_default_logger_severity(4)  # errors become findings
+    return "cuda" if cuda else "cpu"
+
+
+def _jax_on_gpu() -> bool:
+    try:
+        import jax
+        return jax.default_backend() == "gpu"
+    except Exception:  # noqa: BLE001 - no JAX: Pallas does not run at all
+        return False
+
+
+def load_rules(spec: str) -> tuple:
+    """The library's rule sets plus those `MODULE[:NAME]` names: `NAME` (default
+    `RULE_SET`) is a rule set or a list of them, an attribute of the importable `MODULE`."""
+    from ...rules import RULE_SETS
+    module_name, _, name = spec.partition(":")
+    module = importlib.import_module(module_name)
+    try:
+        value = getattr(module, name or "RULE_SET")
+    except AttributeError:
+        raise ValueError(f"{module_name} has no {name or 'RULE_SET'}") from None
+    extra = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return (*RULE_SETS, *extra)

@@ -1,0 +1,212 @@
+"""The fuzz driver: findings and their classes, reduction and reports, worker processes, the
+rules hook, and the `linnet fuzz` command."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linnet.cli import main as linnet
+from linnet.testing import backends
+from linnet.testing.case import Case
+from linnet.testing.fuzz import Source, corpus, fuzz
+from linnet.testing.fuzz import execute
+from linnet.testing.fuzz.findings import slug
+from linnet.testing.fuzz.sources import corpus_paths
+
+pytest.importorskip("jax")
+pytest.importorskip("onnxruntime")
+
+TEXT = """module small
+
+entry main<N: Dim>(x: Tensor[N; f32], k: Tensor[N; i32]) -> (Tensor[N; f32], Tensor[N; i32], f32) {
+    let y = x * 2.0 + 1.0
+    let s = sum[i] y[i] * x[i]
+    let unused = exp(x)
+    return (y, k / 2, s)
+}
+"""
+
+
+def small(k_values=(4, -7, 9)) -> Source:
+    n = len(k_values)
+    case = Case(TEXT, "main", {"N": n}, (np.linspace(-1, 1, n).astype(np.float32),
+                                         np.array(k_values, np.int32)))
+    return Source("small", TEXT, [case])
+
+
+def test_a_program_that_agrees_everywhere_has_no_findings() -> None:
+    report = fuzz(programs=[small()])
+    assert (report.programs, report.cases, report.skipped, report.runs) == (1, 1, 0, 5)
+    assert report.findings == [] and not report.failed
+
+
+def test_a_corpus_kernel_runs_with_kernels_and_agrees() -> None:
+    paths = [p for p in corpus_paths() if p.name == "softmax.linnet"]
+    report = fuzz(programs=corpus(paths), kernels=True, targets=("torch", "jax"))
+    assert report.cases >= 1 and report.runs >= 4  # forward and kernels, on both
+    assert report.findings == []
+
+
+def test_a_wrong_backend_is_a_disagreement_reduced_and_reported(tmp_path, monkeypatch) -> None:
+    real = backends.loader
+
+    def off_by_one(target: str):
+        def load(compiled, name):
+            main = real(target)(compiled, name)
+            return lambda *xs: [r + 1 for r in main(*xs)]
+        return load if target == "onnx" else real(target)
+    monkeypatch.setattr(backends, "loader", off_by_one)
+    report = fuzz(programs=[small()], targets=("interpreter", "onnx"), out=tmp_path,
+                  reduce_tries=60, reduce_time=120)
+    assert report.failed
+    keys = set(report.classes)
+    assert keys == {"disagree | onnx | compare | value float",
+                    "disagree | onnx | compare | value integer"}
+    assert all(f.program == "small" and f.entry == "main" for f in report.findings)
+    for key in keys:
+        (reduced,) = report.reductions[key]
+        folder = tmp_path / slug(key)
+        assert reduced.folder == str(folder)
+        for name in ("report.md", "case.linnet", "inputs.npz", "finding.txt",
+                     "original.linnet", "outputs/onnx.txt", "outputs/oracle.txt"):
+            assert (folder / name).exists(), name
+        assert "exp(" not in reduced.text  # the unused statement is reduced away
+        assert len(reduced.text) < len(TEXT) and reduced.steps > 0
+        assert key in (folder / "finding.txt").read_text()
+
+
+def test_crashes_and_late_diagnostics_get_class_keys(monkeypatch) -> None:
+    from linnet.diagnostics import CompileError
+    real = backends.compile_entry
+
+    def broken(text, path, entry, bind, target, *rest):
+        if target == "jax":
+            return {}["missing"]
+        if target == "stablehlo":
+            raise CompileError([])
+        return real(text, path, entry, bind, target, *rest)
+    monkeypatch.setattr(backends, "compile_entry", broken)
+    report = fuzz(programs=[small()])
+    (crash,) = [f for f in report.findings if f.kind == "crash"]
+    assert crash.key.startswith("crash | jax | compile | KeyError")
+    assert crash.detail.startswith("KeyError: 'missing'")
+    (late,) = [f for f in report.findings if f.kind == "late"]
+    assert (late.target, late.stage) == ("stablehlo", "compile") and report.failed
+
+
+def test_an_oracle_error_is_counted_apart_and_does_not_fail(monkeypatch) -> None:
+    from linnet.testing.oracle import OracleError
+
+    def lacking(case, path):
+        raise OracleError("no rule for `frobnicate` at 3")
+    monkeypatch.setattr(execute, "_evaluate", lacking)
+    report = fuzz(programs=[small()])
+    (finding,) = report.findings
+    assert (finding.kind, finding.target, finding.stage) == ("oracle", "oracle", "evaluate")
+    assert finding.signature == "no rule for _ at N" and not report.failed
+
+
+def test_an_undefined_case_is_skipped() -> None:
+    text = TEXT.replace("k / 2", "k / k")
+    source = small((4, 0, 9))
+    source = Source("undefined", text, [source.cases[0].with_text(text)])
+    report = fuzz(programs=[source])
+    assert (report.cases, report.skipped, report.runs, report.findings) == (1, 1, 0, [])
+
+
+def test_the_report_does_not_depend_on_the_number_of_workers() -> None:
+    one = fuzz(seed=3, count=4, targets=("interpreter", "torch"))
+    two = fuzz(seed=3, count=4, targets=("interpreter", "torch"), jobs=2)
+    assert one.programs == two.programs == 4
+    assert (one.cases, one.skipped, one.runs) == (two.cases, two.skipped, two.runs)
+    assert [f.key for f in one.findings] == [f.key for f in two.findings]
+
+
+def test_an_unsound_rule_is_found_within_a_fixed_budget() -> None:
+    """A mask rule that compares the wrong ends of two intervals (`x < y` is false as soon
+    as x can reach y) masks every ragged kernel tile out: the kernels' results disagree."""
+    from egglog import i64, rule, ruleset, union, vars_
+
+    from linnet.pipeline import compile_source, rules_in_effect
+    from linnet.rules import RULE_SETS
+    from linnet.rules.terms import FALSE, Ix, Mask, hi, lo, lt
+    x, y = vars_("x y", Ix)
+    (m,) = vars_("m", Mask)
+    hx, ly = vars_("hx ly", i64)
+    wrong = ruleset(rule(m == lt(x, y), hi(x) == hx, lo(y) == ly, hx >= ly,
+                         name="lt false when x reaches y").then(union(m).with_(FALSE)),
+                    name="wrong-end")
+    rules = [*RULE_SETS, wrong]
+    report = fuzz(seed=0, count=10, kernels=True, targets=("torch",), rules=rules)
+    found = [f for f in report.findings if f.kind == "disagree"]
+    assert found and {f.target for f in found} == {"torch kernels"}
+    clean = fuzz(seed=0, count=10, kernels=True, targets=("torch",))
+    assert clean.findings == []
+    # the hook itself: inside the block a compilation runs the given rule sets
+    softmax = (corpus_paths()[0].parent / "softmax.linnet").read_text()
+
+    def kernel_text() -> str:
+        return compile_source(softmax, entry="main", numerics="equivalent").text
+    plain = kernel_text()
+    with rules_in_effect(rules):
+        masked_out = kernel_text()
+    assert masked_out != plain and kernel_text() == plain
+
+
+def test_the_command_reports_and_sets_its_exit_status(capsys, monkeypatch) -> None:
+    assert linnet(["fuzz", "--count", "2", "--targets", "interpreter,torch"]) == 0
+    out = capsys.readouterr()
+    assert "2 programs" in out.out and "no findings" in out.out
+    real = backends.loader
+
+    def broken(target: str):
+        def load(compiled, name):
+            raise ValueError("planted")
+        return load if target == "torch" else real(target)
+    monkeypatch.setattr(backends, "loader", broken)
+    assert linnet(["fuzz", "--count", "1", "--targets", "torch"]) == 1
+    out = capsys.readouterr().out
+    assert "crash  torch   load   ValueError: planted  seed 0 #0" in out
+
+
+@pytest.mark.parametrize("argv", [["--count", "0"], ["--targets", "cuda"], ["--time", "soon"],
+                                  ["--count", "3", "--time", "10"], ["--rules", "no.such"]])
+def test_command_line_mistakes_exit_2(argv, capsys) -> None:
+    try:
+        status = linnet(["fuzz", *argv])
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+
+
+def test_normalized_messages_name_a_class_without_its_values() -> None:
+    a = backends.normalize("index 7 is out of bounds for dimension 0 with size 3")
+    b = backends.normalize("index 12 is out of bounds for dimension 1 with size 40")
+    assert a == b == "index N is out of bounds for dimension N with size N"
+    assert backends.normalize("bad `x3` in module_4c07a934a09880360a499b9f") == \
+        "bad _ in _"
+    assert slug("disagree | torch kernels | compare | value float").startswith(
+        "disagree-torch-kernels-compare-")
+
+
+def test_gradients_of_an_entry_without_floating_inputs_are_just_the_loss() -> None:
+    text = "module fuzz\n\nentry main<N: Dim>() -> f64\nwhere N >= 1 {\n    return 0\n}\n"
+    report = fuzz(programs=[Source("constant", text, [Case(text, "main", {"N": 1}, ())])],
+                  grad=True)
+    # forward and --grad on five targets, autograd on torch and jax
+    assert (report.runs, report.findings) == (12, [])
+
+
+def test_a_gradient_at_a_tie_of_min_is_not_compared_where_the_loss_has_no_derivative() -> None:
+    """Column 0 holds two equal minima: the central difference there is 1/2, autograd's
+    subgradient another value; both are right. Only those elements are left out."""
+    text = ("module fuzz\n\nentry main<N: Dim>(p: Tensor[N, N; f32]) -> f32\nwhere N >= 1 {\n"
+            "    let y[j] = min[i] p[i, j]\n    return y[0]\n}\n")
+    x = np.array([[1, 2, 0], [1, 0, 3], [2, 5, 1]], np.float32)
+    case = Case(text, "main", {"N": 3}, (x,))
+    runner = execute._Runner(case, execute.Plan(), execute.PATH, "tie", 0)
+    assert execute._kinks(runner, 0).tolist() == [[True, False, False], [True, False, False],
+                                                  [False, False, False]]
+    report = fuzz(programs=[Source("tie", text, [case])], grad=True)
+    assert report.runs == 12 and report.findings == []
