@@ -160,6 +160,8 @@ class _Exporter:
         if isinstance(e, (ir.Var, ir.Lit)):
             return self.atom(e, env, g)
         if isinstance(e, (ir.Prim, ir.Einsum)):
+            if isinstance(e.type, ir.TType) and 0 in e.type.shape:
+                return _empty(g, e.type)
             args = [self.atom(a, env, g) for a in e.args]
             types = [a.type for a in e.args]
             if isinstance(e, ir.Prim):
@@ -258,4 +260,12 @@ class _Exporter:
         names = g.add("Loop", ["", first, *(n for v in init for n in _flatten(v))],
                       outputs=count, body=body)
         return _unflatten([names] if count == 1 else names, e.type)
+
+
+def _empty(g: ops.Nodes, ty: ir.TType) -> str:
+    """A result with no elements, as a constant of its shape rather than the node that would
+    compute it. onnxruntime (1.32.0) mishandles some such nodes: `Expand` of a [1] tensor to
+    the shape [0] gives [1] where ONNX broadcasting gives [0], and a `Reshape` to a shape
+    with a 0 fails; an empty tensor has no values to compute, so no node is needed."""
+    return g.scope.const([], ty.dtype, tuple(int(d) for d in ty.shape))
 
