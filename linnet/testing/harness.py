@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import random
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,12 +37,14 @@ from ..check.dims import Facts
 from ..check.instance import Analysis, analyze_program
 from ..check.items import item_frame
 from ..check.signatures import Binding, match_dims
-from ..check.types import DTYPE_KINDS, FLOAT, TensorT, Type
+from ..check.types import DTYPE_KINDS, TensorT, Type
 from ..diagnostics import CompileError, DiagnosticBag, SourceFile, render
 from ..program import load_program
 from ..syntax import tree as t
 from ..syntax.printer import print_item
 from ..torch.loader import LinnetError
+from .inputs import _TORCH_DTYPES, INPUT_STYLES, Override, default_device, make_inputs, torch_dtype
+from .sizes import draw_values, dtype_choices, shrink
 
 __all__ = [
     "Tolerance", "tolerance_for", "OutputError", "Comparison", "TargetSpec", "target_spec",
@@ -325,98 +326,6 @@ def _kernel_binding(op: t.Op, module) -> tuple[dict[str, Dim], list[tuple[Dim, s
         checker.bind_generic_arg(g, a, b)
     where = [(l.substitute(b.dims), op_, r.substitute(b.dims)) for l, op_, r, _ in ksig.where]
     return dict(b.dims), where
-
-
-# ------------------------------------------------------------------------------------------
-# Inputs.
-
-def _normal(g, shape):
-    import torch
-    return torch.randn(shape, generator=g, dtype=torch.float64)
-
-
-def _uniform(g, shape):
-    import torch
-    return torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1
-
-
-def _large(g, shape):
-    return _normal(g, shape) * 100
-
-
-def _unit(g, shape):
-    """Magnitudes in [0.5, 1.5], random signs: products of many stay in range."""
-    import torch
-    magnitude = torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
-    sign = torch.where(torch.rand(shape, generator=g) < 0.5, -1.0, 1.0).to(torch.float64)
-    return magnitude * sign
-
-
-def _positive(g, shape):
-    import torch
-    return torch.rand(shape, generator=g, dtype=torch.float64) + 0.5
-
-
-INPUT_STYLES: dict[str, Callable] = {
-    "normal": _normal,      # standard normal
-    "uniform": _uniform,    # uniform in [-1, 1]
-    "large": _large,        # normal times 100 (softmax must subtract its maximum)
-    "unit": _unit,          # magnitudes in [0.5, 1.5], random signs
-    "positive": _positive,  # uniform in [0.5, 1.5]
-}
-
-_TORCH_DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
-                 "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
-                 "u64": "uint64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
-                 "f64": "float64"}
-
-
-def torch_dtype(name: str):
-    import torch
-    return getattr(torch, _TORCH_DTYPES[name])
-
-
-def default_device() -> str:
-    """`"cuda"` when a CUDA device is available, else `"cpu"`."""
-    import torch
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-Override = Any  # a value, or a callable (shape, dtype name, torch.Generator) -> value
-
-
-def make_inputs(spec: TargetSpec, values: Mapping[str, Any], *, seed: int = 0,
-                style: str = "normal", overrides: Mapping[str, Override] | None = None,
-                device: str | None = None) -> list:
-    """Random inputs for `spec` at `values`, reproducible from `seed`.
-
-    Float tensors follow `style` (a key of `INPUT_STYLES`); float scalars (such as an
-    `eps` or a `scale`) are Python floats uniform in [0.05, 1]; integers are uniform in
-    [-50, 50] ([0, 100] unsigned); bools are fair coins. `overrides` maps a parameter name
-    to a fixed value or to a callable `(shape, dtype, generator) -> value`.
-    """
-    import torch
-    overrides = overrides or {}
-    device = device or default_device()
-    g = torch.Generator().manual_seed(seed)
-    out = []
-    for (name, _), (shape, dtype) in zip(spec.params, spec.shapes(values)):
-        if name in overrides:
-            v = overrides[name]
-            v = v(shape, dtype, g) if callable(v) else v
-        elif dtype in FLOAT and not shape:
-            v = float(0.05 + 0.95 * torch.rand((), generator=g, dtype=torch.float64))
-        elif dtype in FLOAT:
-            v = INPUT_STYLES[style](g, shape)
-        elif dtype == "bool":
-            v = torch.rand(shape, generator=g) < 0.5
-        else:
-            lo, hi = (0, 101) if dtype.startswith("u") else (-50, 51)
-            v = torch.randint(lo, hi, shape, generator=g, dtype=torch.int64)
-        if isinstance(v, torch.Tensor):
-            v = v.to(torch_dtype(dtype)).to(device)
-        out.append(v)
-    return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -726,89 +635,3 @@ def _dtype_name(x) -> str:
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return text[0][:300] if text else ""
-
-
-# ------------------------------------------------------------------------------------------
-# Drawing sizes without hypothesis (for `linnet verify`), and shrinking.
-
-def draw_values(spec: TargetSpec, rng: random.Random, *, max_dim: int = 130,
-                dtypes: Mapping[str, Sequence[str]] | None = None,
-                ranges: Mapping[str, tuple[int, int]] | None = None,
-                kernel: bool = True, tries: int = 2000,
-                max_elements: int | None = None) -> dict[str, Any] | None:
-    """Random generic values satisfying the `where` clauses (the kernel's too, when
-    `kernel`), half of the dims picked among `spec.candidates`; None if none found. With
-    `max_elements`, no input has more elements (four dims of 130 would be 286 million)."""
-    ranges = ranges or {}
-    check = spec.satisfies if kernel else spec.allows
-    for _ in range(tries):
-        values: dict[str, Any] = {}
-        for g in spec.generics:
-            if g.kind == "Dim":
-                lo, hi = ranges.get(g.name, (1, max_dim))
-                picks = [c for c in spec.candidates(g.name, hi) if c >= lo]
-                values[g.name] = (rng.choice(picks) if picks and rng.random() < 0.5
-                                  else rng.randint(lo, hi))
-            elif g.kind in DTYPE_KINDS:
-                values[g.name] = rng.choice(list(dtype_choices(g, dtypes)))
-        if check(values) and (max_elements is None or _largest_input(spec, values)
-                              <= max_elements):
-            return values
-    return None
-
-
-def _largest_input(spec: TargetSpec, values: Mapping[str, Any]) -> int:
-    return max((math.prod(shape) for shape, _ in spec.shapes(values)), default=0)
-
-
-def dtype_choices(g: t.Generic, dtypes: Mapping[str, Sequence[str]] | None = None
-                  ) -> Sequence[str]:
-    """The dtypes to try for a dtype generic: `dtypes[name]`, or a few of its kind."""
-    if dtypes and g.name in dtypes:
-        return dtypes[g.name]
-    return {"Float": ("f32", "f16", "bf16"), "Integer": ("i32", "i64"),
-            "Numeric": ("f32", "i32"), "DType": ("f32", "i32", "bool")}[g.kind]
-
-
-def shrink(spec: TargetSpec, values: Mapping[str, Any], fails: Callable[[dict], bool], *,
-           budget: int = 60, kernel: bool = True) -> dict[str, Any]:
-    """The smallest values found from `values` (which fail) that still fail.
-
-    One dim at a time, keeping the others: try 1, then bisect between the largest size known
-    to pass and the smallest known to fail, skipping sizes that break the `where` clauses
-    (the kernel's too, when `kernel`); repeat over the dims until nothing shrinks. `fails`
-    is called at most `budget` times.
-    """
-    check = spec.satisfies if kernel else spec.allows
-    current = dict(values)
-    calls = 0
-
-    def still_fails(trial: dict[str, Any]) -> bool:
-        nonlocal calls
-        calls += 1
-        return fails(trial)
-
-    def allowed(name: str, lo: int, hi: int, mid: int) -> int | None:
-        """A size in (lo, hi) satisfying the clauses, nearest to mid (below it first)."""
-        for c in list(range(mid, lo, -1)) + list(range(mid + 1, hi)):
-            if check({**current, name: c}):
-                return c
-        return None
-
-    changed = True
-    while changed and calls < budget:
-        changed = False
-        for name in spec.dim_generics:
-            lo, hi = 0, current[name]  # sizes <= lo pass (as far as tried); hi fails
-            while hi - lo > 1 and calls < budget:
-                mid = allowed(name, lo, hi, 1 if lo == 0 else (lo + hi) // 2)
-                if mid is None:
-                    break
-                if still_fails({**current, name: mid}):
-                    hi = mid
-                else:
-                    lo = mid
-            if hi < current[name]:
-                current[name] = hi
-                changed = True
-    return current
