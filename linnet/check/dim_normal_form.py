@@ -1,7 +1,8 @@
 """Symbolic dimensions in normal form: `Dim`, its atoms, and their printing.
 
-Why this module exists: shapes are part of Linnet types (LANGUAGE.md, section 3), and
-questions about them are answerable only if equal dimensions look equal. A dimension is
+Why this module exists: shapes are part of Linnet types (docs/language.md, "Types and
+generics"), and questions about them are answerable only if equal dimensions look equal.
+A dimension is
 an integer written with literals, `Dim` names, `+ - * / %`, `min`, `max` and
 `next_pow2`; `/` and `%` truncate toward zero, and `next_pow2(a)` is the smallest power
 of two at least `a` (1 for `a <= 1`).

@@ -1,6 +1,6 @@
 """A small prover for facts about symbolic dimensions: `Facts`.
 
-Why this module exists: shapes are part of Linnet types (LANGUAGE.md, section 3), so
+Why this module exists: shapes are part of Linnet types (docs/language.md, "Types and generics"), so
 the checker must answer questions such as "is the divisor of `K / 16` positive" or "does
 the caller's `where` clause imply the callee's". The dimensions are `Dim`s
 (`dim_normal_form.py`); this module re-exports `Dim` and `COMPARISONS`, so that

@@ -14,7 +14,7 @@ array of indices), `While` is `lax.while_loop`.
 
 An op whose kernel was chosen also gets its Pallas kernel and launcher (`pallas.py`) and a
 chooser between kernel and body. An op with a kernel or a `grad` clause is a
-`jax.custom_vjp` whose backward is the clause (LANGUAGE.md section 7) or the `jax.vjp` of
+`jax.custom_vjp` whose backward is the clause (docs/language.md, "Gradients") or the `jax.vjp` of
 its body; every other function is differentiated by JAX itself. Names are mangled as in
 the PyTorch module (`v12`, `c3`, `f2_op`); the user's text reaches the code only in
 sanitized comments.
@@ -133,7 +133,7 @@ class _Module:
 
 
 def custom_vjp(f: ir.Func, name: str, run: str) -> str:
-    """The op as a `jax.custom_vjp` (LANGUAGE.md section 7): forward runs `run` (its kernel
+    """The op as a `jax.custom_vjp` (docs/language.md, "Gradients"): forward runs `run` (its kernel
     or its body), backward its grad clause, which gives the gradient of each floating
     tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body."""
     params = [f"v{k}" for k in range(len(f.params))]

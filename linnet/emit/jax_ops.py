@@ -2,7 +2,7 @@
 
 The generated module runs with 64-bit types enabled (`jax_enable_x64`), so every Linnet
 dtype is a JAX dtype of its own, unsigned ones included, and XLA's integer semantics are
-the language's (LANGUAGE.md section 3, `docs/ir.md`):
+the language's (docs/language.md, "Types and generics", `docs/ir.md`):
 
 - Integer arithmetic wraps; `div` (`lax.div`) truncates toward zero and `mod` (`lax.rem`)
   takes the sign of the dividend; `MIN / -1` is `MIN` and `MIN % -1` is 0 in XLA.
@@ -197,7 +197,8 @@ def einsum_expr(spec: str, args: Sequence[str], arg_types: Sequence[ir.TType],
 
 def _nowhere(result: ir.TType) -> str:
     """A runtime read along an axis of extent 0: every position is out of range, so the
-    value is undefined (LANGUAGE.md section 4) and never used where the program is right (a
+    value is undefined (docs/language.md, "Statements and expressions") and never used
+    where the program is right (a
     loop of no trips, a branch not taken). JAX still traces that code and refuses to index
     an empty axis, so the read gives zeros of the result type instead."""
     return f"jnp.zeros({shape_code(result.shape)}, dtype={jnp_dtype(result.dtype)})"

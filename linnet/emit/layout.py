@@ -47,7 +47,7 @@ def has_own_autograd(f: ir.Func) -> bool:
 def grad_slots(f: ir.Func) -> list[int | None]:
     """For each parameter of an op with a `grad` clause, the position of its gradient in
     the clause's result (a tuple when several, else position 0), or None for a parameter
-    that takes none (LANGUAGE.md section 7: only floating tensor parameters take one).
+    that takes none (docs/language.md, "Gradients": only floating tensor parameters take one).
 
     Every backend that runs a clause under autograd maps its result to parameters by this
     one function, so they cannot disagree about which gradient belongs to which input."""

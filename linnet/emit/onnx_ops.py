@@ -2,7 +2,7 @@
 
 `prim` and `einsum` add the nodes computing one IR expression to a `Nodes` (the node list
 of one ONNX graph) and return the name of the value they produce. Semantics are the
-language's (LANGUAGE.md section 3, `docs/ir.md`), bit for bit on integers:
+language's (docs/language.md, "Types and generics", `docs/ir.md`), bit for bit on integers:
 
 - Integer `add sub mul neg` wrap (onnxruntime's kernels wrap); `div` is ONNX `Div`, which
   truncates toward zero, and `mod` is `a - (a / b) * b`, the sign of the dividend (not

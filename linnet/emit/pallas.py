@@ -165,7 +165,7 @@ class KernelFunc(_Func):
 def to_tile(e: ir.Prim, args: list[str]) -> list[str]:
     """A memory access's operands with the scalar ones broadcast to the accessed tile.
 
-    LANGUAGE.md section 6 lets `store` and the atomics take a scalar value, and every access
+    docs/language.md, "Kernels" lets `store` and the atomics take a scalar value, and every access
     a scalar mask, for a tile of positions; Triton broadcasts them itself, but Pallas's
     `store`/`swap` and atomics want exactly the tile's shape (`Invalid shape for swap`),
     so the generated code broadcasts them explicitly, which both the GPU lowering and the

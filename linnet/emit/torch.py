@@ -182,7 +182,7 @@ def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
 
 
 def autograd_class(f: ir.Func, name: str) -> str:
-    """The op's `torch.autograd.Function` (LANGUAGE.md section 7).
+    """The op's `torch.autograd.Function` (docs/language.md, "Gradients").
 
     forward runs the op as called without autograd (kernel or body); backward runs the
     op's grad clause, which gives the gradient of each floating tensor parameter (others

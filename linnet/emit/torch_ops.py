@@ -14,7 +14,7 @@ and attributes, and it is what both of them run.
 Operands are always torch tensors (literals are 0-d tensors made by `literal_expr`), named
 by plain identifiers; `_d` names the device on which new tensors are made.
 
-Semantics (LANGUAGE.md section 3, `docs/ir.md`):
+Semantics (docs/language.md, "Types and generics", `docs/ir.md`):
 
 - Integer arithmetic wraps at the dtype's width; integer `div` truncates toward zero and
   `mod` takes the sign of the dividend (`torch.div(..., rounding_mode="trunc")`, `torch.fmod`);

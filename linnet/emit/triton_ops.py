@@ -3,7 +3,7 @@
 `linnet.emit.triton` lays out a kernel (parameters, bindings, control flow); this module
 gives the text of each primitive, literal and cast, as `torch_ops` does for PyTorch. It
 decides nothing about what a kernel computes, only how Triton spells the language's
-semantics (LANGUAGE.md sections 3 and 6, `docs/ir.md`):
+semantics (docs/language.md, "Types and generics" and "Kernels", `docs/ir.md`):
 
 - Every value is a typed Triton tensor: literals are `tl.full((), v, dtype)` (never bare
   Python numbers, whose type Triton would pick), `inf`/`nan` come from constexpr globals.
@@ -327,7 +327,7 @@ def tile_operands(op: str, args: Sequence[str], types: Sequence[ir.Ty]) -> list[
     """A memory access's operands after the pointer, each scalar value or mask broadcast to
     the tile of the offsets (`args[0]`); a load's `other` is left to Triton.
 
-    LANGUAGE.md section 6 allows a scalar value (`store`, atomics) and a scalar mask at a
+    docs/language.md, "Kernels" allows a scalar value (`store`, atomics) and a scalar mask at a
     tile of positions. Compiled Triton broadcasts them itself, but its interpreter
     (`TRITON_INTERPRET=1`) rejects a scalar mask ("mask has unsupported dtype"), so the
     generated code never relies on it: what it passes has the tile's shape. A bool scalar is

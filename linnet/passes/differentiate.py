@@ -11,7 +11,7 @@ Program surgery, before differentiating:
 - each op with a clause that the entry calls keeps its call, and its clause becomes a
   Func of the program (`<op>__grad`, kind "op", a plain function to the printers), which
   the adjoint calls: the clause gives the gradient of the op's floating tensor parameters;
-  its other parameters, floating scalars included, take none (LANGUAGE.md section 7).
+  its other parameters, floating scalars included, take none (docs/language.md, "Gradients").
 
 The reverse sweep itself is `adjoint_reverse.py` (blocks, calls, If), `adjoint_loops.py`
 (counted loops and scans) and `adjoints.py` (one rule per primitive).

@@ -1,6 +1,6 @@
 """fold-constants: tensor IR -> tensor IR, with literal arithmetic evaluated.
 
-Three rewrites, each exact under LANGUAGE.md's semantics:
+Three rewrites, each exact under the semantics of docs/language.md:
 
 - A prim of rank-0 literals is evaluated and its uses read the literal.
   Integers wrap at their width; integer `/` and `%` truncate toward zero;

@@ -1,6 +1,6 @@
 """inline-fns: tensor IR -> tensor IR with no `fn` left.
 
-A `fn` is a pure helper that the language promises to inline (LANGUAGE.md §2),
+A `fn` is a pure helper that the language promises to inline (docs/language.md, "Items"),
 so every `Call` of a Func of kind "fn" is replaced by the callee's body: its
 parameters read the call's arguments, every variable it binds gets a fresh
 name in the caller (names stay unique within a function), and the variable

@@ -1,7 +1,7 @@
 """lower-kernel-scans: tensor-core -> tensor-core, scans in kernels as loops over buffers.
 
-A scan stacks what each trip yields, but a kernel's tiles cannot be joined (LANGUAGE.md
-section 6): Triton has no way to grow a tile across trips, and Pallas's Triton lowering
+A scan stacks what each trip yields, but a kernel's tiles cannot be joined (docs/language.md,
+"Kernels"): Triton has no way to grow a tile across trips, and Pallas's Triton lowering
 takes `lax.scan` only in its `fori_loop` form, without stacked outputs. A scan's trip
 count is a compile-time number and its stacks are tiles, though, so in a kernel it
 becomes a plain counted loop that carries one more value per yield, the stack itself:

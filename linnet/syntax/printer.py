@@ -5,8 +5,8 @@ parser builds, `parse(print_module(tree)) == tree` (spans and literal spellings
 are not part of equality). That makes the printer usable for test-case
 reduction, for `--dump` output of the surface stage, and for formatting.
 
-Parentheses are minimal but safe. Precedence and left-associativity (section 4
-of LANGUAGE.md) decide most of them; three more come from the layout rules the
+Parentheses are minimal but safe. Precedence and left-associativity (docs/language.md,
+"Statements and expressions") decide most of them; three more come from the layout rules the
 lexer applies, which a precedence table alone does not see:
 
 * A reduction (`sum[k] e`) extends as far right as it can, so one that is not
@@ -34,7 +34,7 @@ from .lexer import EFFECTS, REDUCTIONS, tokenize
 
 INDENT = "    "
 
-# Binding strength, loosest first, as in LANGUAGE.md section 4.
+# Binding strength, loosest first, as in docs/language.md, "Statements and expressions".
 BINARY_PRECEDENCE = {
     "||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
     "|": 5, "^": 6, "&": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9,

@@ -89,8 +89,8 @@ def classify(err: BaseException, stage: str, seconds: float, grad: bool = False
 
 def reads_out_of_range(err: BaseException) -> bool:
     """PyTorch's error for a runtime index out of range (`xs[t]` with a loop counter `t`
-    past the axis): undefined behaviour of the program (LANGUAGE.md, section 4), which the
-    PyTorch targets report and XLA clamps."""
+    past the axis): undefined behaviour of the program (docs/language.md, "Statements and
+    expressions"), which the PyTorch targets report and XLA clamps."""
     return isinstance(err, IndexError) and re.search(
         r"index -?\d+ is out of bounds for dimension \d+ with size \d+", str(err)) is not None
 

@@ -13,7 +13,7 @@ the `--grad` export of each. It sorts what happens into findings:
 - `late`: the checker accepted the program but compiling it reported a diagnostic (the
   checker must find what compiling finds);
 - `fault`: a run stopped at a runtime index out of range, which the program may not do
-  (undefined behaviour, LANGUAGE.md section 4; PyTorch raises, XLA clamps);
+  (undefined behaviour, docs/language.md, "Statements and expressions"; PyTorch raises, XLA clamps);
 - `hang`: checking, compiling or loading ran past its time limit; `slow`: running did (a
   program may loop for long, or forever: not counted as a failure);
 - `disagree`: a backend's result differs from the interpreter's beyond the tolerance of

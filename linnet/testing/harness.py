@@ -1,6 +1,6 @@
 """The differential harness: run an op's kernel and its body on the same inputs, compare.
 
-The op's body is its definition (LANGUAGE.md, section 6), so the body, compiled with
+The op's body is its definition (docs/language.md, "Kernels"), so the body, compiled with
 `numerics="exact"` (no kernels at all), is the oracle; the same entry compiled with
 `numerics="equivalent"` (or `"fast"`) runs the kernel wherever its `where` holds. Both are
 the generated PyTorch module (`linnet torch`), imported from the cache directory, so what

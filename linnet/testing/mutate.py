@@ -116,7 +116,7 @@ EDITS: dict[type, Callable[[object, random.Random], object | None]] = {
 
 def _edit_once(module: t.Module, rng: random.Random) -> t.Module:
     """One edit anywhere but inside a kernel: a kernel is a tile program whose memory
-    accesses its author keeps in range (LANGUAGE.md, section 6), and an edited mask or
+    accesses its author keeps in range (docs/language.md, "Kernels"), and an edited mask or
     offset writes out of bounds, which no backend is asked to survive."""
     candidates = [n for item in module.items if not isinstance(item, t.Kernel)
                   for n in nodes(item) if type(n) in EDITS]

@@ -4,8 +4,9 @@ A rule is checked by evaluating its terms on sampled values, so every constructo
 and primitive a rule uses needs a meaning here:
 
 - `Ix` is a signed integer of the width the sample runs at (32 or 64 bits: the IR's i32 and
-  i64 both become `Ix` terms), and `+ - *` wrap there (LANGUAGE.md section 3). A constant
-  `Ix(c)` is a literal of that width: a pattern `Ix(a)` only matches such a `c`, and a rule
+  i64 both become `Ix` terms), and `+ - *` wrap there (docs/language.md, "Types and
+  generics"). A constant `Ix(c)` is a literal of that width: a pattern `Ix(a)` only matches
+  such a `c`, and a rule
   that builds a constant that does not fit is wrong (its intervals would be wrong too).
   `quot`/`rem` truncate toward zero; a zero divisor has no value. `narrow` is an integer cast
   between i32 and i64: the value itself where it fits in i32, else kept (a cast to i64) or

@@ -1,6 +1,7 @@
 """Hand-written NumPy references for every entry of the corpus (`examples/*.linnet`,
 `tests/spec/valid/*.linnet`), each computed from what the Linnet source means
-(LANGUAGE.md sections 3-5), never from the compiler's output.
+(docs/language.md, "Types and generics" to "Index notation and
+reductions"), never from the compiler's output.
 
 Conventions:
 
@@ -14,7 +15,7 @@ Conventions:
   are compared exactly.
 - Integer arithmetic is done on exact Python integers (`big`) and brought back to the
   dtype's width with `wrap` (two's complement); `/` and `%` truncate toward zero (`tdiv`,
-  `tmod`), as LANGUAGE.md section 3 says.
+  `tmod`), as docs/language.md, "Types and generics" says.
 
 Each entry is registered with `@ref(stem, entry, out=..., inputs=...)`: `out` lists the
 declared result dtypes (one per tuple element), `inputs` is a Hypothesis strategy for a

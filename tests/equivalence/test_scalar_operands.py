@@ -2,7 +2,7 @@
 and Pallas (its interpreter, `LINNET_PALLAS_INTERPRET=1`).
 
 - A scalar value stored or combined atomically into a tile, and a scalar mask on a load, a
-  store or an atomic (LANGUAGE.md section 6): the printers broadcast each to the tile
+  store or an atomic (docs/language.md, "Kernels"): the printers broadcast each to the tile
   explicitly, as Pallas's `store`/`swap` and atomics reject a scalar for a tile ("Invalid
   shape for swap"), and Triton's interpreter a scalar mask ("mask has unsupported dtype").
 - Integer `/` and `%`, float `%` and shifts of a tile by a row of another rank: JAX's

@@ -1,5 +1,5 @@
 """Where a kernel's `where` fails for the bound sizes the op's body runs instead, silently,
-and still computes the op (LANGUAGE.md, section 6)."""
+and still computes the op (docs/language.md, "Kernels")."""
 
 from __future__ import annotations
 

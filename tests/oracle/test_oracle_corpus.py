@@ -25,7 +25,8 @@ DRAWS = {  # entries whose usual inputs reach undefined behaviour in most draws
 }
 GRAD_SKIP = {
     ("wrong_clause.linnet", "main"):
-        "the op's grad clause is wrong on purpose and --grad trusts it (LANGUAGE.md section 7)",
+        "the op's grad clause is wrong on purpose and --grad trusts it "
+        "(docs/language.md, 'Gradients')",
 }
 
 

@@ -1,4 +1,4 @@
-"""Gradients through generated PyTorch (LANGUAGE.md section 7).
+"""Gradients through generated PyTorch (docs/language.md, "Gradients").
 
 An op with a kernel or a `grad` clause is called through its own `torch.autograd.Function`
 when an input requires grad: forward runs the kernel (or the body), backward runs the grad

@@ -1,4 +1,4 @@
-"""The PyTorch interpreter under autograd honours op `grad` clauses (LANGUAGE.md section 7).
+"""The PyTorch interpreter under autograd honours op `grad` clauses (docs/language.md, "Gradients").
 
 `load_function(..., compile=False)` must differentiate exactly as generated PyTorch does:
 an op with a clause goes through an autograd Function whose backward is the clause (even a

@@ -1,4 +1,5 @@
-"""Scans that yield tuples (LANGUAGE.md section 4): `let (a, b) = for ... { yield (x, y) }`.
+"""Scans that yield tuples (docs/language.md, "Statements and expressions"):
+`let (a, b) = for ... { yield (x, y) }`.
 
 The tensor IR's `Loop` stacks `yields` values, one stack each. These tests build such
 scans by hand and run them through every printer and the interpreter (the corpus entries

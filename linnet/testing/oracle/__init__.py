@@ -1,6 +1,6 @@
 """An independent oracle: a NumPy evaluator of checked Linnet programs.
 
-Written from the language's rules (LANGUAGE.md), sharing no code with the lowering, the
+Written from the language's rules (docs/language.md), sharing no code with the lowering, the
 printers or the runtimes, so that every backend can be held to it. See docs/fuzz.md,
 "The oracle".
 

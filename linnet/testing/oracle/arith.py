@@ -1,4 +1,5 @@
-"""Elementwise arithmetic with the language's rules (LANGUAGE.md sections 3 and 4).
+"""Elementwise arithmetic with the language's rules (docs/language.md, "Types and generics" and
+"Statements and expressions").
 
 Integers wrap (two's complement, NumPy's own integer arithmetic), `/` and `%` truncate toward
 zero (`MIN / -1` wraps to `MIN`, `MIN % -1` is 0), a zero divisor is undefined. Floats

@@ -1,6 +1,6 @@
 """Calls of `fn`s and `op`s, and the machine that runs instances.
 
-An op's value is its body (LANGUAGE.md section 2); its kernel and `grad` clause are not
+An op's value is its body (docs/language.md, "Items"); its kernel and `grad` clause are not
 read. Each callee is the checker's instance of it at the call's generic binding, made once
 per binding. Inside index notation a call takes scalars, but the oracle's scalars there are
 arrays over the index space: the callee runs once over the arrays (its arithmetic

@@ -3,8 +3,8 @@
 A tensor (a scalar too) is a NumPy array of its dtype's NumPy type (`bf16` is
 `ml_dtypes.bfloat16`; a scalar is a 0-d array). A literal, or a compile-time integer such as
 a `Dim` read as a value, stays a `Lit` holding the exact Python number until it meets a
-dtype (LANGUAGE.md section 3: literals are contextual). A shape literal `[A, B]` is a
-`ShapeV`. In f64 precision every float dtype is held as float64.
+dtype (docs/language.md, "Types and generics": literals are contextual). A shape literal
+`[A, B]` is a `ShapeV`. In f64 precision every float dtype is held as float64.
 """
 
 from __future__ import annotations

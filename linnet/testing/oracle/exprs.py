@@ -232,7 +232,7 @@ class ExprEval:
 
     def _position(self, v, extent: int) -> int:
         """An integer index: a compile-time one was proved in range; a runtime one out of
-        range is undefined (LANGUAGE.md section 4)."""
+        range is undefined (docs/language.md, "Statements and expressions")."""
         k = int(self.scalar(v, "a runtime index"))
         if not 0 <= k < extent:
             raise OracleUndefined(f"index {k} out of range for an axis of {extent}")

@@ -1,5 +1,5 @@
 """Central finite differences of an entry's gradient, in f64: the reference the fuzzer holds
-`--grad` exports to (LANGUAGE.md section 7: the gradient of the loss with respect to every
+`--grad` exports to (docs/language.md, "Gradients": the gradient of the loss with respect to every
 floating input, scalars included, in parameter order)."""
 
 from __future__ import annotations

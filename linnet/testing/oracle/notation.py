@@ -1,4 +1,5 @@
-"""Index notation and reductions (LANGUAGE.md section 5), by broadcasting over an index space.
+"""Index notation and reductions (docs/language.md, "Index notation and reductions"), by
+broadcasting over an index space.
 
 Each index variable owns one axis of an *index space* (a pack `*s` owns one per dimension);
 the outputs of `let y[i, j] = ...` come first, in order, and each reduction appends the axes

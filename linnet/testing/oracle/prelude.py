@@ -1,4 +1,4 @@
-"""The prelude (LANGUAGE.md section 4): casts, math, `select`, shifts, shapes, `iota`,
+"""The prelude (docs/language.md, "The prelude"): casts, math, `select`, shifts, shapes, `iota`,
 `fill`, `cumsum`, `next_pow2`. Each builtin is one small method; dtypes come from the
 checker's type of the call (`cast<T>`, `iota<T>`, `fill<T>`) or of its operands."""
 

@@ -1,7 +1,8 @@
 """Reductions (`sum prod max min any all`) and running sums (`cumsum`).
 
-A reduction accumulates in its dtype (LANGUAGE.md section 5; `sum<T>` only names the dtype
-the body already has). Integers wrap at that dtype's width. `f16` and `bf16` sums and
+A reduction accumulates in its dtype (docs/language.md, "Index notation and reductions";
+`sum<T>` only names the dtype the body already has). Integers wrap at that dtype's width.
+`f16` and `bf16` sums and
 products accumulate in f32 and round once at the end (section 8: f32 accumulation), `f32` in
 f32 with NumPy's pairwise summation, `f64` in f64. Over an empty axis: `sum` is 0, `prod` 1,
 `max` the lowest value (`-inf` for floats), `min` the highest, `any` false, `all` true.

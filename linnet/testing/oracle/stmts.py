@@ -1,5 +1,6 @@
-"""Statements and control flow (LANGUAGE.md section 4): bindings, `var` and assignment,
-counted `for` (vars assigned inside are carried), scans, `while`, `static for`, `return`.
+"""Statements and control flow (docs/language.md, "Statements and expressions"): bindings,
+`var` and assignment, counted `for` (vars assigned inside are carried), scans, `while`,
+`static for`, `return`.
 
 A body runs top to bottom; its final `return` gives its value (the checker allows no other).
 """

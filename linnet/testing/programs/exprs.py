@@ -261,7 +261,8 @@ class Exprs:
         return self.binary(op, a, b, dtype, info)
 
     def wraps(self, dtype: DType, op: str) -> bool:
-        """Integer `+ - *` wrap (LANGUAGE.md section 3): sometimes that is the point."""
+        """Integer `+ - *` wrap (docs/language.md, "Types and generics"): sometimes that is
+        the point."""
         if not (dtype.is_int and BITS[dtype.name] <= 32 and op in "+-*"):
             return False
         if not self.g.has("wrap") or not self.g.chance(0.3):

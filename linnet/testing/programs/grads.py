@@ -1,7 +1,7 @@
 """Ops with `grad` clauses: a random differentiable body and its derivative, written out.
 
 Why a small symbolic differentiator: a `grad` clause is the op's backward pass wherever
-autograd or `jax.grad` runs the op (LANGUAGE.md section 7), so it has to be the true
+autograd or `jax.grad` runs the op (docs/language.md, "Gradients"), so it has to be the true
 derivative for gradients to mean anything. Bodies are trees over the op's floating tensor
 parameters (and a floating scalar, and a bool mask for `select`) built from `+ - *`, unary
 minus, `exp sin cos tanh` and `select`, whose derivatives are rules; the clause returns

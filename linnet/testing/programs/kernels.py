@@ -1,7 +1,7 @@
 """Ops bound to kernels: tile programs of 1 to 3 grid axes and the op bodies that define them.
 
 Why templates with random parts: a kernel must compute exactly what its op's body computes
-(else the program is wrong, LANGUAGE.md section 6), which a free-form generator cannot
+(else the program is wrong, docs/language.md, "Kernels"), which a free-form generator cannot
 promise. Each template is a known-correct kernel shape (blocks of a vector, rows with
 reductions and `cumsum`, 2-D and 3-D tiles, atomics into columns, a tiled product that
 becomes `tl.dot`, loops with run-time bounds, a `while`), and the element expression that
