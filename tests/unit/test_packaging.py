@@ -11,6 +11,7 @@ compiling a kernel warns on stderr.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,11 +36,18 @@ entry main(x: Tensor[4; f32]) -> Tensor[4; f32] {
 def installed(tmp_path_factory) -> dict:
     """The wheel built and installed with `pip --target`; a scratch folder to run in."""
     base = tmp_path_factory.mktemp("wheel")
-    wheels, site, work = base / "dist", base / "site", base / "work"
+    source, wheels, site, work = base / "src", base / "dist", base / "site", base / "work"
     work.mkdir()
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources, which
+    # must not land in the checkout nor race with another test process building too
+    source.mkdir()
+    shutil.copytree(ROOT / "linnet", source / "linnet",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copyfile(ROOT / name, source / name)
     pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
     subprocess.run(pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels),
-                          str(ROOT)], check=True, capture_output=True, timeout=300)
+                          str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = wheels.glob("linnet-*.whl")
     subprocess.run(pip + ["install", "--no-deps", "--target", str(site), str(wheel)],
                    check=True, capture_output=True, timeout=300)
