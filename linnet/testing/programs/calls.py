@@ -53,7 +53,7 @@ class Signature:
 
     def generic_dtype(self, d: DType, kind: str) -> None:
         name = self.g.fresh("T")
-        self.dtypes[d] = DType(name, d.name)
+        self.dtypes[d] = DType(name, d.name, kind)
         self.dtype_back[self.dtypes[d]] = d
         self.generics.append(t.Generic(name, kind))
         self.explicit.append(t.Name(d.text))

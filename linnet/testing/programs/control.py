@@ -135,13 +135,15 @@ class Control:
         stmts.append(t.VarDecl(steps, None, t.IntLit(0)))
         body_scope = self.scope.child(loop=True)
         body_scope.hidden.add(acc.name)
+        # the condition is drawn before the body: it may read only what is in scope before
+        # the loop, never a `let` of the body
+        extra = Exprs(g, body_scope).bool_expr((), 1) if g.has_bool() and g.chance(0.4) \
+            else None
         inner = self.body_maker(body_scope, g.rng.randrange(0, 2))
         value, info = self.update(body_scope, acc, limit)
         inner.append(t.Assign(acc.name, value))
         inner.append(t.Assign(steps, t.Binary("+", t.Name(steps), t.IntLit(1))))
         cond: t.Expr = t.Binary("<", t.Name(steps), t.IntLit(limit))
-        extra = Exprs(g, body_scope).bool_expr((), 1) if g.has_bool() and g.chance(0.4) \
-            else None
         if extra is not None and not extra.ty.dims:
             cond = t.Binary("&&", cond, extra.node)
         stmts.append(t.While(cond, tuple(inner)))

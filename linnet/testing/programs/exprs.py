@@ -105,9 +105,9 @@ class Exprs:
             makers.append(self.divide_expr)
         if dtype.is_float and self.g.has("math"):
             makers += [self.math_expr] * 2
-        if dtype.is_int and self.g.has("bitwise"):
+        if dtype.bitwise and self.g.has("bitwise"):
             makers.append(self.bitwise_expr)
-        if dtype.is_int and self.g.has("shift"):
+        if dtype.bitwise and self.g.has("shift"):
             makers.append(self.shift_expr)
         return self.g.pick(makers)(dtype, shape, depth)
 

@@ -33,9 +33,17 @@ BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32,
 
 @dataclass(frozen=True)
 class DType:
-    """A dtype as written (`text`: `f32`, or a generic `T`) and what it stands for (`name`)."""
+    """A dtype as written (`text`: `f32`, or a generic `T`) and what it stands for (`name`);
+    `kind` is a generic's bound (`Integer`, `Numeric`, ...), empty for a concrete dtype."""
     text: str
     name: str
+    kind: str = ""
+
+    @property
+    def bitwise(self) -> bool:
+        """May `& | ^` and shifts apply? Integers, but not through a `Numeric` generic (whose
+        values may be floats elsewhere)."""
+        return self.is_int and self.kind != "Numeric"
 
     @property
     def is_float(self) -> bool:
