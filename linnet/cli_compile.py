@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_io import ProgramInput, check_output, read_program, write_bytes, write_text
+from .cli_io import (ProgramInput, check_output, prepare_dir, read_program, write_bytes,
+                     write_text)
 from .cli_report import Reporter, add_report_options
 
 COMPILE_HELP = """\
@@ -160,7 +161,8 @@ def run_compile(args: argparse.Namespace) -> int:
         return 2
     shown = Instrumentation(
         dump_before=_names(args.dump_before), dump_after=_names(args.dump_after),
-        dump_dir=Path(args.dump_dir) if args.dump_dir else None, stop_after=args.stop_after,
+        dump_dir=prepare_dir(args.dump_dir, "--dump-dir") if args.dump_dir else None,
+        stop_after=args.stop_after,
         verify_each=args.verify_each)
     return _compile(args, shown, final=not args.stop_after and not args.dump_after)
 

@@ -106,6 +106,21 @@ def check_output(output: str | None, program: ProgramInput) -> None:
         raise CliError(f"-o {output}: is the input file; it would be overwritten")
 
 
+def prepare_dir(directory: str, option: str) -> Path:
+    """A directory the command writes files into (`--dump-dir`): made if missing, refused
+    (exit 2) if it cannot be made or written."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise CliError(f"{option} {directory}: is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CliError(f"{option} {directory}: cannot make it: {err.strerror or err}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {directory}: cannot write there (permission denied)")
+    return path
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)

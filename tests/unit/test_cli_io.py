@@ -190,3 +190,21 @@ def test_verify_takes_several_files(capsys):
                  "--max-dim", "4"]) == 0
     out = capsys.readouterr().out
     assert "relu" in out and "layer_norm" in out
+
+
+def test_dump_dir_that_cannot_be_made_is_a_mistake(tmp_path, capsys):
+    afile = tmp_path / "plain.txt"
+    afile.write_text("")
+    assert main(["compile", str(RELU), "--dump-dir", str(afile)]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert main(["compile", str(RELU), "--dump-dir", str(afile / "sub")]) == 2
+    assert "cannot make it" in capsys.readouterr().err
+    made = tmp_path / "new" / "dumps"
+    assert main(["compile", str(RELU), "--dump-dir", str(made), "--stop-after", "parse"]) == 0
+    assert sorted(p.name for p in made.iterdir()) == ["01-parse.txt"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_reported(capsys):
+    assert main(["torch", str(RELU), "-o", "/dev/full"]) == 2
+    assert "cannot write: No space left on device" in capsys.readouterr().err
