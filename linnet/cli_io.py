@@ -60,7 +60,9 @@ def program_files(args: list[str], allow_stdin: bool = True) -> list[ProgramInpu
     once)."""
     out: list[ProgramInput] = []
     for arg in args:
-        if arg == STDIO and allow_stdin:
+        if arg == STDIO:
+            if not allow_stdin:
+                raise CliError("reads programs from files, not standard input (-)")
             if any(p.from_stdin for p in out):
                 raise CliError("standard input (-) given twice")
             out.append(ProgramInput(STDIN_NAME, _read_stdin()))

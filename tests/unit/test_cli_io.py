@@ -208,3 +208,22 @@ def test_dump_dir_that_cannot_be_made_is_a_mistake(tmp_path, capsys):
 def test_a_full_disk_is_reported(capsys):
     assert main(["torch", str(RELU), "-o", "/dev/full"]) == 2
     assert "cannot write: No space left on device" in capsys.readouterr().err
+
+
+def test_ctrl_c_during_a_long_check_ends_at_once(tmp_path):
+    """Interrupted while the checker runs on its worker thread: the process ends at once,
+    with status 130, rather than wait for the check to finish."""
+    items = "".join(f"fn f{k}(x: f32) -> f32 {{\n    return x * 2.0 + 1.0\n}}\n\n"
+                    for k in range(40_000))
+    big = tmp_path / "big.linnet"
+    big.write_text("module big\n\n" + items)
+    proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", str(big)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    assert proc.poll() is None, "the check ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip() == "linnet: interrupted"
+    assert time.perf_counter() - start < 10
