@@ -1,7 +1,8 @@
 """The `linnet` command line.
 
-Exit status: 0 success, 1 errors in the input, 2 a command-line mistake,
-3 an internal compiler error (one line; the traceback with LINNET_DEBUG=1).
+Exit status: 0 success, 1 errors in the input, 2 a command-line mistake (also a file that
+cannot be read or written, or a missing optional package), 3 an internal compiler error (one
+line; the traceback with LINNET_DEBUG=1), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import traceback
 from typing import Callable, Sequence
 
 from . import __version__
-from .diagnostics import render, to_json
 from .cli_compile import add_commands
 from .cli_fuzz import add_fuzz_command
+from .cli_io import CliError, missing_extra, program_files
+from .cli_report import Reporter, add_report_options, plural
 from .cli_tune import add_tune_command
 from .cli_verify import add_verify_command
-from .frontend import check_program
 
 DESCRIPTION = """\
 Linnet compiles a typed tensor language: op bodies in index notation, and tile
@@ -39,11 +40,14 @@ Run `linnet COMMAND --help` for a command's options and examples."""
 
 CHECK_HELP = """\
 Parse and type-check each FILE (and the modules it `use`s), printing every
-diagnostic with its code, the source line and a caret.
+diagnostic with its code, the source line and a caret. A directory stands for
+every .linnet file under it; `-` reads a program from standard input.
 
 examples:
   linnet check examples/softmax.linnet
+  linnet check examples/                # every .linnet file under it
   linnet check --json model.linnet      # machine-readable, for editors and tools
+  cat model.linnet | linnet check -
 
 exit status: 0 no errors, 1 errors in the input, 2 a command-line mistake."""
 
@@ -57,10 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check", help="parse and check programs", description=CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("files", nargs="+", metavar="FILE", help="a .linnet source file")
-    check.add_argument("--json", action="store_true",
-                       help="print diagnostics as a JSON list (code, severity, message, "
-                            "file, line, column, end)")
+    check.add_argument("files", nargs="+", metavar="FILE",
+                       help="a .linnet source file, a directory of them, or - (stdin)")
+    add_report_options(check, json_help="print diagnostics as a JSON list on standard output "
+                                        "(code, severity, message, file, line, column, end)")
     check.set_defaults(run=run_check)
     add_commands(commands)
     add_verify_command(commands)
@@ -70,50 +74,79 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    all_diagnostics, sources = [], {}
-    missing = [path for path in args.files if not os.path.isfile(path)]
-    if missing:
-        print(f"linnet check: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    for path in args.files:
-        result = check_program(path)
-        all_diagnostics.extend(result.diagnostics)
-        sources.update(result.sources)
-    if args.json:
-        print(to_json(all_diagnostics, sources))
-    else:
-        for diagnostic in all_diagnostics:
-            print(render(diagnostic, sources) + "\n", file=sys.stderr)
-        errors = sum(d.severity == "error" for d in all_diagnostics)
-        if errors:
-            print(f"{errors} error{'s' if errors != 1 else ''} in {len(args.files)} "
-                  f"file{'s' if len(args.files) != 1 else ''}", file=sys.stderr)
-        else:
-            print(f"ok: {len(args.files)} file{'s' if len(args.files) != 1 else ''} checked")
-    return 1 if any(d.severity == "error" for d in all_diagnostics) else 0
+    from .frontend import check_program
+    programs = program_files(args.files)
+    report = Reporter(args, json_stream=sys.stdout)
+    for program in programs:
+        result = check_program(program.path, program.text)
+        report.add(result.diagnostics, result.sources)
+    report.finish(len(programs))
+    if not report.json and not report.errors:
+        print(f"ok: {plural(len(programs), 'file')} checked")
+    return 1 if report.errors else 0
+
+
+INTERRUPTED = 130
+"""The exit status of a run stopped by Ctrl-C (SIGINT), as shells report it."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help(sys.stderr)
-        return 2
-    return run_guarded(lambda: args.run(args))
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "run", None):
+            parser.print_help(sys.stderr)
+            return 2
+        return run_guarded(lambda: args.run(args), args.command)
+    except KeyboardInterrupt:
+        return interrupted()
 
 
-def run_guarded(job: Callable[[], int]) -> int:
-    """Run a command; report a crash of the compiler itself in one line (exit 3)."""
+def run_guarded(job: Callable[[], int], command: str | None = None) -> int:
+    """Run a command. A mistake with files or packages is the user's (one line, exit 2);
+    Ctrl-C stops quietly (exit 130); a crash of the compiler itself is one line (exit 3)."""
+    name = f"linnet {command}" if command else "linnet"
     try:
         return job()
     except BrokenPipeError:  # the reader went away (`linnet ... | head`): not our error
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        return interrupted()
+    except CliError as err:
+        print(f"{name}: {err}", file=sys.stderr)
+        return err.status
+    except ModuleNotFoundError as err:
+        message = missing_extra(err)
+        if message is None:
+            return internal_error(err)
+        print(f"{name}: {message}", file=sys.stderr)
+        return 2
     except Exception as err:  # noqa: BLE001 - the boundary of the program
-        if os.environ.get("LINNET_DEBUG") == "1":
-            traceback.print_exc()
-        print(f"linnet: internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
-        return 3
+        return internal_error(err)
+
+
+def internal_error(err: BaseException) -> int:
+    """A bug in Linnet: one line (the traceback too with LINNET_DEBUG=1), exit status 3."""
+    if os.environ.get("LINNET_DEBUG") == "1":
+        traceback.print_exception(err)
+    print(f"linnet: internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+    return 3
+
+
+def interrupted() -> int:
+    """Ctrl-C: no traceback, exit status 130. A compilation still running on the deep-stack
+    worker thread cannot be stopped; the process ends at once rather than wait for it."""
+    from .deepstack import job_running
+    print("linnet: interrupted", file=sys.stderr)
+    if job_running():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(INTERRUPTED)
+    return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from .diagnostics import CompileError, render
-from .passes.front import UsageError
-from .passes.manager import Instrumentation, timing_table
+from .cli_io import (ProgramInput, check_output, prepare_dir, read_program, write_bytes,
+                     write_text)
+from .cli_report import Reporter, add_report_options
 
 COMPILE_HELP = """\
 Compile FILE for a target, showing any stage of the pipeline.
@@ -35,6 +35,7 @@ Compile FILE's entry to a {what} and print it (or write it with -o).
 examples:
   linnet {target} examples/softmax.linnet --entry main
   linnet {target} model.linnet --entry run --bind R=8 --bind C=40 -o run.py
+  cat model.linnet | linnet {target} - --entry run -o -
 
 --bind binds every generic of the entry: dims as integers (R=8), dtypes by
 name (T=f32), shape packs as comma-separated integers (S=2,3).{tuning}
@@ -60,7 +61,7 @@ def add_commands(commands) -> None:
     compile_ = commands.add_parser("compile", help="compile with dumps, timings and stops",
                                    description=COMPILE_HELP,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    compile_.add_argument("file", nargs="?", metavar="FILE")
+    compile_.add_argument("file", nargs="?", metavar="FILE", help="a .linnet file, or - (stdin)")
     compile_.add_argument("--target", choices=TARGETS, default="torch")
     _add_common(compile_)
     compile_.add_argument("--dump-after", default="", metavar="PASS[,PASS]|all")
@@ -85,7 +86,7 @@ def add_commands(commands) -> None:
                                           tuning=TUNING_HELP if target in ("torch", "jax")
                                           else ""),
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
-        command.add_argument("file", metavar="FILE")
+        command.add_argument("file", metavar="FILE", help="a .linnet file, or - (stdin)")
         _add_common(command)
         if target in ("torch", "jax"):
             _add_tuning(command)
@@ -103,7 +104,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grad", action="store_true",
                    help="export the loss and its gradient with respect to every floating "
                         "input (reverse mode; op bodies and grad clauses, no kernels)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the result to OUT (- for standard output); never the input")
+    add_report_options(p)
 
 
 def _add_tuning(p: argparse.ArgumentParser) -> None:
@@ -125,6 +128,7 @@ def tuning_argument(args: argparse.Namespace) -> object:
 
 
 def _bindings(items: list[str]) -> dict[str, str]:
+    from .passes.front import UsageError
     out: dict[str, str] = {}
     for item in items:
         name, eq, value = item.partition("=")
@@ -139,6 +143,7 @@ def _names(text: str) -> frozenset[str]:
 
 
 def run_compile(args: argparse.Namespace) -> int:
+    from .passes.manager import Instrumentation
     from .pipeline import all_passes, passes_for
     if args.list_passes:
         for p in all_passes():
@@ -156,28 +161,34 @@ def run_compile(args: argparse.Namespace) -> int:
         return 2
     shown = Instrumentation(
         dump_before=_names(args.dump_before), dump_after=_names(args.dump_after),
-        dump_dir=Path(args.dump_dir) if args.dump_dir else None, stop_after=args.stop_after,
+        dump_dir=prepare_dir(args.dump_dir, "--dump-dir") if args.dump_dir else None,
+        stop_after=args.stop_after,
         verify_each=args.verify_each)
     return _compile(args, shown, final=not args.stop_after and not args.dump_after)
 
 
 def run_target(args: argparse.Namespace) -> int:
+    from .passes.manager import Instrumentation
     return _compile(args, Instrumentation(), final=True)
 
 
-def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> int:
+def _compile(args: argparse.Namespace, shown, final: bool) -> int:
+    from .diagnostics import CompileError
+    from .passes.front import UsageError
+    from .passes.manager import timing_table
     from .pipeline import compile_source
     from .tune.records import TuningFileError
-    if not os.path.isfile(args.file):
-        print(f"linnet: no such file: {args.file}", file=sys.stderr)
-        return 2
+    program = read_program(args.file)
+    check_output(args.output, program)
     if getattr(args, "tuning", None) and not os.path.isfile(args.tuning):
         print(f"linnet {args.command}: no such tuning file: {args.tuning}", file=sys.stderr)
         return 2
+    report = Reporter(args)
     try:
-        compiled = compile_source(path=args.file, target=args.target, entry=args.entry,
-                                  bind=_bindings(args.bind), numerics=args.numerics,
-                                  grad=args.grad, shown=shown, tuning=tuning_argument(args),
+        compiled = compile_source(program.text, path=program.path, target=args.target,
+                                  entry=args.entry, bind=_bindings(args.bind),
+                                  numerics=args.numerics, grad=args.grad, shown=shown,
+                                  tuning=tuning_argument(args),
                                   device=getattr(args, "device", None))
     except UsageError as err:
         print(f"linnet {args.command}: {err}", file=sys.stderr)
@@ -186,36 +197,37 @@ def _compile(args: argparse.Namespace, shown: Instrumentation, final: bool) -> i
         print(f"linnet {args.command}: {err}", file=sys.stderr)
         return 1
     except CompileError as err:
-        sources = _sources(args.file, err)
-        for d in err.diagnostics:
-            print(render(d, sources) + "\n", file=sys.stderr)
+        report.add(err.diagnostics, _sources(program, err))
+        report.finish(1)
         return 1
+    report.finish(1)
     if getattr(args, "time_passes", False):
         print(timing_table(compiled.result), file=sys.stderr)
     if final and isinstance(compiled.text, str):
-        _write(compiled.text, args.output)
+        write_text(compiled.text, args.output)
     elif final and compiled.text is not None:  # an ONNX model
         _write_model(compiled.text, args.output)
     return 0
 
 
-def _sources(path: str, err: CompileError) -> dict:
+def _sources(program: ProgramInput, err) -> dict:
+    """The files the diagnostics are in (a program from stdin: its text)."""
     from .diagnostics import SourceFile
     files = {d.span.file for d in err.diagnostics}
-    return {f: SourceFile.of(f, Path(f).read_text()) for f in files if Path(f).is_file()}
+    out = {f: SourceFile.of(f, Path(f).read_text(encoding="utf-8", errors="replace"))
+           for f in files if f != program.path and Path(f).is_file()}
+    if program.path in files:
+        text = program.text if program.from_stdin else Path(program.path).read_text(
+            encoding="utf-8", errors="replace")
+        out[program.path] = SourceFile.of(program.path, text)
+    return out
 
 
 def _write_model(model, output: str | None) -> None:
-    """An ONNX model: the binary to OUT, or its readable text form to stdout."""
+    """An ONNX model: the binary to OUT (or to stdout, `-o -`), else its readable text form
+    to stdout."""
     if output is None:
         import onnx
-        _write(onnx.printer.to_text(model), None)
+        write_text(onnx.printer.to_text(model), None)
     else:
-        Path(output).write_bytes(model.SerializeToString())
-
-
-def _write(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
-        Path(output).write_text(text)
+        write_bytes(model.SerializeToString(), output)

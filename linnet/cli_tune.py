@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 TUNE_HELP = """\
@@ -77,7 +76,10 @@ def add_tune_command(commands) -> None:
                    help="print the candidates and those left out, and run nothing")
     p.add_argument("--no-record", action="store_true",
                    help="tune and print, but write no tuning file")
-    p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the run as JSON (diagnostics too, on standard error)")
+    from .cli_report import add_report_options
+    add_report_options(p, json_help=False)
     p.set_defaults(run=run_tune_command)
 
 
@@ -112,13 +114,15 @@ def _fail(message: str, status: int) -> int:
 
 def run_tune_command(args: argparse.Namespace) -> int:
     from .cli_compile import _bindings
+    from .cli_io import read_program
     from .cli_verify import prepare_triton
     from .passes.front import UsageError
     from .testing.harness import ProgramError
     from .tune.records import TuningFileError
     from .tune.tuner import TuneError
-    if not os.path.isfile(args.file):
-        return _fail(f"no such file: {args.file}", 2)
+    if args.file == "-":
+        return _fail("FILE must be a file, not standard input (its tuning file is beside it)", 2)
+    read_program(args.file)  # a missing file, or a directory, is a command-line mistake
     if args.max_candidates < 1 or args.checks < 1:
         return _fail("--max-candidates and --checks take positive integers", 2)
     try:
@@ -133,10 +137,11 @@ def run_tune_command(args: argparse.Namespace) -> int:
     except TuningFileError as err:
         return _fail(str(err), 1)
     except ProgramError as err:
-        from .diagnostics import render
-        for d in err.diagnostics:
-            print(render(d, err.sources) + "\n", file=sys.stderr)
-        return _fail(f"{args.file} has errors", 1)
+        from .cli_report import Reporter
+        report = Reporter(args)
+        report.add(err.diagnostics, err.sources)
+        report.finish(1)
+        return 1
 
 
 def _run(args: argparse.Namespace, bind: dict, tries: dict, device: str | None) -> int:

@@ -13,7 +13,7 @@ from typing import Sequence
 
 VERIFY_HELP = """\
 Check each op's kernel against the op's body, which is its definition. For every op
-of FILE that binds a kernel (or only --op NAME, or the entry --entry NAME), draw
+of each FILE (a directory: every .linnet file under it) that binds a kernel (or only --op NAME, or the entry --entry NAME), draw
 sizes that satisfy both the op's and the kernel's `where` clauses (all ones first,
 then ragged edges around the tile sizes, then random sizes up to --max-dim), run
 random inputs through the op compiled with --numerics exact (the body) and with
@@ -31,9 +31,12 @@ examples:
   linnet verify examples/matmul.linnet --op matmul --examples 20 --seed 3
   linnet verify model.linnet --entry run --numerics fast
   linnet verify examples/softmax.linnet --target jax
+  linnet verify examples/softmax.linnet examples/layer_norm.linnet
+  linnet verify examples/
 
 exit status: 0 every kernel agrees with its body, 1 a disagreement (or errors in
-the program), 2 a command-line mistake."""
+the program), 2 a command-line mistake (also: torch, or jax for --target jax, not
+installed), 130 interrupted."""
 
 
 def add_verify_command(commands) -> None:
@@ -41,7 +44,8 @@ def add_verify_command(commands) -> None:
     p = commands.add_parser("verify", help="check kernels against op bodies on random inputs",
                             description=VERIFY_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="a .linnet file or a directory of them; several may be given")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--entry", metavar="E", help="verify this entry (its generics drawn "
                                                     "from its where clause)")
@@ -63,6 +67,8 @@ def add_verify_command(commands) -> None:
     p.add_argument("--device", choices=("cpu", "cuda"),
                    help="where inputs live (default cuda when available)")
     p.add_argument("--no-grad", action="store_true", help="compare the forward pass only")
+    from .cli_report import add_report_options
+    add_report_options(p)
     p.set_defaults(run=run_verify_command)
 
 
@@ -98,47 +104,57 @@ def prepare_pallas() -> str:
 
 
 def run_verify_command(args: argparse.Namespace) -> int:
-    from .diagnostics import render
-    from .testing.harness import ProgramError, target_spec
-    from .verify import run_verify
-    if not os.path.isfile(args.file):
-        print(f"linnet verify: no such file: {args.file}", file=sys.stderr)
-        return 2
+    """Verify each file in turn; the status is the worst of theirs (a mistake on the command
+    line stops at once)."""
+    from .cli_io import program_files
+    from .cli_report import Reporter
+    programs = program_files(args.files, allow_stdin=False)
     try:
         device = prepare_pallas() if args.target == "jax" else prepare_triton(args.device)
     except ValueError as err:
         print(f"linnet verify: {err}", file=sys.stderr)
         return 2
+    report, status = Reporter(args), 0
+    for program in programs:
+        status = max(status, _verify_file(args, program.path, device, report))
+        if status == 2:
+            return 2
+    report.finish(len(programs))
+    return status
+
+
+def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> int:
+    from .testing.harness import ProgramError, target_spec
+    from .verify import run_verify
     try:
         name = args.op or args.entry
         if name is not None:
-            try:
-                spec = target_spec(args.file, name)
-            except KeyError:
-                kind = "op" if args.op else "entry"
-                print(f"linnet verify: no {kind} named `{name}` in {args.file}", file=sys.stderr)
+            problem = _target_problem(args, path, name, target_spec)
+            if problem:
+                print(f"linnet verify: {problem}", file=sys.stderr)
                 return 2
-            if args.op and spec.kind != "op":
-                print(f"linnet verify: `{name}` is an entry; use --entry {name}",
-                      file=sys.stderr)
-                return 2
-            if args.entry and spec.kind != "entry":
-                print(f"linnet verify: `{name}` is an op; use --op {name}", file=sys.stderr)
-                return 2
-            if args.op and spec.kernel is None:
-                print(f"linnet verify: op `{name}` binds no kernel; nothing to verify",
-                      file=sys.stderr)
-                return 2
-        return run_verify(args.file, op=args.op, entry=args.entry, examples=args.examples,
+        return run_verify(path, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
                           grad=not args.no_grad, max_dim=args.max_dim, target=args.target,
                           max_elements=args.max_elements)
     except ProgramError as err:
-        for d in err.diagnostics:
-            print(render(d, err.sources) + "\n", file=sys.stderr)
-        errors = sum(d.severity == "error" for d in err.diagnostics)
-        print(f"{errors} error{'s' if errors != 1 else ''} in {args.file}", file=sys.stderr)
+        report.add(err.diagnostics, err.sources)
         return 1
+
+
+def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec) -> str:
+    """Why --op/--entry NAME cannot be verified in the file at path ("" when it can)."""
+    try:
+        spec = target_spec(path, name)
+    except KeyError:
+        return f"no {'op' if args.op else 'entry'} named `{name}` in {path}"
+    if args.op and spec.kind != "op":
+        return f"`{name}` is an entry; use --entry {name}"
+    if args.entry and spec.kind != "entry":
+        return f"`{name}` is an op; use --op {name}"
+    if args.op and spec.kernel is None:
+        return f"op `{name}` binds no kernel; nothing to verify"
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    return run_guarded(lambda: args.run(args))
+    return run_guarded(lambda: args.run(args), "verify")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,12 @@ _JOBS: "queue.Queue[Callable[[], None]]" = queue.Queue()
 _START = threading.Lock()
 _TURN = threading.Lock()  # one job at a time: the recursion limit is process-wide
 _worker: threading.Thread | None = None
+_BUSY = threading.Event()  # set while the worker runs a job
+
+
+def job_running() -> bool:
+    """Is the worker running a job? (After Ctrl-C, the caller stopped waiting for it.)"""
+    return _BUSY.is_set()
 
 
 def on_deep_stack() -> bool:
@@ -45,11 +51,13 @@ def call_with_deep_stack(job: Callable[[], R]) -> R:
     done = threading.Event()
 
     def run() -> None:
+        _BUSY.set()
         try:
             outcome["value"] = job()
         except BaseException as err:  # noqa: BLE001 - handed back to the caller
             outcome["error"] = err
         finally:
+            _BUSY.clear()
             done.set()
 
     with _TURN:

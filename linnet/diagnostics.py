@@ -121,25 +121,40 @@ class CompileError(Exception):
         self.diagnostics = diagnostics
 
 
-def render(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
-    """Render one diagnostic with its source line and a caret, rustc style.
+def render(diagnostic: Diagnostic, sources: dict[str, SourceFile], color: bool = False) -> str:
+    """Render one diagnostic with its source line and a caret, rustc style; `color` adds
+    rustc's colours (ANSI escapes) for a terminal.
 
     Everything shown is passed through `visible`: a source line (or a file name) holding
     control characters must not move the cursor, change colours or reorder the text of the
     terminal it is printed on."""
-    head = f"{diagnostic.severity}[{diagnostic.code}]: {visible(diagnostic.message)}"
+    paint = _paint if color else _plain
+    head = (paint(f"{diagnostic.severity}[{diagnostic.code}]", SEVERITY_STYLE.get(
+        diagnostic.severity, BOLD)) + paint(f": {visible(diagnostic.message)}", BOLD))
     source = sources.get(diagnostic.span.file)
     if source is None:
-        lines = [head, f"  --> {visible(diagnostic.span.file)}"]
+        lines = [head, f"  {paint('-->', BLUE)} {visible(diagnostic.span.file)}"]
     else:
-        lines = [head] + _excerpt(diagnostic, source)
-    lines += [f"   = note: {visible(note)}" for note in diagnostic.notes]
+        lines = [head] + _excerpt(diagnostic, source, paint)
+    lines += [f"   {paint('= note', BOLD)}: {visible(note)}" for note in diagnostic.notes]
     if diagnostic.help:
-        lines.append(f"   = help: {visible(diagnostic.help)}")
+        lines.append(f"   {paint('= help', BOLD)}: {visible(diagnostic.help)}")
     return "\n".join(lines)
 
 
-def _excerpt(diagnostic: Diagnostic, source: SourceFile) -> list[str]:
+BOLD, RED, YELLOW, BLUE = "1", "1;31", "1;33", "1;34"
+SEVERITY_STYLE = {"error": RED, "warning": YELLOW}
+
+
+def _paint(text: str, style: str) -> str:
+    return f"\x1b[{style}m{text}\x1b[0m"
+
+
+def _plain(text: str, style: str) -> str:
+    return text
+
+
+def _excerpt(diagnostic: Diagnostic, source: SourceFile, paint=_plain) -> list[str]:
     span = diagnostic.span
     line, col = source.position(span.start)
     text = source.line_text(line)
@@ -147,13 +162,14 @@ def _excerpt(diagnostic: Diagnostic, source: SourceFile) -> list[str]:
     width = (end_col - col) if end_line == line else len(text) - col + 1
     gutter = " " * len(str(line))
     before, marked = visible(text[:col - 1]), visible(text[col - 1:col - 1 + max(1, width)])
-    caret = " " * len(before) + "^" * max(1, len(marked))
-    label = f" {visible(diagnostic.label)}" if diagnostic.label else ""
+    caret = " " * len(before) + paint("^" * max(1, len(marked)), RED)
+    label = f" {paint(visible(diagnostic.label), RED)}" if diagnostic.label else ""
+    bar = paint("|", BLUE)
     return [
-        f"{gutter}--> {visible(span.file)}:{line}:{col}",
-        f"{gutter} |",
-        f"{line} | {visible(text)}",
-        f"{gutter} | {caret}{label}",
+        f"{gutter}{paint('-->', BLUE)} {visible(span.file)}:{line}:{col}",
+        f"{gutter} {bar}",
+        f"{paint(str(line), BLUE)} {bar} {visible(text)}",
+        f"{gutter} {bar} {caret}{label}",
     ]
 
 

@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
+from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
 from .dim_normal_form import Dim
 from .scope import Frame
@@ -91,7 +92,8 @@ class ExprChecker:
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
-                          help="declare it with `let`, or as a parameter or generic",
+                          help=name_habit(e.id)
+                          or "declare it with `let`, or as a parameter or generic",
                           once=(e.id,))
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:

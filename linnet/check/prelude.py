@@ -8,6 +8,7 @@ Each builtin is one small method. Arguments are checked by position; only
 from __future__ import annotations
 
 from ..syntax import tree as t
+from ..syntax.habits import function_habit
 from .dim_normal_form import Dim
 from .types import choice_of, compile_time_int, joint_literal, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
@@ -25,8 +26,11 @@ class PreludeChecker:
         if name in ("load", "program_id"):
             return self.kernel_builtin(e)  # type: ignore[attr-defined]
         if name not in ARITY and name != "concat":
-            return self.error("E1201", f"undeclared function `{name}`", e.callee_span,
-                              "not found", help="declare it with `fn`, or check the spelling",
+            names = [a.value.id for a in e.args if isinstance(a.value, t.Name)]
+            habit = function_habit(name, *names[:2])
+            message, help_ = habit or (f"undeclared function `{name}`",
+                                       "declare it with `fn`, or check the spelling")
+            return self.error("E1201", message, e.callee_span, "not found", help=help_,
                               once=(name,))
         if not self._arity_ok(e):
             return ERR

@@ -57,12 +57,13 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-try:  # the helpers run in generated modules and in the interpreter's namespace, each of
-    import torch  # which imports torch itself; here the import only serves direct testing
-except ImportError:  # pragma: no cover - printing code needs no torch
-    torch = None
-
 from ..ir import tensor as ir
+from ..lazy_import import LazyModule
+
+# The helpers below run in generated modules and in the interpreter's namespace, each of which
+# imports torch itself. Here `torch` serves only direct calls of a helper, and is imported at
+# the first: printing a module (`linnet torch FILE`) must not spend seconds importing torch.
+torch = LazyModule("torch")
 
 # ------------------------------------------------------------------ dtypes
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from lark import Token
 
 from ..diagnostics import Diagnostic, Span, unify_newlines
+from .habits import at_sign
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
@@ -94,7 +95,7 @@ def _scan(text: str, path: str) -> tuple[list[Token], list[Diagnostic]]:
     while pos < n:
         m = _SCANNER.match(text, pos)
         if m is None:
-            diagnostics.append(Diagnostic(
+            diagnostics.append(at_sign(text, pos, path) if text[pos] == "@" else Diagnostic(
                 "E1001", f"invalid character {text[pos]!r}", Span(path, pos, pos + 1),
                 "not part of the language", help="identifiers are ASCII letters, digits and `_`"))
             pos += 1

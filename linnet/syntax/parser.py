@@ -18,6 +18,7 @@ from lark.lexer import Lexer
 
 from ..diagnostics import Diagnostic, Span
 from . import tree as t
+from .habits import syntax_habit
 from .lexer import tokenize
 from .tables import load_parser
 
@@ -89,6 +90,9 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
+    habit = syntax_habit(tok, tokens, path)
+    if habit is not None:
+        return habit
     expected = sorted(getattr(err, "expected", ()) or ())
     shown = ", ".join(_describe(e) for e in expected[:8])
     if len(expected) > 8:

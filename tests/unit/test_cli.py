@@ -88,8 +88,8 @@ def test_unknown_pass_is_a_mistake(capsys):
 
 
 def test_internal_error_exits_3_in_one_line(monkeypatch, capsys):
-    import linnet.cli as cli
-    monkeypatch.setattr(cli, "check_program", lambda path: 1 / 0)
+    import linnet.frontend as frontend
+    monkeypatch.setattr(frontend, "check_program", lambda path, text=None: 1 / 0)
     assert main(["check", SOFTMAX]) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["linnet: internal compiler error: ZeroDivisionError: division by zero"]
