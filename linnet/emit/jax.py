@@ -10,7 +10,8 @@ What each primitive means is decided by `jax_ops`. This printer lays out binding
 tuples and control flow, all as `lax` control flow so that values may be traced: `If` is
 `lax.cond` over two local functions, a counted `Loop` is `lax.fori_loop` (its index an i64
 0-d array), a scan is `lax.scan` of `length` trips counting its index in the carry (no
-array of indices), `While` is `lax.while_loop`.
+array of indices), `While` is `lax.while_loop` (its first values behind
+`lax.optimization_barrier`: see `_Func.OPAQUE`).
 
 An op whose kernel was chosen also gets its Pallas kernel and launcher (`pallas.py`) and a
 chooser between kernel and body. An op with a kernel or a `grad` clause is a
@@ -187,6 +188,11 @@ class _Func(CodeWriter):
     """One function: straight-line bindings, and local functions for control flow."""
 
     NAN_GUARD = True  # float max/min reductions are NaN where a NaN is reduced
+    #: What a `while` loop's first values pass through: XLA (jaxlib 0.10) works out the
+    #: trip count of a loop whose counter starts, steps and stops at constants, and gets
+    #: some wrong for steps above 1 (`i = 0; while i < 1 { i = i + 2 }` runs no trip under
+    #: `jax.jit`); behind a barrier the start is no constant to XLA, and the loop is kept.
+    OPAQUE = "lax.optimization_barrier"
 
     def __init__(self, module: _Module, func: ir.Func) -> None:
         super().__init__()
@@ -323,5 +329,7 @@ class _Func(CodeWriter):
         self.local(body, "carry", depth, lambda en, d: _tuple(self.next_values(
             e, self.block(e.body, self.unpack(e, "carry", en, d), d))), env)
         inits = _tuple([self.atom(a, env) for a in e.init])
+        if e.init:
+            inits = f"{self.OPAQUE}({inits})"
         self.line(depth, f"{target} = lax.while_loop({cond}, {body}, {inits})")
 

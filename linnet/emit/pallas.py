@@ -13,8 +13,9 @@ are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
 
 The launcher calls `pl.pallas_call` on the kernel's grid with the launch hints as an
 explicit `compiler_params` (the default GPU lowering differs between JAX versions), results
-written by atomics passed in at their identity and aliased to the outputs, and
-`interpret=True` under `LINNET_PALLAS_INTERPRET=1`. The chooser runs the kernel there or on
+written by atomics passed in at their identity and aliased to the outputs, empty tensors
+passed as one element (Pallas takes no ref of size 0: `_flat_arg`), and `interpret=True`
+under `LINNET_PALLAS_INTERPRET=1`. The chooser runs the kernel there or on
 a GPU backend, and the op's body everywhere else.
 """
 
@@ -81,6 +82,12 @@ def _lp_params(warps, stages):
     return make(**{k: v for k, v in hints.items() if v is not None})
 
 
+def _lp_opaque(values):
+    """A `while` loop's first values, hidden from XLA's trip counts in the interpreter (see
+    the JAX printer's `OPAQUE`); on a GPU the kernel is lowered to Triton, not by XLA."""
+    return lax.optimization_barrier(values) if _LP_INTERPRET else values
+
+
 def _lp_atomic(op, ref, offsets, value, mask):
     """`pltriton.atomic_add/max/min` with a mask. Pallas's interpreter has no masked
     atomics: there the masked-off lanes write one past the end, which is dropped."""
@@ -94,6 +101,7 @@ class KernelFunc(_Func):
     """One kernel Func as a Pallas kernel over refs."""
 
     NAN_GUARD = False  # Triton's max/min reductions give NaN themselves
+    OPAQUE = "_lp_opaque"  # Pallas's Triton lowering has no optimization_barrier
 
     def emit(self, as_name: str | None = None) -> str:
         f = self.func
@@ -192,12 +200,10 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
     lines = [f"def {name}({', '.join(params)}):",
              f"    # launches {kernel_name} (kernel {comment(kernel.name)}) for op "
              f"{comment(op.name)}: grid {launch.grid}"]
-    args = [f"jnp.reshape({v}, (-1,))" for v in params]
+    args = [_flat_arg(v, p.type) for v, p in zip(params, op.params)]
     shapes, inits, aliases = [], [], {}
     for k, o in enumerate(kernel.outputs):
-        size = 1
-        for n in o.type.shape:
-            size *= int(n)
+        size = max(_size(o.type), 1)  # an empty result is one unread element (`_flat_arg`)
         dtype = ops.jnp_dtype(o.type.dtype)
         shapes.append(f"jax.ShapeDtypeStruct(({size},), {dtype})")
         init = launch.inits[k] if k < len(launch.inits) else "empty"
@@ -216,10 +222,30 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
                   f"{', '.join(args + inits)})"]
     else:  # an empty grid launches nothing: the results keep their first contents
         lines.append(f"    outs = {_tuple(inits)}")
-    outs = [f"jnp.reshape(outs[{k}], {tuple(int(n) for n in o.type.shape)!r})"
-            for k, o in enumerate(kernel.outputs)]
+    outs = [f"jnp.reshape(outs[{k}]{'[:0]' if _size(o.type) == 0 else ''}, "
+            f"{tuple(int(n) for n in o.type.shape)!r})" for k, o in enumerate(kernel.outputs)]
     if isinstance(op.body.result.type, ir.TupleTy):
         lines.append(f"    return {_tuple(outs)}")
     else:
         lines.append(f"    return {outs[0]}")
     return "\n".join(lines)
+
+
+def _size(ty: ir.Ty) -> int:
+    """The number of elements of a tensor type (1 for a scalar)."""
+    size = 1
+    for n in getattr(ty, "shape", ()):
+        size *= int(n)
+    return size
+
+
+def _flat_arg(v: str, ty: ir.Ty) -> str:
+    """An op's argument as the kernel's flat ref. An empty tensor is passed as one zero
+    element: every block of a ref without block specs is the whole array, and Pallas
+    cannot take a block of size 0 (its interpreter divides by the block's size, and a
+    gather from an empty ref is rejected while tracing). A kernel reads no element of an
+    empty tensor (its accesses are masked off), so the element is never read; an empty
+    result is likewise written into one element that the launcher drops."""
+    if _size(ty) == 0:
+        return f"jnp.zeros((1,), dtype={ops.jnp_dtype(ty.dtype)})"
+    return f"jnp.reshape({v}, (-1,))"

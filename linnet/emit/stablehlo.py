@@ -16,8 +16,10 @@ calls, tuples and control flow:
   is `counter < hi`) and the carried values; a scan also carries, per yield, a buffer of
   shape `(hi - lo, *yield)` that each trip writes its yield into with
   `dynamic_update_slice`.
-- `While` is `stablehlo.while` over the carried values; its `cond` region runs the
-  condition block.
+- `While` is `stablehlo.while` over the carried values, their first values passed
+  through `stablehlo.optimization_barrier` (XLA works out the trip count of a loop whose
+  counter starts, steps and stops at constants, and gets some wrong for steps above 1);
+  its `cond` region runs the condition block.
 
 Regions read values of the enclosing function directly (StableHLO's `while` and `if`
 regions are not isolated from above, and XLA accepts such captures). Op bodies always
@@ -252,6 +254,8 @@ class _Func:
     def while_(self, e: ir.While, env: dict[str, Val]) -> Val:
         inits = [x for a in e.init for x in flatten(self.atom(a, env))]
         types = [v.type for v in inits]
+        if inits:  # XLA miscounts some constant trips (see the JAX printer's `OPAQUE`)
+            inits = self.w.op("stablehlo.optimization_barrier", inits, types)
 
         def cond(w: OpWriter) -> None:
             inner = self.carried(e, w.block_args(types), env)

@@ -11,6 +11,9 @@ says whether kernels really ran.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import example, given, settings
 
 from linnet.testing import target_spec
@@ -180,3 +183,17 @@ def test_attention_causal_bf16(case) -> None:
 @example(case_at(RELU, N=2048))
 def test_relu(case) -> None:
     assert_agree(RELU, case)
+
+
+EDGES = str(Path(__file__).with_name("pallas_edges.linnet"))
+
+
+@pytest.mark.parametrize("op, values", [
+    ("col_stats", {"R": 2, "C": 0}), ("row_sums", {"R": 1, "C": 0}),
+    ("row_sums", {"R": 3, "C": 0}), ("row_maxima", {"R": 2, "C": 1})])
+def test_triton_edges_that_pallas_needed_care_for(op, values) -> None:
+    """The kernels of `pallas_edges.linnet` through Triton too: empty tensors on a grid with
+    programs (Triton takes a tensor with no storage as a null pointer; every access to it is
+    masked off) and a `while` stepping past its bound in one trip (Triton's own loop)."""
+    spec = target_spec(EDGES, op)
+    assert_agree(spec, case_at(spec, **values))

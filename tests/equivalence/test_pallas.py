@@ -122,3 +122,28 @@ def test_pallas_kernel_agrees_with_the_body(op, data):
     ("layer_norm_bf16", {"R": 9, "C": 100})])
 def test_pallas_ragged_and_full_tiles(op, values):
     agree(op, values)
+
+
+EDGES = Path(__file__).with_name("pallas_edges.linnet")
+
+
+@pytest.mark.parametrize("entry, values, n", [
+    ("main", {"R": 2, "C": 0}, 0),   # an empty input and empty results on a grid of 2
+    ("main", {"R": 1, "C": 0}, 3),   # the tiled loop's bound is past the (empty) columns
+    ("main", {"R": 5, "C": 19}, 17),
+    ("maxima", {"R": 2, "C": 1}, None),  # the while's step (32) passes its bound in a trip
+    ("maxima", {"R": 3, "C": 33}, None)])
+def test_pallas_edges_agree_with_the_bodies(entry, values, n):
+    """Empty tensors reach a kernel as one element nobody reads (a ref of size 0 made
+    Pallas's interpreter divide by zero, and a gather from it fail); a `while` that steps
+    past its bound runs its trip (XLA had counted none). Also under `jax.jit`."""
+    spec = target_spec(str(EDGES), entry)
+    kernel, body = module(spec, values, "equivalent"), module(spec, values, "exact")
+    x = np.random.default_rng(3).standard_normal((values["R"], values["C"]))
+    xs = [jnp.asarray(x, dtype=jnp.float32)] + ([] if n is None else [np.int32(n)])
+    want = body(*xs)
+    for got in (kernel(*xs), jax.jit(kernel)(*xs)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-5)

@@ -47,3 +47,41 @@ def test_loops_with_run_time_bounds_are_fori_loops_over_traced_bounds() -> None:
         (True, False), (False, False), (True, False), (False, True)]
     assert _choosers(path) == {"strict_lower_sums": True, "band_sums": True,
                                "lower_doubled": True}
+
+
+EDGES = "tests/equivalence/pallas_edges.linnet"
+
+
+def _module(entry: str, bind: dict[str, int]) -> str:
+    return compile_source(path=str(ROOT / EDGES), target="jax", entry=entry, bind=bind).text
+
+
+def _function(text: str, name: str) -> str:
+    """The source of the generated function `name`, up to the next top-level line."""
+    return re.search(rf"^def {name}\(.*?(?=^\S)", text, re.S | re.M).group(0)
+
+
+def test_empty_tensors_reach_a_kernel_as_one_element() -> None:
+    """Pallas takes no ref of size 0 (its interpreter divides by the block's size, and a
+    gather from an empty ref fails): an empty input is one zero, an empty result one
+    element that the launcher drops; tensors with elements are passed flat as before."""
+    text = _module("main", {"R": 2, "C": 0})
+    launch = _function(text, r"f\d+_op_launch")
+    assert "jax.ShapeDtypeStruct((0,)" not in launch and "jnp.full((0,)" not in launch
+    assert "jnp.zeros((1,), dtype=jnp.float32)" in launch
+    assert "jnp.reshape(outs[0][:0], (0,))" in launch and "outs[2][:0]" not in launch
+    full = _module("main", {"R": 2, "C": 3})
+    assert "jnp.zeros((1,)" not in full and "[:0]" not in full
+    assert "jnp.reshape(v0, (-1,))" in full
+
+
+def test_while_loops_start_behind_a_barrier_only_in_the_interpreter() -> None:
+    """XLA miscounts the trips of a constant `while` whose step passes its bound, which
+    Pallas's interpreter compiles through; the Triton lowering has no optimization_barrier
+    (and no such trip counts), so the kernel calls `_lp_opaque`, a barrier only there."""
+    text = _module("maxima", {"R": 2, "C": 1})
+    kernel = _function(text, r"k\d+_kernel")
+    assert re.search(r"lax\.while_loop\(\w+, \w+, _lp_opaque\(\(", kernel)
+    assert "optimization_barrier" not in kernel
+    opaque = _function(text, "_lp_opaque")
+    assert "lax.optimization_barrier(values) if _LP_INTERPRET else values" in opaque

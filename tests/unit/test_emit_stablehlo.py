@@ -414,3 +414,13 @@ def test_scans_and_nested_tuples(trips: int) -> None:
     assert ys.shape == (trips, 2) and ys.tolist() == ((np.cumsum(m, 0) + 1) * 2).tolist()
     assert acc.tolist() == (m.sum(0) + 1).tolist()
     assert b.dtype == np.float64 and float(b) == 1.5 and int(q) == 2
+
+
+def test_while_loops_whose_step_passes_the_bound_keep_their_trips() -> None:
+    """XLA counts the trips of a `while` over constants and got these wrong (none for the
+    first, one for the second); the loops' first values pass a barrier now."""
+    from test_jax_runtime import STEP_PAST
+    text = compile_source(STEP_PAST, path="step_past.linnet", entry="main",
+                          target="stablehlo").text
+    assert text.count('"stablehlo.optimization_barrier"') == 2
+    assert [float(y) for y in run_stablehlo(text, np.float32(3.0))] == [4.0, 3.0]

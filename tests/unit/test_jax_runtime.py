@@ -138,3 +138,31 @@ entry main<N: Dim>(a: Tensor[N; u64], b: Tensor[N; i64]) -> (u64, u64, i64, i64)
         b = np.array([-7, 9, 0][:n], dtype=np.int64)
         got = tuple(int(np.asarray(x)) for x in main(a, b))
         assert got == want, (n, got)
+
+
+STEP_PAST = """module m
+entry main(x: f32) -> (f32, f32) {
+    var i = 0
+    var a = x
+    while i < 1 {
+        a = a + 1.0
+        i = i + 2
+    }
+    var j = 1
+    var b = x
+    while j <= 0 {
+        b = b + 1.0
+        j = j + 2
+    }
+    return (a, b)
+}
+"""
+
+
+def test_while_loops_whose_step_passes_the_bound_keep_their_trips_under_jit():
+    """XLA counts the trips of a `while` over constants and got these wrong (none for the
+    first, one for the second) until the loop's first values went behind a barrier."""
+    main = load_source(STEP_PAST, "main")  # called through jax.jit
+    assert [float(y) for y in main(np.float32(3.0))] == [4.0, 3.0]
+    text = compile_source(STEP_PAST, path="step_past.linnet", entry="main", target="jax").text
+    assert text.count("lax.while_loop(") == text.count("lax.optimization_barrier((") == 2
