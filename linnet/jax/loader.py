@@ -17,7 +17,6 @@ converts them with `jnp.asarray` as before.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from ..torch.loader import EntryFunction, read_tuning
@@ -63,13 +62,15 @@ def load_function(path: str, name: str, *, numerics: str = "equivalent",
     exactly the declared dtypes and shapes. `numerics` is `"exact"`, `"equivalent"` or
     `"fast"`, as `--numerics` (today it sets the precision of contractions: every op runs
     its body in JAX). `tuning` is `linnet.torch.load_function`'s: the recorded kernel
-    choices of JAX's default device apply where their op and sizes match.
+    choices of JAX's default device apply where their op and sizes match. Errors are
+    `linnet.torch.load_function`'s, raised as early.
     """
-    return JaxEntryFunction(str(path), Path(path).read_text(), name, True, numerics,
-                            read_tuning(tuning, path))
+    return JaxEntryFunction.checked(path, name, numerics=numerics,
+                                    tuning=read_tuning(tuning, path))
 
 
 def load_source(text: str, name: str, *, numerics: str = "equivalent",
                 path: str = "<source>.linnet", tuning: Any = None) -> JaxEntryFunction:
     """`load_function` for a program held in a string (`path` names it in diagnostics)."""
-    return JaxEntryFunction(path, text, name, True, numerics, read_tuning(tuning, path))
+    return JaxEntryFunction.checked(path, name, text=text, numerics=numerics,
+                                    tuning=read_tuning(tuning, path))

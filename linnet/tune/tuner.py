@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
 from ..diagnostics import CompileError
+from ..errors import LinnetError
 from ..passes.front import UsageError
 from ..passes.kernel_tuning import KernelTuning
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
@@ -33,7 +34,7 @@ Timer = Callable[[Candidate, Callable[[], Any]], float]
 STYLES = ("normal", "uniform")
 
 
-class TuneError(ValueError):
+class TuneError(LinnetError, ValueError):
     """A tuning run that cannot start as asked: an unknown op, a missing size, a name that is
     not tunable, kernels that cannot run here. The message says which."""
 
