@@ -45,6 +45,7 @@ class EntryFunction:
     by_inputs: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     _sig: Any = None
     _tuple_result: bool | None = None
+    _modules: list[tuple[Any, dict[str, str]]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         how = "compiled" if self.compile else "interpreted"
@@ -189,7 +190,29 @@ class EntryFunction:
         if target_text:
             return compiled.text
         from .runtime import import_generated
-        return import_generated(compiled.text, self.name, self.TARGET)
+        module = import_generated(compiled.text, self.name, self.TARGET)
+        self._modules.append((module, self._op_names(compiled.result.stages[-2].ir)))
+        return module
+
+    def _op_names(self, program: Any) -> dict[str, str]:
+        """The op name of each function name of the generated module."""
+        from ..emit.torch import function_names
+        return {mangled: name for name, mangled in function_names(program).items()}
+
+    def ran(self) -> dict[str, dict[str, int]]:
+        """What the calls so far ran, per op with a kernel: `{"softmax__R4_C16": {"kernel":
+        3, "body": 0}}` (op instances are named for their binding). A call of an op counts
+        once, under autograd too. Ops that have no kernel in a binding (`numerics="exact"`,
+        a kernel whose `where` fails) are not listed; with `compile=False` nothing is (the
+        interpreter runs bodies only). Under `linnet.jax`, the choice is made when a call is
+        traced, so the counts are of traces: a jitted call reuses its trace's choice."""
+        found: dict[str, dict[str, int]] = {}
+        for module, names in self._modules:
+            for fn, (kernel, body) in getattr(module, "_ln_ran", {}).items():
+                seen = found.setdefault(names.get(fn, fn), {"kernel": 0, "body": 0})
+                seen["kernel"] += kernel
+                seen["body"] += body
+        return found
 
     def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:
         from ..pipeline import passes_for
