@@ -208,8 +208,8 @@ def _bound(spec, bind: Mapping[str, Any]):
     try:
         result = compile_source(spec.source, path=spec.path, entry=spec.entry,
                                 bind=dict(bind), passes=FRONT + MIDDLE[:1], tuning=False)
-    except UsageError as err:
-        raise TuneError(str(err)) from None
+    except UsageError as err:  # the tuner's sizes come from --bind: worded for it
+        raise TuneError(err.command_line) from None
     except CompileError as err:
         raise TuneError(f"op `{spec.name}` at these sizes: {err.diagnostics[0].message}"
                         ) from None

@@ -31,20 +31,12 @@ import jax.numpy as jnp  # noqa: E402
 
 from linnet.jax import load_function as jax_function  # noqa: E402
 from linnet.jax import load_source  # noqa: E402
+from programs import SCALED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = str(ROOT / "examples" / "softmax.linnet")
 FOR_CARRY = str(ROOT / "tests" / "spec" / "valid" / "14_for_carry.linnet")
-SCALED = """module m
-pub op scaled<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
-    return x * 2.0
-} grad(y, dy) {
-    return dy * 3.0
-}
-entry main<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
-    return scaled(x) * x
-}
-"""
+SCALED_TIMES_X = SCALED.replace("return scaled(x)\n", "return scaled(x) * x\n")
 WIDE = """module m
 entry main(x: Tensor[3; f64], n: i64) -> (Tensor[3; f64], i64) {
     return (x * 2.0, n * 4294967296)
@@ -146,7 +138,7 @@ def test_torch_func_grad_and_vmap_over_a_loaded_function(compiled):
 @pytest.mark.parametrize("compiled", [True, False], ids=["generated", "interpreter"])
 def test_torch_func_grad_goes_through_an_ops_grad_clause(tmp_path, compiled):
     path = tmp_path / "scaled.linnet"
-    path.write_text(SCALED)
+    path.write_text(SCALED_TIMES_X)
     fn = torch_function(str(path), "main", compile=compiled)
     x = torch.arange(4.0)
     # d/dx scaled(x) * x = 3 x (the clause, not the body's 2 x) + 2 x
@@ -181,11 +173,14 @@ def test_ran_counts_the_calls_that_ran_the_kernel_and_the_body():
     kernel_runs = os.environ.get("TRITON_INTERPRET") == "1" or torch.cuda.is_available()
     want = {"kernel": 2, "body": 0} if kernel_runs else {"kernel": 0, "body": 2}
     assert fn.ran() == {"softmax__R4_C16": want}
-    torch.func.vmap(fn)(x.unsqueeze(0))  # under a torch.func transform: the body
+    torch.func.vmap(fn)(x.unsqueeze(0))  # batched tensors: the body
     assert fn.ran()["softmax__R4_C16"]["body"] == want["body"] + 1
+    torch.func.grad(lambda x: fn(x).sum())(x)  # its Function's forward gets plain tensors
+    assert fn.ran()["softmax__R4_C16"]["kernel"] == want["kernel"] + kernel_runs
+    want["kernel" if kernel_runs else "body"] += 1
     xr = x.clone().requires_grad_()
     fn(xr).sum().backward()  # once through the autograd Function: counted once
-    assert sum(fn.ran()["softmax__R4_C16"].values()) == 4
+    assert sum(fn.ran()["softmax__R4_C16"].values()) == 5
     fn(torch.randn(2, 16))  # another binding, another op instance
     assert set(fn.ran()) == {"softmax__R4_C16", "softmax__R2_C16"}
 
@@ -209,6 +204,25 @@ def test_ran_counts_jax_traces():
     plain = load_source("module m\nentry main(x: f32) -> f32 {\n    return x\n}\n", "main")
     plain(1.0)
     assert plain.ran() == {}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_kernel_runs_eagerly_and_the_body_under_transforms_and_compile():
+    fn = torch_function(SOFTMAX, "softmax_any", tuning=False)
+    torch.manual_seed(2)
+    x, w = torch.randn(64, 1000, device="cuda"), torch.randn(64, 1000, device="cuda")
+    ref = lambda x: torch.softmax(x, dim=-1)  # noqa: E731
+    torch.testing.assert_close(fn(x), ref(x))
+    assert fn.ran() == {"softmax__R64_C1000": {"kernel": 1, "body": 0}}
+    loss = _softmax_loss(w)
+    torch.testing.assert_close(torch.func.grad(loss(fn))(x), torch.func.grad(loss(ref))(x))
+    xs = torch.randn(3, 64, 1000, device="cuda")
+    torch.testing.assert_close(torch.func.vmap(fn)(xs), ref(xs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.testing.assert_close(torch.compile(fn, fullgraph=False)(x), ref(x))
+    counts = fn.ran()["softmax__R64_C1000"]  # grad's forward gets plain tensors: the kernel
+    assert counts["kernel"] == 2 and counts["body"] >= 2
 
 
 # ------------------------------------------------------------------ the docs' examples run
