@@ -44,7 +44,7 @@ def _ln_input(x, dtype, shape, k):
     implicitly; a Python number or list takes the parameter's."""
     weak = getattr(getattr(x, "aval", x), "weak_type", False)  # a Python number, traced
     if hasattr(x, "dtype") and not weak:
-        got, want = str(x.dtype).removeprefix("torch."), jnp.dtype(dtype).name
+        got, want = str(x.dtype).rpartition(".")[2], jnp.dtype(dtype).name
         if got != want:
             raise TypeError(f"main(): input {k} has dtype {got}, expected {want}")
     x = jnp.asarray(x, dtype=dtype)

@@ -70,7 +70,17 @@ def _to_torch(x):
 def compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
                 numerics: str, grad: bool, seed: int,
                 tol: Callable[[str], Tolerance]) -> Comparison:
-    """Body and kernel of `spec` at `bound` on `inputs`, through generated JAX."""
+    """Body and kernel of `spec` at `bound` on `inputs`, through generated JAX, with 64-bit
+    types on for the comparison only (the inputs' i64, u64 and f64 stay 64-bit arrays)."""
+    import jax
+    with jax.enable_x64(True):
+        return _compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed,
+                            tol=tol)
+
+
+def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
+                 numerics: str, grad: bool, seed: int,
+                 tol: Callable[[str], Tolerance]) -> Comparison:
     import jax
     import torch
     ran, runtime = pallas_runtime()
