@@ -190,8 +190,9 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
                                   numerics=args.numerics, grad=args.grad, shown=shown,
                                   tuning=tuning_argument(args),
                                   device=getattr(args, "device", None))
-    except UsageError as err:
-        print(f"linnet {args.command}: {err}", file=sys.stderr)
+    except UsageError as err:  # its command-line wording (`--bind R=8`), not the library's
+        print(f"linnet {args.command}: {err.command_line}",
+              file=sys.stderr)
         return 2
     except TuningFileError as err:
         print(f"linnet {args.command}: {err}", file=sys.stderr)

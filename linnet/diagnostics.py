@@ -13,6 +13,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .errors import LinnetError
+
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
@@ -113,12 +115,18 @@ class DiagnosticBag:
         return sorted(self.items, key=lambda d: (d.span.file, d.span.start, d.code))
 
 
-class CompileError(Exception):
-    """Raised to abandon a compilation after diagnostics were collected."""
+class CompileError(LinnetError):
+    """Raised to abandon a compilation after diagnostics were collected.
 
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        super().__init__(f"{len(diagnostics)} error(s)")
-        self.diagnostics = diagnostics
+    `str(err)` is the diagnostics rendered (with carets once `sources` are known:
+    `compile_source` gives them the program's files before the error reaches its caller)."""
+
+    def __init__(self, diagnostics: list[Diagnostic],
+                 sources: dict[str, SourceFile] | None = None) -> None:
+        super().__init__("", diagnostics, sources)
+
+    def __str__(self) -> str:
+        return "\n\n".join(render(d, self.sources) for d in self.diagnostics)
 
 
 def render(diagnostic: Diagnostic, sources: dict[str, SourceFile], color: bool = False) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .diagnostics import CompileError
+from .errors import UsageError, suggest
 from .ir.printer import print_program
 from .passes import front
-from .passes.manager import (Instrumentation, Options, Pass, Result, language,
+from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline)
-from .syntax.printer import print_module
 
 
 def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, Options], Any]:
@@ -33,12 +35,11 @@ def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, O
 
 
 def _program_printer(program) -> str:
-    return "\n\n".join(print_module(m) for m in program.modules.values())
+    return str(program)
 
 
 def _analysis_printer(analysis) -> str:
-    root = analysis.program.root_module
-    return _program_printer(analysis.program) if root is not None else ""
+    return str(analysis)
 
 
 def _verifier(lang: str):
@@ -152,11 +153,21 @@ BACK = {
                        _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True))],
 }
 TARGETS = tuple(BACK)
+NUMERICS = ("exact", "equivalent", "fast")
 
 
 def passes_for(target: str) -> list[Pass]:
     """A fresh copy of the pipeline for one target."""
-    return FRONT + MIDDLE + BACK[target]
+    return FRONT + MIDDLE + BACK[check_choice("target", target, TARGETS)]
+
+
+def check_choice(what: str, value: object, choices: tuple[str, ...]) -> str:
+    """value, when it is one of choices; else a UsageError naming them (and the closest)."""
+    if isinstance(value, str) and value in choices:
+        return value
+    hint = suggest(value, choices) if isinstance(value, str) else ""
+    raise UsageError(f"unknown {what} {value!r}{hint}; choose one of {', '.join(choices)}",
+                     f"unknown --{what} {value!r}{hint}; choose one of {', '.join(choices)}")
 
 
 def all_passes() -> list[Pass]:
@@ -197,7 +208,31 @@ class Compiled:
     result: Result
 
     def stage(self, name: str) -> Any:
-        return next(s.ir for s in self.result.stages if s.name == name)
+        """The IR after the pass `name`: the value the next pass took, whose `str()` is the
+        text `linnet compile --dump-after=NAME` prints (`dump(name)` for the ONNX model,
+        whose `str()` protobuf gives). An unknown name, or a pass that did not run (cut
+        short by `passes` or `stop_after`), is a `UsageError` naming the passes that ran."""
+        return self._stage(name).ir
+
+    def dump(self, name: str) -> str:
+        """The text `--dump-after=NAME` prints for the stage `name`."""
+        found = self._stage(name)
+        return PRINTERS[found.language](found.ir)
+
+    @property
+    def stages(self) -> list[str]:
+        """The names of the passes that ran, in order."""
+        return [s.name for s in self.result.stages]
+
+    def _stage(self, name: str):
+        for s in self.result.stages:
+            if s.name == name:
+                return s
+        ran = self.stages
+        known = {p.name for p in all_passes()}
+        what = "did not run" if name in known else "is not a pass"
+        raise UsageError(f"no stage {name!r}: it {what}{suggest(name, ran)}; the stages of "
+                         f"this compilation: {', '.join(ran)}")
 
 
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
@@ -220,15 +255,45 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     is; False uses the op headers' choices only. `device` names the device whose choices
     apply (default: the only device the file records). A file that cannot be read raises
     `linnet.tune.TuningFileError`.
+
+    Every error is a `linnet.LinnetError`: an unknown `target`, `numerics` or entry and a
+    binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
+    `CompileError`, whose `str()` is its diagnostics rendered with their source lines.
     """
     from .tune.records import tuning_for
+    check_choice("target", target, TARGETS)
+    check_choice("numerics", numerics, NUMERICS)
+    if text is None and not Path(path).is_file():
+        raise UsageError(f"no program to compile: no text given, and no file at {path!r}",
+                         f"no such file: {path}")
     options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
                       tuning=tuning_for(tuning, path, device))
-    result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
-                          shown)
+    try:
+        result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
+                              shown)
+    except CompileError as err:
+        if not err.sources:
+            err.sources = _sources(path, text)
+        raise
     return Compiled(result.ir, result)
+
+
+def compile_file(path: str | Path, **options: Any) -> Compiled:
+    """`compile_source` for the program in the file at path (its `use`d modules beside it):
+    `compile_file("examples/softmax.linnet", entry="main")`. Takes `compile_source`'s
+    keywords."""
+    return compile_source(None, path=str(path), **options)
+
+
+def _sources(path: str, text: str | None) -> dict:
+    """The program's files (the root and the modules it uses), for rendering diagnostics."""
+    from .program import load_program
+    try:
+        return load_program(path, text).sources
+    except OSError:
+        return {}
 
 
 def _bind_text(value: object) -> str:

@@ -28,6 +28,11 @@ class Program:
     def root_module(self) -> t.Module | None:
         return next(iter(self.modules.values()), None)
 
+    def __str__(self) -> str:
+        """The surface trees printed back as source (`--dump-after=parse`)."""
+        from .syntax.printer import print_module
+        return "\n\n".join(print_module(m) for m in self.modules.values())
+
 
 def load_program(path: str, text: str | None = None) -> Program:
     """Parse the file at path (or the given text) and the modules it uses."""

@@ -49,6 +49,10 @@ class Analysis:
     def root(self) -> Checked:
         return self.modules[next(iter(self.program.modules))]
 
+    def __str__(self) -> str:
+        """The checked program, printed as its source (`--dump-after=check`)."""
+        return str(self.program) if self.program.root_module is not None else ""
+
     def instantiate(self, item, binding: Binding, module: Checked | None = None) -> Instance:
         return instantiate(item, binding, module or self.module_of(item))
 

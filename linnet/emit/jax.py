@@ -1,10 +1,12 @@
 """emit-jax: print a tensor-core program as one plain JAX module.
 
-The module needs only jax. It turns on 64-bit types when imported (`jax_enable_x64`: the
-language has i64, u64 and f64, and XLA's integer semantics are its own only then), defines
-one function per `Func` (`f0_entry`, `f1_op`, ...) and `main(*inputs)`, which converts the
-inputs to the parameter dtypes, checks their shapes, calls the entry and returns a tuple of
-its results. Every function is traceable, so `main` works under `jax.jit` and `jax.grad`.
+The module needs only jax. It defines one function per `Func` (`f0_entry`, `f1_op`, ...)
+and `main(*inputs)`, which checks the inputs' dtypes and shapes (a number or a list takes its
+parameter's dtype), calls the entry and returns a tuple of its results. `main` runs with
+64-bit types on (`with jax.enable_x64(True)`: the language has i64, u64 and f64, and XLA's
+integer semantics are its own only then) for the call only; importing or calling the module
+never changes the process's `jax_enable_x64`. Every function is traceable, so `main` works
+under `jax.jit` and `jax.grad`.
 
 What each primitive means is decided by `jax_ops`. This printer lays out bindings, calls,
 tuples and control flow, all as `lax` control flow so that values may be traced: `If` is
@@ -28,20 +30,24 @@ from ..ir.printer import print_expr
 from . import jax_ops as ops
 from .writer import CodeWriter
 from .layout import comment, loop_expected, unpack_count
-from .torch import _autograd_ok, _grad_items
+from .torch import _autograd_ok, _grad_items, ran_counters
 
 _KINDS = ("entry", "op", "fn")
 
 HEADER = '''import jax
-
-jax.config.update("jax_enable_x64", True)  # i64, u64 and f64 are dtypes of the language
-
-import jax.numpy as jnp  # noqa: E402
-from jax import lax  # noqa: E402
+import jax.numpy as jnp
+from jax import lax
 
 
 def _ln_input(x, dtype, shape, k):
-    """Input k as an array of the parameter's dtype, checked against its shape."""
+    """Input k as an array of the parameter's dtype, checked against its shape. An input
+    with a dtype of its own (an array) must have the parameter's: no dtype is converted
+    implicitly; a Python number or list takes the parameter's."""
+    weak = getattr(getattr(x, "aval", x), "weak_type", False)  # a Python number, traced
+    if hasattr(x, "dtype") and not weak:
+        got, want = str(x.dtype).rpartition(".")[2], jnp.dtype(dtype).name
+        if got != want:
+            raise TypeError(f"main(): input {k} has dtype {got}, expected {want}")
     x = jnp.asarray(x, dtype=dtype)
     if x.shape != shape:
         raise ValueError(f"main(): input {k} has shape {x.shape}, expected {shape}")
@@ -55,12 +61,19 @@ def emit_jax(program: ir.Program, options=None) -> str:
     return _Module(program, str(numerics)).emit()
 
 
+def function_names(program: ir.Program) -> dict[str, str]:
+    """The module's name of each function of the program (`f0_entry`, `f1_op`, ...;
+    kernels are not among them)."""
+    funcs = [f for f in program.funcs if f.kind in _KINDS]
+    return {f.name: f"f{k}_{f.kind}" for k, f in enumerate(funcs)}
+
+
 class _Module:
     def __init__(self, program: ir.Program, numerics: str) -> None:
         self.program = program
         self.numerics = numerics
         self.funcs = [f for f in program.funcs if f.kind in _KINDS]
-        self.names = {f.name: f"f{k}_{f.kind}" for k, f in enumerate(self.funcs)}
+        self.names = function_names(program)
         kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
         self.launched: dict[str, ir.Func] = {} if numerics == "exact" else {
             f.name: kernels[f.kernel.func] for f in self.funcs
@@ -85,6 +98,8 @@ class _Module:
         kernels = [pallas.KernelFunc(self, self.program.func(k)).emit(name)
                    for k, name in self.kernels.items()]
         prelude = HEADER + ("\n\n\n" + pallas.PRELUDE if kernels else "")
+        if self.launched:
+            kernels.insert(0, ran_counters([self.names[op] for op in self.launched]))
         return "\n".join(head) + "\n" + prelude + "\n\n\n" + "\n\n\n".join(
             kernels + funcs + [self.main()]) + "\n"
 
@@ -117,7 +132,14 @@ class _Module:
         entry = self.program.func(self.program.entry)
         n = len(entry.params)
         lines = ["def main(*inputs):",
-                 f"    # the entry {comment(entry.name)}: {n} input(s)",
+                 f"    # the entry {comment(entry.name)}: {n} input(s), run with 64-bit types on",
+                 "    # (i64, u64 and f64 are dtypes of the language) for this call only: the",
+                 "    # process's jax_enable_x64 is never changed",
+                 "    with jax.enable_x64(True):",
+                 "        return _ln_main(*inputs)",
+                 "",
+                 "",
+                 "def _ln_main(*inputs):",
                  f"    if len(inputs) != {n}:",
                  f'        raise TypeError(f"main() takes {n} inputs, got {{len(inputs)}}")']
         args = []
@@ -174,9 +196,12 @@ def chooser(f: ir.Func, name: str, gpu: bool) -> str:
     args = ", ".join(f"v{k}" for k in range(len(f.params)))
     where = "where Pallas runs" if gpu else "in Pallas's interpreter (not on a GPU)"
     return "\n".join([f"def {name}_run({args}):",
-                      f"    # op {comment(f.name)}: its kernel {where}, else its body",
+                      f"    # op {comment(f.name)}: its kernel {where}, else its body (counted "
+                      "in _ln_ran per trace)",
                       f"    if _lp_kernel_ok({'' if gpu else 'gpu=False'}):",
+                      f"        _ln_ran_{name}[0] += 1",
                       f"        return {name}_launch({args})",
+                      f"    _ln_ran_{name}[1] += 1",
                       f"    return {name}_body({args})"])
 
 

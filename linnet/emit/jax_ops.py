@@ -1,8 +1,8 @@
 """How each tensor-IR primitive is computed with JAX: the table of the JAX printer.
 
-The generated module runs with 64-bit types enabled (`jax_enable_x64`), so every Linnet
-dtype is a JAX dtype of its own, unsigned ones included, and XLA's integer semantics are
-the language's (docs/language.md, "Types and generics", `docs/ir.md`):
+The generated module's `main` runs with 64-bit types enabled (`jax.enable_x64(True)` for
+the call), so every Linnet dtype is a JAX dtype of its own, unsigned ones included, and
+XLA's integer semantics are the language's (docs/language.md, "Types and generics", `docs/ir.md`):
 
 - Integer arithmetic wraps; `div` (`lax.div`) truncates toward zero and `mod` (`lax.rem`)
   takes the sign of the dividend; `MIN / -1` is `MIN` and `MIN % -1` is 0 in XLA.

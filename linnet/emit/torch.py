@@ -53,6 +53,17 @@ def emit_torch(program: ir.Program, options=None) -> str:
     return _ModuleEmitter(program, str(numerics)).emit()
 
 
+def function_names(program: ir.Program) -> dict[str, str]:
+    """The module's name of each function of the program (`f0_entry`, `f2_op`, ...)."""
+    names: dict[str, str] = {}
+    for i, f in enumerate(program.funcs):
+        if f.name in names:
+            raise ValueError(f"two functions named {f.name!r}")
+        kind = f.kind if f.kind in _KINDS + ("kernel",) else "fn"
+        names[f.name] = f"f{i}_{kind}"
+    return names
+
+
 class _ModuleEmitter:
     """The module: functions, kernels with their launchers, autograd wrappers, and `main`.
 
@@ -66,12 +77,7 @@ class _ModuleEmitter:
     def __init__(self, program: ir.Program, numerics: str = "equivalent") -> None:
         self.program = program
         self.numerics = numerics
-        self.names: dict[str, str] = {}
-        for i, f in enumerate(program.funcs):
-            if f.name in self.names:
-                raise ValueError(f"two functions named {f.name!r}")
-            kind = f.kind if f.kind in _KINDS + ("kernel",) else "fn"
-            self.names[f.name] = f"f{i}_{kind}"
+        self.names = function_names(program)
         if program.entry not in self.names:
             raise ValueError(f"no entry function {program.entry!r}")
         kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
@@ -84,6 +90,8 @@ class _ModuleEmitter:
 
     def emit(self) -> str:
         funcs = [text for f in self.funcs for text in self.func(f)]
+        if self.launched:
+            funcs.insert(0, ran_counters([self.names[op] for op in self.launched]))
         main = self.main()
         code = "\n\n\n".join(funcs + [main])
         helpers = ops.helper_source(ops.helpers_used(code))
@@ -158,6 +166,16 @@ class _ModuleEmitter:
         return "\n".join(lines)
 
 
+def ran_counters(names: list[str]) -> str:
+    """The module's record of what ran: per op with a kernel (by its function's name), how
+    many calls ran the kernel and how many the body; `_ln_ran` maps the names to them."""
+    lines = ["# Calls of each op with a kernel that ran the kernel, and that ran the body:",
+             "# _ln_ran maps the name of each op's function here to [kernel, body]."]
+    lines += [f"_ln_ran_{n} = [0, 0]" for n in names]
+    lines.append("_ln_ran = {" + ", ".join(f'"{n}": _ln_ran_{n}' for n in names) + "}")
+    return "\n".join(lines)
+
+
 def _autograd_ok(f: ir.Func) -> bool:
     """An op goes through autograd by its own Function when every parameter is a tensor."""
     return has_own_autograd(f)
@@ -175,8 +193,9 @@ def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
     if autograd:
         lines += [f"    if _ln_needs_grad({', '.join(params)}):",
                   f"        return {name}_autograd.apply({args})"]
-    if launched:
-        lines += [f"    if _lt_kernel_ok({args}):", f"        return {name}_launch({args})"]
+    if launched:  # counted in _ln_ran (a list item each: cheap)
+        lines += [f"    if _lt_kernel_ok({args}):", f"        _ln_ran_{name}[0] += 1",
+                  f"        return {name}_launch({args})", f"    _ln_ran_{name}[1] += 1"]
     lines.append(f"    return {name}_body({args})")
     return "\n".join(lines)
 
@@ -187,22 +206,28 @@ def autograd_class(f: ir.Func, name: str) -> str:
     forward runs the op as called without autograd (kernel or body); backward runs the
     op's grad clause, which gives the gradient of each floating tensor parameter (others
     get None), or else runs the body again under autograd (`_ln_vjp`), which also serves
-    a backward that is itself differentiated.
+    a backward that is itself differentiated. forward takes no ctx and `setup_context`
+    saves what backward needs, the form `torch.func` (grad, vmap, with the vmap rule
+    generated) and `torch.compile` take.
     """
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(["_d"] + params)
     result = f.body.result.type
     lines = [f"class {name}_autograd(torch.autograd.Function):",
-             f"    # op {comment(f.name)} under autograd", "",
+             f"    # op {comment(f.name)} under autograd (and torch.func: grad, vmap)",
+             "    generate_vmap_rule = True", "",
              "    @staticmethod",
-             f"    def forward(ctx, {args}):",
-             f"        r = {name}({args})  # autograd records nothing in here: no recursion",
+             f"    def forward({args}):",
+             f"        return {name}({args})  # autograd records nothing in here: no recursion",
+             "", "    @staticmethod",
+             "    def setup_context(ctx, inputs, r):",
+             f"        {args}, = inputs",
              "        ctx._d = _d"]
     if f.grad is not None:
         if isinstance(result, ir.TupleTy):
             raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
         lines += [f"        ctx.save_for_backward({', '.join(params + ['r'])})",
-                  "        return r", "", "    @staticmethod",
+                  "", "    @staticmethod",
                   "    def backward(ctx, dy):",
                   f"        {', '.join(params + ['y'])}, = ctx.saved_tensors",
                   f"        g = {name}_grad(ctx._d, {', '.join(params + ['y', 'dy'])})",
@@ -214,7 +239,7 @@ def autograd_class(f: ir.Func, name: str) -> str:
     lines.append(f"        ctx.save_for_backward({', '.join(params)})")
     if fixed:
         lines.append(f"        ctx.mark_non_differentiable({', '.join(fixed)})")
-    lines += ["        return r", "", "    @staticmethod", "    def backward(ctx, *dys):",
+    lines += ["", "    @staticmethod", "    def backward(ctx, *dys):",
               f"        return (None,) + _ln_vjp({name}_body, ctx._d, ctx.saved_tensors, "
               "ctx.needs_input_grad[1:], dys)"]
     return "\n".join(lines)

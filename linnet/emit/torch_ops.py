@@ -497,9 +497,11 @@ def _ln_device(inputs):
 
 
 def _ln_arg(x, dtype, storage, shape, device):
-    """Check an input's dtype and shape (numbers and arrays are converted), into storage."""
+    """Check an input's dtype and shape, into storage. An input with a dtype of its own (a
+    tensor, a NumPy array) must have the parameter's: no dtype is converted implicitly; a
+    Python number or list takes the parameter's."""
     if not isinstance(x, torch.Tensor):
-        x = torch.as_tensor(x, dtype=dtype, device=device)
+        x = torch.as_tensor(x, dtype=None if hasattr(x, "dtype") else dtype, device=device)
     if x.dtype != dtype:
         raise TypeError(f"expected a {dtype} tensor, got {x.dtype}")
     if x.shape != shape:  # a torch.Size is a tuple: no copy to compare
@@ -688,15 +690,21 @@ _HELPERS_FILE = "<linnet torch helpers>"
 
 
 def helper_namespace() -> dict[str, Any]:
-    """A namespace holding torch and every helper, made by executing the helpers' source."""
+    """A namespace holding torch and every helper, made by executing the helpers' source.
+
+    It is the dict of a module registered in `sys.modules` under its `__name__`, which
+    `torch.compile` imports to find the globals of the functions it traces."""
     global _NAMESPACE
     if _NAMESPACE is None:
+        import sys
+        import types
         source = "import torch\n\n\n" + helper_source(list(HELPERS))
         linecache.cache[_HELPERS_FILE] = (len(source), None, source.splitlines(True),
                                           _HELPERS_FILE)
-        ns: dict[str, Any] = {"__name__": "linnet_torch_helpers"}
-        exec(compile(source, _HELPERS_FILE, "exec"), ns)
-        _NAMESPACE = ns
+        module = types.ModuleType("linnet_torch_helpers")
+        exec(compile(source, _HELPERS_FILE, "exec"), module.__dict__)
+        sys.modules.setdefault(module.__name__, module)
+        _NAMESPACE = module.__dict__
     return _NAMESPACE
 
 

@@ -60,6 +60,8 @@ _LT_TRITON = triton is not None
 _LT_F16 = torch.float32 if _LT_INTERPRET else torch.float16
 _LT_BF16 = torch.float32 if _LT_INTERPRET else torch.bfloat16
 _LT_HERE = contextlib.nullcontext()  # a launch on the current device enters nothing
+_LT_FUNCTORCH = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
+_LT_COMPILING = getattr(torch.compiler, "is_compiling", lambda: False)
 '''.strip("\n")
 
 CONSTEXPRS = '''
@@ -499,15 +501,18 @@ def _kernel_result(o: str, dtype: str) -> str:
 
 def _lt_kernel_ok(d, *xs):
     """Run the kernel? Triton is there and either interprets, or every tensor (the op's
-    tensors; the device d when it has none) is on CUDA."""
+    tensors; the device d when it has none) is on CUDA; and neither a `torch.func` transform
+    (grad, vmap: a kernel cannot read their wrapped tensors) nor `torch.compile` (which traces
+    the body, and Inductor makes its kernels) is at work."""
     if not _LT_TRITON:  # noqa: F821 - a global of the generated module
         return False
-    if _LT_INTERPRET:  # noqa: F821
-        return True
-    for x in xs:
-        if not x.is_cuda:
+    if not _LT_INTERPRET:  # noqa: F821
+        for x in xs:
+            if not x.is_cuda:
+                return False
+        if not xs and d.type != "cuda":
             return False
-    return bool(xs) or d.type == "cuda"
+    return not (_LT_FUNCTORCH() or _LT_COMPILING())  # noqa: F821
 
 
 def _lt_arg(x, dtype):

@@ -311,6 +311,11 @@ class Program:
     def func(self, name: str) -> Func:
         return next(f for f in self.funcs if f.name == name)
 
+    def __str__(self) -> str:
+        """The program in the IR's text form (`--dump-after`)."""
+        from .printer import print_program
+        return print_program(self)
+
 
 # The primitives: op name -> (arity or None for variadic, attribute names).
 PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {

@@ -7,6 +7,10 @@ the cache. Shapes and dtypes are all a traced array has, so an entry works under
 `jax.jit`, `jax.grad` and `jax.vmap`'s batching of whole calls alike: inside a trace the
 generated `main` is traced like any JAX function.
 
+64-bit types are on only inside a call (`jax.enable_x64(True)`, entered around the jitted
+call, so jit's cache holds the 64-bit trace): loading or calling an entry never changes the
+process's `jax_enable_x64`.
+
 Each binding's `main` is called through `jax.jit`: run eagerly, every `jnp` operation of
 it is a dispatch of its own (hundreds of microseconds for a small softmax, and a Pallas
 kernel traced again at each call), where a jitted call is one dispatch of one compiled
@@ -17,7 +21,6 @@ converts them with `jnp.asarray` as before.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from ..torch.loader import EntryFunction, read_tuning
@@ -30,6 +33,10 @@ class JaxEntryFunction(EntryFunction):
     def _build(self, values: dict[str, object], device: str | None = None
                ) -> Callable[..., tuple]:
         return jitted(self._compile(values, target_text=False, device=device).main)
+
+    def _op_names(self, program: Any) -> dict[str, str]:
+        from ..emit.jax import function_names
+        return {mangled: name for name, mangled in function_names(program).items()}
 
     def device_name(self, inputs: tuple) -> str:
         """JAX's default device, named as tuning files name it: a GPU's kind (the name
@@ -47,11 +54,14 @@ def jitted(main: Callable[..., tuple]) -> Callable[..., tuple]:
     fast = jax.jit(main)
     arrays = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
 
+    x64 = jax.enable_x64  # a context manager in JAX 0.10 and 0.11: the setting of this call
+
     def run(*inputs):
-        for x in inputs:
-            if not isinstance(x, arrays):
-                return main(*inputs)
-        return fast(*inputs)
+        with x64(True):
+            for x in inputs:
+                if not isinstance(x, arrays):
+                    return main(*inputs)
+            return fast(*inputs)
     return run
 
 
@@ -63,13 +73,15 @@ def load_function(path: str, name: str, *, numerics: str = "equivalent",
     exactly the declared dtypes and shapes. `numerics` is `"exact"`, `"equivalent"` or
     `"fast"`, as `--numerics` (today it sets the precision of contractions: every op runs
     its body in JAX). `tuning` is `linnet.torch.load_function`'s: the recorded kernel
-    choices of JAX's default device apply where their op and sizes match.
+    choices of JAX's default device apply where their op and sizes match. Errors are
+    `linnet.torch.load_function`'s, raised as early.
     """
-    return JaxEntryFunction(str(path), Path(path).read_text(), name, True, numerics,
-                            read_tuning(tuning, path))
+    return JaxEntryFunction.checked(path, name, numerics=numerics,
+                                    tuning=read_tuning(tuning, path))
 
 
 def load_source(text: str, name: str, *, numerics: str = "equivalent",
                 path: str = "<source>.linnet", tuning: Any = None) -> JaxEntryFunction:
     """`load_function` for a program held in a string (`path` names it in diagnostics)."""
-    return JaxEntryFunction(path, text, name, True, numerics, read_tuning(tuning, path))
+    return JaxEntryFunction.checked(path, name, text=text, numerics=numerics,
+                                    tuning=read_tuning(tuning, path))

@@ -36,9 +36,6 @@ class ElaborationError(CompileError):
         super().__init__(diagnostics or [Diagnostic(code, message, span)])
         self.code, self.message, self.span = code, message, span
 
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
-
 
 @dataclass(frozen=True)
 class Const:

@@ -15,12 +15,12 @@ from ..check.signatures import Binding
 from ..check.types import DTYPE_KINDS
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import CompileError
+from ..errors import UsageError, suggest
 from ..program import Program, load_program
 from ..syntax import tree as t
 
-
-class UsageError(Exception):
-    """A command-line mistake (exit status 2), such as a missing or malformed --bind."""
+__all__ = ["UsageError", "Source", "Bound", "parse", "check", "bind_generics",
+           "choose_entry", "parse_bindings", "describe_bound"]
 
 
 @dataclass(frozen=True)
@@ -37,18 +37,21 @@ class Bound:
     binding: Binding
     values: dict[str, object]
 
+    def __str__(self) -> str:
+        return describe_bound(self)
+
 
 def parse(source: Source, options) -> Program:
     program = load_program(source.path, source.text)
     if program.diagnostics:
-        raise CompileError(program.diagnostics)
+        raise CompileError(program.diagnostics, program.sources)
     return program
 
 
 def check(program: Program, options) -> Analysis:
     analysis = call_with_deep_stack(lambda: analyze_program(program))
     if analysis.diagnostics:
-        raise CompileError(analysis.diagnostics)
+        raise CompileError(analysis.diagnostics, program.sources)
     return analysis
 
 
@@ -77,12 +80,13 @@ def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
     names = ", ".join(e.name for e in entries) or "none"
     if name is None:
         if len(entries) != 1:
-            raise UsageError(f"the file has {len(entries)} entries ({names}); "
-                             "choose one with --entry NAME")
+            head = f"the file has {len(entries)} entries ({names}); choose one with "
+            raise UsageError(head + "entry=NAME", head + "--entry NAME")
         return entries[0]
     found = next((e for e in entries if e.name == name), None)
     if found is None:
-        raise UsageError(f"no entry named `{name}`; the file's entries: {names}")
+        raise UsageError(f"no entry named `{name}`; the file's entries: {names}"
+                         + suggest(name, [e.name for e in entries]))
     return found
 
 
@@ -91,8 +95,9 @@ def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
     generics = {g.name: g for g in entry.generics}
     unknown = sorted(set(raw) - set(generics))
     if unknown:
-        raise UsageError(f"--bind {unknown[0]}: `{entry.name}` has no generic named "
-                         f"`{unknown[0]}` (its generics: {', '.join(generics) or 'none'})")
+        why = (f"`{entry.name}` has no generic named `{unknown[0]}` (its generics: "
+               f"{', '.join(generics) or 'none'})")
+        raise UsageError(f"bind {unknown[0]!r}: {why}", f"--bind {unknown[0]}: {why}")
     values: dict[str, object] = {}
     for name, g in generics.items():
         if name in raw:
@@ -100,27 +105,34 @@ def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
         elif g.default is not None:
             values[name] = _default_value(g)
         else:
-            raise UsageError(f"generic `{name}: {g.kind}` of `{entry.name}` needs a value: "
-                             f"--bind {name}={_example(g)}")
+            head = f"generic `{name}: {g.kind}` of `{entry.name}` needs a value: "
+            raise UsageError(head + f"bind={{{name!r}: {_example(g, True)}}}",
+                             head + f"--bind {name}={_example(g)}")
     return values
 
 
 def _parse_value(g: t.Generic, text: str) -> object:
     if g.kind == "Dim":
         if not _is_extent(text):
-            raise UsageError(f"--bind {g.name}={text}: a Dim takes a non-negative integer "
-                             "written in ASCII digits, below 2^63")
+            raise _bad_value(g, text, "a Dim takes a non-negative integer below 2^63",
+                             " written in ASCII digits")
         return int(text)
     if g.kind == "Shape":
         parts = [p.strip() for p in text.split(",")] if text.strip() else []
         if not all(_is_extent(p) for p in parts):
-            raise UsageError(f"--bind {g.name}={text}: a Shape takes integers separated by "
-                             "commas, such as 2,3")
+            raise _bad_value(g, text, "a Shape takes non-negative integers",
+                             " separated by commas, such as 2,3", " (a tuple, such as (2, 3))")
         return tuple(int(p) for p in parts)
     if text not in DTYPE_KINDS[g.kind]:
-        raise UsageError(f"--bind {g.name}={text}: `{g.name}` is a {g.kind}; choose one of "
+        raise _bad_value(g, text, f"`{g.name}` is a {g.kind}; choose one of "
                          f"{', '.join(DTYPE_KINDS[g.kind])}")
     return text
+
+
+def _bad_value(g: t.Generic, text: str, why: str, cli: str = "", lib: str = "") -> UsageError:
+    """A value that cannot be a generic's, worded for the library (`bind R='x'`) and for
+    the command line (`--bind R=x`)."""
+    return UsageError(f"bind {g.name}={text!r}: {why}{lib}", f"--bind {g.name}={text}: {why}{cli}")
 
 
 def _is_extent(text: str) -> bool:
@@ -135,11 +147,14 @@ def _default_value(g: t.Generic) -> object:
         return d.value
     if isinstance(d, t.Name):
         return d.id
-    raise UsageError(f"generic `{g.name}` has a default this version cannot evaluate; "
-                     f"--bind it")
+    head = f"generic `{g.name}` has a default this version cannot evaluate; "
+    raise UsageError(head + "give it a value in bind", head + "--bind it")
 
 
-def _example(g: t.Generic) -> str:
+def _example(g: t.Generic, python: bool = False) -> str:
+    """A value of the generic's kind, as `--bind` (or, with python, `bind=`) takes it."""
+    if python:
+        return {"Dim": "8", "Shape": "(2, 3)", "Integer": "'i32'"}.get(g.kind, "'f32'")
     return {"Dim": "8", "Shape": "2,3", "Integer": "i32"}.get(g.kind, "f32")
 
 

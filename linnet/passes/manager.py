@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import CompileError, Diagnostic, Span
+from ..errors import LinnetError
 
 
 
@@ -125,7 +126,7 @@ def _print(lang: str, ir: Any) -> str:
     return printer(ir) if printer is not None else repr(ir)
 
 
-class InvalidIR(Exception):
+class InvalidIR(LinnetError):
     """A pass broke its output language's rules: a compiler bug, not a user error."""
 
 

@@ -149,7 +149,8 @@ def _method(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:
         found = function_habit(attr)
         help_ = found[1] if found else (f"`{attr}(...)` is in the prelude, with no import"
                                         if attr in PRELUDE_MATH else
-                                        "see the prelude (LANGUAGE.md section 4) for what exists")
+                                        "see the prelude (docs/language.md, \"The prelude\") "
+                                        "for what exists")
         return Diagnostic("E1101", f"`{receiver}.{attr}`: Linnet has no modules such as "
                           f"`{receiver}`", span, "not a Linnet name", help=help_)
     x = receiver or "x"

@@ -226,9 +226,7 @@ class ProgramError(LinnetError):
     """The program has errors; `diagnostics` and `sources` render them."""
 
     def __init__(self, message: str, diagnostics, sources) -> None:
-        super().__init__(message)
-        self.diagnostics = diagnostics
-        self.sources = sources
+        super().__init__("", diagnostics, sources)
 
 
 def _program_error(diagnostics, sources) -> ProgramError:

@@ -49,13 +49,17 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str
 
 
 def _to_jax(x):
+    """A torch tensor as a JAX array of its dtype (made with 64-bit types on, so that an
+    i64, u64 or f64 tensor stays 64-bit whatever the process's setting)."""
+    import jax
     import jax.numpy as jnp
     import torch
     if not isinstance(x, torch.Tensor):
         return x
-    if x.dtype == torch.bfloat16:
-        return jnp.asarray(x.float().cpu().numpy()).astype(jnp.bfloat16)
-    return jnp.asarray(x.cpu().numpy())
+    with jax.enable_x64(True):
+        if x.dtype == torch.bfloat16:
+            return jnp.asarray(x.float().cpu().numpy()).astype(jnp.bfloat16)
+        return jnp.asarray(x.cpu().numpy())
 
 
 def _to_torch(x):
@@ -70,7 +74,17 @@ def _to_torch(x):
 def compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
                 numerics: str, grad: bool, seed: int,
                 tol: Callable[[str], Tolerance]) -> Comparison:
-    """Body and kernel of `spec` at `bound` on `inputs`, through generated JAX."""
+    """Body and kernel of `spec` at `bound` on `inputs`, through generated JAX, with 64-bit
+    types on for the comparison only (the inputs' i64, u64 and f64 stay 64-bit arrays)."""
+    import jax
+    with jax.enable_x64(True):
+        return _compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed,
+                            tol=tol)
+
+
+def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
+                 numerics: str, grad: bool, seed: int,
+                 tol: Callable[[str], Tolerance]) -> Comparison:
     import jax
     import torch
     ran, runtime = pallas_runtime()

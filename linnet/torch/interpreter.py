@@ -171,14 +171,19 @@ def _needs_grad(args: list[Any]) -> bool:
 class _ByClause(torch.autograd.Function):
     """An op with a `grad` clause under autograd: forward runs the body (autograd records
     nothing inside a Function's forward), backward runs the clause on the saved inputs, the
-    result and the arriving gradient, and hands each floating tensor parameter its part."""
+    result and the arriving gradient, and hands each floating tensor parameter its part.
+    `setup_context` (not a ctx argument of forward) is what `torch.func` takes."""
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx: Any, interp: Interpreter, op: ir.Func, *args: torch.Tensor) -> Any:
-        result = interp.call(op, list(args))
+    def forward(interp: Interpreter, op: ir.Func, *args: torch.Tensor) -> Any:
+        return interp.call(op, list(args))
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, result: Any) -> None:
+        interp, op, *args = inputs
         ctx.interp, ctx.op = interp, op
         ctx.save_for_backward(*args, result)
-        return result
 
     @staticmethod
     def backward(ctx: Any, dy: torch.Tensor) -> tuple:

@@ -15,24 +15,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..check.dim_normal_form import Dim
-from ..check.signatures import Binding, match_dims
+from ..check.signatures import Binding, match_dims, substitute
 from ..check.types import TensorT
-from ..diagnostics import CompileError, SourceFile, render
+from ..errors import InputError, InputShapeError, LinnetError
 from ..passes.front import choose_entry
-from ..pipeline import compile_source
+from ..pipeline import NUMERICS, check_choice, compile_source
+
+__all__ = ["EntryFunction", "LoadedModule", "LinnetError", "load", "load_function"]
 
 TORCH_DTYPES = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                 "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
                 "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
-
-
-class LinnetError(Exception):
-    """A program or a call that the compiler rejects; the message holds the diagnostics."""
-
-
-def _raise_diagnostics(err: CompileError, path: str, text: str) -> None:
-    sources = {path: SourceFile.of(path, text)}
-    raise LinnetError("\n\n".join(render(d, sources) for d in err.diagnostics)) from None
 
 
 @dataclass(eq=False)  # compared and hashed by identity: jax.jit caches functions by hash
@@ -52,6 +45,12 @@ class EntryFunction:
     by_inputs: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     _sig: Any = None
     _tuple_result: bool | None = None
+    _modules: list[tuple[Any, dict[str, str]]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        how = "compiled" if self.compile else "interpreted"
+        return (f"<linnet.{self.TARGET} entry {self.name} of {self.path} ({how}, "
+                f"numerics={self.numerics}, {len(self.cache)} binding(s))>")
 
     def __call__(self, *inputs: Any) -> Any:
         try:  # the fast path of a repeated call: its inputs' shape and dtype objects
@@ -64,17 +63,18 @@ class EntryFunction:
     def _run_for(self, inputs: tuple) -> Callable[..., tuple]:
         """The compiled binding for these inputs (compiled on first use), remembered under
         the inputs' key for the next call."""
-        values = self.binding_for(inputs)
+        values = self.binding_for(inputs)  # raises InputError / InputShapeError: no entry kept
         device = self.device_name(inputs) if self.tuning is not None else None
         key = tuple(sorted(values.items())) + (device,)
         run = self.cache.get(key)
         if run is None:
             run = self.cache[key] = self._build(values, device)
         self._tuple_result = self._returns_tuple
-        try:
-            self.by_inputs[self._input_key(inputs)] = run
-        except TypeError:  # a shape or dtype that cannot be hashed: bound at every call
-            pass
+        if all(hasattr(x, "shape") or isinstance(x, (bool, int, float)) for x in inputs):
+            try:  # (a list's key says nothing of its length: lists are bound at every call)
+                self.by_inputs[self._input_key(inputs)] = run
+            except TypeError:  # a shape or dtype that cannot be hashed: bound at every call
+                pass
         return run
 
     def _input_key(self, inputs: tuple) -> tuple:
@@ -114,24 +114,65 @@ class EntryFunction:
         return self._sig
 
     def _check_signature(self):
-        try:
-            compiled = compile_source(self.text, path=self.path, entry=self.name,
-                                      passes=_front_only())
-        except CompileError as err:
-            _raise_diagnostics(err, self.path, self.text)
-        analysis = compiled.result.stages[-1].ir
-        entry = choose_entry(analysis, self.name)
-        return analysis.root.signatures[entry.name]
+        return signature_of(checked(self.text, self.path), self.name)
+
+    @classmethod
+    def checked(cls, path: Any, name: str, *, text: str | None = None, **options: Any
+                ) -> "EntryFunction":
+        """The callable for entry `name` of the program at path (or in text), with the
+        program checked and the entry found now: errors are raised here, not at a call."""
+        check_choice("numerics", options.get("numerics", "equivalent"), NUMERICS)
+        if text is None:
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except OSError as err:
+                raise LinnetError(f"cannot read the program {str(path)!r}: "
+                                  f"{err.strerror or err}") from None
+        fn = cls(str(path), text, name, options.pop("compile", True),
+                 options.pop("numerics", "equivalent"), **options)
+        fn._signature()
+        return fn
 
     def binding_for(self, inputs: tuple) -> dict[str, object]:
+        """The values of the entry's generics for these inputs, after checking each input
+        against its parameter: its rank and extents (InputShapeError) and, for an input that
+        has a dtype, that dtype (InputError: no dtype is converted implicitly; a Python
+        number or list takes its parameter's)."""
         sig = self._signature()
         if len(inputs) != len(sig.params):
-            raise TypeError(f"{self.name}() takes {len(sig.params)} inputs, got {len(inputs)}")
+            raise InputError(f"{self.name}() takes {len(sig.params)} inputs, "
+                             f"got {len(inputs)}")
         generics = {g.name for g in sig.generics}
         b = Binding()
-        for param, value in zip(sig.params, inputs):
-            _bind_input(param, value, generics, b)
-        return _plain_values(b, sig)
+        for k, (param, value) in enumerate(zip(sig.params, inputs)):
+            if not _bind_input(param, value, generics, b):
+                raise InputShapeError(self._mismatch(k, param, value, "rank"))
+        for k, (param, value) in enumerate(zip(sig.params, inputs)):
+            self._check_input(k, substitute(param, b), param, value)
+        values = _plain_values(b, sig)
+        missing = [g.name for g in sig.generics if g.name not in values and g.default is None]
+        if missing:
+            raise InputShapeError(f"{self.name}(): the inputs do not determine generic "
+                                  f"`{missing[0]}` (it is in no input's shape or dtype)")
+        return values
+
+    def _check_input(self, k: int, want: Any, param: Any, value: Any) -> None:
+        """Input k against its parameter's type with the generics bound."""
+        if not isinstance(want, TensorT):
+            return
+        shape, dtype = _shape_and_dtype(value)
+        dims = [d.as_int() if isinstance(d, Dim) else None for d in want.dims]
+        if shape is not None and tuple(dims) != shape:
+            raise InputShapeError(self._mismatch(k, param, value, "shape"))
+        if dtype is not None and want.dtype != dtype:
+            raise InputError(f"{self.name}(): input {k} has dtype {dtype}, expected "
+                             f"{want.dtype} ({param}); the language converts no dtype "
+                             "implicitly: cast it first")
+
+    def _mismatch(self, k: int, param: Any, value: Any, what: str) -> str:
+        shape, _ = _shape_and_dtype(value)
+        return (f"{self.name}(): input {k} has shape {list(shape or ())}, whose {what} does "
+                f"not fit its parameter's type {param}")
 
     def _build(self, values: dict[str, object], device: str | None = None
                ) -> Callable[..., tuple]:
@@ -142,44 +183,69 @@ class EntryFunction:
 
     def _compile(self, values: dict[str, object], target_text: bool,
                  device: str | None = None):
-        try:
-            compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                      numerics=self.numerics, target=self.TARGET,
-                                      tuning=False if self.tuning is None else self.tuning,
-                                      device=device)
-        except CompileError as err:
-            _raise_diagnostics(err, self.path, self.text)
+        compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
+                                  numerics=self.numerics, target=self.TARGET,
+                                  tuning=False if self.tuning is None else self.tuning,
+                                  device=device)
         if target_text:
             return compiled.text
         from .runtime import import_generated
-        return import_generated(compiled.text, self.name, self.TARGET)
+        module = import_generated(compiled.text, self.name, self.TARGET)
+        self._modules.append((module, self._op_names(compiled.result.stages[-2].ir)))
+        return module
+
+    def _op_names(self, program: Any) -> dict[str, str]:
+        """The op name of each function name of the generated module."""
+        from ..emit.torch import function_names
+        return {mangled: name for name, mangled in function_names(program).items()}
+
+    def ran(self) -> dict[str, dict[str, int]]:
+        """What the calls so far ran, per op with a kernel: `{"softmax__R4_C16": {"kernel":
+        3, "body": 0}}` (op instances are named for their binding). A call of an op counts
+        once, under autograd too. Ops that have no kernel in a binding (`numerics="exact"`,
+        a kernel whose `where` fails) are not listed; with `compile=False` nothing is (the
+        interpreter runs bodies only). Under `linnet.jax`, the choice is made when a call is
+        traced, so the counts are of traces: a jitted call reuses its trace's choice."""
+        found: dict[str, dict[str, int]] = {}
+        for module, names in self._modules:
+            for fn, (kernel, body) in getattr(module, "_ln_ran", {}).items():
+                seen = found.setdefault(names.get(fn, fn), {"kernel": 0, "body": 0})
+                seen["kernel"] += kernel
+                seen["body"] += body
+        return found
 
     def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:
         from ..pipeline import passes_for
         from .interpreter import run
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
-        try:
-            compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                      numerics="exact", passes=passes)  # bodies only
-        except CompileError as err:
-            _raise_diagnostics(err, self.path, self.text)
+        compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
+                                  numerics="exact", passes=passes)  # bodies only
         program = compiled.text
         return lambda *inputs: run(program, *inputs)
 
 
-def _front_only():
+def checked(text: str, path: str):
+    """The program parsed and checked (the `check` stage): errors raise CompileError."""
     from ..pipeline import FRONT
-    return FRONT[:2]
+    return compile_source(text, path=path, passes=FRONT[:2]).text
 
 
-def _bind_input(param, value: Any, generics: set[str], b: Binding) -> None:
+def signature_of(analysis, name: str):
+    """The signature of the entry `name` (a UsageError when there is none)."""
+    return analysis.root.signatures[choose_entry(analysis, name).name]
+
+
+def _bind_input(param, value: Any, generics: set[str], b: Binding) -> bool:
+    """Bind the generics of param from the input's shape and dtype; False when its rank
+    cannot fit the parameter's."""
     if not isinstance(param, TensorT):
-        return
+        return True
     shape, dtype = _shape_and_dtype(value)
     if param.dtype in generics and dtype is not None:
         b.dtypes.setdefault(param.dtype, dtype)
-    if shape is not None:
-        match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+    if shape is None:
+        return True
+    return match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
 
 
 def _input_key(inputs: tuple) -> tuple:
@@ -196,10 +262,19 @@ def _input_key(inputs: tuple) -> tuple:
 def _shape_and_dtype(value: Any) -> tuple[tuple[int, ...] | None, str | None]:
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
-    if shape is None:
-        return (), None  # a Python number: a scalar, its dtype from the parameter
+    if shape is None:  # a Python number or nested lists: its dtype from the parameter
+        return _list_shape(value), None
     name = str(dtype).replace("torch.", "")
     return tuple(int(n) for n in shape), TORCH_DTYPES.get(name, name)
+
+
+def _list_shape(value: Any) -> tuple[int, ...]:
+    """The shape of nested lists or tuples (a number's is ()), read along the first items."""
+    shape = []
+    while isinstance(value, (list, tuple)):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
 
 
 def _plain_values(b: Binding, sig) -> dict[str, object]:
@@ -231,6 +306,12 @@ def load_function(path: str, name: str, *, compile: bool = True,
     `compile=False` runs the PyTorch interpreter on the tensor IR instead, generating no
     code. `numerics` is `"exact"`, `"equivalent"` or `"fast"`, as `--numerics`.
 
+    The program is parsed and checked here, and `name` must be one of its entries: a
+    program with errors, an unknown entry or numerics raise a `linnet.LinnetError` now,
+    not at the first call. A call with inputs the entry does not take raises
+    `linnet.errors.InputError` (their number, a dtype: a `TypeError` too) or
+    `InputShapeError` (a shape: a `ValueError` too).
+
     `tuning` gives the kernel choices recorded by `linnet tune` (see `linnet.tune`): None
     (the default) reads `$LINNET_TUNING`, else `linnet.tuning.json` beside the program if
     there is one; a path reads that file; False uses the op headers' choices only. At each
@@ -238,8 +319,8 @@ def load_function(path: str, name: str, *, compile: bool = True,
     tensors) apply where their op and sizes match. A tuning file that cannot be read
     raises `LinnetError` here.
     """
-    text = Path(path).read_text()
-    return EntryFunction(str(path), text, name, compile, numerics, read_tuning(tuning, path))
+    return EntryFunction.checked(path, name, compile=compile, numerics=numerics,
+                                 tuning=read_tuning(tuning, path))
 
 
 def read_tuning(tuning: Any, path: str):
@@ -265,15 +346,20 @@ class LoadedModule:
     access (`m.run`) finds the entries whose names are not taken."""
 
     def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None) -> None:
-        from ..frontend import check_program
-        result = check_program(str(path))
-        if not result.ok:
-            raise LinnetError("\n\n".join(render(d, result.sources) for d in result.diagnostics))
-        root = result.program.root_module
+        check_choice("numerics", numerics, NUMERICS)
+        text = Path(path).read_text(encoding="utf-8")
+        analysis = checked(text, str(path))
         tuning = read_tuning(tuning, path)
-        self._entries = {i.name: load_function(path, i.name, compile=compile, numerics=numerics,
-                                               tuning=False if tuning is None else tuning)
-                         for i in root.items if getattr(i, "kind", None) == "entry"}
+        self._path = str(path)
+        self._entries = {}
+        for item in analysis.program.root_module.items:
+            if getattr(item, "kind", None) == "entry":
+                fn = EntryFunction(str(path), text, item.name, compile, numerics, tuning)
+                fn._sig = signature_of(analysis, item.name)
+                self._entries[item.name] = fn
+
+    def __repr__(self) -> str:
+        return f"<linnet.torch module {self._path}: entries {', '.join(self.entries)}>"
 
     def __getattr__(self, name: str) -> EntryFunction:
         entries = self.__dict__.get("_entries")  # absent while copying: no recursion

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from ..errors import LinnetError
 from ..passes.elaborate_instances import BoundKernel, _source
 from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, op_identity,
                                     tunable_generics)
@@ -29,7 +30,7 @@ DEFAULT_STAGES = (2, 3, 4)
 DEFAULT_CAP = 64
 
 
-class CandidateError(ValueError):
+class CandidateError(LinnetError, ValueError):
     """A candidate set that cannot be built as asked (a name that is not tunable, say)."""
 
 

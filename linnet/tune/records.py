@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import LinnetError
 from ..passes.kernel_tuning import KernelTuning, TunedChoice
 
 FORMAT = "linnet-tuning"
@@ -39,7 +40,7 @@ ENV = "LINNET_TUNING"
 NUMERICS = ("equivalent", "fast")
 
 
-class TuningFileError(ValueError):
+class TuningFileError(LinnetError, ValueError):
     """A tuning file that cannot be read or used; the message names the file and why."""
 
 

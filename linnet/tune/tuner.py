@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
 from ..diagnostics import CompileError
+from ..errors import LinnetError
 from ..passes.front import UsageError
 from ..passes.kernel_tuning import KernelTuning
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
@@ -33,7 +34,7 @@ Timer = Callable[[Candidate, Callable[[], Any]], float]
 STYLES = ("normal", "uniform")
 
 
-class TuneError(ValueError):
+class TuneError(LinnetError, ValueError):
     """A tuning run that cannot start as asked: an unknown op, a missing size, a name that is
     not tunable, kernels that cannot run here. The message says which."""
 
@@ -207,8 +208,8 @@ def _bound(spec, bind: Mapping[str, Any]):
     try:
         result = compile_source(spec.source, path=spec.path, entry=spec.entry,
                                 bind=dict(bind), passes=FRONT + MIDDLE[:1], tuning=False)
-    except UsageError as err:
-        raise TuneError(str(err)) from None
+    except UsageError as err:  # the tuner's sizes come from --bind: worded for it
+        raise TuneError(err.command_line) from None
     except CompileError as err:
         raise TuneError(f"op `{spec.name}` at these sizes: {err.diagnostics[0].message}"
                         ) from None

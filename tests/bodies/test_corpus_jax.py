@@ -59,8 +59,9 @@ def _jnp(dtype: str):
 
 def run(key: tuple[str, str], inputs: tuple, values: dict[str, object]) -> tuple:
     module = jax_module(key, values)
-    got = module.main(*(jax.numpy.asarray(np.array(x.value), dtype=_jnp(x.dtype))
-                        for x in inputs))
+    with jax.enable_x64(True):  # arrays of i64, u64, f64 are 64-bit only with it on
+        got = module.main(*(jax.numpy.asarray(np.array(x.value), dtype=_jnp(x.dtype))
+                            for x in inputs))
     assert isinstance(got, tuple)
     return got
 

@@ -7,6 +7,20 @@ from pathlib import Path
 from linnet.frontend import check_program
 
 
+# An op whose grad clause (3 dy) is not its body's derivative (2 dy), so that a gradient
+# shows which of them was used; `main` returns `scaled(x)`.
+SCALED = """module m
+pub op scaled<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
+    return x * 2.0
+} grad(y, dy) {
+    return dy * 3.0
+}
+entry main<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
+    return scaled(x)
+}
+"""
+
+
 def write_program(tmp_path: Path, text: str, name: str = "prog.linnet") -> str:
     """The program written to a file under tmp_path; its path."""
     path = tmp_path / name

@@ -23,6 +23,7 @@ from linnet.jax import load_function, load_source  # noqa: E402
 from linnet.pipeline import compile_source  # noqa: E402
 from linnet.torch import LinnetError  # noqa: E402
 from linnet.torch import load_function as torch_function  # noqa: E402
+from programs import SCALED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [("examples/softmax.linnet", "main"), ("examples/layer_norm.linnet", "main"),
@@ -74,18 +75,6 @@ def test_jax_gradients_match_torch_autograd(path, entry):
     float_outputs_sum(tfn(*targs), torch).backward()
     for g, k in zip(jgrads, floats):
         np.testing.assert_allclose(np.asarray(g), targs[k].grad.numpy(), rtol=2e-4, atol=2e-4)
-
-
-SCALED = """module m
-pub op scaled<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
-    return x * 2.0
-} grad(y, dy) {
-    return dy * 3.0
-}
-entry main<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
-    return scaled(x)
-}
-"""
 
 
 def test_a_grad_clause_is_the_derivative():

@@ -4,8 +4,8 @@
   the kernel reads the bodies' storage dtype, outputs made like an input of their shape
   and dtype, and conversions (half dtypes, unsigned storage) only where they are needed.
 - `_lt_on` enters a CUDA device only for tensors off the current one.
-- `load_function` keys repeated calls by the inputs' own shape and dtype objects, keeps
-  `main`'s checks (a wrong dtype is still a clear TypeError at every call) and compiles each
+- `load_function` keys repeated calls by the inputs' own shape and dtype objects, keys
+  only inputs it checked (a wrong dtype is still a clear TypeError at every call) and compiles each
   binding once; `linnet.jax` jits each binding's `main` where jit can take the inputs.
 - fold-constants rounds bf16 without ml_dtypes, bit for bit as ml_dtypes does.
 - `benchmarks/launch.py` runs on the CPU.
@@ -103,10 +103,10 @@ def test_repeated_calls_reuse_the_binding_and_keep_the_checks():
     for _ in range(3):
         torch.testing.assert_close(fn(x), want)
     assert len(fn.cache) == 1 and len(fn.by_inputs) == 1
-    for _ in range(2):  # the same key every time: main's dtype check still runs
-        with pytest.raises(TypeError, match="expected a torch.float32 tensor, got torch.int64"):
+    for _ in range(2):  # a wrong dtype is never keyed: it is checked at every call
+        with pytest.raises(TypeError, match="input 0 has dtype i64, expected f32"):
             fn(torch.ones(3, 5, dtype=torch.int64))
-    assert len(fn.cache) == 1
+    assert len(fn.cache) == 1 and len(fn.by_inputs) == 1
     torch.testing.assert_close(fn(x.numpy()), want)  # an array binds like its tensor
     assert len(fn.cache) == 1
 
