@@ -133,11 +133,13 @@ class EntryFunction:
         fn._signature()
         return fn
 
-    def binding_for(self, inputs: tuple) -> dict[str, object]:
+    def binding_for(self, inputs: tuple, *, complete: bool = True) -> dict[str, object]:
         """The values of the entry's generics for these inputs, after checking each input
         against its parameter: its rank and extents (InputShapeError) and, for an input that
         has a dtype, that dtype (InputError: no dtype is converted implicitly; a Python
-        number or list takes its parameter's)."""
+        number or list takes its parameter's). A generic no input determines (a dtype only
+        the result has) is an InputShapeError, unless `complete` is False: then the values
+        the inputs do determine are returned, for a caller that binds the rest itself."""
         sig = self._signature()
         if len(inputs) != len(sig.params):
             raise InputError(f"{self.name}() takes {len(sig.params)} inputs, "
@@ -151,7 +153,7 @@ class EntryFunction:
             self._check_input(k, substitute(param, b), param, value)
         values = _plain_values(b, sig)
         missing = [g.name for g in sig.generics if g.name not in values and g.default is None]
-        if missing:
+        if missing and complete:
             raise InputShapeError(f"{self.name}(): the inputs do not determine generic "
                                   f"`{missing[0]}` (it is in no input's shape or dtype)")
         return values

@@ -305,7 +305,7 @@ def _call(fn, case: Case, inputs: list) -> Any:
     """The entry's one result through the runtime's callable. A generic that no input's
     shape or dtype determines (a `Dim` only the result uses) cannot be bound by the call,
     so the binding is completed with the case's own before compiling it."""
-    values = fn.binding_for(tuple(inputs))
+    values = fn.binding_for(tuple(inputs), complete=False)
     if set(case.generics) - set(values):
         return fn._build({**case.generics, **values})(*inputs)[0]
     out = fn(*inputs)
@@ -325,6 +325,12 @@ def _torch_autograd(fn, case: Case, floats: Sequence[int], device: str):
 
 
 def _jax_autograd(fn, case: Case, floats: Sequence[int]):
+    import jax
+    with jax.enable_x64(True):  # linnet.jax scopes 64-bit types to its calls: arrays made
+        return _jax_autograd_x64(fn, case, floats)  # here must be made with them on too
+
+
+def _jax_autograd_x64(fn, case: Case, floats: Sequence[int]):
     import jax
     import jax.numpy as jnp
     inputs = [jnp.asarray(x) for x in case.inputs]
