@@ -9,6 +9,8 @@ import json
 import sys
 from typing import TextIO
 
+from .cli_io import positive_int
+
 FUZZ_HELP = """\
 Differential testing. Generate random well-typed programs, evaluate each case
 (an entry, its generic bindings and inputs) with the NumPy oracle, which shares
@@ -57,7 +59,7 @@ def add_fuzz_command(commands) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="names the programs: program k is generated from (S, k) (default 0)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--count", type=_positive, metavar="N",
+    budget.add_argument("--count", type=positive_int, metavar="N",
                         help="programs to generate (default 100)")
     budget.add_argument("--time", type=_seconds, metavar="T",
                         help="generate programs for T seconds (30, 90s, 10m, 1h)")
@@ -67,7 +69,7 @@ def add_fuzz_command(commands) -> None:
                    help="generate kernels and run them through Triton and Pallas")
     p.add_argument("--grad", action="store_true",
                    help="generate scalar losses and check gradients")
-    p.add_argument("--jobs", type=_positive, default=1, metavar="J",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="worker processes (default 1)")
     p.add_argument("--out", metavar="DIR",
                    help="reduce the first occurrence of each failure class and write its "
@@ -80,16 +82,6 @@ def add_fuzz_command(commands) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON on stdout (classes, findings, reductions)")
     p.set_defaults(run=run_fuzz_command)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
 
 
 def _seconds(text: str) -> float:

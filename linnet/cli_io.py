@@ -169,3 +169,15 @@ def missing_extra(err: ModuleNotFoundError) -> str | None:
         return None
     return (f"this needs the `{top}` package, which is not installed; "
             f"install it with: pip install 'linnet[{extra}]'")
+
+
+def positive_int(text: str) -> int:
+    """argparse type of a count such as --jobs or --count: an integer of at least 1."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value

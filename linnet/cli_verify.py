@@ -11,6 +11,8 @@ import os
 import sys
 from typing import Sequence
 
+from .cli_io import positive_int
+
 VERIFY_HELP = """\
 Check each op's kernel against the op's body, which is its definition. For every op
 of each FILE (a directory: every .linnet file under it) that binds a kernel (or only --op NAME, or the entry --entry NAME), draw
@@ -52,16 +54,16 @@ def add_verify_command(commands) -> None:
     which.add_argument("--op", metavar="NAME", help="verify only this op's kernel")
     p.add_argument("--target", choices=("torch", "jax"), default="torch",
                    help="the backend whose kernels run (torch: Triton; jax: Pallas)")
-    p.add_argument("--examples", type=_positive, default=10, metavar="N",
+    p.add_argument("--examples", type=positive_int, default=10, metavar="N",
                    help="sizes to try per op (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed for sizes and inputs (default 0)")
     p.add_argument("--numerics", choices=("equivalent", "fast"), default="equivalent",
                    help="the kernel's numerics, against exact (default equivalent)")
-    p.add_argument("--max-dim", type=_positive, metavar="N",
+    p.add_argument("--max-dim", type=positive_int, metavar="N",
                    help="the largest size drawn for a dim (default 130 on the CPU, "
                         "2048 on a GPU)")
-    p.add_argument("--max-elements", type=_positive, metavar="N",
+    p.add_argument("--max-elements", type=positive_int, metavar="N",
                    help="the most elements of any input (default 2**18 on the CPU, 2**26 on "
                         "a GPU)")
     p.add_argument("--device", choices=("cpu", "cuda"),
@@ -70,16 +72,6 @@ def add_verify_command(commands) -> None:
     from .cli_report import add_report_options
     add_report_options(p)
     p.set_defaults(run=run_verify_command)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
 
 
 def prepare_triton(device: str | None) -> str:
