@@ -102,6 +102,38 @@ def test_report_renders_the_tables_from_the_json(tmp_path):
     assert "(4 rows, 12 s.)" in text and "(2 rows, 30 s.)" in text
 
 
+def _split_run(tmp_path, commit: str = "abc123def456") -> list[str]:
+    """RESULTS as two calls of one run: softmax in the first, layer norm in the second."""
+    paths = []
+    for case in ("softmax", "layer_norm"):
+        part = dict(RESULTS, cases={case: RESULTS["cases"][case]},
+                    rows=[r for r in RESULTS["rows"] if r["case"] == case], seconds=10.0)
+        if case == "layer_norm":
+            part["environment"] = dict(RESULTS["environment"], linnet_commit=commit)
+        paths.append(str(tmp_path / f"{case}.json"))
+        Path(paths[-1]).write_text(json.dumps(part))
+    return paths
+
+
+def test_report_joins_the_calls_of_one_run(tmp_path):
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(RESULTS))
+    report = [sys.executable, "benchmarks/report.py"]
+    one = subprocess.run(report + [str(whole)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    split = subprocess.run(report + _split_run(tmp_path), cwd=ROOT, capture_output=True,
+                           text=True, timeout=120)
+    assert split.returncode == 0, split.stderr
+    assert split.stdout == one.stdout
+
+
+def test_report_refuses_calls_at_different_commits(tmp_path):
+    done = subprocess.run([sys.executable, "benchmarks/report.py", *_split_run(tmp_path, "fff")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "differ in linnet_commit" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_report_says_when_the_json_cannot_be_read(tmp_path):
     done = subprocess.run([sys.executable, "benchmarks/report.py", str(tmp_path / "none.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
