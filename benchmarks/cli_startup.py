@@ -43,7 +43,8 @@ def run_once(root: Path, target: str, source: Path, entry: str,
              probe: bool = False) -> tuple[float, float, list[str]]:
     """Wall-clock and CPU seconds of one fresh process; with probe, also the heavy packages
     it imported (the probe's own overhead is not part of the timed runs)."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    from linnet.testing.child_env import child_env
+    env = child_env(root)
     argv = [target, str(source), "--entry", entry]
     command = ([sys.executable, "-c", PROBE, *argv] if probe
                else [sys.executable, "-m", "linnet", *argv])

@@ -264,8 +264,8 @@ def first_result(cuda: bool) -> dict[str, Any]:
 
 def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run this script in a fresh process and read back the JSON it prints last."""
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]), **(env or {})}
+    from linnet.testing.child_env import child_env
+    full = child_env(ROOT, **(env or {}))
     done = subprocess.run([sys.executable, __file__, *args], env=full, capture_output=True,
                           text=True, check=False)
     if done.returncode != 0:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from linnet.testing.child_env import child_env
+
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
 
@@ -21,7 +23,7 @@ COUNT = 40
 
 
 def test_fixed_seed_fuzzing_finds_nothing() -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = child_env(ROOT)
     done = subprocess.run([sys.executable, "-m", "linnet", "fuzz", "--seed", "0", "--count",
                            str(COUNT), "--jobs", "2", "--json"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)

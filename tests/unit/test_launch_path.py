@@ -28,6 +28,7 @@ import torch
 
 from linnet.passes.fold_constants import round_bf16
 from linnet.pipeline import compile_source
+from linnet.testing.child_env import child_env
 from linnet.torch import load_function
 from linnet.torch.runtime import import_generated
 
@@ -176,8 +177,7 @@ def test_bf16_folding_matches_ml_dtypes_bit_for_bit():
 
 def test_the_launch_benchmark_runs_on_the_cpu(tmp_path):
     out = tmp_path / "launch.json"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
+    env = child_env(ROOT, drop=("TRITON_INTERPRET",))
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "launch.py"), "--cpu",
                            "--count", "20", "--repeat", "2", "--examples", "softmax",
                            "--no-jax", "--json", str(out)],

@@ -21,6 +21,7 @@ import pytest
 
 from linnet import privatecache
 from linnet.syntax import parser, tables
+from linnet.testing.child_env import child_env
 from linnet.torch import runtime
 from linnet.torch.runtime import import_generated
 
@@ -32,8 +33,7 @@ PARSE = ("import sys\nfrom linnet.syntax.parser import parse\n"
 
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    full = {**os.environ, **env, "PYTHONPATH": path}
+    full = child_env(ROOT, **env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env=full, timeout=120)
 

@@ -17,6 +17,7 @@ from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.parser import parse
 from linnet.syntax import tree as t
 from linnet.testing.case import Case
+from linnet.testing.child_env import child_env
 from linnet.testing.reduce import reduce, write_report
 from linnet.testing.reduce.inputs import plainness, resized
 from linnet.testing.reduce.search import entry_spec, fits
@@ -258,7 +259,7 @@ def test_write_report(tmp_path):
     bind = " ".join(f"--bind {k}={v}" for k, v in r.case.generics.items())
     assert f"linnet torch case.linnet --entry main {bind}" in text
     assert r.case.text.strip() in text and str(r.steps[0]) in text
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = child_env(ROOT)
     done = subprocess.run([sys.executable, "run.py"], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -170,7 +170,7 @@ def test_ran_counts_the_calls_that_ran_the_kernel_and_the_body():
     assert fn.ran() == {}
     fn(x)
     fn(x)
-    kernel_runs = os.environ.get("TRITON_INTERPRET") == "1" or torch.cuda.is_available()
+    kernel_runs = os.environ.get("TRITON_INTERPRET") == "1"  # x is on the CPU, even with CUDA
     want = {"kernel": 2, "body": 0} if kernel_runs else {"kernel": 0, "body": 2}
     assert fn.ran() == {"softmax__R4_C16": want}
     torch.func.vmap(fn)(x.unsqueeze(0))  # batched tensors: the body
