@@ -9,7 +9,9 @@ and the body under `jax.jit`.
 
 The backward is timed alone: y = f(x, w, b) is computed once with inputs that require grad,
 then `y.backward(dy, retain_graph=True)` is the timed call (the gradients reset to None
-between calls, outside the timing). The hand kernel's `backward` is called directly; on the
+between calls, outside the timing). The hand kernel's `backward` is timed twice: called
+directly (the kernel and its allocations alone), and as `y.backward(dy)` through its
+`torch.autograd.Function` (the path Linnet's module takes, autograd's own cost included); on the
 JAX side the timed call is the pullback of `jax.vjp` under `jax.jit`, its residuals computed
 by the forward beforehand. GB/s counts reading x and writing y forward, and reading x and dy
 and writing dx backward (w, b and their gradients are small beside them).
@@ -101,6 +103,9 @@ def backward_rows(suite: Suite, g, entry: str, compiled, inputs, refs) -> None:
           lambda: autograd_backward(suite.linnet("layer_norm", entry), x, w, b, dy), check)
     g.add("hand", "hand Triton",
           lambda: partial(hand("layer_norm", "backward").backward, x, w, b, EPS, dy), check)
+    g.add("hand_autograd", "hand Triton (autograd)",
+          lambda: autograd_backward(partial(hand("layer_norm", "layer_norm").layer_norm, eps=EPS),
+                                    x, w, b, dy), check)
     g.add("torch", "F.layer_norm", lambda: autograd_backward(layer_norm, x, w, b, dy), check)
     g.add("compile", "torch.compile(F.layer_norm)",
           lambda: autograd_backward(compiled, x, w, b, dy), check)

@@ -16,8 +16,11 @@ loses against a person writing them:
 
 `forward(x, w, b, eps)` and `backward(x, w, b, eps, dy) -> (dx, dw, db)` take contiguous
 tensors of one dtype, f32 or bf16, on a CUDA device (or on the CPU under
-`TRITON_INTERPRET=1`); rows up to 16384 columns, as the example's kernels. Importing this
-module needs Triton, not a GPU.
+`TRITON_INTERPRET=1`); rows up to 16384 columns, as the example's kernels.
+`layer_norm(x, w, b, eps)` is the two under autograd (a `torch.autograd.Function`), as a
+person who writes them would give them to users, and as Linnet's generated module calls its
+kernels: the benchmark times a backward through it on the same path as Linnet's. Importing
+this module needs Triton, not a GPU.
 """
 
 from __future__ import annotations
@@ -135,3 +138,28 @@ def backward(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float,
     _backward_rows[(triton.cdiv(n_rows, rb * k),)](x, w, dy, dx, dw, db, n_rows, n_cols, eps,
                                                    RB=rb, BC=bc, STEPS=k, num_warps=8)
     return dx, dw.to(x.dtype), db.to(x.dtype)
+
+
+class LayerNorm(torch.autograd.Function):
+    """forward and backward above under autograd: x, w, b saved, no grad for eps."""
+
+    @staticmethod
+    def forward(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -> torch.Tensor:
+        return forward(x, w, b, eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        x, w, b, eps = inputs
+        ctx.save_for_backward(x, w, b)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        x, w, b = ctx.saved_tensors
+        dx, dw, db = backward(x, w, b, ctx.eps, dy.contiguous())
+        return dx, dw, db, None
+
+
+def layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -> torch.Tensor:
+    """forward(x, w, b, eps) whose backward (through autograd) is backward()."""
+    return LayerNorm.apply(x, w, b, eps)

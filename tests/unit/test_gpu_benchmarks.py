@@ -229,6 +229,10 @@ def test_hand_layer_norm(rows, cols, dtype):
     for got, want in zip((y, dx, dw, db), layer_norm_reference(x, w, b, dy, 1e-5)):
         assert got.dtype == dtype and got.shape == want.shape
         assert (got.double() - want).abs().max().item() <= tol * (1 + want.abs().max().item())
+    leaves = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+    layer_norm.layer_norm(*leaves, 1e-5).backward(dy)  # the same kernels under autograd
+    for leaf, want in zip(leaves, (dx, dw, db)):
+        torch.testing.assert_close(leaf.grad, want, rtol=0, atol=0)
 
 
 # ---------------------------------------------------------------- a dry run on the CPU
