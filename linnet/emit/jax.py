@@ -213,6 +213,7 @@ class _Func(CodeWriter):
     """One function: straight-line bindings, and local functions for control flow."""
 
     NAN_GUARD = True  # float max/min reductions are NaN where a NaN is reduced
+    HALF_IN_F32 = False  # XLA computes f16/bf16 division and math as it likes
     #: What a `while` loop's first values pass through: XLA (jaxlib 0.10) works out the
     #: trip count of a loop whose counter starts, steps and stops at constants, and gets
     #: some wrong for steps above 1 (`i = 0; while i < 1 { i = i + 2 }` runs no trip under
@@ -261,7 +262,7 @@ class _Func(CodeWriter):
         args = [self.atom(x, env) for x in getattr(e, "args", ())]
         if isinstance(e, ir.Prim):
             code = ops.prim_expr(e.op, args, [a.type for a in e.args], e.type, e.attrs,
-                                 self.module.numerics, self.NAN_GUARD)
+                                 self.module.numerics, self.NAN_GUARD, self.HALF_IN_F32)
         elif isinstance(e, ir.Einsum):
             code = ops.einsum_expr(e.spec, args, [a.type for a in e.args], e.type, e.acc,
                                    self.module.numerics)

@@ -125,6 +125,23 @@ def _unary(op: str, a: str, ta: ir.TType) -> str:
     raise ValueError(f"unknown unary primitive {op!r}")
 
 
+IN_F32 = ("div", "mod", "rsqrt") + _MATH
+
+
+def _in_f32(op: str, args: Sequence[str], tys: Sequence[ir.TType], result: ir.TType,
+            attrs: dict, numerics: str, nan_guard: bool) -> str:
+    """A half-precision `op` computed on f32 operands and rounded to the result's dtype.
+
+    Pallas's Triton lowering has no f16/bf16 division (it fails to compile on the GPU), and
+    XLA computes these in f32 anyway. f32 carries more than twice the bits of either half
+    type plus two, so the f32 result rounded once is the correctly rounded half result."""
+    wide = [cast_expr(x, t.dtype, "f32") for x, t in zip(args, tys)]
+    wide_tys = [ir.TType(t.shape, "f32") for t in tys]
+    inner = prim_expr(op, wide, wide_tys, ir.TType(result.shape, "f32"), attrs, numerics,
+                      nan_guard)
+    return cast_expr(inner, "f32", result.dtype)
+
+
 def _lowest(dtype: str) -> bool | int | float:
     if is_float(dtype):
         return -math.inf
@@ -205,14 +222,19 @@ def _nowhere(result: ir.TType) -> str:
 
 
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
-              attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True) -> str:
+              attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True,
+              half_in_f32: bool = False) -> str:
     """The JAX expression computing `Prim(op, args)`, over operand names `args`.
 
     `nan_guard`: float max/min reductions give NaN where their slice holds one (see
-    `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do."""
+    `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do.
+    `half_in_f32`: f16/bf16 division, remainder and math written in f32 and rounded once
+    (see `_in_f32`); on in Pallas kernels."""
     attrs = dict(attrs)
     tys = list(arg_types)
     ir.check_prim_operands(op, args, tys, result)
+    if half_in_f32 and op in IN_F32 and result.dtype in HALF:
+        return _in_f32(op, args, tys, result, attrs, numerics, nan_guard)
     a = args[0] if args else ""
     ta = tys[0] if tys else None
     if ir.PRIMS[op][0] == 2:

@@ -7,8 +7,9 @@ load or store at an offsets tile, the tensor IR's flat addressing, is
 are `pltriton.atomic_add(ref, offsets, value, mask=...)`. A rank-0 parameter that is not
 memory is a value read as `ref[0]`. A result written by atomics is an input at its first
 contents aliased to the output: the kernel gets a ref for each (`i0_ref`, then `o0_ref`)
-and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`), loops
-are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
+and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`), with f16/bf16
+division, remainder and math computed in f32 and rounded once (the lowering has no half
+division, as the Triton printer's rule); loops are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
 `lax.Precision.HIGHEST` for f32 tiles under `equivalent` (TF32 under `fast`).
 
 The launcher calls `pl.pallas_call` on the kernel's grid with the launch hints as an
@@ -101,6 +102,7 @@ class KernelFunc(_Func):
     """One kernel Func as a Pallas kernel over refs."""
 
     NAN_GUARD = False  # Triton's max/min reductions give NaN themselves
+    HALF_IN_F32 = True  # Pallas's Triton lowering has no f16/bf16 division
     OPAQUE = "_lp_opaque"  # Pallas's Triton lowering has no optimization_barrier
 
     def emit(self, as_name: str | None = None) -> str:

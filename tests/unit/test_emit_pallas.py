@@ -85,3 +85,20 @@ def test_while_loops_start_behind_a_barrier_only_in_the_interpreter() -> None:
     assert "optimization_barrier" not in kernel
     opaque = _function(text, "_lp_opaque")
     assert "lax.optimization_barrier(values) if _LP_INTERPRET else values" in opaque
+
+
+def test_half_division_and_math_in_kernels_are_computed_in_f32() -> None:
+    """Pallas's Triton lowering has no bf16 division (found by `linnet fuzz` on the GPU):
+    a kernel divides, and takes math functions of, f16/bf16 tiles in f32 and rounds once;
+    the op's body (plain JAX) keeps the half dtype."""
+    path = ROOT / "tests" / "fuzz" / "pallas_bf16_division.linnet"
+    text = compile_source(path=str(path), target="jax", entry="main",
+                          bind={"N0": 1, "N1": 8}).text
+    kernel = _function(text, re.search(r"def (\w+_kernel)\(", text).group(1))
+    divisions = [line for line in kernel.splitlines() if "= div(" in line]
+    assert len(divisions) == 2
+    for line in divisions:  # both operands widened, the f32 quotient rounded to bf16
+        assert line.count("jnp.float32)") == 2 and "/" in line
+        assert re.search(r"= lax\.convert_element_type\(\(.*\), jnp\.bfloat16\)  #", line)
+    body = _function(text, re.search(r"def (\w+_op_body)\(", text).group(1))
+    assert "float32" not in body
