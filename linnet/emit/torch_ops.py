@@ -499,8 +499,11 @@ def _ln_device(inputs):
 def _ln_arg(x, dtype, storage, shape, device):
     """Check an input's dtype and shape, into storage. An input with a dtype of its own (a
     tensor, a NumPy array) must have the parameter's: no dtype is converted implicitly; a
-    Python number or list takes the parameter's."""
-    if not isinstance(x, torch.Tensor):
+    Python number or list takes the parameter's. A Python number for a scalar is the shared
+    tensor `_ln_lit` keeps: made anew, its copy to a GPU would stall every call."""
+    if isinstance(x, (bool, int, float)) and shape == ():
+        x = _ln_lit(x, dtype, device)
+    elif not isinstance(x, torch.Tensor):
         x = torch.as_tensor(x, dtype=None if hasattr(x, "dtype") else dtype, device=device)
     if x.dtype != dtype:
         raise TypeError(f"expected a {dtype} tensor, got {x.dtype}")
@@ -530,10 +533,14 @@ def _ln_lit(value, dtype, device, _made={}):
     Made anew at each call, it would be copied from ordinary host memory, and PyTorch
     waits for the device to finish all the work queued before such a copy: every call
     would stall the GPU. Generated code never writes into a tensor, and `_ln_out` copies a
-    result that is a shared literal, so sharing is safe. The key tells -0.0 from 0.0."""
+    result that is a shared literal, so sharing is safe. The key tells -0.0 from 0.0. Python
+    numbers passed as inputs are kept here too, so the table is emptied past 4096 entries
+    (a tensor handed out stays valid)."""
     key = (repr(value), dtype, device)
     x = _made.get(key)
     if x is None:
+        if len(_made) >= 4096:
+            _made.clear()
         x = _made[key] = torch.tensor(value, dtype=dtype, device=device)
         x._ln_shared = True
     return x

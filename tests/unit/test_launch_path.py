@@ -123,6 +123,26 @@ def test_a_number_for_a_scalar_input(tmp_path):
     assert len(fn.cache) == 1
 
 
+def test_a_number_for_a_scalar_is_made_on_the_device_once(tmp_path):
+    """A Python number for a scalar input is a tensor made at its first use and shared after
+    (a new one per call would be a host-to-device copy, which stalls every call on a GPU); a
+    result that is that input is still a tensor of its own."""
+    path = tmp_path / "scale.linnet"
+    path.write_text("module m\nentry main(x: Tensor[4; f32], s: f32) -> (Tensor[4; f32], f32) "
+                    "{\n    return (x * s, s)\n}\n")
+    module = import_generated(compile_source(path.read_text(), path=str(path)).text, "scale")
+    made = module._ln_lit.__defaults__[0]
+    x = torch.arange(4.0)
+    scaled, same = module.main(x, 0.5)
+    assert scaled.tolist() == [0.0, 0.5, 1.0, 1.5] and same.item() == 0.5
+    shared = made[("0.5", torch.float32, torch.device("cpu"))]
+    module.main(x, 0.5)
+    assert made[("0.5", torch.float32, torch.device("cpu"))] is shared  # not made again
+    assert same.data_ptr() != shared.data_ptr()  # the result is a copy
+    same += 1  # and writing into it leaves the shared input alone
+    assert module.main(x, 0.5)[1].item() == 0.5
+
+
 def test_jax_calls_jit_each_binding_where_jit_takes_the_inputs():
     jax = pytest.importorskip("jax")
     from linnet.jax.loader import jitted
