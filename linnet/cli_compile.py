@@ -143,8 +143,9 @@ def _names(text: str) -> frozenset[str]:
 
 
 def run_compile(args: argparse.Namespace) -> int:
+    from .passes.front import UsageError
     from .passes.manager import Instrumentation
-    from .pipeline import all_passes, passes_for
+    from .pipeline import all_passes, check_pass_names, passes_for
     if args.list_passes:
         for p in all_passes():
             print(f"{p.name:<22} {p.description}")
@@ -152,12 +153,12 @@ def run_compile(args: argparse.Namespace) -> int:
     if args.file is None:
         print("linnet compile: FILE is required (or --list-passes)", file=sys.stderr)
         return 2
-    known = {p.name for p in passes_for(args.target)} | {"all"}
     asked = _names(args.dump_after) | _names(args.dump_before) | (
         {args.stop_after} if args.stop_after else set())
-    if asked - known:
-        print(f"linnet compile: unknown pass {sorted(asked - known)[0]}; see --list-passes",
-              file=sys.stderr)
+    try:
+        check_pass_names(asked, passes_for(args.target), args.target)
+    except UsageError as err:
+        print(f"linnet compile: {err.command_line}", file=sys.stderr)
         return 2
     shown = Instrumentation(
         dump_before=_names(args.dump_before), dump_after=_names(args.dump_after),

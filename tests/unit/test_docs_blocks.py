@@ -1,0 +1,135 @@
+"""The documentation's commands and Python run, and print what the pages say they print.
+
+Every fenced block of `docs/*.md` and `README.md` tagged `console`, `shell` (or `sh`,
+`bash`) or `python` is run, the blocks of a page in order, in one scratch directory per
+page under pytest's `tmp_path`: it holds copies of `examples/` and `tests/spec/`, so a
+block may name them as a reader in a checkout would, and nothing is written into the
+repository (asserted with `git status`). `linnet` runs this checkout as
+`sys.executable -m linnet`; `python`, `python3` and `.venv/bin/python` are
+`sys.executable`.
+
+The conventions (also in docs/README.md, "Conventions of these pages"):
+
+- `console`: a transcript. Each `$ ` line is a command (a trailing `\\` continues it onto
+  the next line); the lines after it, up to the next `$ ` line, are what it prints on
+  standard output and standard error together, compared with what it really prints. A
+  line `...` stands for any number of lines the page leaves out, and `...` within a line
+  for any text there. A command may exit with status 1 or 2 only where the page shows
+  its output (the error it demonstrates); status 3, an internal error, always fails.
+- `shell`: commands without their output; the block runs as one bash script that must
+  succeed.
+- `python`: a script that must run to completion; what it claims about values is
+  written as `assert`.
+- Files the blocks read: a block right below `<!-- docs-test: file NAME -->` is written to
+  NAME in the scratch directory before the blocks after it run, and every `linnet` block
+  is written at its module path (`module lib.act` -> `lib/act.linnet`).
+- `<!-- docs-test: skip (REASON) -->` right above a block leaves it out; the reason is
+  required (it needs a CUDA GPU, the network, minutes of time, or is a fragment).
+
+What may differ between the page and a run is normalised, and only that: the scratch
+directory's absolute path, durations (`9 s`, `0.4 ms`), trailing spaces. Blocks tagged
+`text` are not run; a `text` block whose first line is a `$ ` command is an error (tag it
+`console`), and so is a fence without a tag.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from docblocks import (PAGES, ROOT, RUNNABLE_TAGS, Block, make_scratch, output_matches,
+                       page_blocks, parse_page, run_block, transcript, write_file)
+
+
+def _runnable(page: Path) -> list[Block]:
+    return [b for b in page_blocks(page)[0] if b.tag in RUNNABLE_TAGS]
+
+
+def _git_status() -> str | None:
+    try:
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_blocks_run_as_shown(page: Path, tmp_path: Path) -> None:
+    before = _git_status()
+    work, env = make_scratch(tmp_path)
+    failures = []
+    for block in page_blocks(page)[0]:
+        write_file(block, work)
+        if block.tag not in RUNNABLE_TAGS or (block.marker and block.marker.kind == "skip"):
+            continue
+        failures += [f"{block.where} ({block.tag}): {problem}"
+                     for problem in run_block(block, work, env)]
+    assert _git_status() == before, "running the blocks changed the repository"
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_markers_and_tags_are_well_formed(page: Path) -> None:
+    blocks, problems = page_blocks(page)
+    for block in blocks:
+        where = block.where
+        if not block.tag:
+            problems.append(f"{where}: a block without a tag (`text` for plain text)")
+        if block.tag == "text" and block.text.startswith("$ "):
+            problems.append(f"{where}: a transcript tagged `text`; tag it `console`")
+        if block.tag == "console":
+            try:
+                transcript(block.text)
+            except ValueError as err:
+                problems.append(f"{where}: {err}")
+        if block.marker and block.marker.kind == "skip" and block.tag not in RUNNABLE_TAGS:
+            problems.append(f"{where}: a skip marker on a `{block.tag}` block, which never runs")
+    assert problems == []
+
+
+def test_skipped_blocks_are_few_and_say_why() -> None:
+    skipped = [b for p in PAGES for b in page_blocks(p)[0]
+               if b.marker and b.marker.kind == "skip"]
+    ran = [b for p in PAGES for b in _runnable(p) if b not in skipped]
+    assert all(b.marker.value for b in skipped)
+    assert len(ran) > 2 * len(skipped), [b.where for b in skipped]
+
+
+# ----- the conventions themselves ----------------------------------------------------------
+
+def test_marker_without_reason_is_an_error() -> None:
+    _, problems = parse_page("<!-- docs-test: skip () -->\n```python\nx = 1\n```\n")
+    assert problems == ["line 1: a skip marker needs a reason: `skip (needs a CUDA GPU)`"]
+    _, problems = parse_page("<!-- docs-test: skip -->\n```python\nx = 1\n```\n")
+    assert len(problems) == 1 and "unknown docs-test directive 'skip'" in problems[0]
+
+
+def test_marker_must_sit_right_above_its_block() -> None:
+    blocks, problems = parse_page("<!-- docs-test: skip (a GPU) -->\n\n```python\nx\n```\n")
+    assert problems == ["line 1: a marker not right above a block"]
+    assert blocks[0].marker is None
+    blocks, problems = parse_page("text\n<!-- docs-test: file a.py -->\n```python\nx\n```\n")
+    assert problems == [] and blocks[0].marker.kind == "file" and blocks[0].line == 3
+
+
+def test_transcript_splits_commands_and_output() -> None:
+    commands = transcript("$ linnet check a \\\n    b\nok: 2 files checked\n$ ls\n")
+    assert [(c.text, c.shown) for c in commands] == [
+        ("linnet check a \n    b", ["ok: 2 files checked"]), ("ls", [])]
+    with pytest.raises(ValueError):
+        transcript("ok\n$ ls\n")
+
+
+def test_output_matching_is_exact_but_for_ellipses_and_durations() -> None:
+    assert output_matches(["ok: 1 file checked"], "ok: 1 file checked\n")
+    assert not output_matches(["ok: 1 file checked"], "ok: 2 files checked\n")
+    assert not output_matches([], "something\n")
+    assert output_matches(["first", "...", "last"], "first\na\nb\nlast\n")
+    assert output_matches(["first", "...", "last"], "first\nlast\n")
+    assert not output_matches(["first", "...", "last"], "first\na\n")
+    assert output_matches(["40 programs in ... s: no findings"], "40 programs in 3 s: no findings")
+    assert output_matches(["took 9 s"], "took 12.5 s\n")
+    assert not output_matches(["took 9 s"], "took 9 files\n")
