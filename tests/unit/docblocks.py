@@ -34,10 +34,15 @@ MODULE = re.compile(r"^module[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0
                     re.M)
 
 # What the scratch directory holds: the paths the pages name, copied from the repository.
-COPIED = ("examples", "tests/spec")
-# What a shown transcript may differ in: durations ("in 9 s", "0.4 ms") and the scratch
+COPIED = ("examples", "tests", "benchmarks")
+# What a shown transcript may differ in: durations ("in 9 s", "0.4 ms", with the spaces that
+# pad them into a column; `"time_ms": 36.9` in JSON), today's date, and the scratch
 # directory's absolute path. Nothing else is normalised.
-DURATION = re.compile(r"\b\d+(?:\.\d+)?(?:e-?\d+)? ?(?:s|ms|us|µs)\b")
+VARYING = (
+    (re.compile(r"\b\d+(?:\.\d+)?(?:e-?\d+)? ?(?:s|ms|us|µs)\b *"), "<time> "),
+    (re.compile(r'("\w*time_ms"): [0-9.e+-]+'), r"\1: <time>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
+)
 ELLIPSIS = "..."
 BLOCK_SECONDS = 150
 STATUS = "\x1edocs-test-status "
@@ -140,7 +145,7 @@ def transcript(text: str) -> list[Command]:
         command = lines[k][2:]
         while command.endswith("\\") and k + 1 < len(lines):
             k += 1
-            command = command[:-1] + "\n" + lines[k]
+            command = command + "\n" + lines[k]
         k += 1
         start = k
         while k < len(lines) and not lines[k].startswith("$ "):
@@ -150,11 +155,12 @@ def transcript(text: str) -> list[Command]:
 
 
 def normalise(text: str, scratch: Path | None = None) -> str:
-    """What may differ from run to run made equal: the scratch path, durations, and
+    """What may differ from run to run made equal: the scratch path, durations, dates, and
     trailing spaces."""
     if scratch is not None:
         text = text.replace(str(scratch) + os.sep, "").replace(str(scratch), ".")
-    text = DURATION.sub("<time>", text)
+    for pattern, replacement in VARYING:
+        text = pattern.sub(replacement, text)
     return "\n".join(line.rstrip() for line in text.rstrip("\n").split("\n"))
 
 
@@ -214,8 +220,9 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
 
 
 def write_file(block: Block, work: Path) -> None:
-    """A block that a later command reads: a `file NAME` marker names it; a `linnet` block
-    lives at its module path (`module lib.act` -> `lib/act.linnet`)."""
+    """A block that a later command reads: a `file NAME` marker names it (such a block is a
+    file, not run itself); a `linnet` block lives at its module path (`module lib.act` ->
+    `lib/act.linnet`)."""
     if block.marker and block.marker.kind == "file":
         path = work / block.marker.value
     else:

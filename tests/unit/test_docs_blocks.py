@@ -21,8 +21,9 @@ The conventions (also in docs/README.md, "Conventions of these pages"):
 - `python`: a script that must run to completion; what it claims about values is
   written as `assert`.
 - Files the blocks read: a block right below `<!-- docs-test: file NAME -->` is written to
-  NAME in the scratch directory before the blocks after it run, and every `linnet` block
-  is written at its module path (`module lib.act` -> `lib/act.linnet`).
+  NAME in the scratch directory before the blocks after it run (and is not run itself: a
+  script whose output a page shows is such a file, run by a `$ python NAME` line), and
+  every `linnet` block is written at its module path (`module lib.act` -> `lib/act.linnet`).
 - `<!-- docs-test: skip (REASON) -->` right above a block leaves it out; the reason is
   required (it needs a CUDA GPU, the network, minutes of time, or is a fragment).
 
@@ -34,7 +35,9 @@ directory's absolute path, durations (`9 s`, `0.4 ms`), trailing spaces. Blocks 
 
 from __future__ import annotations
 
+import os
 import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,32 +45,85 @@ import pytest
 from docblocks import (PAGES, ROOT, RUNNABLE_TAGS, Block, make_scratch, output_matches,
                        page_blocks, parse_page, run_block, transcript, write_file)
 
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+
 
 def _runnable(page: Path) -> list[Block]:
     return [b for b in page_blocks(page)[0] if b.tag in RUNNABLE_TAGS]
 
 
+RUN_PAGES = [p for p in PAGES if _runnable(p)]
+
+
 def _git_status() -> str | None:
     try:
         return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+                              cwd=ROOT, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)],
-                         ids=lambda p: str(p.relative_to(ROOT)))
-def test_page_blocks_run_as_shown(page: Path, tmp_path: Path) -> None:
-    before = _git_status()
-    work, env = make_scratch(tmp_path)
+def run_page(page: Path, base: Path) -> list[str]:
+    """Every block of a page, in order, in a scratch directory of its own: what failed."""
+    work, env = make_scratch(base)
     failures = []
     for block in page_blocks(page)[0]:
         write_file(block, work)
-        if block.tag not in RUNNABLE_TAGS or (block.marker and block.marker.kind == "skip"):
+        if block.tag not in RUNNABLE_TAGS or block.marker:
             continue
         failures += [f"{block.where} ({block.tag}): {problem}"
                      for problem in run_block(block, work, env)]
-    assert _git_status() == before, "running the blocks changed the repository"
+    return failures
+
+
+class PageRuns:
+    """The pages' runs, started together on a few threads when the first is asked for:
+    the blocks wait on subprocesses, so pages overlap and the module takes about its total
+    time divided by the cores. Under pytest-xdist, which spreads the pages over processes
+    already, each page runs when its test does."""
+
+    def __init__(self, pages: list[Path], base: Path, parallel: bool) -> None:
+        self.base = base
+        self.pool = ThreadPoolExecutor(WORKERS) if parallel and len(pages) > 1 else None
+        heaviest_first = sorted(pages, key=lambda p: -len(_runnable(p)))
+        self.futures: dict[Path, Future] = {
+            p: self.pool.submit(run_page, p, self._dir(p)) for p in heaviest_first
+        } if self.pool else {}
+
+    def _dir(self, page: Path) -> Path:
+        return self.base / str(page.relative_to(ROOT)).replace(os.sep, "_")
+
+    def failures(self, page: Path) -> list[str]:
+        if page in self.futures:
+            return self.futures[page].result()
+        return run_page(page, self._dir(page))
+
+    def close(self) -> None:
+        if self.pool:
+            self.pool.shutdown(cancel_futures=True)
+
+
+@pytest.fixture(scope="module")
+def git_before() -> str | None:
+    return _git_status()
+
+
+@pytest.fixture(scope="module")
+def page_runs(request, tmp_path_factory, git_before):
+    selected = [item.callspec.params["page"] for item in request.session.items
+                if getattr(item, "originalname", "") == "test_page_blocks_run_as_shown"
+                and item.module is request.module]
+    runs = PageRuns(selected, tmp_path_factory.mktemp("docs-blocks"),
+                    parallel="PYTEST_XDIST_WORKER" not in os.environ)
+    yield runs
+    runs.close()
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_blocks_run_as_shown(page: Path, git_before: str | None,
+                                  page_runs: PageRuns) -> None:
+    failures = page_runs.failures(page)
+    assert _git_status() == git_before, "running the blocks changed the repository"
     assert not failures, "\n\n".join(failures)
 
 
@@ -118,7 +174,7 @@ def test_marker_must_sit_right_above_its_block() -> None:
 def test_transcript_splits_commands_and_output() -> None:
     commands = transcript("$ linnet check a \\\n    b\nok: 2 files checked\n$ ls\n")
     assert [(c.text, c.shown) for c in commands] == [
-        ("linnet check a \n    b", ["ok: 2 files checked"]), ("ls", [])]
+        ("linnet check a \\\n    b", ["ok: 2 files checked"]), ("ls", [])]
     with pytest.raises(ValueError):
         transcript("ok\n$ ls\n")
 
