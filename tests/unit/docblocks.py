@@ -44,7 +44,7 @@ VARYING = (
     (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
 )
 ELLIPSIS = "..."
-BLOCK_SECONDS = 150
+BLOCK_SECONDS = 300
 STATUS = "\x1edocs-test-status "
 
 
@@ -243,7 +243,7 @@ def _run(argv: list[str], work: Path, env: dict[str, str],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except subprocess.TimeoutExpired as err:
         out = err.stdout if isinstance(err.stdout, str) else (err.stdout or b"").decode()
-        return -1, f"{out}\n(timed out after {BLOCK_SECONDS} s)"
+        return -1, f"{out}\n(timed out after {BLOCK_SECONDS} seconds)"
     return done.returncode, done.stdout
 
 
