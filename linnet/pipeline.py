@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .diagnostics import CompileError
 from .errors import UsageError, suggest
@@ -179,6 +179,36 @@ def all_passes() -> list[Pass]:
     return list(seen.values())
 
 
+def pass_targets(name: str) -> tuple[str, ...]:
+    """The targets whose pipeline has a pass of this name (none for a name no pipeline has)."""
+    return tuple(t for t in TARGETS if any(p.name == name for p in passes_for(t)))
+
+
+def elsewhere(name: str, target: str) -> str | None:
+    """`pass NAME runs only for target(s) ...` when NAME is no pass of target's pipeline but
+    is one of other targets' (`emit-onnx` asked of a torch compilation); else None. A name
+    the user spelled right but aimed at the wrong target is told so, not called unknown."""
+    targets = pass_targets(name)
+    if not targets or target in targets:
+        return None
+    return f"pass {name} runs only for target(s) {', '.join(targets)}"
+
+
+def check_pass_names(names: Iterable[str], passes: list[Pass], target: str) -> None:
+    """Every name (`all` aside) is a pass of `passes`, the pipeline about to run; else a
+    UsageError naming the first that is not: a pass of other targets as such, any other
+    name as unknown, with the closest pass of the pipeline."""
+    known = {p.name for p in passes}
+    for name in sorted(set(names) - known - {"all"}):
+        other = elsewhere(name, target)
+        if other:
+            raise UsageError(f"{other}; this compilation is for target {target!r}",
+                             f"{other}, not --target {target}")
+        hint = suggest(name, sorted(known | {p.name for p in all_passes()}))
+        raise UsageError(f"no pass {name!r} in this pipeline{hint}",
+                         f"unknown pass {name}{hint}; see --list-passes")
+
+
 _RULES: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("linnet_rules",
                                                                     default=None)
 
@@ -207,12 +237,15 @@ class Compiled:
     """What `compile_source` returns: the final text and every stage's IR."""
     text: Any
     result: Result
+    target: str = "torch"
 
     def stage(self, name: str) -> Any:
         """The IR after the pass `name`: the value the next pass took, whose `str()` is the
         text `linnet compile --dump-after=NAME` prints (`dump(name)` for the ONNX model,
         whose `str()` protobuf gives). An unknown name, or a pass that did not run (cut
-        short by `passes` or `stop_after`), is a `UsageError` naming the passes that ran."""
+        short by `passes` or `stop_after`), is a `UsageError` naming the passes that ran;
+        a pass of another target's pipeline (`emit-onnx` of a torch compilation) is named
+        as such."""
         return self._stage(name).ir
 
     def dump(self, name: str) -> str:
@@ -230,10 +263,15 @@ class Compiled:
             if s.name == name:
                 return s
         ran = self.stages
-        known = {p.name for p in all_passes()}
-        what = "did not run" if name in known else "is not a pass"
-        raise UsageError(f"no stage {name!r}: it {what}{suggest(name, ran)}; the stages of "
-                         f"this compilation: {', '.join(ran)}")
+        other = elsewhere(name, self.target)
+        if other:
+            what = f"{other}, and this compilation is for {self.target}"
+        else:
+            known = {p.name for p in all_passes()}
+            what = f"it {'did not run' if name in known else 'is not a pass'}"
+            what += suggest(name, ran)
+        raise UsageError(f"no stage {name!r}: {what}; the stages of this compilation: "
+                         f"{', '.join(ran)}")
 
 
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
@@ -271,14 +309,17 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
                       tuning=tuning_for(tuning, path, device))
+    pipeline = passes or passes_for(target)
+    if shown is not None:
+        check_pass_names(shown.dump_before | shown.dump_after |
+                         ({shown.stop_after} if shown.stop_after else set()), pipeline, target)
     try:
-        result = run_pipeline(passes or passes_for(target), front.Source(path, text), options,
-                              shown)
+        result = run_pipeline(pipeline, front.Source(path, text), options, shown)
     except CompileError as err:
         if not err.sources:
             err.sources = _sources(path, text)
         raise
-    return Compiled(result.ir, result)
+    return Compiled(result.ir, result, target)
 
 
 def compile_file(path: str | Path, **options: Any) -> Compiled:

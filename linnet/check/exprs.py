@@ -195,14 +195,23 @@ class ExprChecker:
             return self.error("E2104", f"`{e.op}` is not defined for float literals", e.span)
         if kind == "int" and e.op in ("/", "%") and b.const is not None:
             if not self.frame.facts.prove_positive(b.const):
+                label, help_ = self._divisor_advice(b.const)
                 return self.error("E2205", f"divisor `{b.const}` is not provably positive",
-                                  e.right.span, "may be zero or negative",
-                                  help=f"add a `where` clause such as `where {b.const} > 0`")
+                                  e.right.span, label, help=help_)
         if a.alternatives or b.alternatives:
             folded = _fold_alternatives(e.op, kind, a, b)
         else:
             folded = _fold_pair(e.op, kind, a, b)
         return self.in_i64(folded, e, "compile-time arithmetic")
+
+    def _divisor_advice(self, divisor: Dim | int) -> tuple[str, str]:
+        """E2205's label and help. A `where` clause is the cure only where some sizes make
+        the divisor positive: for `0`, `N - N` or `-N` (at most 0 under the clauses in
+        force) `where 0 > 0` could never hold, so the help says to divide by something else."""
+        if self.frame.facts.prove_nonnegative(-divisor):
+            return ("never positive", f"`{divisor}` is at most 0 for every size the `where` "
+                    "clauses allow: divide by an expression that is at least 1")
+        return "may be zero or negative", f"add a `where` clause such as `where {divisor} > 0`"
 
     def in_i64(self, v: Val, e: t.Expr, what: str) -> Val:
         """v, or E2105 when its compile-time integer leaves the i64 range."""

@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from linnet.cli import main
+from linnet.errors import UsageError
 from linnet.ir import tensor as ir
-from linnet.passes.manager import Pass
-from linnet.pipeline import all_passes, compile_source, passes_for
+from linnet.passes.manager import Instrumentation, Pass
+from linnet.pipeline import all_passes, compile_source, pass_targets, passes_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "examples" / "softmax.linnet"
@@ -62,6 +63,37 @@ def test_inserting_a_pass_runs_it():
 def test_docs_list_every_pass():
     text = (ROOT / "docs" / "passes.md").read_text()
     assert all(f"`{p.name}`" in text for p in all_passes())
+
+
+def test_a_pass_of_another_target_is_named_as_such_on_the_command_line(capsys):
+    argv = ["compile", str(SOFTMAX), "--entry", "main", "--target", "torch"]
+    assert main(argv + ["--dump-after", "emit-onnx"]) == 2
+    assert capsys.readouterr().err == ("linnet compile: pass emit-onnx runs only for "
+                                       "target(s) onnx, not --target torch\n")
+    assert main(argv + ["--stop-after", "emit-jx"]) == 2
+    assert capsys.readouterr().err == ("linnet compile: unknown pass emit-jx (did you mean "
+                                       "`emit-jax`?); see --list-passes\n")
+    assert main(argv[:-1] + ["onnx", "--dump-before", "cse,emit-torch"]) == 2
+    assert "pass emit-torch runs only for target(s) torch, not --target onnx" in \
+        capsys.readouterr().err
+
+
+def test_a_pass_of_another_target_is_named_as_such_by_the_library():
+    assert pass_targets("emit-stablehlo") == ("stablehlo",)
+    assert pass_targets("cse") == ("torch", "jax", "onnx", "stablehlo")
+    assert pass_targets("no-such-pass") == ()
+    with pytest.raises(UsageError, match=r"^pass emit-onnx runs only for target\(s\) onnx; "
+                                         r"this compilation is for target 'torch'$"):
+        _compile(shown=Instrumentation(stop_after="emit-onnx"))
+    with pytest.raises(UsageError, match=r"^no pass 'cse' in this pipeline"):
+        _compile(passes=[p for p in passes_for("torch") if p.name != "cse"],
+                 shown=Instrumentation(dump_after=frozenset({"cse"})))
+    compiled = _compile()
+    with pytest.raises(UsageError, match=r"^no stage 'emit-jax': pass emit-jax runs only for "
+                                         r"target\(s\) jax, and this compilation is for "
+                                         r"torch; the stages of this compilation: parse"):
+        compiled.stage("emit-jax")
+    assert compiled.stage("emit-torch") == compiled.text
 
 
 def test_dump_dir_writes_one_numbered_file_per_pass(tmp_path):

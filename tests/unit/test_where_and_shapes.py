@@ -30,6 +30,23 @@ def test_a_clause_does_not_vouch_for_its_own_divisor() -> None:
     assert diagnostics(source) == [("E2205", "divisor `G` is not provably positive")]
 
 
+@pytest.mark.parametrize(("divisor", "where", "label", "help_"), [
+    ("N - 1", "", "may be zero or negative", "add a `where` clause such as `where N - 1 > 0`"),
+    ("0", "", "never positive", "`0` is at most 0 for every size the `where` clauses allow: "
+                                "divide by an expression that is at least 1"),
+    ("N - N", "", "never positive", "`0` is at most 0"),
+    ("N - 4", "where N <= 4", "never positive", "`N - 4` is at most 0"),
+])
+def test_the_help_of_e2205_offers_a_where_clause_only_where_one_could_hold(
+        divisor: str, where: str, label: str, help_: str) -> None:
+    source = (f"fn f<N: Dim>(v: Tensor[N; f32]) -> Tensor[N / ({divisor}); f32] {where} {{\n"
+              f"    return fill<f32>([N / ({divisor})], 0.0)\n}}\n")
+    result = check_program("test.linnet", "module test\n\n" + source)
+    first = result.diagnostics[0]
+    assert (first.code, first.label) == ("E2205", label)
+    assert first.help.startswith(help_)
+
+
 def test_a_default_sees_the_where_clauses() -> None:
     source = ("fn part<N: Dim, G: Dim, M: Dim = N / G>(v: Tensor[N; f32]) -> Tensor[N; f32] "
               "where G > 0 {\n    return v\n}\n")
