@@ -247,7 +247,7 @@ def test_the_docs_examples_run(page, heading, monkeypatch, capsys):
             exec(compile(block, f"{page}:{heading}", "exec"), {})
     out = capsys.readouterr().out
     if heading == "Errors":
-        assert "did you mean `softmax_any`?" in out and "input 0 has dtype f64" in out
+        assert "input 0 has dtype f64" in out  # the block asserts the entry-name message
     if heading == "Kernel or body":
         assert "'softmax__R4_C16': {'kernel': " in out
 
