@@ -17,6 +17,7 @@ from .diagnostics import CompileError
 from .errors import UsageError, suggest
 from .ir.printer import print_program
 from .passes import front
+from .passes.egraph_cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline)
 
@@ -111,14 +112,14 @@ MIDDLE = [
          _lazy("linnet.passes.drop_dead_carries", "drop_dead_carries")),
     Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
          "per kernel) and drop those always true", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.egraph", "egraph_tiles", options=True)),
+         cached_pass("linnet.passes.egraph", "egraph_tiles")),
     Pass("fold-proved-masks", "follow through on proved masks: selects on known conditions, "
          "and accesses whose mask is always false", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_masks", "fold_proved_masks")),
     Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
          "matrix units, products added into accumulators", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.egraph_products", "egraph_products", options=True)),
+         cached_pass("linnet.passes.egraph_products", "egraph_products")),
     Pass("exact-division", "in kernels, divide by a power of two as a multiplication by "
          "its reciprocal (the same bits, one instruction)", "tensor-core", "tensor-core",
          _lazy("linnet.passes.exact_division", "exact_division")),

@@ -2,7 +2,8 @@
 
 Implementations: Linnet (`examples/matmul.linnet`: `matmul_any` under numerics
 "equivalent" for full precision and "fast" for TF32, `matmul_tf32_any` as a second TF32 row
-where the example has it, `matmul_bf16_any`) from the generated PyTorch module; the
+where the example has it, `matmul_bf16_any`; and at 4096^3 in TF32, `matmul_bt_any` on b
+stored transposed as [N, K] beside cuBLAS on the same layout) from the generated PyTorch module; the
 hand-written Triton kernel of the same algorithm (`benchmarks/hand/matmul.py`); cuBLAS
 (`torch.matmul`, `torch.backends.cuda.matmul.allow_tf32` set for the precision, bf16
 reductions in f32 as Linnet's); `torch.compile` of the product; `jnp.dot` under `jax.jit`
@@ -56,6 +57,13 @@ def add_rows(suite: Suite, g, mode: str, compiled, a, b, ref) -> None:
     if mode == "tf32":
         g.add("linnet_tf32", "Linnet (matmul_tf32_any)",
               lambda: partial(suite.linnet("matmul", "matmul_tf32_any", numerics), a, b), check)
+        if a.shape[0] >= 64:  # b given as [N, K], as a linear layer's weight: no copy
+            bt = b.t().contiguous()
+            g.add("linnet_bt", "Linnet (matmul_bt_any, b stored [N, K])",
+                  lambda: partial(suite.linnet("matmul", "matmul_bt_any", numerics), a, bt),
+                  check)
+            g.add("cublas_bt", "cuBLAS (a @ bt.T, b stored [N, K])",
+                  lambda: partial(product, a, bt.t()), check)
     g.add("hand", "hand Triton",
           lambda: partial(hand("matmul", "forward").forward, a, b, precision), check)
     g.add("cublas", "cuBLAS (torch.matmul)", lambda: partial(product, a, b), check)

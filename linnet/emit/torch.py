@@ -213,12 +213,15 @@ def autograd_class(f: ir.Func, name: str) -> str:
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(["_d"] + params)
     result = f.body.result.type
+    run = f"{name}({args})"
+    if f.grad is not None:  # the result is saved: one that is an input must be a view of it
+        run = f"_ln_own({run}, {', '.join(params)})"
     lines = [f"class {name}_autograd(torch.autograd.Function):",
              f"    # op {comment(f.name)} under autograd (and torch.func: grad, vmap)",
              "    generate_vmap_rule = True", "",
              "    @staticmethod",
              f"    def forward({args}):",
-             f"        return {name}({args})  # autograd records nothing in here: no recursion",
+             f"        return {run}  # autograd records nothing in here: no recursion",
              "", "    @staticmethod",
              "    def setup_context(ctx, inputs, r):",
              f"        {args}, = inputs",

@@ -627,6 +627,16 @@ def _ln_einsum_int(spec, dtype, *xs):
     return prod
 
 
+def _ln_own(r, *xs):
+    """An op's result that is one of its inputs (an op returning a parameter) as a view of
+    it: autograd refuses to save for backward an input returned as it is (`setup_context`
+    saves the result for the grad clause)."""
+    for x in xs:
+        if r is x:
+            return r.view_as(r)
+    return r
+
+
 def _ln_needs_grad(*xs):
     """Is autograd recording, and does an input require a gradient? (Else an op with its own
     autograd Function is called directly, at no cost: this runs on every call of such an
@@ -661,7 +671,8 @@ def _ln_vjp(body, d, xs, need, dys):
 HELPERS: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
-                            _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_vjp)}
+                            _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_own,
+                            _ln_vjp)}
 
 _HELPER_NAME = re.compile(r"\b_ln_[a-z0-9_]+")
 

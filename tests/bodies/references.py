@@ -376,6 +376,12 @@ def _matmul_tf32_any(a, b):
     return a @ b
 
 
+@ref("matmul", "matmul_bt_any", out="f32",
+     inputs=dims(D, D, D).flatmap(lambda d: args(fl((d[0], d[2])), fl((d[1], d[2])))))
+def _matmul_bt_any(a, bt):
+    return a @ bt.T
+
+
 def _mlp_inputs(d: tuple[int, ...], targets: bool) -> SearchStrategy:
     n, i, h, o = d
     shapes = [(i, h), (h,), (h, o), (o,), (n, i)] + ([(n, o)] if targets else [])

@@ -35,6 +35,7 @@ BINDINGS: dict[tuple[str, str], dict] = {
     ("matmul", "matmul_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("matmul", "matmul_bf16_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("matmul", "matmul_tf32_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
+    ("matmul", "matmul_bt_any"): {"dims": {"M": 5, "N": 6, "K": 7}},
     ("attention", "attention_any"): {"dims": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 6}},
     ("attention", "attention_bf16_any"): {"dims": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 6}},
     ("attention", "attention_causal_any"): {"dims": {"B": 2, "H": 3, "L": 4, "D": 6}},

@@ -45,6 +45,7 @@ CORPUS = sorted(EXAMPLES.glob("*.linnet")) + sorted(VALID.glob("4*_kernel*.linne
 BINDINGS = {("matmul", "matmul_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_bf16_any"): {"M": 5, "N": 6, "K": 7},
             ("matmul", "matmul_tf32_any"): {"M": 5, "N": 6, "K": 7},
+            ("matmul", "matmul_bt_any"): {"M": 5, "N": 6, "K": 7},
             ("softmax", "softmax_any"): {"R": 3, "C": 5},
             ("layer_norm", "layer_norm_any"): {"R": 37, "C": 100},
             ("layer_norm", "layer_norm_bf16_any"): {"R": 3, "C": 768},

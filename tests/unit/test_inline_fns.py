@@ -33,6 +33,7 @@ GENERIC = {"matmul_any": {"M": 5, "N": 6, "K": 7}, "matmul_bf16_any": {"M": 5, "
            "positions": {"R": 3, "C": 5}, "tiles": {"R": 3, "C": 5},
            "layer_norm_any": {"R": 3, "C": 5}, "layer_norm_bf16_any": {"R": 3, "C": 768},
            "matmul_tf32_any": {"M": 5, "N": 6, "K": 7},
+           "matmul_bt_any": {"M": 5, "N": 6, "K": 7},
            "attention_any": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 16},
            "attention_bf16_any": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 16},
            "attention_causal_any": {"B": 2, "H": 3, "L": 70, "D": 16},

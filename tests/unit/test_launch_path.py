@@ -209,7 +209,9 @@ def test_the_launch_benchmark_runs_on_the_cpu(tmp_path):
     assert set(calls["body_us"]) == {"body", "main", "load_function", "torch_softmax"}
     assert all(t > 0 for t in calls["body_us"].values())
     first = results["first_call"]["softmax"]
-    assert first["first_binding"]["total_s"] > first["next_binding"]["total_s"] > 0
+    # both measured (which is faster depends on the machine's load and on what the private
+    # cache already holds: not a property to test)
+    assert first["first_binding"]["total_s"] > 0 and first["next_binding"]["total_s"] > 0
     assert results["fresh_processes"]["same_source"] is True
     assert "| kernels off (op body), per call |" in done.stdout
 

@@ -106,9 +106,10 @@ sys.exit(main(sys.argv[1:]))
 
 def test_compiling_a_kernel_without_egglog_warns_once(tmp_path) -> None:
     out = tmp_path / "softmax.py"
+    env = dict(os.environ, LINNET_CACHE=str(tmp_path / "cache"))  # no e-graph results kept
     done = subprocess.run([sys.executable, "-c", HIDE_EGGLOG, "torch",
                            str(ROOT / "examples" / "softmax.linnet"), "--entry", "main",
-                           "-o", str(out)], capture_output=True, text=True, timeout=300)
+                           "-o", str(out)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("the e-graph passes cannot run") == 1, done.stderr
     assert "tl.dot" in done.stderr and "pip install 'linnet[rules]'" in done.stderr

@@ -250,3 +250,29 @@ def test_the_docs_examples_run(page, heading, monkeypatch, capsys):
         assert "did you mean `softmax_any`?" in out and "input 0 has dtype f64" in out
     if heading == "Kernel or body":
         assert "'softmax__R4_C16': {'kernel': " in out
+
+
+IDENTITY = """module m
+op same<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
+    return x
+} grad(y, dy) {
+    return dy * 2.0
+}
+entry main<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
+    return same(x)
+}
+"""
+
+
+def test_an_op_with_a_grad_clause_may_return_its_parameter(tmp_path):
+    """Its autograd Function saves the result for the clause; autograd refuses to save an
+    input returned as it is, so the result is a view of the input (found by `linnet fuzz`)."""
+    path = tmp_path / "same.linnet"
+    path.write_text(IDENTITY)
+    fn = torch_function(str(path), "main")
+    x = torch.arange(3.0, requires_grad=True)
+    y = fn(x)
+    assert y.tolist() == [0.0, 1.0, 2.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]  # the clause's gradient, not the body's
+    assert torch.func.grad(lambda v: fn(v).sum())(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]

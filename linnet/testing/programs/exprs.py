@@ -366,9 +366,10 @@ class Exprs:
                 self.g.count("abs")
             info = Info(math.exp(a.info.lo), math.exp(a.info.hi), None, False)
         elif fn in ("log", "sqrt", "rsqrt"):
-            if lo <= 0:
-                a = self.positive(a) if fn != "sqrt" else E(call("abs", a.node), a.ty,
-                                                            abs_info(a.info))
+            if lo <= 0:  # sqrt takes abs(x), but not under grad: its slope at 0 is infinite
+                keep_zero = fn == "sqrt" and not self.g.config.grad
+                a = E(call("abs", a.node), a.ty, abs_info(a.info)) if keep_zero \
+                    else self.positive(a)
                 if a is None:
                     return self.leaf(dtype, shape)
             lo, hi = a.info.lo, a.info.hi

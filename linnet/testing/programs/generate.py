@@ -108,6 +108,9 @@ def _entry(g: Gen, name: str) -> _Entry:
     body = Body(g, scope)
     count = g.rng.randint(2, max(2, g.config.max_statements))
     stmts = body.statements(count)
+    if g.config.kernels and not _kernel_results(g, scope):  # at least one kernel that runs
+        from .kernels import Kernels
+        stmts += Kernels(g, scope).call()
     if not scope.own or not params:
         stmts += body.let()  # something to return, read from at least one input
     if not params:
@@ -125,10 +128,18 @@ def _entry(g: Gen, name: str) -> _Entry:
     return _Entry(name, params, bindings)
 
 
+def _kernel_results(g: Gen, scope: Scope) -> list[Var]:
+    """The entry's values that are results of ops with kernels: returned (or summed into the
+    loss), so the kernels are not dead code that compiling removes."""
+    return [v for v in scope.own if v.name in g.kernel_results]
+
+
 def _outputs(g: Gen, scope: Scope) -> list[E]:
-    """The last value written and a few others (a tuple when several)."""
+    """The last value written, a few others, and every kernel op's result (a tuple when
+    several)."""
     own = scope.own
     picks = [own[-1]] + [g.pick(own) for _ in range(g.rng.randrange(0, 3))]
+    picks += _kernel_results(g, scope)
     seen, out = set(), []
     for v in picks:
         if v.name not in seen:
@@ -147,7 +158,8 @@ def _loss(g: Gen, scope: Scope) -> list[E]:
         Exprs(g, scope).new_param(g.pick(g.float_dtypes()), tuple(g.dims[:1]))
         floats = [scope.root().own[-1]]
     grads = [v for v in floats if v.name.startswith("r")]
-    chosen = (grads[-2:] if grads else []) + [g.pick(floats)]
+    kernels = [v for v in _kernel_results(g, scope) if v in floats]
+    chosen = (grads[-2:] if grads else []) + [g.pick(floats)] + kernels[-2:]
     loss_dtype = g.pick([d for d in g.float_dtypes() if d.name in ("f32", "f64")] or
                         g.float_dtypes())
     total: E | None = None

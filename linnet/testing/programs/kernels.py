@@ -106,6 +106,7 @@ class Kernels:
             g.count("kernel:hints")
         node = t.Call(op.name, None, tuple(t.Arg(a) for a in args))
         names = [g.fresh("k") for _ in results]
+        g.kernel_results.update(names)
         for name, (ty, info) in zip(names, results):
             self.scope.add(Var(name, sig.caller_ty(ty), info))
         if len(names) == 1:

@@ -97,6 +97,7 @@ class Gen:
     where: list[t.Expr] = field(default_factory=list)
     positive: set[str] = field(default_factory=set)
     float_generic: DType | None = None
+    kernel_results: set[str] = field(default_factory=set)  # names bound to kernel op calls
 
     def fresh(self, base: str) -> str:
         """A name not used anywhere in the module yet."""

@@ -1,0 +1,80 @@
+"""The e-graph passes' results kept in the private cache (`linnet.passes.egraph_cache`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from linnet.passes import egraph_cache
+from linnet.pipeline import compile_source
+from linnet.testing.child_env import child_env
+
+ROOT = Path(__file__).resolve().parents[2]
+SOFTMAX = ROOT / "examples" / "softmax.linnet"
+
+PROBE = """
+import sys
+from linnet.cli import main
+code = main(["torch", sys.argv[1], "--entry", "main", "-o", sys.argv[2]])
+print("egglog imported" if "egglog" in sys.modules else "egglog not imported")
+sys.exit(code)
+"""
+
+
+def _print_twice(tmp_path: Path) -> list[subprocess.CompletedProcess]:
+    env = child_env(ROOT, LINNET_CACHE=str(tmp_path / "cache"))
+    return [subprocess.run([sys.executable, "-c", PROBE, str(SOFTMAX), str(tmp_path / f"{k}.py")],
+                           env=env, capture_output=True, text=True, timeout=300)
+            for k in range(2)]
+
+
+def test_printing_again_reads_the_result_and_imports_no_egglog(tmp_path):
+    first, second = _print_twice(tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.strip() == "egglog imported"
+    assert second.stdout.strip() == "egglog not imported"
+    assert (tmp_path / "0.py").read_text() == (tmp_path / "1.py").read_text()
+    assert len(list((tmp_path / "cache" / "egraph").glob("*.pickle"))) == 2  # one per pass
+
+
+def test_a_cached_result_is_the_computed_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    fresh = compile_source(path=str(SOFTMAX), entry="main", target="torch")
+    again = compile_source(path=str(SOFTMAX), entry="main", target="torch")
+    assert len(list((tmp_path / "egraph").glob("*.pickle"))) == 2
+    for stage in ("egraph-tiles", "egraph-products"):
+        assert str(again.stage(stage)) == str(fresh.stage(stage))
+    assert "tl.dot" not in fresh.text or "tl.dot" in again.text
+    assert again.text == fresh.text
+
+
+def test_edited_rule_sets_are_never_cached(tmp_path, monkeypatch):
+    from linnet.rules import MODULES
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    rules = [m.RULE_SET for m in MODULES]
+    compile_source(path=str(SOFTMAX), entry="main", target="torch", rules=rules)
+    assert not list((tmp_path / "egraph").glob("*.pickle"))
+
+
+def test_an_unreadable_file_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    fresh = compile_source(path=str(SOFTMAX), entry="main", target="torch").text
+    for path in (tmp_path / "egraph").glob("*.pickle"):
+        path.write_bytes(b"not a pickle")
+    assert compile_source(path=str(SOFTMAX), entry="main", target="torch").text == fresh
+
+
+def test_equal_programs_have_one_key_whatever_objects_they_share():
+    """The key pickles without a memo: a program that holds one object twice and one that
+    holds two equal objects are the same value, and get the same key."""
+    from linnet.ir import tensor as ir
+    ty = ir.TType((4,), "f32")
+    one = ir.Var("x", ty)
+    shared = (one, one)
+    equal = (ir.Var("x", ty), ir.Var("x", ir.TType((4,), "f32")))
+    assert egraph_cache._canonical(shared) == egraph_cache._canonical(equal)
+    assert egraph_cache._key("egraph_tiles", shared, None) == \
+        egraph_cache._key("egraph_tiles", equal, None)
+    assert egraph_cache._key("egraph_tiles", shared, None) != \
+        egraph_cache._key("egraph_products", shared, None)
