@@ -199,7 +199,9 @@ SHIM = "#!/bin/sh\nexec {python} {args}\"$@\"\n"
 def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
     """A working directory holding copies of the paths the pages name, and the environment
     the blocks run in: `linnet`, `python` and `python3` (and `.venv/bin/python`) run this
-    checkout with the test's interpreter."""
+    checkout with the test's interpreter, on the CPU (the pages' transcripts are a CPU
+    machine's: a GPU, where there is one, is hidden from torch and JAX), without the
+    settings a user would not have (`TRITON_INTERPRET`, `LINNET_*` but the test cache)."""
     work = base / "work"
     shims = base / "bin"
     for name in COPIED:
@@ -215,6 +217,7 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
                                      if k.startswith("LINNET_") and k != "LINNET_CACHE")
                     + ("TRITON_INTERPRET", "NO_COLOR", "FORCE_COLOR"),
                     PATH=f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
+                    CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                     PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", COLUMNS="80")
     return work, env
 

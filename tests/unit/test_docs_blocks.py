@@ -7,7 +7,8 @@ page under pytest's temporary directory. It holds copies of `examples/`, `tests/
 written into the repository (asserted: no untracked file appears there while they run).
 `linnet` runs this checkout as `sys.executable -m linnet`; `python`, `python3` and
 `.venv/bin/python` are `sys.executable`. The environment is a CPU machine's as a user has
-it: `TRITON_INTERPRET`, `NO_COLOR` and the `LINNET_*` settings (but the test cache) are
+it: a GPU is hidden from torch and JAX (`CUDA_VISIBLE_DEVICES`, `JAX_PLATFORMS`), and
+`TRITON_INTERPRET`, `NO_COLOR` and the `LINNET_*` settings (but the test cache) are
 removed, so pages show what a plain run prints.
 
 The conventions (also in docs/README.md, "Conventions of these pages"):
