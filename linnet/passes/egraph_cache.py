@@ -28,7 +28,7 @@ from .. import privatecache
 FOLDER = "egraph"
 _PACKAGE = Path(__file__).resolve().parents[1]
 # the code an e-graph pass's result depends on (the IR's definition, the passes, the rules)
-_SOURCES = ("ir/tensor.py", "passes/egraph.py", "passes/egraph_products.py",
+_SOURCES = ("ir/*.py", "passes/egraph.py", "passes/egraph_products.py",
             "passes/egraph_run.py", "passes/egraph_translate.py", "passes/dce.py",
             "passes/traverse.py", "rules/*.py")
 
