@@ -27,7 +27,9 @@ LINNET_PALLAS_INTERPRET=1 are set for this process). --grad makes entries that
 return one floating scalar and checks the --grad export of every target and
 autograd through linnet.torch and linnet.jax against finite differences.
 
-Each failure is a finding of a kind: crash (an internal error), late (the
+Each failure is a finding of a kind: crash (an internal error, or a process
+dying in a backend's native code: programs run in worker processes, and the
+program that killed one is run again alone to name the target), late (the
 checker accepted the program but compiling it gave a diagnostic), hang
 (compiling or loading ran past the time limit), fault (a run stopped at an index
 out of range the oracle did not see), disagree (results differ from the
@@ -71,6 +73,9 @@ def add_fuzz_command(commands) -> None:
                    help="generate scalar losses and check gradients")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="worker processes (default 1)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the programs in this process, not in a worker (with --jobs 1; "
+                        "for a debugger: a native crash then ends the run)")
     p.add_argument("--out", metavar="DIR",
                    help="reduce the first occurrence of each failure class and write its "
                         "report to DIR/<class>/")
@@ -130,17 +135,26 @@ class _Line:
 
 def run_fuzz_command(args: argparse.Namespace) -> int:
     from .testing.fuzz import fuzz, load_rules
+    if args.in_process and args.jobs > 1:
+        print("linnet fuzz: --in-process runs one program at a time: leave out --jobs",
+              file=sys.stderr)
+        return 2
     if args.rules:
         try:
             load_rules(args.rules)
         except (ImportError, ValueError) as err:
             print(f"linnet fuzz: --rules {args.rules}: {err}", file=sys.stderr)
             return 2
+    from .testing.fuzz.isolate import StartFailed
     line = _Line(sys.stderr)
     try:
         report = fuzz(seed=args.seed, count=args.count, time=args.time, targets=args.targets,
                       kernels=args.kernels, grad=args.grad, jobs=args.jobs, out=args.out,
-                      rules=args.rules, progress=line, seconds=args.seconds)
+                      rules=args.rules, progress=line, seconds=args.seconds,
+                      isolate=not args.in_process)
+    except StartFailed as err:
+        print(f"linnet fuzz: {err}", file=sys.stderr)
+        return 2
     finally:
         line.close()
     if args.json:

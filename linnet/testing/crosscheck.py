@@ -37,6 +37,7 @@ import numpy as np
 
 from .backends import TARGETS, Timeout, as_numpy as _numpy, classify, compile_entry
 from .backends import dtype_name as _dtype_name, loader, loader as _loader, time_limit
+from .precision import carried_dtype, program_floats
 
 __all__ = ["Finding", "Report", "TARGETS", "crosscheck"]
 
@@ -213,8 +214,9 @@ def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],
     if len(out) != len(want):
         run._find("disagree", stage, name, f"{len(out)} results, {who} gave {len(want)}")
         return
+    floats = program_floats(run.text)
     for k, (g, (w, dtype)) in enumerate(zip(out, want)):
-        problem = _difference(np.asarray(g), w, dtype)
+        problem = _difference(np.asarray(g), w, carried_dtype(dtype, floats))
         if problem:
             run._find("disagree", stage, name, f"result {k}: {problem} (against {who})")
 

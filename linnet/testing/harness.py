@@ -44,6 +44,7 @@ from ..syntax import tree as t
 from ..syntax.printer import print_item
 from ..torch.loader import LinnetError
 from .inputs import _TORCH_DTYPES, INPUT_STYLES, Override, default_device, make_inputs, torch_dtype
+from .precision import carried_dtype, program_floats
 from .sizes import draw_values, dtype_choices, shrink
 
 __all__ = [
@@ -573,13 +574,15 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     bound = {g.name: bound[g.name] for g in spec.generics if g.name in bound}
     n = reduction_length or _reduction_length(spec, bound)
     ran, runtime = kernel_runtime(device)
+    floats = program_floats(spec.source, bound, [_dtype_name(x) for x in inputs
+                                                 if isinstance(x, torch.Tensor)])
 
     def tol(dtype: str) -> Tolerance:
         if isinstance(tolerance, Tolerance):
             return tolerance
         if isinstance(tolerance, Mapping) and dtype in tolerance:
             return tolerance[dtype]
-        return tolerance_for(dtype, numerics, n)
+        return tolerance_for(carried_dtype(dtype, floats), numerics, n)
 
     if target == "jax":
         from .jax_compare import compare_jax

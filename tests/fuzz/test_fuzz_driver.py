@@ -57,7 +57,7 @@ def test_a_wrong_backend_is_a_disagreement_reduced_and_reported(tmp_path, monkey
             return lambda *xs: [r + 1 for r in main(*xs)]
         return load if target == "onnx" else real(target)
     monkeypatch.setattr(backends, "loader", off_by_one)
-    report = fuzz(programs=[small()], targets=("interpreter", "onnx"), out=tmp_path,
+    report = fuzz(programs=[small()], targets=("interpreter", "onnx"), out=tmp_path, isolate=False,
                   reduce_tries=60, reduce_time=120)
     assert report.failed
     keys = set(report.classes)
@@ -87,7 +87,7 @@ def test_crashes_and_late_diagnostics_get_class_keys(monkeypatch) -> None:
             raise CompileError([])
         return real(text, path, entry, bind, target, *rest)
     monkeypatch.setattr(backends, "compile_entry", broken)
-    report = fuzz(programs=[small()])
+    report = fuzz(programs=[small()], isolate=False)
     (crash,) = [f for f in report.findings if f.kind == "crash"]
     assert crash.key.startswith("crash | jax | compile | KeyError")
     assert crash.detail.startswith("KeyError: 'missing'")
@@ -101,7 +101,7 @@ def test_an_oracle_error_is_counted_apart_and_does_not_fail(monkeypatch) -> None
     def lacking(case, path):
         raise OracleError("no rule for `frobnicate` at 3")
     monkeypatch.setattr(execute, "_evaluate", lacking)
-    report = fuzz(programs=[small()])
+    report = fuzz(programs=[small()], isolate=False)
     (finding,) = report.findings
     assert (finding.kind, finding.target, finding.stage) == ("oracle", "oracle", "evaluate")
     assert finding.signature == "no rule for _ at N" and not report.failed
@@ -165,19 +165,48 @@ def test_the_command_reports_and_sets_its_exit_status(capsys, monkeypatch) -> No
             raise ValueError("planted")
         return load if target == "torch" else real(target)
     monkeypatch.setattr(backends, "loader", broken)
-    assert linnet(["fuzz", "--count", "1", "--targets", "torch"]) == 1
+    assert linnet(["fuzz", "--count", "1", "--targets", "torch", "--in-process"]) == 1
     out = capsys.readouterr().out
     assert "crash  torch   load   ValueError: planted  seed 0 #0" in out
 
 
 @pytest.mark.parametrize("argv", [["--count", "0"], ["--targets", "cuda"], ["--time", "soon"],
-                                  ["--count", "3", "--time", "10"], ["--rules", "no.such"]])
+                                  ["--count", "3", "--time", "10"], ["--rules", "no.such"],
+                                  ["--in-process", "--jobs", "2"]])
 def test_command_line_mistakes_exit_2(argv, capsys) -> None:
     try:
         status = linnet(["fuzz", *argv])
     except SystemExit as exit_:
         status = exit_.code
     assert status == 2
+
+
+def test_a_backend_that_kills_its_process_is_a_crash_of_that_target(tmp_path) -> None:
+    """The rules module `dying_backend` makes the ONNX runs of its workers die of SIGSEGV:
+    the run goes on, the program is run again alone, and the crash is ONNX's."""
+    report = fuzz(programs=[small(), small((1, 2, 3))], targets=("interpreter", "onnx"),
+                  rules="dying_backend", out=tmp_path, reduce_tries=2)
+    assert report.programs == 2 and report.failed
+    keys = {f.key for f in report.findings}
+    assert keys == {"crash | onnx | run | process died: SIGSEGV"}
+    assert [f.program for f in report.findings] == ["small", "small"]
+    (reduced,) = report.reductions[next(iter(keys))]
+    assert (tmp_path / slug(next(iter(keys))) / "original.linnet").read_text() == TEXT
+    assert reduced.text.startswith("module small")
+
+
+def test_a_death_no_program_repeats_alone_is_reported_not_failed(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("LINNET_TEST_DIE_ONCE", str(tmp_path / "died"))
+    report = fuzz(programs=[small()], targets=("interpreter", "onnx"), rules="dying_backend")
+    assert (report.programs, report.runs, report.findings) == (1, 2, [])
+    assert report.deaths == ["running small; alone, none died again"] and not report.failed
+    assert "a worker died unexplained: running small" in report.summary()
+
+
+def test_workers_that_cannot_start_are_an_error_not_findings() -> None:
+    from linnet.testing.fuzz.isolate import StartFailed
+    with pytest.raises(StartFailed, match="could not start: ModuleNotFoundError"):
+        fuzz(programs=[small()], rules="no_such_rules_module")
 
 
 def test_normalized_messages_name_a_class_without_its_values() -> None:

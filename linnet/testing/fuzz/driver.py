@@ -15,14 +15,16 @@ import multiprocessing
 import os
 import sys
 import time as clock
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import backends
 from ..case import Case
-from .execute import ALL_TARGETS, Plan, run_case
+from .execute import ALL_TARGETS, Plan, attempts, run_case
 from .findings import Finding, slug
+from .isolate import Died, can_spawn, isolated
 from .report import FuzzReport, Progress, Reduced
 from .sources import Source, generated
 
@@ -64,6 +66,7 @@ class _Reduce:
     reducer: Callable | None
     max_tries: int
     time_limit: float
+    rules: str | None = None
 
 
 def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
@@ -72,7 +75,8 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
          progress: Callable[[Progress], None] | None = None, *,
          programs: Iterable[Source] | None = None, config: Any = None,
          seconds: float = 60.0, reduce_per_class: int = 1, reduce_tries: int = 400,
-         reduce_time: float = 300.0, reducer: Callable | None = None) -> FuzzReport:
+         reduce_time: float = 300.0, reducer: Callable | None = None,
+         isolate: bool = True) -> FuzzReport:
     """Fuzz the compiler: generate programs (or take `programs`), run every case through
     the oracle and `targets`, and return the findings.
 
@@ -86,6 +90,12 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     added to the library's, see `load_rules`) or a sequence of rule sets (the complete list
     the e-graph passes run, as `compile_source(rules=...)`). `seconds` limits each stage.
     `progress` is called after each program. `reducer` replaces `linnet.testing.reduce.reduce`.
+    `isolate`: programs run in worker processes even when `jobs` is 1, so that a backend
+    dying in native code is a finding (`crash`, "process died: SIGSEGV") and not the end
+    of the run; programs run in this process when it is false, when `rules` are rule-set
+    objects or `reducer` is given (they cannot be sent to a worker), or when the main script
+    was read from standard input (a worker cannot import it again). Worker processes are
+    spawned: a script calling `fuzz` needs the `if __name__ == "__main__":` guard.
     """
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
@@ -105,9 +115,14 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     tasks = _tasks(seed, count, config, plan, programs)
     run = _Run(seed, plan, time, out, reduce_per_class, reduce_tries, reduce_time, reducer,
                progress)
-    rule_sets = load_rules(rules) if isinstance(rules, str) else rules
-    if jobs == 1:
+    if jobs > 1 and not can_spawn():
+        raise ValueError("worker processes cannot start from a script read from standard "
+                         "input (they import it again): save it to a file, or use jobs=1")
+    in_workers = (isolate and (rules is None or isinstance(rules, str)) and reducer is None
+                  and can_spawn())
+    if jobs == 1 and not in_workers:
         from ...pipeline import rules_in_effect
+        rule_sets = load_rules(rules) if isinstance(rules, str) else rules
         with rules_in_effect(rule_sets) if rule_sets is not None else contextlib.nullcontext():
             run.serial(tasks)
     else:
@@ -141,6 +156,7 @@ class _Run:
         self.out = Path(out) if out is not None else None
         self.per_class, self.tries, self.reduce_time = per_class, tries, reduce_time
         self.reducer = reducer
+        self.rules: str | None = None
         self.started = clock.perf_counter()
         self.seen: dict[str, int] = {}
 
@@ -156,34 +172,68 @@ class _Run:
         self.finish()
 
     def parallel(self, tasks: Iterator[_Task], jobs: int, rules: str | None) -> None:
-        context = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                                    initargs=(rules,)) as pool:
-            pending: dict[int, cf.Future] = {}
-            ready: dict[int, _Done] = {}
-            reductions: list[cf.Future] = []
-            next_index, exhausted = 0, False
+        """Programs on `jobs` workers, taken in program order. When a worker dies, the
+        programs it may have been running run again one by one in processes of their own
+        (`_survivor`), and a new pool takes the rest."""
+        self.rules = rules
+        pool = _pool(jobs, rules)
+        pending: dict[int, tuple[_Task, cf.Future]] = {}
+        ready: dict[int, _Done] = {}
+        reductions: list[tuple[_Reduce, cf.Future]] = []
+        next_index, exhausted = 0, False
+        try:
             while True:
                 while not exhausted and len(pending) < 2 * jobs and self.time_left():
                     task = next(tasks, None)
                     if task is None:
                         exhausted = True
                         break
-                    pending[task.index] = pool.submit(_run_program, task)
+                    pending[task.index] = (task, pool.submit(_run_program, task))
                 if not pending:
                     break
-                done, _ = cf.wait(pending.values(), return_when=cf.FIRST_COMPLETED)
-                for index in [i for i, f in pending.items() if f in done]:
-                    ready[index] = pending.pop(index).result()
+                cf.wait([f for _, f in pending.values()], return_when=cf.FIRST_COMPLETED)
+                if self._collect(pending, ready):
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    self._survive(pending, ready, rules)
+                    pool = _pool(jobs, rules)
                 while next_index in ready:
                     for job in self.take(ready.pop(next_index)):
-                        reductions.append(pool.submit(_reduce, job))
+                        reductions.append((job, pool.submit(_reduce, job)))
                     next_index += 1
                 if not self.time_left():
                     exhausted = True
-            for future in reductions:
-                self.reduced(future.result())
+            for job, future in reductions:
+                self.reduced(_reduced_or_again(future, job, rules))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         self.finish()
+
+    def _survive(self, pending: dict[int, tuple[_Task, cf.Future]], ready: dict[int, _Done],
+                 rules: str | None) -> None:
+        """After a worker died: each program it may have been running, alone
+        (`_survivor`). When none dies again, the death is recorded unexplained."""
+        survivors = {index: _survivor(task, rules)
+                     for index, (task, _) in sorted(pending.items())}
+        pending.clear()
+        ready.update(survivors)
+        if not any(_died(f) for done in survivors.values() for f in done.findings):
+            labels = ", ".join(done.label for done in survivors.values())
+            self.report.deaths.append(f"running {labels}; alone, none died again")
+
+    @staticmethod
+    def _collect(pending: dict[int, tuple[_Task, cf.Future]], ready: dict[int, _Done]
+                 ) -> bool:
+        """Move finished programs from `pending` to `ready`; whether the pool broke."""
+        broken = False
+        for index, (_, future) in list(pending.items()):
+            if not future.done():
+                continue
+            try:
+                ready[index] = future.result()
+                del pending[index]
+            except BrokenProcessPool:
+                broken = True
+        return broken
 
     def take(self, done: _Done) -> list[_Reduce]:
         """Count a program's results; the reductions its new classes call for."""
@@ -203,7 +253,8 @@ class _Run:
             if n:
                 folder = folder / f"again-{n + 1}"
             jobs.append(_Reduce(f, done.failing[f.case], self.plan, done.path,
-                                str(folder), self.reducer, self.tries, self.reduce_time))
+                                str(folder), self.reducer, self.tries, self.reduce_time,
+                                self.rules))
         if self.progress is not None:
             self.progress(Progress(r.programs, r.cases, len(r.findings), len(r.failures),
                                    len(self.seen), clock.perf_counter() - self.started))
@@ -240,24 +291,95 @@ def _run_program(task: _Task) -> _Done:
     return done
 
 
+def _survivor(task: _Task, rules: str | None) -> _Done:
+    """Program `task` again, alone in a process: its results, or, when that process dies
+    too, the crash found case by case and target by target (`_crashed`)."""
+    done = isolated(_run_program, task, rules, _init_worker)
+    return _crashed(task, rules) if isinstance(done, Died) else done
+
+
+def _crashed(task: _Task, rules: str | None) -> _Done:
+    """A program whose process dies: each case, then each run of a dying case, in a
+    process of its own. A run that dies is a `crash` finding of its target; the others
+    report what they found."""
+    source = task.source or generated(task.seed, task.index, task.config)
+    done = _Done(task.index, source.label, source.path)
+    labels = [a.label for a in attempts(task.plan, True, True)]
+    for k, case in enumerate(source.cases):
+        done.cases += 1
+        whole = isolated(_run_one, (case, task.plan, source.path, source.label, k, None),
+                         rules, _init_worker)
+        results = [whole] if not isinstance(whole, Died) else [
+            (label, isolated(_run_one, (case, task.plan, source.path, source.label, k,
+                                        label), rules, _init_worker)) for label in labels]
+        for result in results:
+            if isinstance(result, tuple) and isinstance(result[1], Died):
+                label, died = result
+                done.findings.append(Finding("crash", label, "run", str(died),
+                                             died.signature, source.label, k, case.entry))
+                done.failing[k] = case
+                continue
+            result = result[1] if isinstance(result, tuple) else result
+            done.runs += result.runs
+            done.findings.extend(result.findings)
+            if result.findings:
+                done.failing[k] = case
+    return done
+
+
+def _run_one(job: tuple) -> Any:
+    """One case (and one run of it, when a label is given), for `isolated`."""
+    case, plan, path, program, index, only = job
+    return run_case(case, plan, path=path, program=program, index=index, only=only)
+
+
+def _died(f: Finding) -> bool:
+    return f.kind == "crash" and f.signature.startswith("process died")
+
+
+def _reduced_or_again(future: cf.Future, job: _Reduce, rules: str | None) -> Reduced:
+    """A reduction from the pool; when the pool broke first, again in its own process."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        answer = isolated(_reduce, job, rules, _init_worker)
+        if isinstance(answer, Died):
+            folder = Path(job.folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_finding(folder, job.finding, job.case)
+            return Reduced(job.finding.key, str(folder), job.case.text, job.case.entry, 0,
+                           f"not reduced: {answer}", job.finding.program)
+        return answer
+
+
 def _reduce(job: _Reduce) -> Reduced:
     """Reduce one occurrence of a class and write its report; a failure of the reducer is
-    reported, not raised."""
+    reported, not raised. A class of dying processes is reduced with each candidate run
+    in a process of its own."""
     f = job.finding
     folder = Path(job.folder)
     only = f.target
 
+    def run(candidate: Case, label: str | None) -> Any:
+        if _died(f):
+            return isolated(_run_one, (candidate, job.plan, job.path, "", 0, label),
+                            job.rules, _init_worker)
+        return run_case(candidate, job.plan, path=job.path, only=label)
+
     def still_fails(candidate: Case) -> bool:
-        result = run_case(candidate, job.plan, path=job.path, only=only)
+        result = run(candidate, only)
+        if isinstance(result, Died):
+            return _died(f) and result.signature == f.signature
         return any(g.key == f.key for g in result.findings)
 
     try:
         reduce, write_report = _reducer(job.reducer)
         reduction = reduce(job.case, still_fails, max_tries=job.max_tries,
                            time_limit=job.time_limit)
-        final = run_case(reduction.case, job.plan, path=job.path)
+        final = run(reduction.case, only if _died(f) else None)
+        outputs = {only: str(final)} if isinstance(final, Died) else final.outputs
         folder.mkdir(parents=True, exist_ok=True)
-        write_report(reduction, final.outputs, folder)
+        write_report(reduction, outputs, folder)
         _write_finding(folder, f, job.case)
         return Reduced(f.key, str(folder), reduction.case.text, reduction.case.entry,
                        len(reduction.steps), getattr(reduction, "stopped", ""), f.program)
@@ -280,6 +402,12 @@ def _write_finding(folder: Path, f: Finding, case: Case) -> None:
         f"class: {f.key}\nprogram: {f.program}, case {f.case}, entry `{f.entry}`\n"
         f"bindings: {dict(case.generics)}\n{f.kind} in {f.stage} of {f.target}:\n"
         f"{f.detail}\n", encoding="utf-8")
+
+
+def _pool(jobs: int, rules: str | None) -> cf.ProcessPoolExecutor:
+    context = multiprocessing.get_context("spawn")
+    return cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                                  initargs=(rules,))
 
 
 def _init_worker(rules: str | None) -> None:

@@ -352,11 +352,14 @@ def _compare(run: _Runner, label: str, got: list, want: list, gradient: bool) ->
     """Hold each result to the oracle's: its count, dtype and values (`compare`), skipping
     outputs `unstable_outputs` finds ill-conditioned (for gradients: when the loss is)."""
     from ..oracle import compare
+    from ..precision import carried_dtype, program_floats
     if len(got) != len(want):
         run.find("disagree", label, "compare",
                  f"{len(got)} results, the oracle gives {len(want)}", "result count")
         return
     n = reduction_length(run.case)
+    floats = program_floats(run.case.text, run.case.generics,
+                            [_dtype(np.asarray(x)) for x in run.case.inputs])
     for k, ((array, dtype), (expected, native)) in enumerate(zip(got, want)):
         what = f"result {k}" if not gradient else ("loss" if k == 0 else f"gradient {k - 1}")
         want_dtype = _dtype(expected) if native else _input_dtype(run.case, k - 1)
@@ -366,8 +369,8 @@ def _compare(run: _Runner, label: str, got: list, want: list, gradient: bool) ->
                      f"{what} has dtype {dtype}, the oracle's {want_dtype}", "dtype")
             continue
         # central differences are good to about 1e-8: an f64 gradient gets f32's tolerance
-        problem = compare(expected, array, "f32" if not native and want_dtype == "f64"
-                          else want_dtype, n)
+        held_to = carried_dtype(want_dtype, floats | ({"f32"} if not native else set()))
+        problem = compare(expected, array, held_to, n)
         if problem is None:
             continue
         if gradient and k > 0 and want_dtype not in ("f32", "f64"):

@@ -59,6 +59,10 @@ class FuzzReport:
     seconds: float = 0.0
     findings: list[Finding] = field(default_factory=list)
     reductions: dict[str, list[Reduced]] = field(default_factory=dict)
+    deaths: list[str] = field(default_factory=list)
+    """Worker deaths no program explained: each names the programs the worker may have been
+    running, none of which died when run again alone (a crash that depends on what ran
+    before it in the process, or the machine running out of memory)."""
 
     @property
     def classes(self) -> dict[str, list[Finding]]:
@@ -99,12 +103,13 @@ class FuzzReport:
         found = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no findings"
         lines.append(f"{self.programs} programs, {self.cases} cases ({self.skipped} undefined, "
                      f"skipped), {self.runs} runs in {self.seconds:.0f} s: {found}")
+        lines += [f"a worker died unexplained: {d}" for d in self.deaths]
         return "\n".join(lines)
 
     def to_json(self) -> dict:
         return {"seed": self.seed, "programs": self.programs, "cases": self.cases,
                 "skipped": self.skipped, "runs": self.runs, "seconds": round(self.seconds, 2),
-                "failed": self.failed,
+                "failed": self.failed, "deaths": list(self.deaths),
                 "classes": [{"key": key, "kind": found[0].kind, "target": found[0].target,
                              "stage": found[0].stage, "signature": found[0].signature,
                              "count": len(found),
