@@ -35,3 +35,18 @@ def test_an_f64_sum_of_f32_values_one_f32_ulp_apart_is_within_the_carried_tolera
     actual = np.float64(np.nextafter(np.float32(expected), np.float32(0)))
     assert compare(expected, actual, "f64") is not None
     assert compare(expected, actual, carried_dtype("f64", program_floats(TEXT))) is None
+
+
+def test_an_output_of_rounding_noise_is_compared_at_the_scale_of_its_inputs() -> None:
+    noise, other = np.array([-1.1e-16, 0.0]), np.array([0.0, -2.2e-16])
+    assert compare(noise, other, "f64") is not None
+    assert compare(noise, other, "f64", scale_floor=1.0) is None
+    assert compare(noise, np.array([1e-9, 0.0]), "f64", scale_floor=1.0) is not None
+
+
+def test_slack_adds_the_oracles_own_rounding_error_per_element() -> None:
+    expected, actual = np.array([0.2158, 0.5]), np.array([0.1855, 0.5])
+    assert compare(expected, actual, "bf16") is not None
+    slack = 2 * np.abs(expected - np.array([0.1932, 0.5]))
+    assert compare(expected, actual, "bf16", slack=slack) is None
+    assert compare(expected, np.array([0.2158, 0.45]), "bf16", slack=slack) is not None

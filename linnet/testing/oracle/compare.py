@@ -25,8 +25,16 @@ def tolerance(dtype: str, reduction_length: int = 1) -> tuple[float, float]:
     return rtol * factor, atol * factor
 
 
-def compare(expected, actual, dtype: str, reduction_length: int = 1) -> str | None:
-    """None when actual matches expected for an output of `dtype`, else what differs."""
+def compare(expected, actual, dtype: str, reduction_length: int = 1, *,
+            slack: np.ndarray | None = None, scale_floor: float = 0.0) -> str | None:
+    """None when actual matches expected for an output of `dtype`, else what differs.
+
+    `slack` (broadcast against the output) is added to each element's allowance: the
+    fuzzer gives twice the oracle's own rounding error there (its native value against the
+    same computation in f64), which two half-precision evaluations may each make.
+    `scale_floor` bounds the output's scale from below: an output that is all rounding
+    noise (`x - log(exp(x))`, about 1e-16) is not its own scale when the values it was
+    computed from are of magnitude 1."""
     e, a = np.asarray(expected), np.asarray(actual)
     if e.shape != a.shape:
         return f"shape {list(a.shape)}, expected {list(e.shape)}"
@@ -47,8 +55,10 @@ def compare(expected, actual, dtype: str, reduction_length: int = 1) -> str | No
     finite = ~special
     e, a = np.where(finite, e, 0.0), np.where(finite, a, 0.0)
     rtol, atol = tolerance(dtype, reduction_length)
-    scale = float(np.max(np.abs(e))) or 1.0
+    scale = max(float(np.max(np.abs(e))), scale_floor) or 1.0
     allowed = atol * scale + rtol * np.abs(e)
+    if slack is not None:
+        allowed = allowed + np.where(finite, np.nan_to_num(slack, posinf=0.0), 0.0)
     diff = np.abs(a - e)
     if np.all(diff <= allowed):
         return None
