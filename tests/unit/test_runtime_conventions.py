@@ -225,32 +225,8 @@ def test_on_a_gpu_the_kernel_runs_eagerly_and_the_body_under_transforms_and_comp
     assert counts["kernel"] == 2 and counts["body"] >= 2
 
 
-# ------------------------------------------------------------------ the docs' examples run
-
-def _python_blocks(page: str, heading: str) -> list[str]:
-    """The ```python blocks of one section (`## heading`) of a page in docs/."""
-    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
-    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```python\n(.*?)^```$", section, re.S | re.M)
-
-
-@pytest.mark.parametrize(("page", "heading"), [
-    ("torch.md", "Errors"), ("torch.md", "torch.func and torch.compile"),
-    ("torch.md", "Kernel or body"), ("jax.md", "64-bit types, scoped")])
-def test_the_docs_examples_run(page, heading, monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
-    blocks = _python_blocks(page, heading)
-    assert blocks
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for block in blocks:
-            exec(compile(block, f"{page}:{heading}", "exec"), {})
-    out = capsys.readouterr().out
-    if heading == "Errors":
-        assert "input 0 has dtype f64" in out  # the block asserts the entry-name message
-    if heading == "Kernel or body":
-        assert "'softmax__R4_C16': {'kernel': " in out
-
+# The docs' examples of these conventions (docs/torch.md, docs/jax.md) run, with their shown
+# output, in tests/unit/test_docs_blocks.py.
 
 IDENTITY = """module m
 op same<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {
