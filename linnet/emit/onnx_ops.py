@@ -23,7 +23,8 @@ language's (docs/language.md, "Types and generics", `docs/ir.md`), bit for bit o
   by a vector of ones (exact, wrapping), integer products a tree of `Mul`s over halves of
   the axis, integer einsums broadcast products summed that way.
 - Empty reductions are constants (shapes are static): 0, 1, the dtype's lowest value for
-  `max` (-inf for floats), its highest for `min`, false for `any`, true for `all`.
+  `max` (-inf for floats), its highest for `min`, false for `any`, true for `all`; so is a
+  contraction over an empty axis (zeros: onnxruntime's `Einsum` dies of SIGFPE on one).
 
 Work dtypes. onnxruntime's CPU kernels exist for some dtypes only (no `Add` on bf16, no
 `Where` on i16 or bool, no `Min` on u16, ...). `WORK` lists, per ONNX operator, the dtypes
@@ -449,7 +450,10 @@ def _int_fold(g: Nodes, op: str, x: str, shape: tuple[int, ...], d: str,
 def einsum(g: Nodes, spec: str, args: Sequence[str], tys: Sequence[ir.TType],
            result: ir.TType, acc: str = "") -> str:
     """`Einsum(spec, args)`: operands cast to `acc`, contracted in `acc` (a half one in
-    f32, an integer one exactly), the result cast to its dtype."""
+    f32, an integer one exactly), the result cast to its dtype. A contraction over an
+    empty axis is zeros: onnxruntime's `Einsum` dies of SIGFPE on one (1.30, 1.32)."""
+    if _sums_over_nothing(spec, tys):
+        return g.fill(0, result.dtype, result.shape)
     acc = acc or result.dtype
     xs = [g.cast(x, t.dtype, acc) for x, t in zip(args, tys)]
     if is_float(acc):
@@ -457,6 +461,13 @@ def einsum(g: Nodes, spec: str, args: Sequence[str], tys: Sequence[ir.TType],
     else:
         y = _einsum_int(g, spec, xs, [t.shape for t in tys], acc)
     return g.cast(y, acc, result.dtype)
+
+
+def _sums_over_nothing(spec: str, tys: Sequence[ir.TType]) -> bool:
+    """Does the einsum sum over a letter whose axis has size 0?"""
+    ins, out = spec.split("->")
+    return any(n == 0 and c not in out
+               for sub, t in zip(ins.split(","), tys) for c, n in zip(sub, t.shape))
 
 
 def _einsum_int(g: Nodes, spec: str, xs: Sequence[str], shapes: Sequence[tuple[int, ...]],

@@ -11,6 +11,7 @@ callers differ only in what they compare with.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import threading
@@ -35,10 +36,21 @@ class Timeout(BaseException):
     """A stage ran past its limit (a BaseException, so library code does not catch it)."""
 
 
+STUCK_EXIT = 124
+"""The exit status of a worker process stuck in a stage (see `HARD_LIMIT`)."""
+
+HARD_LIMIT: float | None = None
+"""Seconds past a stage's limit after which the process exits with `STUCK_EXIT`. A fuzz
+worker sets it: SIGALRM cannot interrupt native code (a kernel spinning on the GPU, a
+compiler's C++), and a stuck worker would stall the whole run. None (the default) in any
+other process: a library never ends its caller."""
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise `Timeout` in the block after `seconds` (SIGALRM: the main thread only; elsewhere
-    or with `seconds <= 0` the block runs unbounded)."""
+    or with `seconds <= 0` the block runs unbounded). With `HARD_LIMIT` set, a block still
+    running that much later ends the process."""
     if threading.current_thread() is not threading.main_thread() or seconds <= 0:
         yield
         return
@@ -48,9 +60,16 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     old = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    watchdog = None
+    if HARD_LIMIT is not None:
+        watchdog = threading.Timer(seconds + HARD_LIMIT, os._exit, (STUCK_EXIT,))
+        watchdog.daemon = True
+        watchdog.start()
     try:
         yield
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 

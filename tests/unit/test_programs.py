@@ -206,3 +206,13 @@ def test_grad_exports_run():
             assert results["torch"][0][0].shape == ()
             ran += 1
     assert ran >= 6
+
+
+def test_exactness_of_a_product_of_many_fractions_does_not_overflow():
+    """A power of a value with fraction bits (a `prod` reduction over a long axis) has more
+    fraction bits than `2.0 ** frac` can hold: found by generating seed 390842023936801."""
+    from linnet.testing.programs.types import Info, dt, exact_in, power_info
+    big = power_info(Info(-1.5, 1.5, 20), 120)
+    assert big.frac == 2400 and not exact_in(big, dt("f32"))
+    assert exact_in(power_info(Info(-1.5, 1.5, 1), 3), dt("f32"))
+    assert exact_in(Info(0.0, 0.0, 5000), dt("f16"))

@@ -315,7 +315,7 @@ def _crashed(task: _Task, rules: str | None) -> _Done:
         for result in results:
             if isinstance(result, tuple) and isinstance(result[1], Died):
                 label, died = result
-                done.findings.append(Finding("crash", label, "run", str(died),
+                done.findings.append(Finding(died.kind, label, "run", str(died),
                                              died.signature, source.label, k, case.entry))
                 done.failing[k] = case
                 continue
@@ -334,7 +334,8 @@ def _run_one(job: tuple) -> Any:
 
 
 def _died(f: Finding) -> bool:
-    return f.kind == "crash" and f.signature.startswith("process died")
+    """Is it a process that died (or ended itself stuck), not an exception?"""
+    return f.kind in ("crash", "hang") and f.signature.startswith("process ")
 
 
 def _reduced_or_again(future: cf.Future, job: _Reduce, rules: str | None) -> Reduced:
@@ -410,7 +411,12 @@ def _pool(jobs: int, rules: str | None) -> cf.ProcessPoolExecutor:
                                   initargs=(rules,))
 
 
+WORKER_HARD_LIMIT = 120.0
+"""A worker stuck this long past a stage's limit ends itself (`backends.HARD_LIMIT`)."""
+
+
 def _init_worker(rules: str | None) -> None:
+    backends.HARD_LIMIT = WORKER_HARD_LIMIT
     prepare_runtimes()
     if rules is not None:
         from ...pipeline import rules_in_effect

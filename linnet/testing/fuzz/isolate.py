@@ -31,8 +31,20 @@ class Died:
     exitcode: int | None
 
     @property
+    def stuck(self) -> bool:
+        """Did it end itself, stuck in a stage long past its time limit?"""
+        from ..backends import STUCK_EXIT
+        return self.exitcode == STUCK_EXIT
+
+    @property
+    def kind(self) -> str:
+        return "hang" if self.stuck else "crash"
+
+    @property
     def signature(self) -> str:
         """Value-free, for the class key: the signal's name or the exit status."""
+        if self.stuck:
+            return "process stuck past the time limit"
         if self.exitcode is not None and self.exitcode < 0:
             try:
                 return f"process died: {signal.Signals(-self.exitcode).name}"
@@ -41,6 +53,8 @@ class Died:
         return f"process died: exit status {self.exitcode}"
 
     def __str__(self) -> str:
+        if self.stuck:
+            return "the process running it was stuck in native code past the time limit"
         return f"the process running it died ({self.signature.split(': ', 1)[1]})"
 
 

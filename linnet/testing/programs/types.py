@@ -198,7 +198,10 @@ def exact_in(info: Info, dtype: DType) -> bool:
         return True
     if info.frac is None or not info.finite:
         return False
-    return info.mag * 2.0 ** info.frac < 2.0 ** (MANTISSA[dtype.name] + 1)
+    if info.mag == 0:
+        return True
+    # in logarithms: the fraction bits of a product of many values overflow 2.0 ** frac
+    return math.log2(info.mag) + info.frac < MANTISSA[dtype.name] + 1
 
 
 def settle(info: Info, dtype: DType) -> Info:
