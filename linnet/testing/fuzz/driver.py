@@ -412,11 +412,12 @@ def _pool(jobs: int, rules: str | None) -> cf.ProcessPoolExecutor:
 
 
 WORKER_HARD_LIMIT = 120.0
-"""A worker stuck this long past a stage's limit ends itself (`backends.HARD_LIMIT`)."""
+"""A worker stuck this long past a stage's limit ends itself (`backends.HARD_LIMIT`);
+`LINNET_FUZZ_HARD_LIMIT` (seconds) overrides it."""
 
 
 def _init_worker(rules: str | None) -> None:
-    backends.HARD_LIMIT = WORKER_HARD_LIMIT
+    backends.HARD_LIMIT = float(os.environ.get("LINNET_FUZZ_HARD_LIMIT", WORKER_HARD_LIMIT))
     prepare_runtimes()
     if rules is not None:
         from ...pipeline import rules_in_effect
