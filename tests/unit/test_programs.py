@@ -216,3 +216,13 @@ def test_exactness_of_a_product_of_many_fractions_does_not_overflow():
     assert big.frac == 2400 and not exact_in(big, dt("f32"))
     assert exact_in(power_info(Info(-1.5, 1.5, 1), 3), dt("f32"))
     assert exact_in(Info(0.0, 0.0, 5000), dt("f16"))
+
+
+def test_fresh_names_are_never_dtype_names():
+    """An index named `i8` made `cast<i8>(...)` in its scope read the index (E3104): found
+    by generating seeds 395136991232921 and 395136991233266."""
+    from linnet.testing.fuzz.sources import generated
+    for seed in (395136991232921, 395136991233266):
+        assert generated(*divmod(seed, 2**32), GeneratorConfig()).cases
+    from linnet.testing.programs.scope import _DTYPE_NAMES
+    assert {"i8", "u16", "f32", "bf16", "bool"} <= _DTYPE_NAMES

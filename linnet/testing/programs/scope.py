@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from ...syntax import tree as t
 from .config import GeneratorConfig
-from .types import DType, Dim, Info, Ty, dt
+from .types import BITS, MANTISSA, DType, Dim, Info, Ty, dt
+
+_DTYPE_NAMES = frozenset(BITS) | frozenset(MANTISSA) | {"bool"}
 
 
 @dataclass
@@ -100,9 +102,10 @@ class Gen:
     kernel_results: set[str] = field(default_factory=set)  # names bound to kernel op calls
 
     def fresh(self, base: str) -> str:
-        """A name not used anywhere in the module yet."""
+        """A name not used anywhere in the module yet, and not a dtype's (`i8`, `u16`, `f32`:
+        a name shadowing a dtype makes `cast<i8>` in its scope read the name)."""
         k = 0
-        while f"{base}{k}" in self.used:
+        while f"{base}{k}" in self.used or f"{base}{k}" in _DTYPE_NAMES:
             k += 1
         name = f"{base}{k}"
         self.used.add(name)
