@@ -130,6 +130,8 @@ def syntax_habit(tok: Token, tokens: Sequence[Token], path: str) -> Diagnostic |
         found = recognise(tokens, index, path)
         if found is not None:
             return found
+    if _kind(tokens, index) == "LPAR" and _kind(tokens, index - 2) == "DOT":
+        return _method(tokens, index - 2, path)  # `x.sum(`: a field read, then a call
     return None
 
 

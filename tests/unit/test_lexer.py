@@ -100,8 +100,23 @@ def test_range_is_not_a_float():
 def test_keywords_reserved_words_and_names():
     assert kinds("let var return while static yield") == [
         "LET", "VAR", "RETURN", "WHILE", "STATIC", "YIELD"]
-    assert kinds("type struct match") == ["RESERVED"] * 3
+    assert kinds("type struct match none some enum") == [
+        "TYPE", "STRUCT", "MATCH", "NONE", "SOME", "ENUM"]
+    assert kinds("block param extern") == ["RESERVED"] * 3
     assert kinds("lets _x x1 Tensor") == ["NAME"] * 4
+
+
+def test_value_punctuation():
+    assert kinds("x[..., 0] T? a => b 0..n") == [
+        "NAME", "LSQB", "ELLIPSIS", "COMMA", "INT", "RSQB", "NAME", "QMARK", "NAME", "FATARROW",
+        "NAME", "INT", "RANGE", "NAME"]
+
+
+def test_generic_type_after_colon_arrow_and_alias():
+    assert kinds("x: KV<f32>)") == ["NAME", "COLON", "NAME", "GLT", "NAME", "GGT", "RPAR"]
+    assert kinds("-> KV<f32> {") == ["ARROW", "NAME", "GLT", "NAME", "GGT", "LBRACE"]
+    assert kinds("type A = KV<f32>") == ["TYPE", "NAME", "ASSIGN", "NAME", "GLT", "NAME", "GGT"]
+    assert kinds("let a = b < c") == ["LET", "NAME", "ASSIGN", "NAME", "LT", "NAME"]
 
 
 def test_longest_punctuation_first():
