@@ -161,6 +161,11 @@ def _method(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:
                       "no methods or fields", help=_attribute_help(attr, x))
 
 
+def attribute_help(attr: str, x: str) -> str:
+    """How to write `x.attr` (a numpy or PyTorch attribute) in Linnet."""
+    return _attribute_help(attr, x)
+
+
 def _attribute_help(attr: str, x: str) -> str:
     if attr in ("T", "t", "mT", "transpose"):
         return f"transpose in index notation, `let t[j, i] = {x}[i, j]`, or `permute({x}, [1, 0])`"
