@@ -68,6 +68,16 @@ def parts(ty) -> tuple:
     return ()
 
 
+def as_tuples(ty):
+    """ty as a backend sees it: a struct is the tuple of its fields (nested alike)."""
+    from .types import TupleT
+    if isinstance(ty, StructT):
+        return TupleT(tuple(as_tuples(x) for _, x in ty.fields))
+    if isinstance(ty, TupleT):
+        return TupleT(tuple(as_tuples(x) for x in ty.items))
+    return ty
+
+
 def leaves(ty) -> list:
     """The types a value of ty becomes once structs are their fields (tuples stay)."""
     if isinstance(ty, StructT):
