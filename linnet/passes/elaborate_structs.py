@@ -305,6 +305,13 @@ class _Values:
         return super().expr_Index(expanded, want)
 
     # ------------------------------------------------------------ bindings
+    def define(self, name: str, atom: ir.Atom) -> None:
+        """A tuple built here keeps its known items under the user's name."""
+        known = self.made().get(getattr(atom, "name", None))
+        super().define(name, atom)
+        if known is not None:
+            self.made()[self.env.lookup(name).name] = known
+
     def stmt_Let(self, s: t.Let) -> None:
         ty = self.val(s).type
         if isinstance(ty, OptionalT):

@@ -1,0 +1,84 @@
+"""Structs, enums, optionals, defaults, named arguments and `...` on every target.
+
+Each spec program 140-145 runs through the interpreter, PyTorch, JAX, ONNX and
+StableHLO (with `--grad` on its `loss` entry) and every target must agree
+(`linnet.testing.crosscheck`); its entries' values are then checked against the
+same computation written directly in PyTorch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from linnet.testing import crosscheck as cc
+from linnet.torch import load_function
+
+pytest.importorskip("jax")
+pytest.importorskip("onnxruntime")
+
+VALID = Path(__file__).resolve().parents[1] / "spec" / "valid"
+PROGRAMS = sorted(VALID.glob("14[0-5]_*.linnet"))
+TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_target_agrees_and_differentiates(path: Path) -> None:
+    report = cc.crosscheck(path.read_text(), path.name)
+    assert report.checked and report.findings == []
+    for target in TARGETS:
+        assert f"run {target} loss" in report.ran
+    for target in ("torch", "jax", "onnx", "stablehlo"):
+        assert f"run {target} --grad loss" in report.ran
+
+
+def entry(stem: str, name: str):
+    return load_function(str(next(VALID.glob(f"{stem}*.linnet"))), name)
+
+
+def close(got, want) -> None:
+    assert got.shape == want.shape and torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_consts_and_aliases() -> None:
+    g = torch.randn(3, 4)
+    close(entry("140", "rows")(g), g + (g[0] * (1.0 + 1e-5)).expand(3, 4))
+
+
+def test_a_struct_crosses_as_its_fields() -> None:
+    k, v = torch.randn(2, 3), torch.randn(2, 3)
+    out_k, out_v = entry("141", "kv_entry")(k, v, torch.tensor(3.0))
+    close(out_k, v * 3.0)
+    close(out_v, k + v.sum())
+
+
+def test_enums_choose_their_arms() -> None:
+    x = torch.randn(4, 8)
+    first, top, mean = x[0], x.max(dim=0).values, x.sum(dim=0) / 4.0
+    close(entry("142", "pooled")(x), first + top + mean)
+
+
+@pytest.mark.parametrize("flip", [True, False])
+def test_optionals_known_now_and_at_run_time(flip: bool) -> None:
+    x, w, b = torch.randn(2, 4), torch.randn(3, 4), torch.randn(3)
+    y = x @ w.T
+    want = y + (y + 2 * b) + (y + b if flip else y)
+    close(entry("143", "optional_entry")(x, w, b, torch.tensor(flip)), want)
+
+
+def test_defaults_and_named_arguments() -> None:
+    x = torch.randn(4)
+
+    def norm(eps=1e-5, scale=1.0):
+        return x * torch.rsqrt((x * x).sum() / 4.0 + eps) * scale
+
+    want = norm() + norm(1e-6) + norm(scale=2.0) + norm(eps=1e-3, scale=0.5)
+    close(entry("144", "normed")(x), want)
+
+
+def test_ellipsis_stands_for_the_axes_not_written() -> None:
+    x = torch.randn(2, 3, 4)
+    want = x[..., 0] + x[..., 3] + x[1, :, 0:1][..., 0] - x[..., 1, 1:3][0, 0]
+    close(entry("145", "last_axis")(x), want)
