@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..diagnostics import Span
 from ..syntax import tree as t
+from .calls import _signature_help
 from .signatures import Binding, Signature, substitute
 from .types import ERR, TensorT, Val, count
 
@@ -18,7 +19,8 @@ Slots = list  # per parameter: the expression given for it, or None
 def order_args(params: tuple[t.Param, ...], args: tuple[t.Arg, ...], callee: str
                ) -> tuple[Slots | None, tuple[str, Span, str] | None]:
     """The arguments in parameter order: positional first, then named. On a mistake,
-    (None, (message, span, help)) for E2102."""
+    (None, (message, span, help)) for E2102; the span is None for a mistake of the whole
+    call (too many arguments)."""
     slots: Slots = [None] * len(params)
     names = [p.name for p in params]
     named = False
@@ -27,9 +29,9 @@ def order_args(params: tuple[t.Param, ...], args: tuple[t.Arg, ...], callee: str
             if named:
                 return None, ("a positional argument after a named one", arg.span,
                               "write positional arguments first")
-            if k >= len(params):
+            if k >= len(params):  # reported at the whole call, with the signature
                 return None, (f"`{callee}` takes {count(len(params), 'argument')}, found "
-                              f"{len(args)}", arg.span, "")
+                              f"{len(args)}", None, "")
             slots[k] = arg.value
             continue
         named = True
@@ -62,7 +64,8 @@ class ValueCallChecker:
         params = sig.item.params
         slots, mistake = order_args(params, e.args, sig.name)
         if mistake is not None:
-            return self.error("E2102", mistake[0], mistake[1], help=mistake[2])
+            return self.error("E2102", mistake[0], mistake[1] or e.span,
+                              help=mistake[2] or _signature_help(sig))
         exprs = filled(params, slots)
         missing = [p.name for p, x in zip(params, exprs) if x is None]
         if missing:
@@ -70,7 +73,6 @@ class ValueCallChecker:
             message = (f"`{sig.name}` takes {count(len(params), 'argument')}, found "
                        f"{len(e.args)}" if positional else
                        f"missing argument `{missing[0]}` of `{sig.name}`")
-            from .calls import _signature_help
             return self.error("E2102", message, e.span, help=_signature_help(sig))
         args = [self.expr(x) for x in exprs]
         if any(v.is_error for v in args) or any(p is None for p in sig.params):
@@ -97,7 +99,8 @@ class ValueCallChecker:
                               if item.fields else f"`{item.name}()`")
         slots, mistake = order_args(item.fields, e.args, item.name)
         if mistake is not None:
-            return self.error("E2102", mistake[0].replace("parameter", "field"), mistake[1],
+            return self.error("E2102", mistake[0].replace("parameter", "field"),
+                              mistake[1] or e.span,
                               help=mistake[2].replace("parameters", "fields"))
         missing = [f.name for f, x in zip(item.fields, slots) if x is None]
         if missing:

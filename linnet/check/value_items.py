@@ -3,7 +3,8 @@
     structs and aliases   generics, field types (E1205 for a field declared twice), a
                           declaration that holds itself (E2101)
     enums                 each variant once (E1205)
-    defaults              a parameter's default has its type; kernels take none (E2127)
+    defaults              a literal (a number, a bool, `none`) of the parameter's type
+                          (E2101); kernels take none (E2127)
     entries               parameters and results are tensors, tuples and structs of them:
                           an enum or an optional has no value a backend could pass (E2101)
 """
@@ -71,11 +72,23 @@ def _defaults(item, globals_, bag: DiagnosticBag, signatures) -> None:
     _, checker = item_frame(item, globals_, bag, signatures)
     sig = signatures.get(item.name)
     for p in with_default:
+        if not _literal(p.default):
+            bag.error("E2101", f"the default of `{p.name}` is not a literal", p.default.span,
+                      "not a literal", help="a default is a number, `true`, `false` or `none` "
+                      "(it is read where the function is called)")
+            continue
         want = sig.params[item.params.index(p)] if sig is not None and sig.item is item \
             else checker.resolve_type(p.type)
         value = checker.expr(p.default)
         if want is not None and not value.is_error:
             checker.accepts(want, value, p.default)
+
+
+def _literal(e: t.Expr) -> bool:
+    """Is e a literal a default may be: a number (negated or not), a bool, `none`?"""
+    if isinstance(e, t.Unary) and e.op == "-":
+        return _literal(e.operand)
+    return isinstance(e, (t.IntLit, t.FloatLit, t.BoolLit, t.NoneLit))
 
 
 def _entry_boundary(item: t.Function, sig: Signature, bag: DiagnosticBag) -> None:

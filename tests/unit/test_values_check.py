@@ -104,6 +104,10 @@ def test_an_entry_takes_no_enum_or_optional_but_takes_a_struct() -> None:
 
 def test_defaults_have_their_parameters_types_and_kernels_take_none() -> None:
     assert codes("fn g(a: f32, e: f32 = true) -> f32 {\n    return a\n}") == [("E2103", 0)]
+    assert codes("const E = 1.0\nfn g(a: f32, e: f32 = E) -> f32 {\n    return a\n}") \
+        == [("E2101", 1)]
+    assert codes("fn g(a: f32, e: f32 = -1e-5, b: Tensor[2; f32]? = none) -> f32 {\n"
+                 "    return a\n}") == []
     kernel = ("kernel k(x: Tensor[4; f32], n: i64 = 4) -> y: Tensor[4; f32] grid(1) {\n"
               "    let i = iota<i64>([4])\n    store(y[i], load(x[i]))\n}")
     assert [c for c, _ in codes(kernel)][:1] == ["E2127"]
