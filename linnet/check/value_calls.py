@@ -123,15 +123,9 @@ class ValueCallChecker:
 
     def struct_generics(self, e: t.Call, item: t.Struct, declared, args: list[Val]
                         ) -> Binding | None:
-        b = Binding()
-        given = e.generics or ()
-        if len(given) > len(item.generics):
-            self.error("E2111", f"`{item.name}` has {count(len(item.generics), 'generic')}, "
-                       f"{len(given)} given", e.span)
+        b = self.written_generics(item, e.generics or (), e)
+        if b is None:
             return None
-        for g, arg in zip(item.generics, given):
-            if not self.bind_generic_arg(g, arg, b):
-                return None
         names = {g.name for g in item.generics}
         for (_, ty), val in zip(declared.fields, args):
             self._infer_from(ty, val.type, names, b)

@@ -14,12 +14,14 @@ from ..syntax import tree as t
 from ..syntax.habits import attribute_help
 from .dim_normal_form import Dim
 from .signatures import Binding, substitute
-from .types import (DTYPES, ERR, LitT, TupleT, Val, choice_of, joint_literal, materialize)
+from .types import (DTYPES, ERR, LitT, TupleT, Val, choice_of, count, joint_literal,
+                    materialize)
 from .unify import dtype_in_kind
 from .value_types import EnumT, NoneT, OptionalT, StructT
 
 TYPE_ITEMS = (t.TypeAlias, t.Struct, t.Enum)
-NONE_HELP = "give `none` a type: `let x: Tensor[4; f32]? = none`, or pass it to an optional parameter"
+NONE_HELP = ("give `none` a type: `let x: Tensor[4; f32]? = none`, or pass it to an optional "
+             "parameter")
 
 _RESOLVING: set[int] = set()  # declarations being resolved: a struct or alias may not hold itself
 HELD_ITSELF: set[int] = set()  # the declarations found to hold themselves (value_items reports)
@@ -61,16 +63,23 @@ class ValueChecker:
         declared = self.declared_type(item) if binding is not None else None
         return None if declared is None else substitute(declared, binding)
 
-    def type_binding(self, item, args: tuple, te) -> Binding | None:
-        """The generics of one use of a struct or alias: written, else their defaults."""
+    def written_generics(self, item, args: tuple, where) -> Binding | None:
+        """A struct's or alias's generics as written (`KV<f32>`), each of its kind."""
         b = Binding()
         if len(args) > len(item.generics):
-            self.error("E2111", f"`{item.name}` has {len(item.generics)} generics, "
-                       f"{len(args)} given", te.span)
+            self.error("E2111", f"`{item.name}` has {count(len(item.generics), 'generic')}, "
+                       f"{len(args)} given", where.span)
             return None
         for g, arg in zip(item.generics, args):
             if not self.bind_generic_arg(g, arg, b):
                 return None
+        return b
+
+    def type_binding(self, item, args: tuple, te) -> Binding | None:
+        """The generics of one use of a struct or alias: written, else their defaults."""
+        b = self.written_generics(item, args, te)
+        if b is None:
+            return None
         for g in item.generics[len(args):]:
             if not (g.default is not None and self.bind_generic_arg(g, g.default, b)):
                 self.error("E2110", f"write the generics of `{item.name}`", te.span,
