@@ -7,6 +7,8 @@
                           (E2101); kernels take none (E2127)
     entries               parameters and results are tensors, tuples and structs of them:
                           an enum or an optional has no value a backend could pass (E2101)
+    kernels               parameters and results are memory: no struct, enum or optional
+                          (E2127)
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from ..syntax import tree as t
 from .items import check_generics, item_frame
 from .signatures import Signature
 from .types import TupleT
-from .values import HELD_ITSELF
-from .value_types import EnumT, NoneT, OptionalT, parts
+from .values import HELD_ITSELF, register_home
+from .value_types import EnumT, NoneT, OptionalT, StructT, parts
 
 
 def check_value_items(module: t.Module, globals_, bag: DiagnosticBag,
@@ -26,6 +28,7 @@ def check_value_items(module: t.Module, globals_, bag: DiagnosticBag,
         if globals_.items.get(item.name) is not item:
             continue
         if isinstance(item, (t.Struct, t.TypeAlias)):
+            register_home(item, globals_)
             _declaration(item, globals_, bag, signatures)
         elif isinstance(item, t.Enum):
             _once(item.variants, "variant", item.span, bag)
@@ -33,6 +36,8 @@ def check_value_items(module: t.Module, globals_, bag: DiagnosticBag,
             _defaults(item, globals_, bag, signatures)
             if getattr(item, "kind", "") == "entry" and item.name in signatures:
                 _entry_boundary(item, signatures[item.name], bag)
+            if isinstance(item, t.Kernel) and item.name in signatures:
+                _kernel_memory(item, signatures[item.name], bag)
 
 
 def _once(names, what: str, span, bag: DiagnosticBag) -> None:
@@ -103,6 +108,15 @@ def _entry_boundary(item: t.Function, sig: Signature, bag: DiagnosticBag) -> Non
                       "no backend value", help="pass tensors (or structs and tuples of them); "
                       "choose an enum or an optional inside, or in a `fn` the entry calls")
             return
+
+
+def _kernel_memory(item: t.Kernel, sig: Signature, bag: DiagnosticBag) -> None:
+    """A kernel reads and writes memory: tensors and scalars, never a struct, enum or
+    optional (the op that binds it may take those)."""
+    for p, ty in zip(item.params + item.results, sig.params + sig.results):
+        if isinstance(ty, (StructT, EnumT, OptionalT)):
+            bag.error("E2127", f"a kernel cannot take {ty}", p.span, "not memory",
+                      help="pass the tensors it holds, one parameter each")
 
 
 def _not_crossing(ty) -> object | None:

@@ -25,6 +25,18 @@ NONE_HELP = ("give `none` a type: `let x: Tensor[4; f32]? = none`, or pass it to
 
 _RESOLVING: set[int] = set()  # declarations being resolved: a struct or alias may not hold itself
 HELD_ITSELF: set[int] = set()  # the declarations found to hold themselves (value_items reports)
+_HOMES: dict[int, tuple[object, object]] = {}  # a struct or alias -> (it, its module's Globals)
+
+
+def register_home(item, globals_) -> None:
+    """Remember the names a struct's or alias's declaration is read with: its own module's,
+    also where another module that `use`s it names it."""
+    _HOMES[id(item)] = (item, globals_)
+
+
+def _home_globals(item, fallback):
+    home = _HOMES.get(id(item))
+    return home[1] if home is not None and home[0] is item else fallback
 
 
 class ValueChecker:
@@ -106,7 +118,8 @@ class ValueChecker:
         from .items import item_frame  # items builds on the body checker
         _RESOLVING.add(id(item))
         try:
-            _, checker = item_frame(item, self.frame.globals, DiagnosticBag(), self.signatures)
+            globals_ = _home_globals(item, self.frame.globals)
+            _, checker = item_frame(item, globals_, DiagnosticBag(), self.signatures)
             if isinstance(item, t.TypeAlias):
                 return checker.resolve_type(item.type)
             fields = [(f.name, checker.resolve_type(f.type)) for f in item.fields]

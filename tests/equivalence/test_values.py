@@ -82,3 +82,29 @@ def test_ellipsis_stands_for_the_axes_not_written() -> None:
     x = torch.randn(2, 3, 4)
     want = x[..., 0] + x[..., 3] + x[1, :, 0:1][..., 0] - x[..., 1, 1:3][0, 0]
     close(entry("145", "last_axis")(x), want)
+
+
+def test_a_struct_enum_and_optional_from_a_used_module(tmp_path: Path) -> None:
+    """The struct's fields are read with the names of the module declaring it (`Width`
+    is private to `lib`)."""
+    (tmp_path / "lib.linnet").write_text("""module lib
+
+type Width = Tensor[4; f32]
+pub struct Pair { a: Width  b: Width }
+pub enum Mode { Keep, Double }
+
+pub fn apply(p: Pair, m: Mode, bias: Width? = none) -> Width {
+    let base = match m { Mode.Keep => p.a  Mode.Double => p.a * 2.0 }
+    return match bias { some(v) => base + v + p.b  none => base + p.b }
+}
+""")
+    (tmp_path / "root.linnet").write_text("""module root
+use lib
+
+entry main(x: Tensor[4; f32], y: Tensor[4; f32]) -> Tensor[4; f32] {
+    let p = Pair(a = x, b = y)
+    return apply(p, Mode.Double) + apply(p, Mode.Keep, bias = some(x))
+}
+""")
+    x, y = torch.randn(4), torch.randn(4)
+    close(load_function(str(tmp_path / "root.linnet"), "main")(x, y), (2 * x + y) + (2 * x + y))

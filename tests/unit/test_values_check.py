@@ -102,6 +102,12 @@ def test_an_entry_takes_no_enum_or_optional_but_takes_a_struct() -> None:
     assert codes("entry e(s: KV<f32>) -> KV<f32> {\n    return KV(k = s.v, v = s.k)\n}") == []
 
 
+def test_a_kernel_takes_no_struct_enum_or_optional() -> None:
+    kernel = ("kernel k(x: KV<f32>) -> y: Tensor[4; f32] grid(1) {\n"
+              "    let i = iota<i64>(4)\n    store(y[i], load(x.k[0, i]))\n}")
+    assert codes(kernel)[0] == ("E2127", 0)
+
+
 def test_defaults_have_their_parameters_types_and_kernels_take_none() -> None:
     assert codes("fn g(a: f32, e: f32 = true) -> f32 {\n    return a\n}") == [("E2103", 0)]
     assert codes("const E = 1.0\nfn g(a: f32, e: f32 = E) -> f32 {\n    return a\n}") \
