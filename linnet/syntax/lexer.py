@@ -286,12 +286,32 @@ def _type_context(toks: list[Token], i: int) -> bool:
     before = _peek(toks, i - 2)
     if before in ("COLON", "ARROW"):
         return True
+    if before in ("LPAR", "COMMA"):  # an item of a tuple type: `-> (KV<f32>, f32)`
+        opened = _opening_paren(toks, i - 2)
+        return opened is not None and _peek(toks, opened - 1) in ("COLON", "ARROW")
     if before != "ASSIGN":
         return False
     k = i - 3
     while k >= 0 and toks[k].type not in ("RBRACE", "LBRACE", "NL", "TYPE"):
         k -= 1
     return k >= 0 and toks[k].type == "TYPE"
+
+
+def _opening_paren(toks: list[Token], k: int) -> int | None:
+    """The index of the `(` enclosing the token at k (itself, if it is one)."""
+    depth = 0
+    while k >= 0:
+        kind = toks[k].type
+        if kind in ("RPAR", "RSQB"):
+            depth += 1
+        elif kind in ("LPAR", "LSQB"):
+            if depth == 0:
+                return k if kind == "LPAR" else None
+            depth -= 1
+        elif kind in ("LBRACE", "RBRACE", "NL"):
+            return None
+        k -= 1
+    return None
 
 
 def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:

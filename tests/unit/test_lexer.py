@@ -117,6 +117,9 @@ def test_generic_type_after_colon_arrow_and_alias():
     assert kinds("-> KV<f32> {") == ["ARROW", "NAME", "GLT", "NAME", "GGT", "LBRACE"]
     assert kinds("type A = KV<f32>") == ["TYPE", "NAME", "ASSIGN", "NAME", "GLT", "NAME", "GGT"]
     assert kinds("let a = b < c") == ["LET", "NAME", "ASSIGN", "NAME", "LT", "NAME"]
+    assert kinds("-> (KV<f32>, S<3>)")[2:5] == ["NAME", "GLT", "NAME"]
+    assert kinds("f(a < b, c > d)") == ["NAME", "LPAR", "NAME", "LT", "NAME", "COMMA", "NAME",
+                                         "GT", "NAME", "RPAR"]
 
 
 def test_longest_punctuation_first():
