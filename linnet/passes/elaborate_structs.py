@@ -45,6 +45,15 @@ class Opt:
         return self.flag.value if isinstance(self.flag, ir.Lit) else None
 
 
+@dataclass(frozen=True)
+class Split:
+    """A struct, tuple or optional `var` a loop carries as its leaves: the names (in the
+    scope that declares the var) that hold them, and the type to rebuild from them."""
+    names: tuple[str, ...]
+    type: ir.Ty
+    optional: bool
+
+
 class _Values:
     presence: dict = {}  # per optional parameter of this instance: True, False or None
     opt_target = None  # the optional type a `none` takes while an `if` or `match` is joined
@@ -146,8 +155,8 @@ class _Values:
             return Opt(_lit(False, "bool"), None)
         if isinstance(e, t.Some):
             return Opt(_lit(True, "bool"), self.value_atom(e.value, ty.inner))
-        if isinstance(e, t.Name) and isinstance(self.env.lookup(e.id), Opt):
-            return self.env.lookup(e.id)
+        if isinstance(e, t.Name) and isinstance(self.env.lookup(e.id), (Opt, Split)):
+            return self.whole(e.id)
         if isinstance(e, (t.If, t.Match)) and self.static_choice(e) is not None:
             return self.optional(self.static_choice(e), ty)
         saved, self.opt_target = self.opt_target, ty
@@ -284,16 +293,73 @@ class _Values:
 
     # ------------------------------------------------- `if` on optionals, `...`
     def expr_If(self, e: t.If, want: str | None) -> ir.Atom:
-        if any(isinstance(self.env.lookup(n), Opt) for n in assigned_outer((e.then, e.orelse))):
-            raise ElaborationError("not implemented yet: assigning an optional `var` inside "
-                                   "an `if`", e.span)
+        """A branch hands back the vars it assigns as values: an optional `var` as its
+        `(flag, value)`, one a loop split into leaves as its tuple again."""
+        for name in assigned_outer((e.then, e.orelse)):
+            value = self.env.lookup(name)
+            if isinstance(value, (Opt, Split)):
+                atom = self.whole(name)
+                self.env.assign(name, self.b.name(self.opt_atom(atom, self.opt_vars()[name])
+                                                  if isinstance(atom, Opt) else atom, name))
         return super().expr_If(e, want)
 
     def carried(self, stmts: tuple) -> list[str]:
-        if any(isinstance(self.env.lookup(n), Opt) for n in assigned_outer(stmts)):
-            raise ElaborationError("not implemented yet: assigning an optional `var` inside "
-                                   "a loop")
-        return super().carried(stmts)
+        """A loop carries a struct, tuple or optional `var` as its leaves, one tensor each
+        (what the reverse mode differentiates): the var reads them as one value again."""
+        assigned = assigned_outer(stmts)
+        for name in assigned:
+            self.split(name)
+        names = super().carried(stmts)
+        for name in assigned:
+            value = self.env.lookup(name)
+            names.extend(value.names if isinstance(value, Split) else ())
+        return names
+
+    def split(self, name: str) -> None:
+        value = self.env.lookup(name)
+        if isinstance(value, Opt):
+            value = self.opt_atom(value, self.opt_vars()[name])
+        elif not (isinstance(value, ir.Var) and isinstance(value.type, ir.TupleTy)):
+            return
+        scope = next(sc for sc in reversed(self.env.scopes) if name in sc)
+        names = []
+        for k, leaf in enumerate(self.leaf_atoms(value)):
+            key = f"{name}__{k}"
+            while self.env.lookup(key) is not None:
+                key += "_"
+            scope[key] = self.b.name(leaf, key)
+            names.append(key)
+        scope[name] = Split(tuple(names), value.type, name in self.opt_vars())
+
+    def leaf_atoms(self, atom: ir.Atom) -> list[ir.Atom]:
+        if not isinstance(atom.type, ir.TupleTy):
+            return [atom]
+        return [leaf for k in range(len(atom.type.items))
+                for leaf in self.leaf_atoms(self.item(atom, k, "item"))]
+
+    def whole(self, name: str):
+        """A var's value as one: an `Opt`, or an atom (a split var's tuple rebuilt)."""
+        value = self.env.lookup(name)
+        if not isinstance(value, Split):
+            return value
+        leaves = iter(self.env.lookup(key) for key in value.names)
+        atom = self.rebuild_leaves(value.type, leaves)
+        return Opt(self.item(atom, 0, "present"), self.item(atom, 1, "value")) \
+            if value.optional else atom
+
+    def rebuild_leaves(self, ty: ir.Ty, leaves) -> ir.Atom:
+        if not isinstance(ty, ir.TupleTy):
+            return next(leaves)
+        return self.make_tuple(tuple(self.rebuild_leaves(x, leaves) for x in ty.items), "var")
+
+    def opt_vars(self) -> dict:
+        """The type of each optional `var` declared in this body, by name."""
+        return self.__dict__.setdefault("_opt_vars", {})
+
+    def expr_Name(self, e: t.Name, want: str | None) -> ir.Atom:
+        if isinstance(self.env.lookup(e.id), Split):
+            return self.whole(e.id)
+        return super().expr_Name(e, want)
 
     def expr_Index(self, e: t.Index, want: str | None) -> ir.Atom:
         if not any(isinstance(i, t.EllipsisIx) for i in e.items):
@@ -325,16 +391,27 @@ class _Values:
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
         ty = self.val(s).type
         if isinstance(ty, OptionalT):
+            self.opt_vars()[s.name] = ty
             self.env.define(s.name, self.optional(s.value, ty))
             return
         super().stmt_VarDecl(s)
 
     def stmt_Assign(self, s: t.Assign) -> None:
-        current = self.env.lookup(s.name)
+        """An optional `var` takes the new `Opt`; once carried by a loop or a branch, the
+        new `(flag, value)`."""
+        current, ty = self.env.lookup(s.name), self.opt_vars().get(s.name)
         if isinstance(current, Opt):
-            ty = self.val(s.value).type
-            target = ty if isinstance(ty, OptionalT) else None
-            self.env.assign(s.name, self.optional(s.value, target) if target else
-                            Opt(_lit(False, "bool"), None))
+            self.env.assign(s.name, self.optional(s.value, ty))
             return
-        super().stmt_Assign(s)
+        if ty is not None:  # carried as `(flag, value)`, or as its leaves
+            atom = self.opt_atom(self.optional(s.value, ty), ty)
+        elif isinstance(current, Split):
+            atom = self.expr(s.value)
+        else:
+            super().stmt_Assign(s)
+            return
+        if isinstance(current, Split):
+            for key, leaf in zip(current.names, self.leaf_atoms(atom)):
+                self.env.assign(key, self.b.name(leaf, key))
+        else:
+            self.env.assign(s.name, self.b.name(atom, s.name))

@@ -1,6 +1,6 @@
 """Structs, enums, optionals, defaults, named arguments and `...` on every target.
 
-Each spec program 140-145 runs through the interpreter, PyTorch, JAX, ONNX and
+Each spec program 140-147 runs through the interpreter, PyTorch, JAX, ONNX and
 StableHLO (with `--grad` on its `loss` entry) and every target must agree
 (`linnet.testing.crosscheck`); its entries' values are then checked against the
 same computation written directly in PyTorch.
@@ -20,7 +20,7 @@ pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
 
 VALID = Path(__file__).resolve().parents[1] / "spec" / "valid"
-PROGRAMS = sorted(VALID.glob("14[0-5]_*.linnet"))
+PROGRAMS = sorted(VALID.glob("14[0-7]_*.linnet"))
 TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
 
 
@@ -82,6 +82,30 @@ def test_ellipsis_stands_for_the_axes_not_written() -> None:
     x = torch.randn(2, 3, 4)
     want = x[..., 0] + x[..., 3] + x[1, :, 0:1][..., 0] - x[..., 1, 1:3][0, 0]
     close(entry("145", "last_axis")(x), want)
+
+
+@pytest.mark.parametrize("c", [True, False])
+def test_optional_vars_carried_by_a_loop_and_an_if(c: bool) -> None:
+    a = torch.randn(3)
+    o, total = None, a
+    for _ in range(3):
+        total = total + (o if o is not None else a * 10.0)
+        o = total
+    p = None if c else a
+    want = total + (p * (1.0 if c else 2.0) if p is not None else a * 100.0)
+    close(entry("146", "main")(a, torch.tensor(c)), want)
+
+
+@pytest.mark.parametrize("flip", [True, False])
+def test_struct_and_tuple_vars_carried_by_a_loop(flip: bool) -> None:
+    x = torch.randn(3)
+    h, c, a, b = x, x * 2.0, x, x * 3.0
+    for _ in range(3):
+        h, c = torch.tanh(c + x), c * 0.5 + h
+        a, b = b, a + h
+    if flip:
+        h, c = c, h
+    close(entry("147", "main")(x, torch.tensor(flip)), h * 2.0 + c + a * b)
 
 
 def test_a_struct_enum_and_optional_from_a_used_module(tmp_path: Path) -> None:
