@@ -13,7 +13,9 @@ so that it can take over the expressions of these types and hand the rest on:
   A call passes each optional argument whose presence is known as that knowledge: the
   callee is instantiated for it (`linear(x, w, none)` has no bias parameter at all).
   Where presence is only known at run time, an optional crosses as `(flag, value)`,
-  the value zeros when absent, and `match` becomes an `If` on the flag.
+  the value zeros when absent, and `match` becomes an `If` on the flag;
+* a `var` holding a struct, a tuple or an optional is carried by a loop as its leaves
+  (`Split`), one tensor each, which is what the reverse mode differentiates.
 
 Calls read their arguments through `order_args` (named arguments, defaults), and an
 index with `...` is translated as the index it stands for.
@@ -228,11 +230,11 @@ class _Values:
             if isinstance(known, bool) and not e.then.stmts and not e.orelse.stmts:
                 return e.then.value if known else e.orelse.value
             return None
-        scrutinee = self.val(e.scrutinee).type
-        if isinstance(scrutinee, EnumT):
-            k = self.fold(e.scrutinee)
-            if isinstance(k, int):
-                return next(a.value for a in e.arms if a.pattern.variant == scrutinee.variants[k])
+        first = e.arms[0].pattern  # read from the declarations: a `const`'s value is folded
+        enum = self.globals.items.get(first.enum) if isinstance(first, t.VariantPat) else None
+        k = self.fold(e.scrutinee) if isinstance(enum, t.Enum) else None
+        if isinstance(k, int):
+            return next(a.value for a in e.arms if a.pattern.variant == enum.variants[k])
         return None
 
     def fold_Match(self, e: t.Match):

@@ -152,3 +152,17 @@ entry main(x: Tensor[2; f32]) -> Tensor[2; f32] {
     (call,) = [b.expr for b in all_binds(p.func(p.entry).body) if isinstance(b.expr, ir.Call)]
     f32 = ir.TType((), "f32")
     assert call.args[1:] == (ir.Lit(1.0, f32), ir.Lit(5.0, f32))
+
+
+def test_a_const_chosen_by_a_match_is_a_width() -> None:
+    p = program("""module m
+
+enum Size { Small, Large }
+const SIZE = Size.Large
+const W = match SIZE { Size.Small => 2  Size.Large => 4 }
+
+entry main(x: Tensor[W; f32]) -> Tensor[W; f32] {
+    return x + fill<f32>([W], 1.0)
+}
+""")
+    assert [x.type for x in p.func(p.entry).params] == [ir.TType((4,), "f32")]
