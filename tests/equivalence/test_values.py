@@ -3,7 +3,7 @@
 Each spec program 140-147 runs through the interpreter, PyTorch, JAX, ONNX and
 StableHLO (with `--grad` on its `loss` entry) and every target must agree
 (`linnet.testing.crosscheck`); its entries' values are then checked against the
-same computation written directly in PyTorch.
+same computation written directly in PyTorch, on the GPU where there is one.
 """
 
 from __future__ import annotations
@@ -34,8 +34,19 @@ def test_every_target_agrees_and_differentiates(path: Path) -> None:
         assert f"run {target} --grad loss" in report.ran
 
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # on a GPU machine, the GPU
+
+
 def entry(stem: str, name: str):
-    return load_function(str(next(VALID.glob(f"{stem}*.linnet"))), name)
+    """The entry, called with its inputs on DEVICE; its results come back to the CPU."""
+    return on_device(load_function(str(next(VALID.glob(f"{stem}*.linnet"))), name))
+
+
+def on_device(f):
+    def call(*inputs):
+        out = f(*(x.to(DEVICE) for x in inputs))
+        return tuple(y.cpu() for y in out) if isinstance(out, tuple) else out.cpu()
+    return call
 
 
 def close(got, want) -> None:
@@ -131,4 +142,5 @@ entry main(x: Tensor[4; f32], y: Tensor[4; f32]) -> Tensor[4; f32] {
 }
 """)
     x, y = torch.randn(4), torch.randn(4)
-    close(load_function(str(tmp_path / "root.linnet"), "main")(x, y), (2 * x + y) + (2 * x + y))
+    main = on_device(load_function(str(tmp_path / "root.linnet"), "main"))
+    close(main(x, y), (2 * x + y) + (2 * x + y))
