@@ -222,7 +222,8 @@ def _retag_contextual(raw: list[Token]) -> list[Token]:
 def _retag_name(toks: list[Token], i: int, braces: int) -> Token:
     tok, nxt = toks[i], _peek(toks, i + 1)
     word = tok.value
-    declared = _peek(toks, i - 1) in ("LET", "VAR")  # `let max[i] = ...` declares `max`
+    declared = _peek(toks, i - 1) in ("LET", "VAR", "DOT")  # `let max[i] = ...` declares
+    # `max`, and `s.max[0]` reads a field
     if word in REDUCTIONS and not declared and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
         return Token.new_borrow_pos("REDUCE", word, tok)
     before = _previous_kind(toks, i)

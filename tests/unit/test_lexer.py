@@ -112,6 +112,10 @@ def test_value_punctuation():
         "NAME", "INT", "RANGE", "NAME"]
 
 
+def test_a_field_named_like_a_reduction_is_a_name():
+    assert kinds("s.max[0]") == ["NAME", "DOT", "NAME", "LSQB", "INT", "RSQB"]
+
+
 def test_generic_type_after_colon_arrow_and_alias():
     assert kinds("x: KV<f32>)") == ["NAME", "COLON", "NAME", "GLT", "NAME", "GGT", "RPAR"]
     assert kinds("-> KV<f32> {") == ["ARROW", "NAME", "GLT", "NAME", "GGT", "LBRACE"]
