@@ -163,3 +163,11 @@ def test_a_match_on_a_runtime_enum_is_no_compile_time_integer() -> None:
             "    let n = match p { Pooling.Mean => 3  Pooling.First => 2 }\n"
             "    let z: Tensor[n; f32] = fill<f32>([n], 1.0)\n    return 1.0\n}")
     assert codes(body)[0] == ("E2123", 2)
+
+
+def test_the_spec_corpus_has_an_invalid_program_for_each_code_of_values() -> None:
+    import tomllib
+    from pathlib import Path
+    manifest = Path(__file__).resolve().parents[1] / "spec" / "invalid" / "manifest.toml"
+    covered = {entry["code"] for entry in tomllib.loads(manifest.read_text()).values()}
+    assert {"E2101", "E2102", "E2113", "E2115", "E2118", "E2204"} <= covered
