@@ -12,12 +12,14 @@ from .scope import Frame
 from .signatures import Binding, Signature
 from .stmts import StmtChecker
 from .typeexprs import TypeExprChecker
+from .value_calls import ValueCallChecker
+from .values import ValueChecker
 from typing import Callable
 
 from .types import Type, Val
 
 
-class BodyChecker(StmtChecker, NotationChecker, CallChecker, PreludeChecker, KernelRules,
+class BodyChecker(ValueChecker, ValueCallChecker, StmtChecker, NotationChecker, CallChecker, PreludeChecker, KernelRules,
                   TypeExprChecker, ExprChecker):
     """Checks the statements and expressions of one `fn`, `op`, `entry`, grad clause or kernel.
 

@@ -25,6 +25,9 @@ from .items import (bind_params, check_kernel_header, check_name_is_free, item_f
 from .scope import Globals
 from .signatures import Signature
 from .types import ERR, materialize
+from .value_items import check_value_items
+
+CALLABLE = (t.Function, t.Op, t.Kernel)  # the items with signatures and bodies
 
 
 @dataclass
@@ -54,15 +57,16 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
     constants(module, globals_, bag, signatures)
     own: dict[int, Signature] = {}  # each item's own signature, duplicates (E1204) included
     for item in module.items:
-        if not isinstance(item, t.Const):
+        if isinstance(item, CALLABLE):
             _, checker = item_frame(item, globals_, bag, _seen_by(item, signatures, own))
             own[id(item)] = signature_of(item, checker)
             if globals_.items.get(item.name) is item:
                 signatures[item.name] = own[id(item)]
     infer = _result_inference(globals_, signatures)
     calls: dict[str, list] = {}
+    check_value_items(module, globals_, bag, signatures)
     for item in module.items:
-        if not isinstance(item, t.Const):
+        if isinstance(item, CALLABLE):
             seen = _seen_by(item, signatures, own)
             calls[item.name] = check_body(item, globals_, bag, seen, infer) \
                 + calls.get(item.name, [])

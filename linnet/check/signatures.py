@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .types import DimItem, MemT, PackDim, TensorT, TupleT, Type
+from .value_types import map_parts
 
 
 @dataclass
@@ -52,7 +53,8 @@ def substitute(ty: Type | None, b: Binding) -> Type | None:
         return TupleT(tuple(substitute(x, b) for x in ty.items))  # type: ignore[misc]
     if isinstance(ty, MemT):
         return MemT(substitute(ty.tensor, b), ty.role)  # type: ignore[arg-type]
-    return ty
+    mapped = map_parts(ty, lambda x: substitute(x, b))  # structs and optionals
+    return ty if mapped is None else mapped
 
 
 def match_dims(want: tuple[DimItem, ...], got: tuple[DimItem, ...], generics: set[str],

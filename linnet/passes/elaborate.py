@@ -66,6 +66,7 @@ from .elaborate_instances import (BoundKernel, _binding_key, _checker, _func_nam
                                   _with_defaults)
 from .elaborate_notation import _IndexNotation, _ix_name, _Notation
 from .elaborate_stmts import _Statements
+from .elaborate_structs import _Values
 from .elaborate_values import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64,
                                IX_NODES, MATH, Value, _default, _dtype, _lit, _param_dtype)
 from .elaborate_walks import _assigned, _children, assigned_outer
@@ -117,9 +118,11 @@ class _Elaborator:
         from .elaborate_kernel import KernelLibrary  # it builds on this module
         return (("kernels", KernelLibrary(self.analysis, dict(self.kernels))),)
 
-    def request(self, item, binding: Binding) -> str:
-        """The Func name of an instance, queueing it the first time it is asked for."""
-        key = (id(item), _binding_key(item, binding))
+    def request(self, item, binding: Binding, presence: tuple = ()) -> str:
+        """The Func name of an instance, queueing it the first time it is asked for.
+        `presence` says which optional parameters a call passes as `some` or `none` (each
+        pattern is an instance of its own, so the choice is made at compile time)."""
+        key = (id(item), _binding_key(item, binding)) + ((presence,) if presence else ())
         if key not in self.names:
             self.names[key] = self._unique(_func_name(item, key[1]))
             self.items[key] = (item, binding)
@@ -149,6 +152,7 @@ class _Elaborator:
         inst = self.instance(item, binding)
         kind = "op" if isinstance(item, t.Op) else item.kind
         body = self.body_class(self, inst, _Builder())
+        body.presence = dict(key[2]) if len(key) > 2 else {}
         params, block = body.function(item.params, item.body, inst.signature.result)
         kernel = None
         if kind == "op" and item.kernel is not None:
@@ -172,7 +176,7 @@ class _Elaborator:
 # ===================================================================== bodies
 
 
-class _Body(_Statements, _Expressions, _IndexNotation, _Folding):
+class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
     """Translates one instance's statements and expressions into the current block.
 
     The mixins translate; this class holds the state they share and the concrete
@@ -216,7 +220,7 @@ class _Body(_Statements, _Expressions, _IndexNotation, _Folding):
             return ir.TupleTy(tuple(self.ir_type(x) for x in ty.items))
         if isinstance(ty, LitT):
             return ir.TType((), want or _default(ty))
-        raise RuntimeError(f"internal: no IR type for {ty}")
+        return self.value_ir_type(ty, want)  # structs, enums, optionals
 
     def type_of(self, node, want: str | None = None) -> ir.Ty:
         return self.ir_type(self.val(node).type, want)

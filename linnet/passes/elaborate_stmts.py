@@ -31,16 +31,23 @@ class _Statements:
         declared = [(p.name, ty) for p, ty in zip(params, sig.params)]
         ir_params = []
         for name, ty in declared + list(extra):
-            var = self.b.fresh(name, self.ir_type(ty))
-            self.env.define(name, var)
-            ir_params.append(var)
-        want = _param_dtype(result)
+            ir_params.extend(self.param_vars(name, ty))
         for s in stmts:
             if isinstance(s, t.Return):
-                value = self.expr(s.value, want)
+                value = self.value_atom(s.value, result)
                 return tuple(ir_params), ir.Block(tuple(self.b.blocks[0]), value)
             self.stmt(s)
         raise ElaborationError("function body without a final `return`")
+
+    def param_vars(self, name: str, ty) -> list[ir.Var]:
+        """The IR parameters standing for one declared parameter, its name bound to them."""
+        var = self.b.fresh(name, self.ir_type(ty))
+        self.env.define(name, var)
+        return [var]
+
+    def value_atom(self, e: t.Expr, ty) -> ir.Atom:
+        """e where a value of checker type ty is expected (a parameter, result or field)."""
+        return self.expr(e, _param_dtype(ty))
 
     # -------------------------------------------------------- statements
 

@@ -130,6 +130,8 @@ def syntax_habit(tok: Token, tokens: Sequence[Token], path: str) -> Diagnostic |
         found = recognise(tokens, index, path)
         if found is not None:
             return found
+    if _kind(tokens, index) == "LPAR" and _kind(tokens, index - 2) == "DOT":
+        return _method(tokens, index - 2, path)  # `x.sum(`: a field read, then a call
     return None
 
 
@@ -157,6 +159,11 @@ def _method(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:
     shown = f"{receiver}.{attr}" if receiver else f".{attr}"
     return Diagnostic("E1101", f"Linnet has no methods or fields: `{shown}`", span,
                       "no methods or fields", help=_attribute_help(attr, x))
+
+
+def attribute_help(attr: str, x: str) -> str:
+    """How to write `x.attr` (a numpy or PyTorch attribute) in Linnet."""
+    return _attribute_help(attr, x)
 
 
 def _attribute_help(attr: str, x: str) -> str:

@@ -26,17 +26,18 @@ from .habits import at_sign
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
-    "yield where true false").split()}
+    "yield where true false type struct enum match none some").split()}
 FUTURE = set("async await effect unsafe macro trait impl derive random rng mut ref device".split())
 """Words reserved for the future: never a name (E1004), though nothing uses them yet."""
-RESERVED = set("type struct enum block param buffer state sub match none some extern crate "
-               "self super as".split()) | FUTURE
+RESERVED = set("block param buffer state sub extern crate self super as".split()) | FUTURE
+MODEL_WORDS = {"type", "struct", "enum", "match", "none", "some"}
+"""Keywords of the model layer that earlier versions reserved: used as a name, still E1004."""
 REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min"}
 HEADER_WORDS = {"grid": "GRID", "warps": "WARPS", "stages": "STAGES"}
 
 PUNCT = [  # longest first
-    ("..", "RANGE"), ("->", "ARROW"), ("||", "OROR"), ("&&", "ANDAND"), ("==", "EQ"),
+    ("...", "ELLIPSIS"), ("..", "RANGE"), ("=>", "FATARROW"), ("?", "QMARK"), ("->", "ARROW"), ("||", "OROR"), ("&&", "ANDAND"), ("==", "EQ"),
     ("!=", "NE"), ("<=", "LE"), (">=", "GE"), ("<", "LT"), (">", "GT"), ("(", "LPAR"),
     (")", "RPAR"), ("[", "LSQB"), ("]", "RSQB"), ("{", "LBRACE"), ("}", "RBRACE"),
     (",", "COMMA"), (":", "COLON"), (";", "SEMI"), (".", "DOT"), ("=", "ASSIGN"),
@@ -46,13 +47,16 @@ PUNCT = [  # longest first
 BINARY_OPS = {"OROR", "ANDAND", "EQ", "NE", "LE", "GE", "LT", "GT", "BAR", "CARET", "AMP",
               "PLUS", "MINUS", "STAR", "SLASH", "PERCENT"}
 CONTINUE_AFTER = BINARY_OPS | {"COMMA", "ASSIGN", "ARROW", "LBRACE", "NL", "BANG", "COLON",
-                               "RANGE", "IN"}
+                               "RANGE", "IN", "FATARROW"}
 CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE", "GRAD",
-                                              "ARROW", "RANGE"}
+                                              "ARROW", "RANGE", "FATARROW"}
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
                       "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT",
                       "RESERVED"}  # a reserved word where a name is meant: E1004 at the word
-DECLARERS = {"FN", "OP", "KERNEL", "ENTRY"}
+DECLARERS = {"FN", "OP", "KERNEL", "ENTRY", "TYPE", "STRUCT"}
+TYPE_FOLLOWS = {"RPAR", "COMMA", "LBRACE", "ASSIGN", "QMARK", "RSQB", "SEMI", "NL", "RBRACE",
+                "NAME", "WHERE", None}
+"""What may follow a generic type such as `KV<f32>` written after `:`, `->` or `type X =`."""
 HEADER_FOLLOWS = {"NAME", "RSQB", "RPAR"}  # a kernel's result type, or `grid(..)`, `warps(..)`
 MAX_NESTING = 200
 
@@ -82,7 +86,7 @@ _SCANNER = re.compile(r"""
     (?P<NL>\n) | (?P<SPACE>[ \t\r]+) | (?P<LINE_COMMENT>//[^\n]*) | (?P<BLOCK_COMMENT>/\*)
   | (?P<NUMBER>\d\w*(?:\.\d\w*)?(?:(?<=[eE])[+-]\d\w*)?)
   | (?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<PUNCT>\.\.|->|\|\||&&|==|!=|<=|>=|[<>()\[\]{},:;.=|^&+\-*/%!])
+  | (?P<PUNCT>\.\.\.|\.\.|->|\|\||&&|==|=>|!=|<=|>=|[<>()\[\]{},:;.=|^&+\-*/%!?])
 """, re.VERBOSE)
 _PUNCT_KIND = dict(PUNCT)
 
@@ -218,7 +222,8 @@ def _retag_contextual(raw: list[Token]) -> list[Token]:
 def _retag_name(toks: list[Token], i: int, braces: int) -> Token:
     tok, nxt = toks[i], _peek(toks, i + 1)
     word = tok.value
-    declared = _peek(toks, i - 1) in ("LET", "VAR")  # `let max[i] = ...` declares `max`
+    declared = _peek(toks, i - 1) in ("LET", "VAR", "DOT")  # `let max[i] = ...` declares
+    # `max`, and `s.max[0]` reads a field
     if word in REDUCTIONS and not declared and (nxt == "LSQB" or _is_reduction_acc(toks, i + 1)):
         return Token.new_borrow_pos("REDUCE", word, tok)
     before = _previous_kind(toks, i)
@@ -266,11 +271,47 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
         elif kind == "GT" and depth == 0:
             if declaring or _peek(toks, k + 1) == "LPAR":
                 return k
+            if _type_context(toks, i) and _peek(toks, k + 1) in TYPE_FOLLOWS:
+                return k
             return None
         elif kind == "LT":
             return None
         elif kind not in GENERIC_ARG_TOKENS and not (declaring and kind in ("COLON", "ASSIGN")):
             return None
+    return None
+
+
+def _type_context(toks: list[Token], i: int) -> bool:
+    """Is the name before the `<` at i written as a type: after `:` or `->`, or as the
+    value of `type X = ...`?"""
+    before = _peek(toks, i - 2)
+    if before in ("COLON", "ARROW"):
+        return True
+    if before in ("LPAR", "COMMA"):  # an item of a tuple type: `-> (KV<f32>, f32)`
+        opened = _opening_paren(toks, i - 2)
+        return opened is not None and _peek(toks, opened - 1) in ("COLON", "ARROW")
+    if before != "ASSIGN":
+        return False
+    k = i - 3
+    while k >= 0 and toks[k].type not in ("RBRACE", "LBRACE", "NL", "TYPE"):
+        k -= 1
+    return k >= 0 and toks[k].type == "TYPE"
+
+
+def _opening_paren(toks: list[Token], k: int) -> int | None:
+    """The index of the `(` enclosing the token at k (itself, if it is one)."""
+    depth = 0
+    while k >= 0:
+        kind = toks[k].type
+        if kind in ("RPAR", "RSQB"):
+            depth += 1
+        elif kind in ("LPAR", "LSQB"):
+            if depth == 0:
+                return k if kind == "LPAR" else None
+            depth -= 1
+        elif kind in ("LBRACE", "RBRACE", "NL"):
+            return None
+        k -= 1
     return None
 
 

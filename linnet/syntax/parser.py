@@ -19,13 +19,12 @@ from lark.lexer import Lexer
 from ..diagnostics import Diagnostic, Span
 from . import tree as t
 from .habits import syntax_habit
-from .lexer import tokenize
+from .lexer import MODEL_WORDS, tokenize
+from .parser_values import ValueBuild
 from .tables import load_parser
 
-OUT_OF_SCOPE = {"struct": "structs", "enum": "enums", "match": "`match`", "block": "blocks",
-                "param": "`param`", "state": "`state`", "buffer": "`buffer`",
-                "none": "optionals", "some": "optionals", "extern": "packages",
-                "crate": "packages", "type": "type aliases"}
+OUT_OF_SCOPE = {"block": "blocks", "param": "`param`", "state": "`state`", "buffer": "`buffer`",
+                "extern": "packages", "crate": "packages"}
 
 
 class _TokenList(Lexer):
@@ -87,6 +86,9 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     span = Span(path, tok.start_pos, tok.end_pos)
     if tok.type == "RESERVED":
         return _reserved(tok, tokens, span)
+    if tok.value in MODEL_WORDS and "NAME" in (getattr(err, "expected", ()) or ()):
+        return Diagnostic("E1004", f"`{tok.value}` is a keyword", span, "a keyword",
+                          help=f"choose another name, such as `{tok.value}_`")
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
@@ -137,7 +139,8 @@ _WORDS = {"NL": "end of line", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQ
           "EQ": "`==`", "NE": "`!=`", "LT": "`<`", "LE": "`<=`", "GT": "`>`", "GE": "`>=`",
           "BAR": "`|`", "CARET": "`^`", "AMP": "`&`", "PLUS": "`+`", "MINUS": "`-`",
           "STAR": "`*`", "SLASH": "`/`", "PERCENT": "`%`", "BANG": "`!`", "GRAD": "`grad`",
-          "GRID": "`grid`", "WARPS": "`warps`", "STAGES": "`stages`"}
+          "GRID": "`grid`", "WARPS": "`warps`", "STAGES": "`stages`", "QMARK": "`?`",
+          "FATARROW": "`=>`", "ELLIPSIS": "`...`"}
 
 
 def _describe(kind: str) -> str:
@@ -188,7 +191,7 @@ def _positioned(c: Child) -> bool:
     return isinstance(c, Token) or hasattr(c, "span")
 
 
-class _Build(Transformer):
+class _Build(ValueBuild, Transformer):
     """One callback per grammar rule; each returns a surface-tree node."""
 
     file = "<input>"
@@ -271,7 +274,7 @@ class _Build(Transformer):
         return _ParamList(x for x in c if isinstance(x, t.Param))
 
     def param(self, c: list[Child]) -> t.Param:
-        return t.Param(c[0].value, c[2], span=self._span(c))
+        return t.Param(c[0].value, c[2], _after(c, "ASSIGN"), span=self._span(c))
 
     def where(self, c: list[Child]) -> "_WhereList":
         return _WhereList(_nodes(c))

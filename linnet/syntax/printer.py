@@ -99,7 +99,7 @@ def _precedence(e: t.Expr) -> int:
         return UNARY
     if isinstance(e, (t.IntLit, t.FloatLit)) and _is_negative(e.value):
         return UNARY
-    if isinstance(e, (t.Call, t.Index)):
+    if isinstance(e, (t.Call, t.Index, t.Field)):
         return POSTFIX
     return ATOM
 
@@ -202,6 +202,8 @@ def _index_item(item: t.IndexItem) -> str:
         return "*" + item.name
     if isinstance(item, t.Slice):
         return _slice(item)
+    if isinstance(item, t.EllipsisIx):
+        return "..."
     return _expr(item, LOOSEST, closed=False)
 
 
@@ -310,7 +312,8 @@ def _guarded(texts: list[str], nodes) -> list[str]:
     out = list(texts)
     for i, text in enumerate(texts):
         later = any(">" in rest for rest in texts[i + 1:])
-        if later and "<" in text and not isinstance(nodes[i], (t.Slice, t.PackIx)):
+        if later and "<" in text and not isinstance(nodes[i], (t.Slice, t.PackIx,
+                                                                t.EllipsisIx)):
             out[i] = f"({text})"
     return out
 
@@ -430,7 +433,7 @@ def _params(ps: tuple[t.Param, ...]) -> str:
 
 
 def _param(p: t.Param) -> str:
-    return f"{p.name}: {print_type(p.type)}"
+    return f"{p.name}: {print_type(p.type)}{values.default(p)}"
 
 
 def _where(conds: tuple[t.Expr, ...]) -> str:
@@ -476,3 +479,10 @@ def _kernel(k: t.Kernel) -> str:
 _ITEMS: dict[type, Callable[..., str]] = {
     t.Const: _const, t.Function: _function, t.Op: _op, t.Kernel: _kernel,
 }
+
+
+from . import printer_values as values  # noqa: E402 (it calls back into this module)
+
+_EXPRS.update(values.EXPRS)
+_TYPES.update(values.TYPES)
+_ITEMS.update(values.ITEMS)

@@ -100,7 +100,7 @@ class PackIx:
     span: Span = _span()
 
 
-IndexItem = Union["Expr", Slice, PackIx]
+IndexItem = Union["Expr", Slice, PackIx, "EllipsisIx"]
 
 
 @node
@@ -168,8 +168,73 @@ class ForExpr:
     span: Span = _span()
 
 
+@node
+class Field:
+    """`s.k`: a struct's field, or `E.A`: an enum's variant (the checker tells which)."""
+    base: "Expr"
+    name: str
+    span: Span = _span()
+
+
+@node
+class NoneLit:
+    """`none`: an absent optional (its type comes from context)."""
+    span: Span = _span()
+
+
+@node
+class Some:
+    """`some(v)`: a present optional."""
+    value: "Expr"
+    span: Span = _span()
+
+
+@node
+class VariantPat:
+    """The pattern `E.A` of a `match` arm."""
+    enum: str
+    variant: str
+    span: Span = _span()
+
+
+@node
+class NonePat:
+    span: Span = _span()
+
+
+@node
+class SomePat:
+    """`some(x)`, or `some((a, b))` for an optional tuple (`tuple_` says which)."""
+    names: tuple[str, ...]
+    tuple_: bool = False
+    span: Span = _span()
+
+
+Pattern = Union[VariantPat, NonePat, SomePat]
+
+
+@node
+class Arm:
+    pattern: Pattern
+    value: "Expr"
+    span: Span = _span()
+
+
+@node
+class Match:
+    scrutinee: "Expr"
+    arms: tuple[Arm, ...]
+    span: Span = _span()
+
+
+@node
+class EllipsisIx:
+    """`...` in an index: the axes not written."""
+    span: Span = _span()
+
+
 Expr = Union[Name, IntLit, FloatLit, BoolLit, Unary, Binary, Call, Index, Reduce,
-             If, TupleExpr, ListExpr, ForExpr]
+             If, TupleExpr, ListExpr, ForExpr, Field, NoneLit, Some, Match]
 
 
 # ---------------------------------------------------------------------- types
@@ -194,7 +259,22 @@ class TupleType:
     span: Span = _span()
 
 
-TypeExpr = Union[TypeName, TensorType, TupleType]
+@node
+class GenericType:
+    """A struct or alias with generic arguments: `KV<f32>`, `Hidden<T>`."""
+    name: str
+    args: tuple["Expr", ...]
+    span: Span = _span()
+
+
+@node
+class OptionalType:
+    """`T?`: `none` or `some(v)`."""
+    inner: "TypeExpr"
+    span: Span = _span()
+
+
+TypeExpr = Union[TypeName, TensorType, TupleType, GenericType, OptionalType]
 
 
 # ----------------------------------------------------------------- statements
@@ -298,6 +378,7 @@ class Generic:
 class Param:
     name: str
     type: TypeExpr
+    default: Expr | None = None  # `eps: f32 = 1e-5`
     span: Span = _span()
 
 
@@ -371,7 +452,34 @@ class Kernel:
     span: Span = _span()
 
 
-Item = Union[Const, Function, Op, Kernel]
+@node
+class TypeAlias:
+    """`type Name<G> = T`: transparent."""
+    name: str
+    generics: tuple[Generic, ...]
+    type: TypeExpr
+    public: bool = False
+    span: Span = _span()
+
+
+@node
+class Struct:
+    name: str
+    generics: tuple[Generic, ...]
+    fields: tuple[Param, ...]
+    public: bool = False
+    span: Span = _span()
+
+
+@node
+class Enum:
+    name: str
+    variants: tuple[str, ...]
+    public: bool = False
+    span: Span = _span()
+
+
+Item = Union[Const, Function, Op, Kernel, TypeAlias, Struct, Enum]
 
 
 @node

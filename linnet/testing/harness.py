@@ -37,6 +37,7 @@ from ..check.dims import Facts
 from ..check.instance import Analysis, analyze_program
 from ..check.items import item_frame
 from ..check.signatures import Binding, match_dims
+from ..check.value_types import as_tuples, leaves
 from ..check.types import DTYPE_KINDS, TensorT, Type
 from ..diagnostics import CompileError, DiagnosticBag, SourceFile, render
 from ..program import load_program
@@ -272,7 +273,7 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
         sig = root.signatures[name]
         where = [(l, op, r) for l, op, r, _ in sig.where]
         return TargetSpec(path, text, name, "entry", name, text, item.generics,
-                          [(p.name, ty) for p, ty in zip(item.params, sig.params)], sig.result,
+                          _backend_params(item.params, sig.params), as_tuples(sig.result),
                           where)
     if not isinstance(item, t.Op):
         raise KeyError(name)
@@ -290,6 +291,12 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
         spec.kernel = item.kernel.name
         spec.kernel_args, spec.kernel_where = _kernel_binding(item, module)
     return spec
+
+
+def _backend_params(params: tuple[t.Param, ...], types: list) -> list[tuple[str, Type]]:
+    """An entry's inputs as a backend takes them: a struct parameter is its fields."""
+    return [(p.name if len(leaves(ty)) == 1 else f"{p.name}_{k}", leaf)
+            for p, ty in zip(params, types) for k, leaf in enumerate(leaves(ty))]
 
 
 def _fresh_name(base: str, taken) -> str:

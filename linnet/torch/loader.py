@@ -233,8 +233,17 @@ def checked(text: str, path: str):
 
 
 def signature_of(analysis, name: str):
-    """The signature of the entry `name` (a UsageError when there is none)."""
-    return analysis.root.signatures[choose_entry(analysis, name).name]
+    """The signature of the entry `name` (a UsageError when there is none), as the compiled
+    entry takes and gives values: a struct parameter is its fields, one input each, and a
+    struct result the tuple of its fields."""
+    import dataclasses
+    from ..check.value_types import as_tuples, leaves
+    sig = analysis.root.signatures[choose_entry(analysis, name).name]
+    inputs = [leaf for ty in sig.params for leaf in leaves(ty)]
+    result = as_tuples(sig.result)
+    if inputs == sig.params and result == sig.result:
+        return sig
+    return dataclasses.replace(sig, params=inputs, result=result)
 
 
 def _bind_input(param, value: Any, generics: set[str], b: Binding) -> bool:

@@ -1252,3 +1252,20 @@ def _t110(x, v):
         width *= 2
     padded = np.concatenate([v, np.zeros(width - v.shape[0])])
     return (x.max(axis=1), padded, np.arange(width, dtype=np.int32), np.int64(width + 1 + 8))
+
+
+# ============================================================ the model layer's values
+
+def _register_values() -> None:
+    """The references of spec programs 140-147, kept in `references_values.py`."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(
+        "linnet_body_references_values", Path(__file__).with_name("references_values.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.register(sys.modules[__name__])
+
+
+_register_values()

@@ -18,6 +18,7 @@ import pytest
 
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.check.types import TensorT, TupleT
+from linnet.check.value_types import as_tuples, leaves
 from linnet.ir import tensor as ir
 from linnet.ir.walk import all_binds, expr_atoms, expr_blocks
 from linnet.ir.printer import print_func, print_program
@@ -85,7 +86,8 @@ def body_text(program: ir.Program, name: str | None = None) -> str:
 
 
 def ir_type(ty) -> ir.Ty:
-    """A concrete checker type as an IR type."""
+    """A concrete checker type as an IR type (a struct is the tuple of its fields)."""
+    ty = as_tuples(ty)
     if isinstance(ty, TupleT):
         return ir.TupleTy(tuple(ir_type(x) for x in ty.items))
     assert isinstance(ty, TensorT)
@@ -249,8 +251,8 @@ def test_corpus_entry_elaborates_with_its_concrete_result_type(path: Path) -> No
         main = program.func(program.entry)
         assert main.kind == "entry"
         assert main.body.result.type == ir_type(instance.signature.result)
-        assert tuple(p.type for p in main.params) == tuple(
-            ir_type(ty) for ty in instance.signature.params)
+        assert tuple(p.type for p in main.params) == tuple(  # a struct input: its fields
+            ir_type(leaf) for ty in instance.signature.params for leaf in leaves(ty))
 
 
 def test_every_corpus_entry_elaborates() -> None:

@@ -100,8 +100,30 @@ def test_range_is_not_a_float():
 def test_keywords_reserved_words_and_names():
     assert kinds("let var return while static yield") == [
         "LET", "VAR", "RETURN", "WHILE", "STATIC", "YIELD"]
-    assert kinds("type struct match") == ["RESERVED"] * 3
+    assert kinds("type struct match none some enum") == [
+        "TYPE", "STRUCT", "MATCH", "NONE", "SOME", "ENUM"]
+    assert kinds("block param extern") == ["RESERVED"] * 3
     assert kinds("lets _x x1 Tensor") == ["NAME"] * 4
+
+
+def test_value_punctuation():
+    assert kinds("x[..., 0] T? a => b 0..n") == [
+        "NAME", "LSQB", "ELLIPSIS", "COMMA", "INT", "RSQB", "NAME", "QMARK", "NAME", "FATARROW",
+        "NAME", "INT", "RANGE", "NAME"]
+
+
+def test_a_field_named_like_a_reduction_is_a_name():
+    assert kinds("s.max[0]") == ["NAME", "DOT", "NAME", "LSQB", "INT", "RSQB"]
+
+
+def test_generic_type_after_colon_arrow_and_alias():
+    assert kinds("x: KV<f32>)") == ["NAME", "COLON", "NAME", "GLT", "NAME", "GGT", "RPAR"]
+    assert kinds("-> KV<f32> {") == ["ARROW", "NAME", "GLT", "NAME", "GGT", "LBRACE"]
+    assert kinds("type A = KV<f32>") == ["TYPE", "NAME", "ASSIGN", "NAME", "GLT", "NAME", "GGT"]
+    assert kinds("let a = b < c") == ["LET", "NAME", "ASSIGN", "NAME", "LT", "NAME"]
+    assert kinds("-> (KV<f32>, S<3>)")[2:5] == ["NAME", "GLT", "NAME"]
+    assert kinds("f(a < b, c > d)") == ["NAME", "LPAR", "NAME", "LT", "NAME", "COMMA", "NAME",
+                                         "GT", "NAME", "RPAR"]
 
 
 def test_longest_punctuation_first():

@@ -250,13 +250,17 @@ def test_reserved_word_as_a_name_is_E1004():
     assert errors("module m\nfn f(self: f32) {\n}\n") == [("E1004", 2, 6)]
 
 
-@pytest.mark.parametrize("src", ["module m\nstruct S { a: f32 }\n",
-                                 "module m\npub struct S { a: f32 }\n",
-                                 "module m\nfn f() {\n}\n\nstruct S { a: f32 }\n"])
-def test_struct_item_is_E2190(src):
+@pytest.mark.parametrize("src", ["module m\nextern crate s\n",
+                                 "module m\npub extern crate s\n",
+                                 "module m\nfn f() {\n}\n\nextern crate s\n"])
+def test_extern_item_is_E2190(src):
     (found,) = errors(src)
     assert found[0] == "E2190"
-    assert found[1] == src[:src.index("struct")].count("\n") + 1
+    assert found[1] == src[:src.index("extern")].count("\n") + 1
+
+
+def test_keyword_of_the_model_layer_as_a_name_is_E1004():
+    assert errors("module m\nfn f() {\n    let some = 1\n}\n") == [("E1004", 3, 9)]
 
 
 def test_missing_module_line_is_E1102():
