@@ -291,6 +291,8 @@ entry main(x: Tensor[3; f16], s: f32) -> f32 {
     dx, ds = gradient_fd(case)
     assert dx == pytest.approx(4.0 * x64, rel=1e-7)
     assert ds == pytest.approx(float(np.sum(x64 * x64)), rel=1e-7)
+    skipped, ds32 = gradient_fd(case, dtypes=("f32", "f64"))  # the f16 input is not computed
+    assert np.isnan(skipped).all() and skipped.shape == (3,) and ds32 == ds
 
 
 def test_bad_cases_raise_oracle_error():

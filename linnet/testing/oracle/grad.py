@@ -4,18 +4,23 @@ floating input, scalars included, in parameter order)."""
 
 from __future__ import annotations
 
+from typing import Collection
+
 import numpy as np
 
 from ..case import Case
+from .dtypes import dtype_name
 from .evaluate import DEFAULT_PATH, evaluate, floating_inputs
 from .errors import OracleError
 
 
-def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH
-                ) -> tuple[np.ndarray, ...]:
+def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH,
+                dtypes: Collection[str] | None = None) -> tuple[np.ndarray, ...]:
     """`d loss / d x` for each floating input x, by `(f(x + h) - f(x - h)) / 2h` with
     `h = eps * max(1, |x|)` per element, every float computed in f64 (0 where both sides are
-    equal, infinities included). The entry must return one floating scalar."""
+    equal, infinities included). The entry must return one floating scalar. With `dtypes`
+    ("f32", "f64"), an input of another dtype gets NaN, not computed: each element costs two
+    evaluations of the program, and the fuzzer compares no half-precision gradient."""
     base = evaluate(case, precision="f64", path=path)
     if len(base) != 1 or base[0].ndim != 0 or base[0].dtype != np.float64:
         raise OracleError("gradient_fd needs an entry that returns one floating scalar")
@@ -23,6 +28,9 @@ def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH
     grads = []
     for k in floating_inputs(case, path):
         x = inputs[k].astype(np.float64)
+        if dtypes is not None and dtype_name(inputs[k]) not in dtypes:
+            grads.append(np.full(x.shape, np.nan))
+            continue
         g = np.zeros(x.shape, dtype=np.float64)
         for pos in np.ndindex(*x.shape):
             h = eps * max(1.0, abs(float(x[pos])))
