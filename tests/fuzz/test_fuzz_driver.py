@@ -250,3 +250,22 @@ def test_a_gradient_at_a_tie_of_min_is_not_compared_where_the_loss_has_no_deriva
                                                   [False, False, False]]
     report = fuzz(programs=[Source("tie", text, [case])], grad=True)
     assert report.runs == 12 and report.findings == []
+
+
+def test_oracle_gradients_past_the_time_limit_are_computed_once(monkeypatch) -> None:
+    """Finite differences past the time limit: one `slow` finding, not one per gradient
+    attempt (each of which waited out the limit again)."""
+    from linnet.testing import oracle
+    calls = []
+
+    def too_slow(case, path, dtypes=None):
+        calls.append(dtypes)
+        raise backends.Timeout()
+    monkeypatch.setattr(oracle, "gradient_fd", too_slow)
+    text = ("module fuzz\n\nentry main<N: Dim>(p: Tensor[N; f32]) -> f32\nwhere N >= 1 {\n"
+            "    return sum[i] p[i] * p[i]\n}\n")
+    case = Case(text, "main", {"N": 3}, (np.array([1, 2, 3], np.float32),))
+    report = fuzz(programs=[Source("slow", text, [case])], grad=True, isolate=False)
+    assert calls == [("f32", "f64")]
+    assert [(f.kind, f.target, f.stage) for f in report.findings] == [
+        ("slow", "oracle", "gradient")] and not report.failed

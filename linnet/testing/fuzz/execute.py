@@ -96,6 +96,10 @@ class _Stop(Exception):
     """A stage failed; its finding (if any) is recorded."""
 
 
+_FAILED = object()
+"""The oracle's gradients when computing them failed (see `_Runner.gradients`)."""
+
+
 class _Runner:
     """The state of one case: the plan, the oracle's answers (computed when first needed),
     and the findings so far."""
@@ -106,7 +110,7 @@ class _Runner:
         self.result = CaseResult()
         self._unstable: list[int] | None = None
         self._wide: tuple | None = None
-        self._fd: tuple | None = None
+        self._fd: tuple | object | None = None
         self._differentiable: bool | None = None
 
     def find(self, kind: str, target: str, stage: str, detail: str, signature: str) -> None:
@@ -188,11 +192,19 @@ class _Runner:
         return self._differentiable
 
     def gradients(self) -> tuple | None:
+        """The oracle's gradients, computed once: when that fails (past the time limit,
+        say), every later attempt stops at once, with the one finding already made."""
+        if self._fd is _FAILED:
+            raise _Stop()
         if self._fd is None:
             from ..oracle import gradient_fd
             compared = ("f32", "f64")  # half-precision gradients are not compared
-            self._fd = self.oracle("gradient", lambda: gradient_fd(
-                self.case, path=self.path, dtypes=compared))
+            try:
+                self._fd = self.oracle("gradient", lambda: gradient_fd(
+                    self.case, path=self.path, dtypes=compared))
+            except _Stop:
+                self._fd = _FAILED
+                raise
             if self._fd is not None:
                 self.result.outputs["oracle gradient"] = list(self._fd)
         return self._fd
