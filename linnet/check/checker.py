@@ -18,6 +18,7 @@ from ..program import Program
 from ..syntax import tree as t
 from .grads import check_grad
 from .bindings import check_binding
+from .blocks import check_blocks
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
@@ -54,15 +55,16 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
     constants(module, globals_, bag, signatures)
     own: dict[int, Signature] = {}  # each item's own signature, duplicates (E1204) included
     for item in module.items:
-        if not isinstance(item, t.Const):
+        if not isinstance(item, (t.Const, t.BlockDef)):
             _, checker = item_frame(item, globals_, bag, _seen_by(item, signatures, own))
             own[id(item)] = signature_of(item, checker)
             if globals_.items.get(item.name) is item:
                 signatures[item.name] = own[id(item)]
     infer = _result_inference(globals_, signatures)
     calls: dict[str, list] = {}
+    calls.update(check_blocks(module, globals_, bag, signatures, infer))
     for item in module.items:
-        if not isinstance(item, t.Const):
+        if not isinstance(item, (t.Const, t.BlockDef)):
             seen = _seen_by(item, signatures, own)
             calls[item.name] = check_body(item, globals_, bag, seen, infer) \
                 + calls.get(item.name, [])
@@ -112,6 +114,8 @@ def declare(module: t.Module, done: dict, bag: DiagnosticBag
                     signatures[name] = used.signatures[name]
                 if name in used.globals.consts:
                     globals_.consts[name] = used.globals.consts[name]
+                if name in used.globals.blocks:
+                    globals_.blocks[name] = used.globals.blocks[name]
     return globals_, signatures
 
 

@@ -13,6 +13,10 @@ class TypeExprChecker:
         if isinstance(te, t.TypeName):
             dtype = self.dtype_of_type(te)
             return scalar(dtype) if dtype is not None else None
+        if isinstance(te, t.OptionalType):
+            self.error("E2190", "not implemented yet: optional types (`T?`) outside the "
+                       "params and subs of a block", te.span, "optional")
+            return None
         if isinstance(te, t.TupleType):
             items = [self.resolve_type(x) for x in te.items]
             return None if any(x is None for x in items) else TupleT(tuple(items))

@@ -26,11 +26,10 @@ from .habits import at_sign
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
-    "yield where true false").split()}
+    "yield where true false block param buffer state sub").split()}
 FUTURE = set("async await effect unsafe macro trait impl derive random rng mut ref device".split())
 """Words reserved for the future: never a name (E1004), though nothing uses them yet."""
-RESERVED = set("type struct enum block param buffer state sub match none some extern crate "
-               "self super as".split()) | FUTURE
+RESERVED = set("type struct enum match none some extern crate self super as".split()) | FUTURE
 REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
 EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min"}
 HEADER_WORDS = {"grid": "GRID", "warps": "WARPS", "stages": "STAGES"}
@@ -41,7 +40,7 @@ PUNCT = [  # longest first
     (")", "RPAR"), ("[", "LSQB"), ("]", "RSQB"), ("{", "LBRACE"), ("}", "RBRACE"),
     (",", "COMMA"), (":", "COLON"), (";", "SEMI"), (".", "DOT"), ("=", "ASSIGN"),
     ("|", "BAR"), ("^", "CARET"), ("&", "AMP"), ("+", "PLUS"), ("-", "MINUS"),
-    ("*", "STAR"), ("/", "SLASH"), ("%", "PERCENT"), ("!", "BANG"),
+    ("*", "STAR"), ("/", "SLASH"), ("%", "PERCENT"), ("!", "BANG"), ("?", "QMARK"),
 ]
 BINARY_OPS = {"OROR", "ANDAND", "EQ", "NE", "LE", "GE", "LT", "GT", "BAR", "CARET", "AMP",
               "PLUS", "MINUS", "STAR", "SLASH", "PERCENT"}
@@ -52,7 +51,10 @@ CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
                       "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT",
                       "RESERVED"}  # a reserved word where a name is meant: E1004 at the word
-DECLARERS = {"FN", "OP", "KERNEL", "ENTRY"}
+DECLARERS = {"FN", "OP", "KERNEL", "ENTRY", "BLOCK"}
+BLOCK_WORDS = {"BLOCK", "PARAM", "BUFFER", "STATE", "SUB"}
+"""The keywords of blocks, reserved before blocks existed: where a name is expected they are
+still E1004, as they were."""
 HEADER_FOLLOWS = {"NAME", "RSQB", "RPAR"}  # a kernel's result type, or `grid(..)`, `warps(..)`
 MAX_NESTING = 200
 
@@ -82,7 +84,7 @@ _SCANNER = re.compile(r"""
     (?P<NL>\n) | (?P<SPACE>[ \t\r]+) | (?P<LINE_COMMENT>//[^\n]*) | (?P<BLOCK_COMMENT>/\*)
   | (?P<NUMBER>\d\w*(?:\.\d\w*)?(?:(?<=[eE])[+-]\d\w*)?)
   | (?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<PUNCT>\.\.|->|\|\||&&|==|!=|<=|>=|[<>()\[\]{},:;.=|^&+\-*/%!])
+  | (?P<PUNCT>\.\.|->|\|\||&&|==|!=|<=|>=|[<>()\[\]{},:;.=|^&+\-*/%!?])
 """, re.VERBOSE)
 _PUNCT_KIND = dict(PUNCT)
 
@@ -254,6 +256,7 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
     if _peek(toks, i - 1) not in ("NAME", "REDUCE"):
         return None
     declaring = _peek(toks, i - 2) in DECLARERS or _peek(toks, i - 1) == "REDUCE"
+    sub_type = _in_sub_type(toks, i)
     depth = 0
     for k in range(i + 1, len(toks)):
         kind = toks[k].type
@@ -264,7 +267,7 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
             if depth < 0:
                 return None
         elif kind == "GT" and depth == 0:
-            if declaring or _peek(toks, k + 1) == "LPAR":
+            if declaring or sub_type or _peek(toks, k + 1) == "LPAR":
                 return k
             return None
         elif kind == "LT":
@@ -272,6 +275,16 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
         elif kind not in GENERIC_ARG_TOKENS and not (declaring and kind in ("COLON", "ASSIGN")):
             return None
     return None
+
+
+def _in_sub_type(toks: list[Token], i: int) -> bool:
+    """Is the `<` at i right after the block named by a sub's type (`sub m: Mlp<`,
+    `sub ms: [Mlp<`)?"""
+    k = i - 2
+    if _peek(toks, k) == "LSQB":
+        k -= 1
+    return _peek(toks, k) == "COLON" and _peek(toks, k - 1) == "NAME" \
+        and _peek(toks, k - 2) == "SUB"
 
 
 def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:

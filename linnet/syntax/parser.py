@@ -19,11 +19,10 @@ from lark.lexer import Lexer
 from ..diagnostics import Diagnostic, Span
 from . import tree as t
 from .habits import syntax_habit
-from .lexer import tokenize
+from .lexer import BLOCK_WORDS, tokenize
 from .tables import load_parser
 
-OUT_OF_SCOPE = {"struct": "structs", "enum": "enums", "match": "`match`", "block": "blocks",
-                "param": "`param`", "state": "`state`", "buffer": "`buffer`",
+OUT_OF_SCOPE = {"struct": "structs", "enum": "enums", "match": "`match`",
                 "none": "optionals", "some": "optionals", "extern": "packages",
                 "crate": "packages", "type": "type aliases"}
 
@@ -87,6 +86,8 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     span = Span(path, tok.start_pos, tok.end_pos)
     if tok.type == "RESERVED":
         return _reserved(tok, tokens, span)
+    if tok.type in BLOCK_WORDS:
+        return _block_word(tok, tokens, span)
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
@@ -113,6 +114,17 @@ def _reserved(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
         what = OUT_OF_SCOPE[tok.value]
         return Diagnostic("E2190", f"not implemented yet: {what}", span, "not supported",
                           help="this part of the language is reserved for later versions")
+    return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
+                      help=f"choose another name, such as `{tok.value}_`")
+
+
+def _block_word(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
+    """`block`, `param`, `buffer`, `state` or `sub` out of place: at item level a member
+    outside its block; inside a body, where a name is meant, a reserved word (E1004)."""
+    index = next(i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos)
+    if tok.type != "BLOCK" and _depth(tokens, index) == 0:
+        return Diagnostic("E1101", f"unexpected `{tok.value}`", span, "outside a block",
+                          help=f"`{tok.value}` declares a member inside `block Name {{ ... }}`")
     return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
                       help=f"choose another name, such as `{tok.value}_`")
 
@@ -276,7 +288,51 @@ class _Build(Transformer):
     def where(self, c: list[Child]) -> "_WhereList":
         return _WhereList(_nodes(c))
 
+    # blocks
+    def block_def(self, c: list[Child]) -> t.BlockDef:
+        members = tuple(x for x in c if isinstance(x, (t.TensorMember, t.Sub, t.Function)))
+        return t.BlockDef(c[1].value, _opt(c, _GenericList), _opt(c, _WhereList), members,
+                          span=self._span(c))
+
+    def member_fn(self, c: list[Child]) -> t.Function:
+        if _is(c[0], "PUB"):
+            return _replace(c[-1], public=True, span=self._span(c))
+        return c[-1]
+
+    def tensor_member(self, c: list[Child]) -> t.TensorMember:
+        init = next((x.value for x in c if isinstance(x, _Init)), None)
+        return t.TensorMember(c[0].value, c[1].value, c[3], init, span=self._span(c))
+
+    def sub_member(self, c: list[Child]) -> t.Sub:
+        init = next((x.value for x in c if isinstance(x, _Init)), None)
+        return t.Sub(c[1].value, c[3], any(_is(x, "QMARK") for x in c), init,
+                     span=self._span(c))
+
+    def member_init(self, c: list[Child]) -> "_Init":
+        return _Init(c[1], self._span(c))
+
+    def reserved_init(self, c: list[Child]) -> "_Init":
+        """`= none` (a reserved word until optionals are values of the language)."""
+        word = c[1]
+        if word.value != "none":
+            raise _NodeError(Diagnostic("E1004", f"`{word.value}` is a reserved word",
+                                        self._span([word]), "reserved"))
+        return _Init(t.Name("none", span=self._span([word])), self._span(c))
+
+    def sub_one(self, c: list[Child]) -> t.SubType:
+        generics = _after(c, "GLT")
+        return t.SubType(c[0].value, tuple(generics) if generics is not None else None,
+                         span=self._span(c))
+
+    def sub_array(self, c: list[Child]) -> t.SubType:
+        generics = _after(c, "GLT")
+        return t.SubType(c[1].value, tuple(generics) if generics is not None else None,
+                         _after(c, "SEMI"), span=self._span(c))
+
     # types
+    def optional_type(self, c: list[Child]) -> t.OptionalType:
+        return t.OptionalType(c[0], span=self._span(c))
+
     def type_name(self, c: list[Child]) -> t.TypeName:
         return t.TypeName(c[0].value, span=self._span(c))
 
@@ -328,6 +384,10 @@ class _Build(Transformer):
         return t.For(c[k + 1].value, c[k + 3], c[k + 5], c[-1].stmts, static,
                      span=self._span(c), name_spans=(self._span([c[k + 1]]),))
 
+    def for_each(self, c: list[Child]) -> t.ForEach:
+        return t.ForEach(c[2].value, c[4], c[-1].stmts, span=self._span(c),
+                         name_spans=(self._span([c[2]]),))
+
     def while_stmt(self, c: list[Child]) -> t.While:
         return t.While(c[1], c[2].stmts, span=self._span(c))
 
@@ -369,6 +429,15 @@ class _Build(Transformer):
         return t.Call(c[0].value, tuple(generics) if generics is not None else None,
                       _wrap_args(args),
                       Span(self.file, c[0].start_pos, c[0].end_pos), span=self._span(c))
+
+    def member_call(self, c: list[Child]) -> t.MemberCall:
+        generics = _after(c, "GLT")
+        lpar = next(i for i, x in enumerate(c) if _is(x, "LPAR"))
+        args = c[lpar + 1] if not _is(c[lpar + 1], "RPAR") else []
+        return t.MemberCall(c[0], c[2].value,
+                            tuple(generics) if generics is not None else None,
+                            _wrap_args(args), span=self._span(c),
+                            name_span=self._span(c[1:3]))
 
     def name(self, c: list[Child]) -> t.Name:
         return t.Name(c[0].value, span=self._span(c))
@@ -440,6 +509,13 @@ class _Body:
 
     def __init__(self, stmts: tuple, span: Span) -> None:
         self.stmts, self.span = stmts, span
+
+
+class _Init:
+    """What follows `=` in a block member."""
+
+    def __init__(self, value: Child, span: Span) -> None:
+        self.value, self.span = value, span
 
 
 class _GenericList(tuple):
