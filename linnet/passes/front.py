@@ -36,6 +36,7 @@ class Bound:
     entry: t.Function
     binding: Binding
     values: dict[str, object]
+    parameters: object | None = None  # a block entry's `linnet.parameters.Manifest`
 
     def __str__(self) -> str:
         return describe_bound(self)
@@ -56,8 +57,13 @@ def check(program: Program, options) -> Analysis:
 
 
 def bind_generics(analysis: Analysis, options) -> Bound:
-    entry = choose_entry(analysis, options.entry)
-    values = parse_bindings(entry, options.bind)
+    from .block_entry import block_entry
+    name, bind, manifest = options.entry, options.bind, None
+    block = block_entry(analysis, getattr(options, "root", None), name, bind)
+    if block is not None:  # a block's entry, flattened into a plain program
+        analysis, name, bind, manifest = block.analysis, block.entry, block.bind, block.manifest
+    entry = choose_entry(analysis, name)
+    values = parse_bindings(entry, bind)
     dims = {k: v for k, v in values.items() if isinstance(v, int)}
     dtypes = {k: v for k, v in values.items() if isinstance(v, str)}
     packs = {k: v for k, v in values.items() if isinstance(v, tuple)}
@@ -70,7 +76,7 @@ def bind_generics(analysis: Analysis, options) -> Bound:
         problems = grad_diagnostics(analysis, entry, instance)
         if problems:
             raise CompileError(problems)
-    return Bound(analysis, entry, binding, values)
+    return Bound(analysis, entry, binding, values, manifest)
 
 
 def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
