@@ -128,3 +128,52 @@ def input_name(m: MemberAt) -> str:
 def parameters(root: Inst) -> tuple[Parameter, ...]:
     return tuple(Parameter(".".join(m.rel), m.kind, m.shape, m.dtype, not m.present,
                            input_name(m) if m.present else None) for m in members(root))
+
+
+# ------------------------------------------------------------- the generic listing
+
+@dataclass(frozen=True)
+class Pattern:
+    """A line of the manifest before the root's generics have values: `layers[*].up`,
+    its type in the root's generics, and the length of each array on the way (`x L`)."""
+    path: str
+    kind: str
+    type: str
+    counts: tuple[str, ...]
+    optional: bool
+
+    def __str__(self) -> str:
+        counts = "".join(f" x {c}" for c in self.counts)
+        return f"{self.path}: {self.kind} {self.type}{'?' if self.optional else ''}{counts}"
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "type": self.type,
+                "counts": list(self.counts), "optional": self.optional}
+
+
+def patterns(info: BlockInfo, dims: dict[str, Dim] | None = None,
+             dtypes: dict[str, str] | None = None, prefix: str = "",
+             counts: tuple[str, ...] = (), optional: bool = False) -> list[Pattern]:
+    """Every member of the block's tree, arrays written once with `[*]`, types in the
+    root's generics (with whatever values `dims` and `dtypes` give them)."""
+    from ..check.signatures import Binding, substitute
+    dims, dtypes = dims or {}, dtypes or {}
+    here = Binding(dict(dims), dict(dtypes))
+    out: list[Pattern] = []
+    for m in info.item.members:
+        tensor = info.tensors.get(m.name)
+        if tensor is not None and tensor.member is m and tensor.type is not None:
+            out.append(Pattern(prefix + m.name, tensor.kind, str(substitute(tensor.type, here)),
+                               counts, optional or tensor.optional))
+        sub = info.subs.get(m.name)
+        if sub is None or sub.block is None or sub.binding is None or sub.member is not m:
+            continue
+        child_dims = {k: d.substitute(dims) if dims else d for k, d in sub.binding.dims.items()}
+        child_dtypes = {k: dtypes.get(v, v) for k, v in sub.binding.dtypes.items()}
+        name, more = prefix + m.name, counts
+        if sub.count is not None:
+            name += "[*]"
+            more = counts + (str(sub.count.substitute(dims) if dims else sub.count),)
+        out += patterns(sub.block, child_dims, child_dtypes, name + ".", more,
+                        optional or sub.optional)
+    return out

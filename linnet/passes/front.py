@@ -73,7 +73,8 @@ def bind_generics(analysis: Analysis, options) -> Bound:
         raise CompileError(instance.diagnostics)
     if getattr(options, "grad", False):  # what keeps --grad from differentiating the entry
         from .adjoint_checks import grad_diagnostics
-        problems = grad_diagnostics(analysis, entry, instance)
+        states = len(manifest.assigned) if manifest is not None else 0
+        problems = grad_diagnostics(analysis, entry, instance, states)
         if problems:
             raise CompileError(problems)
     return Bound(analysis, entry, binding, values, manifest)

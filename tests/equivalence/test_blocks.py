@@ -1,4 +1,4 @@
-"""A block entry runs on every target like a module-level one: `blocks_model.linnet` (an
+"""A block entry runs on every target like a module-level one: `examples/block_model.linnet` (an
 array of Mlp children inside a Model, each Mlp counting its calls, the Model its steps)
 against a NumPy reference written here, with the weights passed as the extra inputs
 after the entry's own, in manifest order, and the next states returned after the result.
@@ -14,7 +14,7 @@ import pytest
 from linnet.pipeline import compile_file
 from linnet.testing.backends import as_numpy, compile_entry, loader
 
-PROGRAM = Path(__file__).with_name("blocks_model.linnet")
+PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "block_model.linnet"
 L, H, V, B = 3, 4, 5, 2
 BIND = {"L": L, "H": H, "V": V, "B": B}
 TARGETS = ["interpreter", "torch", "jax", "onnx", "stablehlo"]
@@ -50,9 +50,9 @@ def _inputs(seed: int = 1) -> tuple[np.ndarray, dict[str, np.ndarray]]:
 
 
 def test_the_manifest_lists_every_parameter_in_order() -> None:
-    compiled = compile_file(PROGRAM, target="torch", entry="logits", bind=BIND)
+    compiled = compile_file(PROGRAM, target="torch", entry="main", bind=BIND)
     manifest = compiled.parameters
-    assert (manifest.root, manifest.entry) == ("Model", "logits")
+    assert (manifest.root, manifest.entry) == ("Model", "main")
     assert [p.path for p in manifest.inputs] == list(_weights())
     kinds = {p.path: p.kind for p in manifest.parameters}
     assert (kinds["embed"], kinds["layers.1.scale"], kinds["layers.2.calls"]) == (
@@ -69,8 +69,8 @@ def test_block_entry_matches_numpy(target: str) -> None:
     if target == "onnx":
         pytest.importorskip("onnxruntime")
     x, w = _inputs()
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "logits", BIND, target)
-    main = loader(target)(compiled, "logits")
+    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "main", BIND, target)
+    main = loader(target)(compiled, "main")
     import torch
     results = main(torch.from_numpy(x), *(torch.from_numpy(v) for v in w.values()))
     want = _reference(x, w)
@@ -98,3 +98,36 @@ def test_an_entry_that_assigns_no_state_returns_no_state() -> None:
         y = y + (h @ w[f"layers.{k}.down"].T) * w[f"layers.{k}.scale"]
     assert len(results) == 1 + L
     np.testing.assert_allclose(float(as_numpy(results[0])), float((y * y).sum()), rtol=1e-4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_grad_of_a_block_entry(target: str) -> None:
+    """`--grad` of `loss`: the loss, its gradient with respect to the entry's input and
+    to every floating param in manifest order (not the buffers `scale`, nor the integer
+    states), then the next states; against torch autograd in float64."""
+    if target in ("jax", "onnx"):
+        pytest.importorskip({"jax": "jax", "onnx": "onnxruntime"}[target])
+    import torch
+    x, w = _inputs()
+    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "loss", BIND, target,
+                             grad=True)
+    results = loader(target)(compiled, "loss")(torch.from_numpy(x),
+                                               *(torch.from_numpy(v) for v in w.values()))
+    trained = ["embed"] + [f"layers.{k}.{n}" for k in range(L) for n in ("up", "down")]
+    leaves = {"x": torch.from_numpy(x).double().requires_grad_()}
+    leaves.update({n: torch.from_numpy(w[n]).double().requires_grad_() for n in trained})
+    y = leaves["x"]
+    for k in range(L):
+        h = torch.tanh(y @ leaves[f"layers.{k}.up"].T)
+        y = y + (h @ leaves[f"layers.{k}.down"].T) * torch.from_numpy(w[f"layers.{k}.scale"])
+    loss = (y * y).sum()
+    loss.backward()
+    want = [loss.detach()] + [torch.zeros_like(leaves[n]) if leaves[n].grad is None
+                              else leaves[n].grad for n in ["x", *trained]]
+    assert len(results) == len(want) + L
+    for got, expected in zip(results, want):
+        np.testing.assert_allclose(as_numpy(got).astype(np.float64), expected.numpy(),
+                                   rtol=1e-3, atol=1e-4)
+    assert not as_numpy(results[2]).any()  # `loss` does not read `embed`
+    for k, got in enumerate(results[len(want):]):
+        np.testing.assert_array_equal(as_numpy(got), w[f"layers.{k}.calls"] + 1)
