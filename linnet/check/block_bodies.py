@@ -54,6 +54,12 @@ def check_block_bodies(info: BlockInfo, globals_: Globals, bag: DiagnosticBag,
                 bag.error("E1205", f"generic `{g.name}` of `{fn.name}` hides the block's",
                           g.span, "declared twice",
                           help="a block's functions see its generics; choose another name")
+        for p in fn.params:
+            if p.name in info.tensors or p.name in info.subs:
+                bag.error("E1205", f"parameter `{p.name}` of `{fn.name}` has the name of a "
+                          f"member of `{info.name}`", p.span, "declared twice",
+                          help="a block's functions see its members by name; choose another "
+                               "name")
         sig = info.sigs[fn.name]
         checker = header_checker(info, fn.generics, globals_, bag, signatures)
         checker.infer_result = infer
@@ -77,7 +83,7 @@ class BlockBodyChecker(BodyChecker):
     def __init__(self, frame: Frame, bag: DiagnosticBag, signatures: dict[str, Signature],
                  info: BlockInfo) -> None:
         super().__init__(frame, bag, signatures)
-        self.block = info
+        self.info = info
         self.members: dict[str, Local] = {}
         self.subrefs: dict[str, SubRef] = {
             name: SubRef(name, s.block, s.binding, s.count is not None, s.optional)
@@ -86,7 +92,7 @@ class BlockBodyChecker(BodyChecker):
     def bind_members(self) -> None:
         """Params and buffers as names, states as assignable names (optional members are
         read with `match`, not yet part of the language here: they stay out of scope)."""
-        for name, m in self.block.tensors.items():
+        for name, m in self.info.tensors.items():
             if m.optional or m.type is None:
                 continue
             self.frame.bind(name, Val(m.type), mutable=m.kind == "state")
@@ -108,19 +114,19 @@ class BlockBodyChecker(BodyChecker):
                        else f"call one of its functions: `{e.id}.forward(...)`")
                 return self.error("E2101", f"sub `{e.id}` is {what}, not a value", e.span,
                                   "a sub", help=how)
-            member = self.block.tensors.get(e.id)
+            member = self.info.tensors.get(e.id)
             if member is not None and member.optional:
                 return self.error("E2190", f"not implemented yet: reading the optional "
                                   f"{member.kind} `{e.id}` (it needs `match`)", e.span,
                                   "optional")
-            if e.id in self.block.fns:
+            if e.id in self.info.fns:
                 return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                                   "a function", help=f"call it: `{e.id}(...)`")
         return super().expr_Name(e)
 
     def stmt_Assign(self, s: t.Assign) -> None:
         if self._member(s.name) and not self.frame.lookup(s.name).mutable:
-            kind = self.block.tensors[s.name].kind
+            kind = self.info.tensors[s.name].kind
             self.bound_value(s.value)
             self.error("E2108", f"`{s.name}` is a {kind}, not a state", s.span,
                        "cannot assign",
@@ -128,7 +134,7 @@ class BlockBodyChecker(BodyChecker):
                             "(or a `var`) is assigned")
             return
         if self.frame.lookup(s.name) is None and (s.name in self.subrefs
-                                                  or s.name in self.block.tensors):
+                                                  or s.name in self.info.tensors):
             self.bound_value(s.value)
             self.error("E2108", f"`{s.name}` cannot be assigned", s.span, "cannot assign",
                        help="only a `state` member (or a `var`) is assigned")
@@ -139,10 +145,10 @@ class BlockBodyChecker(BodyChecker):
 
     def call(self, e: t.Call) -> Val:
         """A bare call of one of the block's own functions."""
-        if e.callee not in self.block.fns or self.frame.lookup(e.callee) is not None:
+        if e.callee not in self.info.fns or self.frame.lookup(e.callee) is not None:
             return super().call(e)
-        self.calls.append((f"{self.block.name}.{e.callee}", e.callee_span))
-        sig = self.block.sigs.get(e.callee)
+        self.calls.append((f"{self.info.name}.{e.callee}", e.callee_span))
+        sig = self.info.sigs.get(e.callee)
         if sig is None or sig.result is None:
             return ERR
         return self.user_call(e, sig)

@@ -44,11 +44,8 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
     values = parse_bindings(info.item, {k: v for k, v in bind.items() if k in generics})
     tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
                          {k: v for k, v in values.items() if isinstance(v, str)})
-    module = analysis.program.root_module
-    flat, assigned = flatten(module, tree, fn)
     program = analysis.program
-    modules = dict(program.modules)
-    modules[next(iter(modules))] = flat
+    modules, assigned = flatten(dict(program.modules), tree, fn)
     new = Program(program.root, modules, dict(program.files), dict(program.sources))
     checked = analyze_program(new)
     if checked.diagnostics:

@@ -34,20 +34,28 @@ from ..syntax import tree as t
 from .block_instances import Inst, MemberAt, input_name, mangle, members
 
 
-def flatten(module: t.Module, root: Inst, entry: t.Function) -> tuple[t.Module, tuple[str, ...]]:
-    """The module with its blocks replaced by the flattened functions of `entry` of the
-    root instance; and the paths of the states the entry returns."""
-    flat = _Flattener(module, root)
+def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
+            ) -> tuple[dict[tuple, t.Module], tuple[str, ...]]:
+    """The program's modules (the root first) with their blocks replaced by the flattened
+    functions of `entry` of the root instance; and the paths of the states the entry
+    returns. Each function goes to the module that declares its block, so that the names
+    its body uses mean what they meant there (`pub`, where another module calls it)."""
+    flat = _Flattener(modules, root)
     new_entry = flat.entry(entry)
-    plain = [i for i in module.items if not isinstance(i, t.BlockDef)
-             and not (isinstance(i, t.Function) and i.kind == "entry")]
-    taken = {i.name for i in plain}
-    if entry.name in taken:
-        raise CompileError([Diagnostic(
-            "E1204", f"the block entry `{entry.name}` has the name of an item of the module",
-            entry.span, "taken", help="rename the entry or the item")])
-    items = tuple(plain) + tuple(flat.done.values()) + (new_entry,)
-    return dataclasses.replace(module, items=items), flat.assigned_paths
+    root_key = next(iter(modules))
+    out = {}
+    for key, module in modules.items():
+        plain = [i for i in module.items if not isinstance(i, t.BlockDef)
+                 and not (key == root_key and isinstance(i, t.Function) and i.kind == "entry")]
+        if key == root_key and entry.name in {i.name for i in plain}:
+            raise CompileError([Diagnostic(
+                "E1204", f"the block entry `{entry.name}` has the name of an item of the "
+                "module", entry.span, "taken", help="rename the entry or the item")])
+        made = [dataclasses.replace(f, public=key != root_key)
+                for f, home in flat.done.values() if home == key]
+        items = tuple(plain) + tuple(made) + ((new_entry,) if key == root_key else ())
+        out[key] = dataclasses.replace(module, items=items)
+    return out, flat.assigned_paths
 
 
 @dataclass
@@ -61,13 +69,14 @@ class _Fn:
 
 
 class _Flattener:
-    def __init__(self, module: t.Module, root: Inst) -> None:
-        self.module = module
+    def __init__(self, modules: dict[tuple, t.Module], root: Inst) -> None:
         self.root = root
-        self.taken = {i.name for i in module.items}
+        self.taken = {i.name for m in modules.values() for i in m.items}
+        self.home = {id(i): key for key, m in modules.items() for i in m.items
+                     if isinstance(i, t.BlockDef)}
         self.names: dict[tuple[int, str], _Fn] = {}
         self.queue: list[_Fn] = []
-        self.done: dict[str, t.Function] = {}
+        self.done: dict[str, tuple[t.Function, tuple]] = {}  # name -> (fn, its module)
         self.assigned_paths: tuple[str, ...] = ()
 
     # ----------------------------------------------------------------- the work list
@@ -91,7 +100,7 @@ class _Flattener:
         body = _Rewriter(self, top).function_body()
         while self.queue:
             job = self.queue.pop(0)
-            self.done[job.name] = self.function(job)
+            self.done[job.name] = (self.function(job), self.home[id(job.inst.info.item)])
         assigned = self.assigned(top)
         states = [m for m in members(self.root) if m.kind == "state" and m.present
                   and m.rel in assigned]

@@ -166,5 +166,7 @@ def _example(g: t.Generic, python: bool = False) -> str:
 
 
 def describe_bound(b: Bound) -> str:
+    """The entry and its values; for a block entry, first the flattened program."""
     values = ", ".join(f"{k}={v}" for k, v in b.values.items())
-    return f"entry {b.entry.name}<{values}>"
+    head = f"{b.analysis}\n" if b.parameters is not None else ""
+    return f"{head}entry {b.entry.name}<{values}>"
