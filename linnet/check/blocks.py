@@ -1,4 +1,4 @@
-"""Blocks: their headers, members, subs and function bodies (LANGUAGE-MODELS.md, "Blocks").
+"""Blocks: their headers, members, subs and function bodies (docs/models.md, "Blocks").
 
 A block is not a runtime value. Inside it, its params, buffers and states are bare names
 (a state is the one assignable member), its subs are reached only through member calls
