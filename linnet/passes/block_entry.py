@@ -14,7 +14,7 @@ import dataclasses
 from ..check.blocks import BlockInfo
 from ..check.instance import Analysis, analyze_program
 from ..diagnostics import CompileError, Diagnostic, Span
-from ..errors import UsageError, suggest
+from ..errors import suggest
 from ..parameters import Manifest
 from ..program import Program
 from ..syntax import tree as t
@@ -89,15 +89,6 @@ def choose_root(analysis: Analysis, root: str | None, entry: str | None) -> Bloc
 
 
 def _choose_entry(info: BlockInfo, name: str | None) -> t.Function:
+    from .front import pick_entry
     entries = [f for f in info.fns.values() if f.kind == "entry"]
-    names = ", ".join(e.name for e in entries) or "none"
-    if name is None:
-        if len(entries) != 1:
-            head = f"the block `{info.name}` has {len(entries)} entries ({names}); choose one with "
-            raise UsageError(head + "entry=NAME", head + "--entry NAME")
-        return entries[0]
-    found = next((e for e in entries if e.name == name), None)
-    if found is None:
-        raise UsageError(f"no entry named `{name}` in the block `{info.name}`; its entries: "
-                         f"{names}" + suggest(name, [e.name for e in entries]))
-    return found
+    return pick_entry(entries, name, f"the block `{info.name}`")

@@ -84,15 +84,21 @@ def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
     entries = [i for i in analysis.root.globals.items.values()
                if isinstance(i, t.Function) and i.kind == "entry"
                and i in analysis.program.root_module.items]
+    return pick_entry(entries, name, "the file")
+
+
+def pick_entry(entries: list[t.Function], name: str | None, owner: str) -> t.Function:
+    """The entry named so among `entries` (of `owner`: the file, or a block), or the only
+    one when no name is given."""
     names = ", ".join(e.name for e in entries) or "none"
     if name is None:
         if len(entries) != 1:
-            head = f"the file has {len(entries)} entries ({names}); choose one with "
+            head = f"{owner} has {len(entries)} entries ({names}); choose one with "
             raise UsageError(head + "entry=NAME", head + "--entry NAME")
         return entries[0]
     found = next((e for e in entries if e.name == name), None)
     if found is None:
-        raise UsageError(f"no entry named `{name}`; the file's entries: {names}"
+        raise UsageError(f"no entry named `{name}`; {owner}'s entries: {names}"
                          + suggest(name, [e.name for e in entries]))
     return found
 
