@@ -12,12 +12,22 @@ import numpy as np
 import pytest
 
 from linnet.pipeline import compile_file
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
+
+from kernel_cases import DEVICE
 
 PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "block_model.linnet"
 L, H, V, B = 3, 4, 5, 2
 BIND = {"L": L, "H": H, "V": V, "B": B}
 TARGETS = ["interpreter", "torch", "jax", "onnx", "stablehlo"]
+
+
+def _run(target: str, entry: str, x: np.ndarray, w: dict[str, np.ndarray], grad: bool = False):
+    """The entry compiled for target, run on x and the weights (on the GPU, where there is
+    one, for the PyTorch targets)."""
+    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), entry, BIND, target, grad=grad)
+    device = DEVICE if target in ("interpreter", "torch") else "cpu"
+    return loader(target)(compiled, entry)(*(to_torch(v, device) for v in (x, *w.values())))
 
 
 def _weights(seed: int = 0) -> dict[str, np.ndarray]:
@@ -69,10 +79,7 @@ def test_block_entry_matches_numpy(target: str) -> None:
     if target == "onnx":
         pytest.importorskip("onnxruntime")
     x, w = _inputs()
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "main", BIND, target)
-    main = loader(target)(compiled, "main")
-    import torch
-    results = main(torch.from_numpy(x), *(torch.from_numpy(v) for v in w.values()))
+    results = _run(target, "main", x, w)
     want = _reference(x, w)
     assert len(results) == len(want) == 1 + L + 1
     np.testing.assert_allclose(as_numpy(results[0]).astype(np.float64), want[0],
@@ -88,10 +95,7 @@ def test_an_entry_that_assigns_no_state_returns_no_state() -> None:
     compiled = compile_file(PROGRAM, target="torch", entry="loss", bind=BIND)
     assert compiled.parameters.assigned == tuple(f"layers.{k}.calls" for k in range(L))
     x, w = _inputs()
-    main = loader("interpreter")(compile_entry(PROGRAM.read_text(), str(PROGRAM), "loss",
-                                               BIND, "interpreter"), "loss")
-    import torch
-    results = main(torch.from_numpy(x), *(torch.from_numpy(v) for v in w.values()))
+    results = _run("interpreter", "loss", x, w)
     y = x.astype(np.float64)
     for k in range(L):
         h = np.tanh(y @ w[f"layers.{k}.up"].T)
@@ -109,10 +113,7 @@ def test_grad_of_a_block_entry(target: str) -> None:
         pytest.importorskip({"jax": "jax", "onnx": "onnxruntime"}[target])
     import torch
     x, w = _inputs()
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "loss", BIND, target,
-                             grad=True)
-    results = loader(target)(compiled, "loss")(torch.from_numpy(x),
-                                               *(torch.from_numpy(v) for v in w.values()))
+    results = _run(target, "loss", x, w, grad=True)
     trained = ["embed"] + [f"layers.{k}.{n}" for k in range(L) for n in ("up", "down")]
     leaves = {"x": torch.from_numpy(x).double().requires_grad_()}
     leaves.update({n: torch.from_numpy(w[n]).double().requires_grad_() for n in trained})
