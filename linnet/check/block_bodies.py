@@ -147,6 +147,8 @@ class BlockBodyChecker(BodyChecker):
         """A bare call of one of the block's own functions."""
         if e.callee not in self.info.fns or self.frame.lookup(e.callee) is not None:
             return super().call(e)
+        if self.ix is not None:
+            return _in_notation(self, e.callee, e.span)
         self.calls.append((f"{self.info.name}.{e.callee}", e.callee_span))
         sig = self.info.sigs.get(e.callee)
         if sig is None or sig.result is None:
@@ -157,6 +159,8 @@ class BlockBodyChecker(BodyChecker):
         ref = self._callee_sub(e)
         if ref is None:
             return ERR
+        if self.ix is not None:
+            return _in_notation(self, f"{ref.name}.{e.name}", e.span)
         child = ref.block
         fn = child.fns.get(e.name)
         if fn is None:
@@ -230,6 +234,13 @@ class BlockBodyChecker(BodyChecker):
             self.frame.loop_depth -= 1
             self.frame.pop()
             self.subrefs = saved
+
+
+def _in_notation(checker: BlockBodyChecker, callee: str, span) -> Val:
+    """A block's function runs once per call, with its states: not on elements."""
+    return checker.error("E2190", f"not implemented yet: calling `{callee}` inside index "
+                         "notation", span, "inside index notation",
+                         help="call it before, with `let`, and index its result")
 
 
 def _seen_from_parent(sig: Signature, b: Binding) -> Signature:

@@ -116,6 +116,10 @@ def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
     info = BlockInfo(block, {g.name: g for g in block.generics})
     checker = header_checker(info, (), globals_, bag, signatures, with_where=False)
     defaults = check_generics(block, checker)
+    for g in block.generics:
+        if g.kind == "Shape":
+            bag.error("E2190", f"not implemented yet: a shape pack `*{g.name}` as a block's "
+                      "generic", g.span, "a pack", help="give each dimension its own `Dim`")
     info.where = where_facts(block.where, checker)
     for g in defaults:
         _check_default(g, checker)

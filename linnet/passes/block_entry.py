@@ -14,7 +14,7 @@ import dataclasses
 from ..check.blocks import BlockInfo
 from ..check.instance import Analysis, analyze_program
 from ..diagnostics import CompileError, Diagnostic, Span
-from ..errors import suggest
+from ..errors import UsageError, suggest
 from ..parameters import Manifest
 from ..program import Program
 from ..syntax import tree as t
@@ -41,6 +41,12 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
     fn = _choose_entry(info, entry)
     from .front import parse_bindings
     generics = set(info.generics)
+    unknown = sorted(set(bind) - generics - {g.name for g in fn.generics})
+    if unknown:
+        names = [*info.generics, *(g.name for g in fn.generics)]
+        why = (f"neither `{info.name}` nor its entry `{fn.name}` has a generic named "
+               f"`{unknown[0]}` (theirs: {', '.join(names)})")
+        raise UsageError(f"bind {unknown[0]!r}: {why}", f"--bind {unknown[0]}: {why}")
     values = parse_bindings(info.item, {k: v for k, v in bind.items() if k in generics})
     tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
                          {k: v for k, v in values.items() if isinstance(v, str)})
