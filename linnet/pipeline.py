@@ -66,7 +66,9 @@ FRONT = [
          "source", "surface", front.parse),
     Pass("check", "resolve names, check types, shapes, index notation, kernels and grads",
          "surface", "checked", front.check),
-    Pass("bind-generics", "choose the entry and give each of its generics its --bind value",
+    Pass("bind-generics", "choose the entry and give each of its generics its --bind value "
+         "(a block's entry: the root block's instance tree flattened into plain functions "
+         "first)",
          "checked", "bound", front.bind_generics),
 ]
 
