@@ -24,12 +24,9 @@ from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
-from .scope import Frame, Globals
+from .scope import Globals
 from .signatures import Binding, Signature
 from .types import TensorT, Type
-
-KINDS = ("param", "buffer", "state")
-
 
 @dataclass
 class TensorInfo:
@@ -82,10 +79,6 @@ def is_none(e: t.Expr | None) -> bool:
     values of the language; the optional-value node is accepted by its class name.)"""
     return (isinstance(e, t.Name) and e.id == "none") or type(e).__name__ in ("NoneLit",
                                                                              "NoneExpr")
-
-
-def member_names(block: t.BlockDef) -> list[str]:
-    return [m.name for m in block.members]
 
 
 # --------------------------------------------------------------------- the phases

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..check.blocks import BlockInfo
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN
 from ..syntax import tree as t
 from .block_instances import Inst, MemberAt, input_name, mangle, members
@@ -318,5 +317,3 @@ def _subst(node, inst: Inst):
 
     return _map(node, go) if isinstance(node, tuple) else go(node)
 
-
-__all__ = ["flatten", "BlockInfo"]
