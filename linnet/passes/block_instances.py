@@ -45,8 +45,13 @@ class MemberAt:
         return self.info.kind
 
 
+MAX_INSTANCES = 100_000
+"""The most block instances a tree may hold: each is unrolled into functions of its own."""
+
+
 def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> Inst:
-    """The root instance and everything under it; the root's `where` must hold (E2206)."""
+    """The root instance and everything under it; the root's `where` must hold (E2206),
+    and the tree may hold at most `MAX_INSTANCES` blocks (E2190)."""
     for left, op, right, clause in info.where:
         env = {k: Dim.const(v) for k, v in dims.items()}
         l, r = left.substitute(env), right.substitute(env)
@@ -55,7 +60,25 @@ def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str])
                 "E2206", f"the bound values fail `where {l} {op} {r}` of `{info.name}`",
                 clause.span, "not satisfied",
                 help="choose values that satisfy every `where` clause")])
+    size = _size(info, dims, dtypes)
+    if size > MAX_INSTANCES:
+        raise CompileError([Diagnostic(
+            "E2190", f"not implemented yet: a tree of {size} block instances (`{info.name}` "
+            f"with these values; at most {MAX_INSTANCES})", info.item.span, "too many",
+            help="bind smaller values, or use fewer, larger sub arrays")])
     return _build((), info, dims, dtypes, True)
+
+
+def _size(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> int:
+    """How many instances the tree holds, counted without building it."""
+    total = 1
+    for sub in info.subs.values():
+        child_dims, child_dtypes = _child_values(sub, dims, dtypes)
+        n = 1 if sub.count is None else _int(sub.count, dims)
+        total += n * _size(sub.block, child_dims, child_dtypes)
+        if total > MAX_INSTANCES:
+            return total
+    return total
 
 
 def _build(path: tuple[str, ...], info: BlockInfo, dims: dict[str, int],

@@ -119,9 +119,9 @@ class _Flattener:
         states = [m for m in members(job.inst) if m.kind == "state" and m.present]
         result = _subst(job.fn.result, job.inst)
         if states:
-            body = body[:-1] + (t.Return(t.TupleExpr(
-                (body[-1].value, *[t.Name(mangle(m.rel)) for m in states])),
-                span=body[-1].span),)
+            names = [t.Name(mangle(m.rel)) for m in states]
+            body = tuple(t.Return(t.TupleExpr((s.value, *names)), span=s.span)
+                         if isinstance(s, t.Return) else s for s in body)
             result = t.TupleType((result, *[_type(m) for m in states]))
         return dataclasses.replace(self._header(job, result, body), kind="fn", public=False)
 
@@ -251,17 +251,23 @@ class _Rewriter:
 
 
 def _returning(body: tuple, result: t.TypeExpr, states: list[str]) -> tuple:
-    """The entry's body, its final `return` also giving the next states."""
+    """The entry's body, each of its `return`s also giving the next states (a tuple
+    result spread before them)."""
     if not states:
         return body
-    last = body[-1]
-    if isinstance(result, t.TupleType):
-        names = tuple(f"__e{k}" for k in range(len(result.items)))
-        unpack = t.LetTuple(names, last.value, span=last.span)
-        values = tuple(t.Name(n) for n in names) + tuple(t.Name(s) for s in states)
-        return body[:-1] + (unpack, t.Return(t.TupleExpr(values), span=last.span))
-    values = (last.value, *[t.Name(s) for s in states])
-    return body[:-1] + (t.Return(t.TupleExpr(values), span=last.span),)
+    out: list = []
+    for s in body:
+        if not isinstance(s, t.Return):
+            out.append(s)
+            continue
+        values = [s.value]
+        if isinstance(result, t.TupleType):
+            names = tuple(f"__e{len(out)}_{k}" for k in range(len(result.items)))
+            out.append(t.LetTuple(names, s.value, span=s.span))
+            values = [t.Name(n) for n in names]
+        out.append(t.Return(t.TupleExpr((*values, *[t.Name(n) for n in states])),
+                            span=s.span))
+    return tuple(out)
 
 
 def _type(m: MemberAt) -> t.TypeExpr:
