@@ -150,3 +150,25 @@ def test_nested_blocks_run(tmp_path) -> None:
     assert counts == {"pairs.0.leaves.0.uses": 9, "pairs.0.leaves.1.uses": 9,
                       "pairs.0.runs": 8, "pairs.1.leaves.0.uses": 9,
                       "pairs.1.leaves.1.uses": 9, "pairs.1.runs": 8, "trips": 8}
+
+
+def test_a_tree_too_large_to_unroll_is_reported() -> None:
+    text = """module wide
+
+block Leaf {
+    param w: f32
+}
+
+block Tree<N: Dim> {
+    sub leaves: [Leaf; N]
+
+    pub entry run(x: f32) -> f32 {
+        return x
+    }
+}
+"""
+    assert compile_source(text, path="wide.linnet", bind={"N": 3}).parameters.inputs[2].path \
+        == "leaves.2.w"
+    with pytest.raises(CompileError) as err:
+        compile_source(text, path="wide.linnet", bind={"N": 10**9})
+    assert err.value.diagnostics[0].code == "E2190" and "block instances" in str(err.value)
