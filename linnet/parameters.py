@@ -68,6 +68,18 @@ class Manifest:
         """Parameters by the name of the entry input that carries them."""
         return {p.input: p for p in self.parameters if p.input is not None}
 
+    def __str__(self) -> str:
+        """What the compiled entry takes after its own inputs, and returns after its
+        results (the header of a generated module shows it)."""
+        lines = [f"the root block {self.root}: after its own inputs, `{self.entry}` takes"]
+        lines += [f"  {p.path}: {p.kind} {p.type_text()}" for p in self.inputs]
+        absent = [p.path for p in self.parameters if p.input is None]
+        if absent:
+            lines.append(f"absent (optional): {', '.join(absent)}")
+        if self.assigned:
+            lines.append(f"after its results it returns the next {', '.join(self.assigned)}")
+        return "\n".join(lines)
+
     def to_json(self) -> dict:
         return {"root": self.root, "entry": self.entry,
                 "parameters": [p.to_json() for p in self.parameters],
