@@ -104,6 +104,7 @@ def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
             signatures: dict[str, Signature], header_checker) -> BlockInfo:
     from .items import check_generics, check_local_name, signature_of, where_facts
     from .items import _check_default
+    from .value_items import check_member_values
     info = BlockInfo(block, {g.name: g for g in block.generics})
     checker = header_checker(info, (), globals_, bag, signatures, with_where=False)
     defaults = check_generics(block, checker)
@@ -130,6 +131,7 @@ def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
     for fn in info.fns.values():
         fn_checker = header_checker(info, fn.generics, globals_, bag, signatures)
         info.sigs[fn.name] = signature_of(fn, fn_checker)
+        check_member_values(fn, info.sigs[fn.name], fn_checker, bag)
         if fn.result is None:
             bag.error("E2190", f"not implemented yet: a block function without a result type "
                       f"(`{fn.name}`)", fn.span, "write `-> T`",

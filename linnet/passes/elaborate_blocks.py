@@ -127,7 +127,7 @@ class _Flattener:
 
     def _header(self, job: _Fn, result: t.TypeExpr, body: tuple) -> t.Function:
         fn, inst = job.fn, job.inst
-        own = [t.Param(p.name, _subst(p.type, inst), span=p.span) for p in fn.params]
+        own = [dataclasses.replace(p, type=_subst(p.type, inst)) for p in fn.params]
         extra = [t.Param(input_name(m), _type(m)) for m in members(inst) if m.present]
         return dataclasses.replace(
             fn, name=job.name, generics=_subst(fn.generics, inst), params=tuple(own + extra),
@@ -237,7 +237,9 @@ class _Rewriter:
         self.job.callees.append((id(target), name))
         rel = target.path[len(self.inst.path):]
         tree = [m for m in members(target, rel) if m.present]
-        extra = tuple(t.Arg(t.Name(mangle(m.rel))) for m in tree)
+        # by name: the call may have named arguments of its own, and positional ones may
+        # not follow them
+        extra = tuple(t.Arg(t.Name(mangle(m.rel)), _callee_input(m, rel)) for m in tree)
         call = t.Call(callee, generics, args + extra, span=span, callee_span=span)
         states = [m for m in tree if m.kind == "state"]
         if not states:
@@ -248,6 +250,12 @@ class _Rewriter:
         pre.append(t.LetTuple((r, *temps), call, span=span))
         pre += [t.Assign(mangle(m.rel), t.Name(s), span=span) for m, s in zip(states, temps)]
         return t.Name(r, span=span)
+
+
+def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:
+    """The name the called function gives the member m (its path relative to the caller;
+    the callee's is relative to the instance called, `rel` from the caller)."""
+    return input_name(dataclasses.replace(m, rel=m.rel[len(rel):]))
 
 
 def _returning(body: tuple, result: t.TypeExpr, states: list[str]) -> tuple:
