@@ -221,7 +221,20 @@ class _Rewriter:
         if isinstance(e, t.ForExpr):
             return dataclasses.replace(e, lo=self.expr(e.lo, pre), hi=self.expr(e.hi, pre),
                                        body=self.stmts(e.body))
+        if isinstance(e, t.Match):
+            return dataclasses.replace(e, scrutinee=self.expr(e.scrutinee, pre),
+                                       arms=tuple(self.arm(a) for a in e.arms))
         return _map(e, lambda x: self.expr(x, pre))
+
+    def arm(self, a: t.Arm) -> t.Arm:
+        """An arm is one expression, with no statements before it: a call that carries
+        states would have to be hoisted out of the arm, and run whichever arm is taken."""
+        pre: list = []
+        value = self.expr(a.value, pre)
+        if pre:
+            raise _unsupported("inside a `match` arm, a call of a block function that "
+                               "carries states (its block's or its subs')", a.value.span)
+        return dataclasses.replace(a, value=value)
 
     def branch(self, b: t.Block) -> t.Block:
         pre: list = []

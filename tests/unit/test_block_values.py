@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from linnet.diagnostics import CompileError
 from linnet.frontend import check_program
-from linnet.pipeline import compile_file
+from linnet.pipeline import compile_file, compile_source
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
 from linnet.testing.backends import as_numpy, compile_entry, loader
@@ -99,3 +100,49 @@ block B {
     (d,) = _diagnostics(text)
     assert d.code == "E2190"
     assert d.message == "not implemented yet: reading the optional param `b` of a block"
+
+
+MATCH_CALL = """module m
+
+block Leaf {
+    param w: Tensor[4; f32]
+    state uses: Tensor[1; i64]
+
+    pub fn forward(x: Tensor[4; f32]) -> Tensor[4; f32] {
+        uses = uses + 1
+        return x * w
+    }
+}
+
+block Root {
+    sub a: Leaf
+
+    fn pick(x: Tensor[4; f32], s: f32?) -> Tensor[4; f32] {
+        return match s {
+            some(v) => a.forward(x) * v
+            none => x
+        }
+    }
+
+    pub entry main(x: Tensor[4; f32]) -> Tensor[4; f32] {
+        return pick(x, none)
+    }
+}
+"""
+
+
+def test_a_stateful_call_in_a_match_arm_is_not_hoisted_out_of_it() -> None:
+    """Hoisted before the statement, the call would count a use on the `none` arm too."""
+    text = MATCH_CALL
+    assert check_program("m.linnet", text).diagnostics == []
+    with pytest.raises(CompileError) as caught:
+        compile_source(text, path="m.linnet", entry="main", target="torch")
+    (d,) = caught.value.diagnostics
+    assert d.code == "E2190" and "inside a `match` arm" in d.message
+    assert text[d.span.start:d.span.end] == "a.forward(x) * v"
+    stateless = text.replace("    state uses: Tensor[1; i64]\n", "").replace(
+        "        uses = uses + 1\n", "")
+    compiled = compile_source(stateless, path="m.linnet", entry="main", target="torch").text
+    x, w = torch.tensor([1.0, -2.0, 3.0, 0.5]), torch.tensor([2.0, 2.0, 2.0, 2.0])
+    (y,) = loader("torch")(compiled, "main")(x, w)  # the `none` arm: x as it is
+    np.testing.assert_array_equal(as_numpy(y), as_numpy(x))
