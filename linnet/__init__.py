@@ -4,6 +4,8 @@ The research API: `linnet.compile_source(text, target=..., entry=..., bind=...,
 numerics=..., passes=...)` (or `linnet.compile_file(path, ...)`) returns the generated text
 and every stage's IR (`.stage("lower-index-notation")`, whose `str()` is its printed IR);
 `linnet.pipeline.passes_for(target)` is the pass list to edit. See docs/passes.md.
+A block entry's result also carries its parameter manifest, `.parameters` (a
+`linnet.parameters.Manifest`; docs/models.md).
 Every error the package raises is a `linnet.LinnetError`.
 """
 

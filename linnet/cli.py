@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 from . import __version__
 from .cli_compile import add_commands
 from .cli_fuzz import add_fuzz_command
+from .cli_inspect import add_inspect_command
 from .cli_io import CliError, missing_extra, program_files
 from .cli_report import Reporter, add_report_options, plural
 from .cli_tune import add_tune_command
@@ -35,6 +36,7 @@ commands:
   verify FILE      run each op's kernel against its body on random inputs
   tune FILE        try an op's kernel tiles and launch hints; record the fastest
   fuzz             random programs through every backend against an oracle
+  inspect FILE     show a block program's parameter manifest (--parameters)
 
 Run `linnet COMMAND --help` for a command's options and examples."""
 
@@ -70,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_verify_command(commands)
     add_tune_command(commands)
     add_fuzz_command(commands)
+    add_inspect_command(commands)
     return parser
 
 

@@ -40,12 +40,19 @@ examples:
   linnet {target} examples/softmax.linnet --entry main
   linnet {target} model.linnet --entry run --bind R=8 --bind C=40 -o run.{suffix}
   cat model.linnet | linnet {target} - --entry run --bind R=8 --bind C=40 -o -
+  linnet {target} examples/block_model.linnet --root Model --entry main \
+      --bind L=2 --bind H=4 --bind V=8 --bind B=3
 
 --bind binds every generic of the entry: dims as integers (R=8), dtypes by
 name (T=f32), shape packs as comma-separated integers (S=2,3).{tuning}
 --grad exports the entry's reverse mode instead: it must return one floating
 scalar (the loss); the export returns the loss, then its gradient with respect
-to every floating input, in order.{extra}"""
+to every floating input, in order.
+
+A block entry (--root names the block when several have entries) takes its own
+inputs, then every param, buffer and state of the block's tree in manifest
+order (`linnet inspect --parameters`), and returns its results, then the next
+value of each state it assigns.{extra}"""
 
 TUNING_HELP = """
 Kernel tile sizes and launch hints come from the op headers, or from a tuning
@@ -108,6 +115,8 @@ def add_commands(commands) -> None:
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry", metavar="NAME", help="the entry to compile (optional when the "
                                                   "file has one)")
+    p.add_argument("--root", metavar="BLOCK", help="the root block whose entry to compile "
+                   "(optional when one block of the file has entries)")
     p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
                    help="a value for a generic of the entry; repeat for each")
     p.add_argument("--numerics", choices=("exact", "equivalent", "fast"),
@@ -199,7 +208,8 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
     report = Reporter(args)
     try:
         compiled = compile_source(program.text, path=program.path, target=args.target,
-                                  entry=args.entry, bind=_bindings(args.bind),
+                                  entry=args.entry, root=args.root,
+                                  bind=_bindings(args.bind),
                                   numerics=args.numerics, grad=args.grad, shown=shown,
                                   tuning=tuning_argument(args),
                                   device=getattr(args, "device", None))

@@ -66,14 +66,20 @@ FRONT = [
          "source", "surface", front.parse),
     Pass("check", "resolve names, check types, shapes, index notation, kernels and grads",
          "surface", "checked", front.check),
-    Pass("bind-generics", "choose the entry and give each of its generics its --bind value",
+    Pass("bind-generics", "choose the entry and give each of its generics its --bind value "
+         "(a block's entry: the root block's instance tree flattened into plain functions "
+         "first)",
          "checked", "bound", front.bind_generics),
 ]
 
 
 def _elaborate(bound: front.Bound, options: Options):
+    from dataclasses import replace
     from .passes.elaborate import elaborate
-    return elaborate(bound.analysis, bound.entry, bound.binding)
+    program = elaborate(bound.analysis, bound.entry, bound.binding)
+    if bound.parameters is not None:  # a block entry: its manifest travels with the program
+        program = replace(program, meta=program.meta + (("parameters", bound.parameters),))
+    return program
 
 
 MIDDLE = [
@@ -254,6 +260,15 @@ class Compiled:
         return PRINTERS[found.language](found.ir)
 
     @property
+    def parameters(self):
+        """A block entry's parameter manifest (`linnet.parameters.Manifest`): the inputs
+        after the entry's own, and the states it returns; None for a module-level entry."""
+        for s in self.result.stages:
+            if isinstance(s.ir, front.Bound):
+                return s.ir.parameters
+        return None
+
+    @property
     def stages(self) -> list[str]:
         """The names of the passes that ran, in order."""
         return [s.name for s in self.result.stages]
@@ -276,8 +291,8 @@ class Compiled:
 
 def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    target: str = "torch", entry: str | None = None,
-                   bind: dict[str, object] | None = None, numerics: str = "equivalent",
-                   grad: bool = False, passes: list[Pass] | None = None,
+                   root: str | None = None, bind: dict[str, object] | None = None,
+                   numerics: str = "equivalent", grad: bool = False, passes: list[Pass] | None = None,
                    rules: tuple | list | None = None, shown: Instrumentation | None = None,
                    tuning: Any = None, device: str | None = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
@@ -305,7 +320,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     if text is None and not Path(path).is_file():
         raise UsageError(f"no program to compile: no text given, and no file at {path!r}",
                          f"no such file: {path}")
-    options = Options(target=target, entry=entry, numerics=numerics, grad=grad, path=path,
+    options = Options(target=target, entry=entry, root=root, numerics=numerics, grad=grad,
+                      path=path,
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
                       tuning=tuning_for(tuning, path, device))

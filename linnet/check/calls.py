@@ -34,6 +34,10 @@ class CallChecker:
         if isinstance(item, t.Const):
             return self.error("E2106", f"`{e.callee}` is a constant, not a function",
                               e.callee_span)
+        if isinstance(item, t.BlockDef):
+            return self.error("E2106", f"`{e.callee}` is a block, not a function",
+                              e.callee_span, "a block",
+                              help="a block is instantiated as a `sub` of another block")
         if self.frame.kernel is not None and isinstance(item, t.Op):
             return self.error("E2127", "a kernel cannot call an op", e.callee_span,
                               help="kernels may call `fn`s, which are inlined")

@@ -18,6 +18,7 @@ from ..program import Program
 from ..syntax import tree as t
 from .grads import check_grad
 from .bindings import check_binding
+from .blocks import check_blocks
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
@@ -65,6 +66,7 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
     infer = _result_inference(globals_, signatures)
     calls: dict[str, list] = {}
     check_value_items(module, globals_, bag, signatures)
+    calls.update(check_blocks(module, globals_, bag, signatures, infer))
     for item in module.items:
         if isinstance(item, CALLABLE):
             seen = _seen_by(item, signatures, own)
@@ -116,6 +118,8 @@ def declare(module: t.Module, done: dict, bag: DiagnosticBag
                     signatures[name] = used.signatures[name]
                 if name in used.globals.consts:
                     globals_.consts[name] = used.globals.consts[name]
+                if name in used.globals.blocks:
+                    globals_.blocks[name] = used.globals.blocks[name]
     return globals_, signatures
 
 

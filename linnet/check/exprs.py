@@ -85,6 +85,8 @@ class ExprChecker:
             return self._generic_value(generic, e)
         if e.id in self.frame.globals.consts:
             return self.frame.globals.consts[e.id]
+        if isinstance(self.frame.globals.items.get(e.id), t.BlockDef):
+            return self.error("E2101", f"`{e.id}` is a block, not a value", e.span, "a block")
         if e.id in self.frame.globals.items:
             return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                               "a function", help=f"call it: `{e.id}(...)`")
@@ -95,6 +97,14 @@ class ExprChecker:
                           help=name_habit(e.id)
                           or "declare it with `let`, or as a parameter or generic",
                           once=(e.id,))
+
+    def expr_MemberCall(self, e: t.MemberCall) -> Val:
+        """Outside a block there are no subs (check/block_bodies.py checks them inside):
+        `x.mean(1)` is a habit from Python."""
+        from ..syntax.habits import method_habit
+        receiver = e.base.id if isinstance(e.base, t.Name) else ""
+        d = method_habit(receiver, e.name, e.name_span)
+        return self.error(d.code, d.message, d.span, d.label, d.help)
 
     def _generic_value(self, g: t.Generic, e: t.Name) -> Val:
         if g.kind not in KINDS:

@@ -27,6 +27,7 @@ class Globals:
     """The items visible in a module: its own, and the `pub` items of modules it uses."""
     items: dict[str, t.Item] = field(default_factory=dict)
     consts: dict[str, Val] = field(default_factory=dict)
+    blocks: dict[str, object] = field(default_factory=dict)  # name -> check.blocks.BlockInfo
 
 
 @dataclass

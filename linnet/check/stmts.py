@@ -175,6 +175,12 @@ class StmtChecker:
         finally:
             self.frame.facts = saved
 
+    def stmt_ForEach(self, s: t.ForEach) -> None:
+        """Outside a block there are no sub arrays (check/block_bodies.py)."""
+        self.error("E2121", "`static for x in e` runs over a sub array, inside a block",
+                   s.iterable.span, "not a sub array",
+                   help="unroll a range with `static for i in a..b`")
+
     def _kernel_bound(self, e: t.Expr) -> None:
         """A kernel `for` bound: a compile-time integer, or a run-time integer scalar (read
         once, before the first trip; the counter stays an i64)."""

@@ -33,11 +33,24 @@ def check_value_items(module: t.Module, globals_, bag: DiagnosticBag,
         elif isinstance(item, t.Enum):
             _once(item.variants, "variant", item.span, bag)
         elif isinstance(item, (t.Function, t.Op, t.Kernel)):
-            _defaults(item, globals_, bag, signatures)
+            sig = signatures.get(item.name)
+            sig = sig if sig is not None and sig.item is item else None
+            if any(p.default is not None for p in item.params):
+                _, checker = item_frame(item, globals_, bag, signatures)
+                _defaults(item, sig, checker, bag)
             if getattr(item, "kind", "") == "entry" and item.name in signatures:
                 _entry_boundary(item, signatures[item.name], bag)
             if isinstance(item, t.Kernel) and item.name in signatures:
                 _kernel_memory(item, signatures[item.name], bag)
+
+
+def check_member_values(fn: t.Function, sig: Signature | None, checker,
+                        bag: DiagnosticBag) -> None:
+    """A block's function, as a module's: literal defaults of the right type; an entry
+    takes and returns only what crosses to a backend. `checker` sees the block's names."""
+    _defaults(fn, sig, checker, bag)
+    if fn.kind == "entry" and sig is not None:
+        _entry_boundary(fn, sig, bag)
 
 
 def _once(names, what: str, span, bag: DiagnosticBag) -> None:
@@ -66,7 +79,8 @@ def _declaration(item, globals_, bag: DiagnosticBag, signatures) -> None:
                   help="a struct's fields and an alias's type may not name it, directly or not")
 
 
-def _defaults(item, globals_, bag: DiagnosticBag, signatures) -> None:
+def _defaults(item, sig: Signature | None, checker, bag: DiagnosticBag) -> None:
+    """Each default a literal of its parameter's type (`sig`: the item's own signature)."""
     with_default = [p for p in item.params if p.default is not None]
     if not with_default:
         return
@@ -74,15 +88,13 @@ def _defaults(item, globals_, bag: DiagnosticBag, signatures) -> None:
         bag.error("E2127", "a kernel's parameters take no defaults", with_default[0].span,
                   help="give the default to the op that binds the kernel")
         return
-    _, checker = item_frame(item, globals_, bag, signatures)
-    sig = signatures.get(item.name)
     for p in with_default:
         if not _literal(p.default):
             bag.error("E2101", f"the default of `{p.name}` is not a literal", p.default.span,
                       "not a literal", help="a default is a number, `true`, `false` or `none` "
                       "(it is read where the function is called)")
             continue
-        want = sig.params[item.params.index(p)] if sig is not None and sig.item is item \
+        want = sig.params[item.params.index(p)] if sig is not None \
             else checker.resolve_type(p.type)
         value = checker.expr(p.default)
         if want is not None and not value.is_error:

@@ -90,6 +90,10 @@ class _Module:
                 "# Do not edit: regenerate it from the source instead."]
         if "grad" in dict(self.program.meta):  # --grad: what main returns
             head.insert(2, f"# --grad: {comment(dict(self.program.meta)['grad'])}")
+        if "parameters" in dict(self.program.meta):  # a block entry: its extra inputs
+            first, *rest = str(dict(self.program.meta)["parameters"]).splitlines()
+            head[-1:-1] = [f"# parameters: {comment(first)}"] + [f"#   {comment(r)}"
+                                                                  for r in rest]
         if "tuning" in dict(self.program.meta):  # each op's kernel binding: tuned or not
             first, *rest = str(dict(self.program.meta)["tuning"]).splitlines() or [""]
             head[-1:-1] = [f"# tuning: {comment(first)}"] + [f"#   {comment(r)}" for r in rest]

@@ -5,7 +5,9 @@ onnxruntime runs from release 1.20 on (a newer opset would shut out the runtimes
 deployments have: onnxruntime 1.30 refuses IR version 14, which opset 28 needs), and
 `emit_onnx` checks it with `onnx.checker.check_model(full_check=True)`; a model that fails
 the check is an internal error. The graph's inputs are the entry's parameters (`in0`,
-`in1`, ...; each input's doc string holds its source name), its outputs the entry's
+`in1`, ...; each input's doc string holds its source name; a block entry's params,
+buffers and states are named by their parameter path, `layers.0.up`, made only of
+identifiers, digits and dots), its outputs the entry's
 results in order (`out0`, ...; a tuple result gives one output per item), all with their
 declared dtypes and shapes.
 Values are named `v0, v1, ...`, constants `c0, c1, ...`, nodes `n0, n1, ...`: no user
@@ -30,6 +32,7 @@ dtypes). This module lays out the program:
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Iterator, Union
 
@@ -62,6 +65,16 @@ def emit_onnx(program: ir.Program, options=None) -> onnx.ModelProto:
         raise ValueError(f"internal error: the ONNX model of {program.entry} fails "
                          f"onnx.checker: {err}") from err
     return model
+
+
+def _parameter_paths(program: ir.Program) -> dict[str, str]:
+    """A block entry's inputs by name -> their parameter paths (`layers.0.up`); a path
+    spelled like the model's own names (`v0`, `c1`, `in2`) keeps the input's `inK`."""
+    manifest = dict(program.meta).get("parameters")
+    if manifest is None:
+        return {}
+    return {p.input: p.path for p in manifest.inputs
+            if not re.fullmatch(r"(?:v|c|g|n|in|out)[0-9]+", p.path)}
 
 
 def _info(name: str, ty: ir.TType, doc: str = "") -> onnx.ValueInfoProto:
@@ -120,11 +133,13 @@ class _Exporter:
         entry = self.program.func(self.program.entry)
         g = ops.Nodes(self.scope)
         inputs, env = [], {}
+        paths = _parameter_paths(self.program)
         for k, p in enumerate(entry.params):
             if not isinstance(p.type, ir.TType):
                 raise ValueError(f"entry parameter {p.name} is not a tensor")
-            inputs.append(_info(f"in{k}", p.type, doc=f"parameter {p.name}: {p.type}"))
-            env[p.name] = f"in{k}"
+            name = paths.get(p.name, f"in{k}")
+            inputs.append(_info(name, p.type, doc=f"parameter {p.name}: {p.type}"))
+            env[p.name] = name
         result = self.block(entry.body, env, g)
         outputs = []
         for k, (name, ty) in enumerate(zip(_flatten(result), _leaves(entry.body.result.type))):

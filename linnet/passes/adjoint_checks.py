@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..check.instance import Analysis, Instance
-from ..check.types import LitT, TensorT
+from ..check.types import LitT, TensorT, TupleT
 from ..diagnostics import Diagnostic, Span
 from ..syntax import tree as t
 from .elaborate_walks import assigned_outer
@@ -23,10 +23,14 @@ from .elaborate_walks import assigned_outer
 FLOATS = ("f16", "bf16", "f32", "f64")
 
 
-def grad_diagnostics(analysis: Analysis, entry: t.Function, inst: Instance) -> list[Diagnostic]:
-    """What keeps the bound entry from being differentiated (empty when nothing)."""
+def grad_diagnostics(analysis: Analysis, entry: t.Function, inst: Instance,
+                     states: int = 0) -> list[Diagnostic]:
+    """What keeps the bound entry from being differentiated (empty when nothing). A block
+    entry returns its `states` next states after the loss (linnet/parameters.py)."""
     problems = []
     result = inst.signature.result
+    if states and isinstance(result, TupleT) and len(result.items) == 1 + states:
+        result = result.items[0]
     if not (isinstance(result, TensorT) and result.rank == 0 and result.dtype in FLOATS):
         span = entry.result.span if entry.result is not None else entry.span
         problems.append(Diagnostic(

@@ -35,12 +35,16 @@ def differentiate(program: ir.Program, options) -> ir.Program:
     if not getattr(options, "grad", False):
         return program
     entry = program.func(program.entry)
+    manifest = dict(program.meta).get("parameters")
+    entry, states = _split_states(entry, manifest)
     _check_loss(entry)
     entry = _inline_ops_without_grad(program, entry)
     funcs, grads = _grad_funcs(program, entry)
-    body = _reverse_body(entry, {f.name: f for f in funcs}, grads)
+    frozen = _not_trained(manifest)
+    body = _reverse_body(entry, {f.name: f for f in funcs}, grads, frozen, states)
     new_entry = replace(entry, body=body)
-    floats = ", ".join(p.name for p in entry.params if is_float(p.type)) or "none"
+    floats = ", ".join(p.name for p in entry.params
+                       if is_float(p.type) and p.name not in frozen) or "none"
     meta = program.meta + (("grad", f"returns the loss, then its gradient with respect to: "
                                     f"{floats}"),)
     return replace(program, funcs=tuple(new_entry if f.name == entry.name else f
@@ -80,15 +84,40 @@ def _grad_funcs(program: ir.Program, entry: ir.Func) -> tuple[list[ir.Func], dic
     return funcs, grads
 
 
-def _reverse_body(entry: ir.Func, funcs: dict[str, ir.Func], grads: dict[str, str]) -> ir.Block:
-    """The entry's body, then its adjoint sweep seeded with d loss / d loss = 1."""
+def _split_states(entry: ir.Func, manifest) -> tuple[ir.Func, tuple[ir.Atom, ...]]:
+    """A block entry that assigns states returns `(loss, next states...)`: the entry
+    returning the loss alone, and the next states (kept after the gradients)."""
+    if manifest is None or not manifest.assigned:
+        return entry, ()
+    binds = entry.body.binds
+    last = binds[-1] if binds else None
+    if last is None or last.var != entry.body.result or not isinstance(last.expr, ir.MakeTuple):
+        raise CompileError([Diagnostic(
+            "E2190", "not implemented yet: --grad of this block entry (its results are not "
+            "one tuple of the loss and the next states)", NO_SPAN)])
+    loss, *states = last.expr.items
+    return replace(entry, body=replace(entry.body, binds=binds[:-1], result=loss)), \
+        tuple(states)
+
+
+def _not_trained(manifest) -> frozenset[str]:
+    """A block entry's buffers and states: floating inputs that take no gradient."""
+    if manifest is None:
+        return frozenset()
+    return frozenset(p.input for p in manifest.inputs if p.kind != "param")
+
+
+def _reverse_body(entry: ir.Func, funcs: dict[str, ir.Func], grads: dict[str, str],
+                  frozen: frozenset[str] = frozenset(), states: tuple = ()) -> ir.Block:
+    """The entry's body, then its adjoint sweep seeded with d loss / d loss = 1 (and after
+    the gradients, a block entry's next states)."""
     em = Emitter(NameSupply(func_names(entry)))
-    active = {p for p in entry.params if is_float(p.type)}
+    active = {p for p in entry.params if is_float(p.type) and p.name not in frozen}
     rev = Reverse(em, active, funcs, grads)
     adj = Adjoints(em, rev.active)
     loss = entry.body.result
     rev.differentiate(entry.body, lit(1.0, loss.type.dtype), adj)
     results = [loss] + [adj.get(p) or em.zeros(p.type) for p in entry.params
-                        if is_float(p.type)]
+                        if p in active] + list(states)
     ty = ir.TupleTy(tuple(a.type for a in results))
     return em.close(em.emit(ir.MakeTuple(tuple(results), ty), "loss_and_grads"))

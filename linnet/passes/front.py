@@ -36,6 +36,7 @@ class Bound:
     entry: t.Function
     binding: Binding
     values: dict[str, object]
+    parameters: object | None = None  # a block entry's `linnet.parameters.Manifest`
 
     def __str__(self) -> str:
         return describe_bound(self)
@@ -56,8 +57,13 @@ def check(program: Program, options) -> Analysis:
 
 
 def bind_generics(analysis: Analysis, options) -> Bound:
-    entry = choose_entry(analysis, options.entry)
-    values = parse_bindings(entry, options.bind)
+    from .block_entry import block_entry
+    name, bind, manifest = options.entry, options.bind, None
+    block = block_entry(analysis, getattr(options, "root", None), name, bind)
+    if block is not None:  # a block's entry, flattened into a plain program
+        analysis, name, bind, manifest = block.analysis, block.entry, block.bind, block.manifest
+    entry = choose_entry(analysis, name)
+    values = parse_bindings(entry, bind)
     dims = {k: v for k, v in values.items() if isinstance(v, int)}
     dtypes = {k: v for k, v in values.items() if isinstance(v, str)}
     packs = {k: v for k, v in values.items() if isinstance(v, tuple)}
@@ -67,25 +73,32 @@ def bind_generics(analysis: Analysis, options) -> Bound:
         raise CompileError(instance.diagnostics)
     if getattr(options, "grad", False):  # what keeps --grad from differentiating the entry
         from .adjoint_checks import grad_diagnostics
-        problems = grad_diagnostics(analysis, entry, instance)
+        states = len(manifest.assigned) if manifest is not None else 0
+        problems = grad_diagnostics(analysis, entry, instance, states)
         if problems:
             raise CompileError(problems)
-    return Bound(analysis, entry, binding, values)
+    return Bound(analysis, entry, binding, values, manifest)
 
 
 def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
     entries = [i for i in analysis.root.globals.items.values()
                if isinstance(i, t.Function) and i.kind == "entry"
                and i in analysis.program.root_module.items]
+    return pick_entry(entries, name, "the file")
+
+
+def pick_entry(entries: list[t.Function], name: str | None, owner: str) -> t.Function:
+    """The entry named so among `entries` (of `owner`: the file, or a block), or the only
+    one when no name is given."""
     names = ", ".join(e.name for e in entries) or "none"
     if name is None:
         if len(entries) != 1:
-            head = f"the file has {len(entries)} entries ({names}); choose one with "
+            head = f"{owner} has {len(entries)} entries ({names}); choose one with "
             raise UsageError(head + "entry=NAME", head + "--entry NAME")
         return entries[0]
     found = next((e for e in entries if e.name == name), None)
     if found is None:
-        raise UsageError(f"no entry named `{name}`; the file's entries: {names}"
+        raise UsageError(f"no entry named `{name}`; {owner}'s entries: {names}"
                          + suggest(name, [e.name for e in entries]))
     return found
 
@@ -159,5 +172,7 @@ def _example(g: t.Generic, python: bool = False) -> str:
 
 
 def describe_bound(b: Bound) -> str:
+    """The entry and its values; for a block entry, first the flattened program."""
     values = ", ".join(f"{k}={v}" for k, v in b.values.items())
-    return f"entry {b.entry.name}<{values}>"
+    head = f"{b.analysis}\n" if b.parameters is not None else ""
+    return f"{head}entry {b.entry.name}<{values}>"

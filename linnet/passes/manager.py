@@ -34,6 +34,7 @@ class Options:
     """What a compilation was asked for; passes read it, never write it."""
     target: str = "torch"
     entry: str | None = None
+    root: str | None = None  # the root block (`--root`); None: the only block with entries
     bind: dict[str, str] = field(default_factory=dict)
     numerics: str = "equivalent"
     grad: bool = False

@@ -146,7 +146,11 @@ def _method(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:
         return None
     attr = tokens[i + 1].value
     receiver = tokens[i - 1].value if _kind(tokens, i - 1) == "NAME" else ""
-    span = Span(path, tokens[i].start_pos, tokens[i + 1].end_pos)
+    return method_habit(receiver, attr, Span(path, tokens[i].start_pos, tokens[i + 1].end_pos))
+
+
+def method_habit(receiver: str, attr: str, span: Span) -> Diagnostic:
+    """`x.sum()`, `np.exp(x)` (the checker's too: a member call that reaches no sub)."""
     if receiver in MODULES:
         found = function_habit(attr)
         help_ = found[1] if found else (f"`{attr}(...)` is in the prelude, with no import"

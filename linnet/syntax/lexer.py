@@ -26,10 +26,11 @@ from .habits import at_sign
 
 KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
-    "yield where true false type struct enum match none some").split()}
+    "yield where true false type struct enum match none some "
+    "block param buffer state sub").split()}
 FUTURE = set("async await effect unsafe macro trait impl derive random rng mut ref device".split())
 """Words reserved for the future: never a name (E1004), though nothing uses them yet."""
-RESERVED = set("block param buffer state sub extern crate self super as".split()) | FUTURE
+RESERVED = set("extern crate self super as".split()) | FUTURE
 MODEL_WORDS = {"type", "struct", "enum", "match", "none", "some"}
 """Keywords of the model layer that earlier versions reserved: used as a name, still E1004."""
 REDUCTIONS = {"sum", "prod", "max", "min", "any", "all"}
@@ -53,10 +54,13 @@ CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
                       "LPAR", "RPAR", "LSQB", "RSQB", "FLOAT",
                       "RESERVED"}  # a reserved word where a name is meant: E1004 at the word
-DECLARERS = {"FN", "OP", "KERNEL", "ENTRY", "TYPE", "STRUCT"}
+DECLARERS = {"FN", "OP", "KERNEL", "ENTRY", "TYPE", "STRUCT", "BLOCK"}
 TYPE_FOLLOWS = {"RPAR", "COMMA", "LBRACE", "ASSIGN", "QMARK", "RSQB", "SEMI", "NL", "RBRACE",
                 "NAME", "WHERE", None}
 """What may follow a generic type such as `KV<f32>` written after `:`, `->` or `type X =`."""
+BLOCK_WORDS = {"BLOCK", "PARAM", "BUFFER", "STATE", "SUB"}
+"""The keywords of blocks, reserved before blocks existed: where a name is expected they are
+still E1004, as they were."""
 HEADER_FOLLOWS = {"NAME", "RSQB", "RPAR"}  # a kernel's result type, or `grid(..)`, `warps(..)`
 MAX_NESTING = 200
 
@@ -259,6 +263,7 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
     if _peek(toks, i - 1) not in ("NAME", "REDUCE"):
         return None
     declaring = _peek(toks, i - 2) in DECLARERS or _peek(toks, i - 1) == "REDUCE"
+    sub_type = _in_sub_type(toks, i)
     depth = 0
     for k in range(i + 1, len(toks)):
         kind = toks[k].type
@@ -269,7 +274,7 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
             if depth < 0:
                 return None
         elif kind == "GT" and depth == 0:
-            if declaring or _peek(toks, k + 1) == "LPAR":
+            if declaring or sub_type or _peek(toks, k + 1) == "LPAR":
                 return k
             if _type_context(toks, i) and _peek(toks, k + 1) in TYPE_FOLLOWS:
                 return k
@@ -313,6 +318,16 @@ def _opening_paren(toks: list[Token], k: int) -> int | None:
             return None
         k -= 1
     return None
+
+
+def _in_sub_type(toks: list[Token], i: int) -> bool:
+    """Is the `<` at i right after the block named by a sub's type (`sub m: Mlp<`,
+    `sub ms: [Mlp<`)?"""
+    k = i - 2
+    if _peek(toks, k) == "LSQB":
+        k -= 1
+    return _peek(toks, k) == "COLON" and _peek(toks, k - 1) == "NAME" \
+        and _peek(toks, k - 2) == "SUB"
 
 
 def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:

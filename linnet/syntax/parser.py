@@ -19,12 +19,11 @@ from lark.lexer import Lexer
 from ..diagnostics import Diagnostic, Span
 from . import tree as t
 from .habits import syntax_habit
-from .lexer import MODEL_WORDS, tokenize
+from .lexer import BLOCK_WORDS, MODEL_WORDS, tokenize
 from .parser_values import ValueBuild
 from .tables import load_parser
 
-OUT_OF_SCOPE = {"block": "blocks", "param": "`param`", "state": "`state`", "buffer": "`buffer`",
-                "extern": "packages", "crate": "packages"}
+OUT_OF_SCOPE = {"extern": "packages", "crate": "packages"}
 
 
 class _TokenList(Lexer):
@@ -89,6 +88,8 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     if tok.value in MODEL_WORDS and "NAME" in (getattr(err, "expected", ()) or ()):
         return Diagnostic("E1004", f"`{tok.value}` is a keyword", span, "a keyword",
                           help=f"choose another name, such as `{tok.value}_`")
+    if tok.type in BLOCK_WORDS:
+        return _block_word(tok, tokens, span)
     if tok is tokens[0] and tok.type != "MODULE":
         return Diagnostic("E1102", "missing `module` line", span, "expected `module` first",
                           help="start the file with `module NAME` (a dotted path such as `a.b`)")
@@ -115,6 +116,17 @@ def _reserved(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
         what = OUT_OF_SCOPE[tok.value]
         return Diagnostic("E2190", f"not implemented yet: {what}", span, "not supported",
                           help="this part of the language is reserved for later versions")
+    return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
+                      help=f"choose another name, such as `{tok.value}_`")
+
+
+def _block_word(tok: Token, tokens: list[Token], span: Span) -> Diagnostic:
+    """`block`, `param`, `buffer`, `state` or `sub` out of place: at item level a member
+    outside its block; inside a body, where a name is meant, a reserved word (E1004)."""
+    index = next(i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos)
+    if tok.type != "BLOCK" and _depth(tokens, index) == 0:
+        return Diagnostic("E1101", f"unexpected `{tok.value}`", span, "outside a block",
+                          help=f"`{tok.value}` declares a member inside `block Name {{ ... }}`")
     return Diagnostic("E1004", f"`{tok.value}` is a reserved word", span, "reserved",
                       help=f"choose another name, such as `{tok.value}_`")
 
@@ -279,6 +291,39 @@ class _Build(ValueBuild, Transformer):
     def where(self, c: list[Child]) -> "_WhereList":
         return _WhereList(_nodes(c))
 
+    # blocks
+    def block_def(self, c: list[Child]) -> t.BlockDef:
+        members = tuple(x for x in c if isinstance(x, (t.TensorMember, t.Sub, t.Function)))
+        return t.BlockDef(c[1].value, _opt(c, _GenericList), _opt(c, _WhereList), members,
+                          span=self._span(c))
+
+    def member_fn(self, c: list[Child]) -> t.Function:
+        if _is(c[0], "PUB"):
+            return _replace(c[-1], public=True, span=self._span(c))
+        return c[-1]
+
+    def tensor_member(self, c: list[Child]) -> t.TensorMember:
+        init = next((x.value for x in c if isinstance(x, _Init)), None)
+        return t.TensorMember(c[0].value, c[1].value, c[3], init, span=self._span(c))
+
+    def sub_member(self, c: list[Child]) -> t.Sub:
+        init = next((x.value for x in c if isinstance(x, _Init)), None)
+        return t.Sub(c[1].value, c[3], any(_is(x, "QMARK") for x in c), init,
+                     span=self._span(c))
+
+    def member_init(self, c: list[Child]) -> "_Init":
+        return _Init(c[1], self._span(c))
+
+    def sub_one(self, c: list[Child]) -> t.SubType:
+        generics = _after(c, "GLT")
+        return t.SubType(c[0].value, tuple(generics) if generics is not None else None,
+                         span=self._span(c))
+
+    def sub_array(self, c: list[Child]) -> t.SubType:
+        generics = _after(c, "GLT")
+        return t.SubType(c[1].value, tuple(generics) if generics is not None else None,
+                         _after(c, "SEMI"), span=self._span(c))
+
     # types
     def type_name(self, c: list[Child]) -> t.TypeName:
         return t.TypeName(c[0].value, span=self._span(c))
@@ -331,6 +376,10 @@ class _Build(ValueBuild, Transformer):
         return t.For(c[k + 1].value, c[k + 3], c[k + 5], c[-1].stmts, static,
                      span=self._span(c), name_spans=(self._span([c[k + 1]]),))
 
+    def for_each(self, c: list[Child]) -> t.ForEach:
+        return t.ForEach(c[2].value, c[4], c[-1].stmts, span=self._span(c),
+                         name_spans=(self._span([c[2]]),))
+
     def while_stmt(self, c: list[Child]) -> t.While:
         return t.While(c[1], c[2].stmts, span=self._span(c))
 
@@ -372,6 +421,15 @@ class _Build(ValueBuild, Transformer):
         return t.Call(c[0].value, tuple(generics) if generics is not None else None,
                       _wrap_args(args),
                       Span(self.file, c[0].start_pos, c[0].end_pos), span=self._span(c))
+
+    def member_call(self, c: list[Child]) -> t.MemberCall:
+        generics = _after(c, "GLT")
+        lpar = next(i for i, x in enumerate(c) if _is(x, "LPAR"))
+        args = c[lpar + 1] if not _is(c[lpar + 1], "RPAR") else []
+        return t.MemberCall(c[0], c[2].value,
+                            tuple(generics) if generics is not None else None,
+                            _wrap_args(args), span=self._span(c),
+                            name_span=self._span(c[1:3]))
 
     def name(self, c: list[Child]) -> t.Name:
         return t.Name(c[0].value, span=self._span(c))
@@ -443,6 +501,13 @@ class _Body:
 
     def __init__(self, stmts: tuple, span: Span) -> None:
         self.stmts, self.span = stmts, span
+
+
+class _Init:
+    """What follows `=` in a block member."""
+
+    def __init__(self, value: Child, span: Span) -> None:
+        self.value, self.span = value, span
 
 
 class _GenericList(tuple):

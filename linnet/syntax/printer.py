@@ -99,7 +99,7 @@ def _precedence(e: t.Expr) -> int:
         return UNARY
     if isinstance(e, (t.IntLit, t.FloatLit)) and _is_negative(e.value):
         return UNARY
-    if isinstance(e, (t.Call, t.Index, t.Field)):
+    if isinstance(e, (t.Call, t.Index, t.Field, t.MemberCall)):
         return POSTFIX
     return ATOM
 
@@ -188,6 +188,12 @@ def _join(op: str, left: str, right: str) -> str:
 def _call(e: t.Call, closed: bool) -> str:
     generics = "" if e.generics is None else "<" + _list(e.generics) + ">"
     return f"{e.callee}{generics}({_args(e.args)})"
+
+
+def _member_call(e: t.MemberCall, closed: bool) -> str:
+    base = _expr(e.base, POSTFIX, closed=True)
+    generics = "" if e.generics is None else "<" + _list(e.generics) + ">"
+    return f"{base}.{e.name}{generics}({_args(e.args)})"
 
 
 def _index(e: t.Index, closed: bool) -> str:
@@ -282,7 +288,7 @@ def _scan(e: t.ForExpr, closed: bool) -> str:
 _EXPRS: dict[type, Callable[..., str]] = {
     t.Name: _name, t.IntLit: _int, t.FloatLit: _float, t.BoolLit: _bool, t.Unary: _unary,
     t.Binary: _binary, t.Call: _call, t.Index: _index, t.Reduce: _reduce, t.If: _if,
-    t.TupleExpr: _tuple, t.ListExpr: _list_expr, t.ForExpr: _scan,
+    t.TupleExpr: _tuple, t.ListExpr: _list_expr, t.ForExpr: _scan, t.MemberCall: _member_call,
 }
 
 
@@ -385,6 +391,10 @@ def _for(s: t.For) -> str:
     return f"{static}for {s.var} in {_range(s.lo, s.hi)} {_body(s.body)}"
 
 
+def _for_each(s: t.ForEach) -> str:
+    return f"static for {s.var} in {print_expr(s.iterable)} {_body(s.body)}"
+
+
 def _while(s: t.While) -> str:
     return f"while {print_expr(s.cond)} {_body(s.body)}"
 
@@ -400,7 +410,7 @@ def _effect(s: t.Effect) -> str:
 _STMTS: dict[type, Callable[..., str]] = {
     t.Let: _let, t.LetTuple: _let_tuple, t.LetIndex: _let_index, t.VarDecl: _var,
     t.Assign: _assign, t.Return: _return, t.For: _for, t.While: _while, t.Yield: _yield,
-    t.Effect: _effect,
+    t.Effect: _effect, t.ForEach: _for_each,
 }
 
 
@@ -476,8 +486,44 @@ def _kernel(k: t.Kernel) -> str:
     return f"{head}{_where(k.where)} {_body(k.body)}"
 
 
+def _block_def(b: t.BlockDef) -> str:
+    """Members one per line, a blank line before and after each function."""
+    parts: list[str] = []
+    for m in b.members:
+        text = _MEMBERS[type(m)](m)
+        if isinstance(m, t.Function) or (parts and parts[-1].startswith(("fn", "entry", "pub"))):
+            parts.append("")
+        parts.append(text)
+    inner = "\n".join(parts).strip("\n")
+    head = f"block {b.name}{_generics(b.generics)}{_where(b.where)}"
+    return head + (" {\n" + _indent(inner, 1) + "\n}" if inner else " {}")
+
+
+def _tensor_member(m: t.TensorMember) -> str:
+    init = "" if m.init is None else " = " + print_expr(m.init)
+    return f"{m.kind} {m.name}: {print_type(m.type)}{init}"
+
+
+def _sub(m: t.Sub) -> str:
+    ty = m.type
+    text = ty.block + ("" if ty.generics is None else "<" + _list(ty.generics) + ">")
+    if ty.count is not None:
+        text = f"[{text}; {print_expr(ty.count)}]"
+    init = "" if m.init is None else " = " + print_expr(m.init)
+    return f"sub {m.name}: {text}{'?' if m.optional else ''}{init}"
+
+
+def _member_fn(f: t.Function) -> str:
+    return ("pub " if f.public else "") + _function(f)
+
+
+_MEMBERS: dict[type, Callable[..., str]] = {
+    t.TensorMember: _tensor_member, t.Sub: _sub, t.Function: _member_fn,
+}
+
 _ITEMS: dict[type, Callable[..., str]] = {
     t.Const: _const, t.Function: _function, t.Op: _op, t.Kernel: _kernel,
+    t.BlockDef: _block_def,
 }
 
 

@@ -233,8 +233,20 @@ class EllipsisIx:
     span: Span = _span()
 
 
+@node
+class MemberCall:
+    """`layer.forward(x)`: a `pub fn` of a block's sub (blocks are not values, so the base
+    is a sub or the element of a `static for` over a sub array)."""
+    base: "Expr"
+    name: str
+    generics: tuple["Expr", ...] | None
+    args: tuple[Arg, ...]
+    span: Span = _span()
+    name_span: Span = _span()  # `.forward`
+
+
 Expr = Union[Name, IntLit, FloatLit, BoolLit, Unary, Binary, Call, Index, Reduce,
-             If, TupleExpr, ListExpr, ForExpr, Field, NoneLit, Some, Match]
+             If, TupleExpr, ListExpr, ForExpr, Field, NoneLit, Some, Match, MemberCall]
 
 
 # ---------------------------------------------------------------------- types
@@ -360,7 +372,18 @@ class Effect:
     span: Span = _span()
 
 
-Stmt = Union[Let, LetTuple, LetIndex, VarDecl, Assign, Return, For, While, Yield, Effect]
+@node
+class ForEach:
+    """`static for layer in layers { }`: unrolled over the elements of a sub array."""
+    var: str
+    iterable: Expr
+    body: tuple["Stmt", ...]
+    name_spans: tuple[Span, ...] = _name_spans()
+    span: Span = _span()
+
+
+Stmt = Union[Let, LetTuple, LetIndex, VarDecl, Assign, Return, For, While, Yield, Effect,
+             ForEach]
 
 
 # ---------------------------------------------------------------------- items
@@ -479,7 +502,53 @@ class Enum:
     span: Span = _span()
 
 
-Item = Union[Const, Function, Op, Kernel, TypeAlias, Struct, Enum]
+@node
+class TensorMember:
+    """A block's `param`, `buffer` or `state` (kind says which). `init` is what follows
+    `=`: only `none` is allowed, on an optional param (E4101, E4102)."""
+    kind: str
+    name: str
+    type: TypeExpr
+    init: Expr | None = None
+    span: Span = _span()
+
+
+@node
+class SubType:
+    """The block a `sub` instantiates: `Mlp<H, 4 * H>`, or `[Mlp<H>; L]` when `count` is
+    set (an array of L children)."""
+    block: str
+    generics: tuple[Expr, ...] | None
+    count: Expr | None = None
+    span: Span = _span()
+
+
+@node
+class Sub:
+    """`sub name: Block<..>`, `sub name: [Block<..>; N]` or `sub name: Block<..>? = none`."""
+    name: str
+    type: SubType
+    optional: bool = False
+    init: Expr | None = None
+    span: Span = _span()
+
+
+Member = Union[TensorMember, Sub, Function]
+
+
+@node
+class BlockDef:
+    """`block Name<G> where ... { members }`: params, buffers, states, subs and functions
+    (`pub fn` callable by the parent, `pub entry` run by backends)."""
+    name: str
+    generics: tuple[Generic, ...]
+    where: tuple[Expr, ...]
+    members: tuple[Member, ...]
+    public: bool = False
+    span: Span = _span()
+
+
+Item = Union[Const, Function, Op, Kernel, TypeAlias, Struct, Enum, BlockDef]
 
 
 @node

@@ -102,7 +102,8 @@ def test_keywords_reserved_words_and_names():
         "LET", "VAR", "RETURN", "WHILE", "STATIC", "YIELD"]
     assert kinds("type struct match none some enum") == [
         "TYPE", "STRUCT", "MATCH", "NONE", "SOME", "ENUM"]
-    assert kinds("block param extern") == ["RESERVED"] * 3
+    assert kinds("block param buffer state sub") == ["BLOCK", "PARAM", "BUFFER", "STATE", "SUB"]
+    assert kinds("extern crate self") == ["RESERVED"] * 3
     assert kinds("lets _x x1 Tensor") == ["NAME"] * 4
 
 

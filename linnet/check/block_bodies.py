@@ -1,0 +1,265 @@
+"""The bodies of a block's functions: members as names, member calls, state assignment.
+
+`BlockBodyChecker` is the body checker with the block's members in scope: params and
+buffers as immutable names, states as the one kind of member a body may assign (same
+type: E2109; any other member: E2108), subs only as the base of a member call, sub
+arrays only as what `static for layer in layers` unrolls over. A member call checks
+against the child function's signature with the child's generics replaced by the
+sub's arguments, so shapes flow from parent to child as they do through a generic call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..diagnostics import DiagnosticBag
+from ..syntax import tree as t
+from .blocks import BlockInfo
+from .body import BodyChecker
+from .dims import Facts
+from .scope import Frame, Globals, Local
+from .signatures import Binding, Signature, substitute
+from .types import ERR, Val
+
+
+@dataclass(frozen=True)
+class SubRef:
+    """A sub, or one element of a sub array, as a body sees it."""
+    name: str
+    block: BlockInfo | None  # None after an error reported at the sub
+    binding: Binding | None
+    array: bool
+    optional: bool
+
+
+def header_checker(info: BlockInfo, fn_generics: tuple[t.Generic, ...], globals_: Globals,
+                   bag: DiagnosticBag, signatures: dict[str, Signature],
+                   with_where: bool = True) -> "BlockBodyChecker":
+    """A checker in the block's frame: its generics (and a function's), its `where`."""
+    generics = {**info.generics, **{g.name: g for g in fn_generics}}
+    if with_where:
+        facts = info.facts(fn_generics)
+    else:
+        facts = Facts([g.name for g in generics.values() if g.kind == "Dim"])
+    return BlockBodyChecker(Frame(globals_, generics, facts), bag, signatures, info)
+
+
+def check_block_bodies(info: BlockInfo, globals_: Globals, bag: DiagnosticBag,
+                       signatures: dict[str, Signature], infer) -> dict[str, list]:
+    """Check each function of the block; returns the calls each makes, by `Block.fn`."""
+    calls: dict[str, list] = {}
+    for fn in info.fns.values():
+        for g in fn.generics:
+            if g.name in info.generics:
+                bag.error("E1205", f"generic `{g.name}` of `{fn.name}` hides the block's",
+                          g.span, "declared twice",
+                          help="a block's functions see its generics; choose another name")
+        for p in fn.params:
+            if p.name in info.tensors or p.name in info.subs:
+                bag.error("E1205", f"parameter `{p.name}` of `{fn.name}` has the name of a "
+                          f"member of `{info.name}`", p.span, "declared twice",
+                          help="a block's functions see its members by name; choose another "
+                               "name")
+        sig = info.sigs[fn.name]
+        checker = header_checker(info, fn.generics, globals_, bag, signatures)
+        checker.infer_result = infer
+        for left, op, right, _ in sig.where:
+            checker.frame.facts = checker.frame.facts.assume(left, op, right)
+        checker.bind_members()
+        for p, ty in zip(fn.params, sig.params):
+            checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
+        checker.expected_result = sig.result
+        checker.stmts(fn.body)
+        if not fn.body or not isinstance(fn.body[-1], t.Return):
+            checker.error("E2120", f"`{fn.name}` does not end with `return`", fn.span,
+                          "no final return", help="end the body with `return value`")
+        calls[f"{info.name}.{fn.name}"] = checker.calls
+    return calls
+
+
+class BlockBodyChecker(BodyChecker):
+    """The body checker, inside a block."""
+
+    def __init__(self, frame: Frame, bag: DiagnosticBag, signatures: dict[str, Signature],
+                 info: BlockInfo) -> None:
+        super().__init__(frame, bag, signatures)
+        self.info = info
+        self.members: dict[str, Local] = {}
+        self.subrefs: dict[str, SubRef] = {
+            name: SubRef(name, s.block, s.binding, s.count is not None, s.optional)
+            for name, s in info.subs.items()}
+
+    def bind_members(self) -> None:
+        """Params and buffers as names, states as assignable names (optional members are
+        read with `match`, not yet part of the language here: they stay out of scope)."""
+        for name, m in self.info.tensors.items():
+            if m.optional or m.type is None:
+                continue
+            self.frame.bind(name, Val(m.type), mutable=m.kind == "state")
+            self.members[name] = self.frame.lookup(name)
+
+    def _member(self, name: str) -> bool:
+        """Does the name still mean the block's member (no local hides it)?"""
+        local = self.frame.lookup(name)
+        return local is not None and local is self.members.get(name)
+
+    # ------------------------------------------------------------------ names
+
+    def expr_Name(self, e: t.Name) -> Val:
+        if (self.ix is None or e.id not in self.ix) and self.frame.lookup(e.id) is None:
+            ref = self.subrefs.get(e.id)
+            if ref is not None:
+                what = "an array of blocks" if ref.array else "a block"
+                how = (f"unroll it: `static for layer in {e.id} {{ ... }}`" if ref.array
+                       else f"call one of its functions: `{e.id}.forward(...)`")
+                return self.error("E2101", f"sub `{e.id}` is {what}, not a value", e.span,
+                                  "a sub", help=how)
+            member = self.info.tensors.get(e.id)
+            if member is not None and member.optional:
+                return self.error("E2190", f"not implemented yet: reading the optional "
+                                  f"{member.kind} `{e.id}` of a block", e.span, "optional",
+                                  help="optional block members are declared and listed in "
+                                  "the manifest, but not read in this version; declare it "
+                                  "without `?`")
+            if e.id in self.info.fns:
+                return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
+                                  "a function", help=f"call it: `{e.id}(...)`")
+        return super().expr_Name(e)
+
+    def stmt_Assign(self, s: t.Assign) -> None:
+        if self._member(s.name) and not self.frame.lookup(s.name).mutable:
+            kind = self.info.tensors[s.name].kind
+            self.bound_value(s.value)
+            self.error("E2108", f"`{s.name}` is a {kind}, not a state", s.span,
+                       "cannot assign",
+                       help=f"a {kind} comes from the checkpoint; only a `state` member "
+                            "(or a `var`) is assigned")
+            return
+        if self.frame.lookup(s.name) is None and (s.name in self.subrefs
+                                                  or s.name in self.info.tensors):
+            self.bound_value(s.value)
+            self.error("E2108", f"`{s.name}` cannot be assigned", s.span, "cannot assign",
+                       help="only a `state` member (or a `var`) is assigned")
+            return
+        super().stmt_Assign(s)
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, e: t.Call) -> Val:
+        """A bare call of one of the block's own functions."""
+        if e.callee not in self.info.fns or self.frame.lookup(e.callee) is not None:
+            return super().call(e)
+        if self.ix is not None:
+            return _in_notation(self, e.callee, e.span)
+        self.calls.append((f"{self.info.name}.{e.callee}", e.callee_span))
+        sig = self.info.sigs.get(e.callee)
+        if sig is None or sig.result is None:
+            return ERR
+        return self.user_call(e, sig)
+
+    def expr_MemberCall(self, e: t.MemberCall) -> Val:
+        ref = self._callee_sub(e)
+        if ref is None:
+            return ERR
+        if self.ix is not None:
+            return _in_notation(self, f"{ref.name}.{e.name}", e.span)
+        child = ref.block
+        fn = child.fns.get(e.name)
+        if fn is None:
+            return self.error("E1201", f"block `{child.name}` has no function `{e.name}`",
+                              e.span, "no such function",
+                              help=_functions_help(child))
+        if not fn.public or fn.kind != "fn":
+            what = "an entry, run by backends" if fn.kind == "entry" else "not `pub`"
+            return self.error("E2106", f"`{child.name}.{e.name}` is {what}", e.span,
+                              "not callable here",
+                              help="a parent calls the `pub fn` members of its subs")
+        self.calls.append((f"{child.name}.{e.name}", e.span))
+        sig = child.sigs.get(e.name)
+        if sig is None or sig.result is None or ref.binding is None:
+            return ERR
+        clash = _generic_clash(sig, ref.binding)
+        if clash:
+            return self.error("E2190", f"not implemented yet: `{child.name}.{e.name}`'s "
+                              f"generic `{clash}` named like a symbol of the sub's arguments",
+                              e.span, help=f"rename the generic `{clash}` of `{e.name}`")
+        call = t.Call(f"{e.base.id}.{e.name}", e.generics, e.args, span=e.span,
+                      callee_span=e.span)
+        return self.user_call(call, _seen_from_parent(sig, ref.binding))
+
+    def _callee_sub(self, e: t.MemberCall) -> SubRef | None:
+        """The sub a member call goes to (E2101 for anything else; calling an optional sub is
+        E2190 in this version)."""
+        base = e.base
+        ref = self.subrefs.get(base.id) if isinstance(base, t.Name) \
+            and self.frame.lookup(base.id) is None else None
+        if ref is None and isinstance(base, t.Index) and isinstance(base.base, t.Name) \
+                and base.base.id in self.subrefs and self.frame.lookup(base.base.id) is None:
+            self.error("E2101", f"sub array `{base.base.id}` indexed", base.span,
+                       "not indexed", help=f"unroll it: `static for layer in {base.base.id} "
+                       f"{{ layer.{e.name}(...) }}`")
+            return None
+        if ref is None:
+            super().expr_MemberCall(e)  # `x.mean(1)`: no methods on values
+            return None
+        if ref.array:
+            self.error("E2101", f"sub `{ref.name}` is an array of blocks", base.span,
+                       "an array", help=f"unroll it: `static for layer in {ref.name} {{ "
+                       f"layer.{e.name}(...) }}`")
+            return None
+        if ref.optional:
+            self.error("E2190", f"not implemented yet: calling the optional sub `{ref.name}`",
+                       base.span, "optional", help="optional subs are declared and listed in "
+                       "the manifest, but not called in this version; declare it without `?`")
+            return None
+        return ref if ref.block is not None else None
+
+    # ------------------------------------------------------------- static for
+
+    def stmt_ForEach(self, s: t.ForEach) -> None:
+        """`static for layer in layers { }`: the body once, `layer` one element."""
+        self.declare(s, (s.var,))
+        it = s.iterable
+        ref = self.subrefs.get(it.id) if isinstance(it, t.Name) \
+            and self.frame.lookup(it.id) is None else None
+        if ref is None or not ref.array:
+            self.error("E2121", "`static for x in e` runs over a sub array", it.span,
+                       "not a sub array", help="unroll a range with `static for i in a..b`, "
+                       "or a sub array declared `sub layers: [Block<...>; N]`")
+            return
+        saved = dict(self.subrefs)
+        self.subrefs[s.var] = replace(ref, name=s.var, array=False)
+        self.frame.push()
+        self.frame.loop_depth += 1
+        try:
+            self.stmts(s.body)
+        finally:
+            self.frame.loop_depth -= 1
+            self.frame.pop()
+            self.subrefs = saved
+
+
+def _in_notation(checker: BlockBodyChecker, callee: str, span) -> Val:
+    """A block's function runs once per call, with its states: not on elements."""
+    return checker.error("E2190", f"not implemented yet: calling `{callee}` inside index "
+                         "notation", span, "inside index notation",
+                         help="call it before, with `let`, and index its result")
+
+
+def _seen_from_parent(sig: Signature, b: Binding) -> Signature:
+    """A child function's signature with the child's generics replaced by the sub's
+    arguments: what remains generic is the function's own generics."""
+    where = [(l.substitute(b.dims), op, r.substitute(b.dims), c) for l, op, r, c in sig.where]
+    return Signature(sig.item, sig.generics, [substitute(p, b) for p in sig.params],
+                     substitute(sig.result, b), where)
+
+
+def _generic_clash(sig: Signature, b: Binding) -> str | None:
+    """A function generic named like a symbol the sub's arguments bring in."""
+    symbols = {s for d in b.dims.values() for s in d.symbols()} | set(b.dtypes.values())
+    return next((g.name for g in sig.generics if g.name in symbols), None)
+
+
+def _functions_help(child: BlockInfo) -> str:
+    public = [name for name, f in child.fns.items() if f.public and f.kind == "fn"]
+    return f"its `pub fn`s: {', '.join(public)}" if public else "it has no `pub fn`"

@@ -1,0 +1,100 @@
+"""Choosing the root block and its entry, and turning them into a plain checked program.
+
+The root block is the one `--root` names, or else the only block of the file with
+entries (a file whose blocks have no entries, or whose `--entry` names a module-level
+entry, compiles as before). `--bind` gives values to the root block's generics and to
+the entry's; the block's are used to build the instance tree and flatten it
+(`elaborate_blocks.py`), the entry's are bound as for any entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..check.blocks import BlockInfo
+from ..check.instance import Analysis, analyze_program
+from ..diagnostics import CompileError, Diagnostic, Span
+from ..errors import UsageError, suggest
+from ..parameters import Manifest
+from ..program import Program
+from ..syntax import tree as t
+from .block_instances import instance_tree, parameters
+from .elaborate_blocks import flatten
+
+
+@dataclasses.dataclass
+class BlockEntry:
+    """A block entry made plain: the flattened program, what remains of `--bind` for
+    the entry itself, and the parameter manifest."""
+    analysis: Analysis
+    entry: str
+    bind: dict[str, str]
+    manifest: Manifest
+
+
+def block_entry(analysis: Analysis, root: str | None, entry: str | None,
+                bind: dict[str, str]) -> BlockEntry | None:
+    """The root block's entry as a plain program, or None when no block is the root."""
+    info = choose_root(analysis, root, entry)
+    if info is None:
+        return None
+    fn = _choose_entry(info, entry)
+    from .front import parse_bindings
+    generics = set(info.generics)
+    unknown = sorted(set(bind) - generics - {g.name for g in fn.generics})
+    if unknown:
+        names = [*info.generics, *(g.name for g in fn.generics)]
+        why = (f"neither `{info.name}` nor its entry `{fn.name}` has a generic named "
+               f"`{unknown[0]}` (theirs: {', '.join(names)})")
+        raise UsageError(f"bind {unknown[0]!r}: {why}", f"--bind {unknown[0]}: {why}")
+    values = parse_bindings(info.item, {k: v for k, v in bind.items() if k in generics})
+    tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
+                         {k: v for k, v in values.items() if isinstance(v, str)})
+    program = analysis.program
+    modules, assigned = flatten(dict(program.modules), tree, fn)
+    new = Program(program.root, modules, dict(program.files), dict(program.sources))
+    checked = analyze_program(new)
+    if checked.diagnostics:
+        raise CompileError(checked.diagnostics, program.sources)
+    manifest = Manifest(info.name, fn.name, parameters(tree), assigned)
+    return BlockEntry(checked, fn.name, {k: v for k, v in bind.items() if k not in generics},
+                      manifest)
+
+
+def blocks_with_entries(module: t.Module) -> list[t.BlockDef]:
+    return [b for b in module.items if isinstance(b, t.BlockDef)
+            and any(isinstance(m, t.Function) and m.kind == "entry" for m in b.members)]
+
+
+def choose_root(analysis: Analysis, root: str | None, entry: str | None) -> BlockInfo | None:
+    """The root block (E4103 when `--root` names no block, or several blocks have entries
+    and none is named)."""
+    module = analysis.program.root_module
+    blocks = analysis.root.globals.blocks
+    path = analysis.program.root
+    if root is not None:
+        if root not in blocks:
+            raise CompileError([Diagnostic(
+                "E4103", f"no block named `{root}` (--root){suggest(root, sorted(blocks))}",
+                Span(path, module.span.start, module.span.start), "in this program",
+                help="the program's blocks: " + (", ".join(sorted(blocks)) or "none"))])
+        return blocks[root]
+    candidates = blocks_with_entries(module)
+    if not candidates:
+        return None
+    plain = [i.name for i in module.items if isinstance(i, t.Function) and i.kind == "entry"]
+    if entry is not None and entry in plain:
+        return None
+    if len(candidates) > 1:
+        names = ", ".join(b.name for b in candidates)
+        raise CompileError([Diagnostic(
+            "E4103", f"{len(candidates)} blocks have entries ({names}): which is the root?",
+            candidates[1].span, "also has entries",
+            help=f"name the root block: `--root {candidates[0].name}` (root= in the library)")])
+    return blocks[candidates[0].name]
+
+
+def _choose_entry(info: BlockInfo, name: str | None) -> t.Function:
+    from .front import pick_entry
+    entries = [f for f in info.fns.values() if f.kind == "entry"]
+    return pick_entry(entries, name, f"the block `{info.name}`")

@@ -1,0 +1,202 @@
+"""The instance tree of a root block: every sub (every array element) with concrete generics.
+
+The checker knows each sub's generic arguments in its parent's generics (`Mlp<H, 4 * H>`);
+given the root's values, each instance's values follow, and with them each member's
+concrete shape and dtype. The tree gives the parameter manifest and the flattening of
+`elaborate_blocks.py` its names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..check.blocks import BlockInfo, SubInfo, TensorInfo
+from ..check.dim_normal_form import Dim
+from ..check.dims import Facts
+from ..check.types import TensorT
+from ..diagnostics import CompileError, Diagnostic
+from ..parameters import Parameter
+
+
+@dataclass
+class Inst:
+    """One block instance: its path from the root, its generics' values, its children
+    (an `Inst`, or a list for an array) by sub name. `present` is False under an
+    optional sub, which stays absent until the language reads optionals."""
+    path: tuple[str, ...]
+    info: BlockInfo
+    dims: dict[str, int]
+    dtypes: dict[str, str]
+    present: bool = True
+    children: dict[str, "Inst | list[Inst]"] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MemberAt:
+    """A tensor member of an instance tree, at a path relative to some instance."""
+    rel: tuple[str, ...]
+    info: TensorInfo
+    shape: tuple[int, ...]
+    dtype: str
+    present: bool
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+
+MAX_INSTANCES = 100_000
+"""The most block instances a tree may hold: each is unrolled into functions of its own."""
+
+
+def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> Inst:
+    """The root instance and everything under it; the root's `where` must hold (E2206),
+    and the tree may hold at most `MAX_INSTANCES` blocks (E2190)."""
+    for left, op, right, clause in info.where:
+        env = {k: Dim.const(v) for k, v in dims.items()}
+        l, r = left.substitute(env), right.substitute(env)
+        if not Facts().prove(l, op, r):
+            raise CompileError([Diagnostic(
+                "E2206", f"the bound values fail `where {l} {op} {r}` of `{info.name}`",
+                clause.span, "not satisfied",
+                help="choose values that satisfy every `where` clause")])
+    size = _size(info, dims, dtypes)
+    if size > MAX_INSTANCES:
+        raise CompileError([Diagnostic(
+            "E2190", f"not implemented yet: a tree of {size} block instances (`{info.name}` "
+            f"with these values; at most {MAX_INSTANCES})", info.item.span, "too many",
+            help="bind smaller values, or use fewer, larger sub arrays")])
+    return _build((), info, dims, dtypes, True)
+
+
+def _size(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> int:
+    """How many instances the tree holds, counted without building it."""
+    total = 1
+    for sub in info.subs.values():
+        child_dims, child_dtypes = _child_values(sub, dims, dtypes)
+        n = 1 if sub.count is None else _int(sub.count, dims)
+        total += n * _size(sub.block, child_dims, child_dtypes)
+        if total > MAX_INSTANCES:
+            return total
+    return total
+
+
+def _build(path: tuple[str, ...], info: BlockInfo, dims: dict[str, int],
+           dtypes: dict[str, str], present: bool) -> Inst:
+    inst = Inst(path, info, dims, dtypes, present)
+    for name, sub in info.subs.items():
+        child_dims, child_dtypes = _child_values(sub, dims, dtypes)
+        here = present and not sub.optional
+        if sub.count is None:
+            inst.children[name] = _build(path + (name,), sub.block, child_dims, child_dtypes,
+                                         here)
+        else:
+            n = _int(sub.count, dims)
+            inst.children[name] = [_build(path + (name, str(k)), sub.block, child_dims,
+                                          child_dtypes, here) for k in range(n)]
+    return inst
+
+
+def _child_values(sub: SubInfo, dims: dict[str, int], dtypes: dict[str, str]
+                  ) -> tuple[dict[str, int], dict[str, str]]:
+    b = sub.binding
+    child_dims = {k: _int(d, dims) for k, d in b.dims.items()}
+    child_dtypes = {k: dtypes.get(v, v) for k, v in b.dtypes.items()}
+    return child_dims, child_dtypes
+
+
+def _int(d: Dim, dims: dict[str, int]) -> int:
+    value = d.substitute({k: Dim.const(v) for k, v in dims.items()}).as_int()
+    if value is None:
+        raise RuntimeError(f"internal: dimension {d} not constant under {dims}")
+    return value
+
+
+def concrete(m: TensorInfo, inst: Inst) -> tuple[tuple[int, ...], str]:
+    """A member's shape and dtype in this instance."""
+    ty = m.type
+    assert isinstance(ty, TensorT)
+    return tuple(_int(d, inst.dims) for d in ty.dims), inst.dtypes.get(ty.dtype, ty.dtype)
+
+
+def members(inst: Inst, rel: tuple[str, ...] = ()) -> list[MemberAt]:
+    """Every tensor member of the instance's tree, in manifest order (paths relative to
+    inst); optional members and everything under an optional sub are not present."""
+    out: list[MemberAt] = []
+    for m in inst.info.item.members:
+        tensor = inst.info.tensors.get(m.name)
+        if tensor is not None and tensor.member is m and tensor.type is not None:
+            shape, dtype = concrete(tensor, inst)
+            out.append(MemberAt(rel + (m.name,), tensor, shape, dtype,
+                                inst.present and not tensor.optional))
+        child = inst.children.get(m.name)
+        if isinstance(child, Inst):
+            out += members(child, rel + (m.name,))
+        elif isinstance(child, list):
+            for k, c in enumerate(child):
+                out += members(c, rel + (m.name, str(k)))
+    return out
+
+
+def mangle(rel: tuple[str, ...]) -> str:
+    """The identifier a member goes by in a flattened function (`layers__0__up`)."""
+    return "__".join(rel)
+
+
+def input_name(m: MemberAt) -> str:
+    """A state's input carries its value before the call; the body's `var` has its name."""
+    return mangle(m.rel) + ("__in" if m.kind == "state" else "")
+
+
+def parameters(root: Inst) -> tuple[Parameter, ...]:
+    return tuple(Parameter(".".join(m.rel), m.kind, m.shape, m.dtype, not m.present,
+                           input_name(m) if m.present else None) for m in members(root))
+
+
+# ------------------------------------------------------------- the generic listing
+
+@dataclass(frozen=True)
+class Pattern:
+    """A line of the manifest before the root's generics have values: `layers[*].up`,
+    its type in the root's generics, and the length of each array on the way (`x L`)."""
+    path: str
+    kind: str
+    type: str
+    counts: tuple[str, ...]
+    optional: bool
+
+    def __str__(self) -> str:
+        counts = "".join(f" x {c}" for c in self.counts)
+        return f"{self.path}: {self.kind} {self.type}{'?' if self.optional else ''}{counts}"
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "type": self.type,
+                "counts": list(self.counts), "optional": self.optional}
+
+
+def patterns(info: BlockInfo, dims: dict[str, Dim] | None = None,
+             dtypes: dict[str, str] | None = None, prefix: str = "",
+             counts: tuple[str, ...] = (), optional: bool = False) -> list[Pattern]:
+    """Every member of the block's tree, arrays written once with `[*]`, types in the
+    root's generics (with whatever values `dims` and `dtypes` give them)."""
+    from ..check.signatures import Binding, substitute
+    dims, dtypes = dims or {}, dtypes or {}
+    here = Binding(dict(dims), dict(dtypes))
+    out: list[Pattern] = []
+    for m in info.item.members:
+        tensor = info.tensors.get(m.name)
+        if tensor is not None and tensor.member is m and tensor.type is not None:
+            out.append(Pattern(prefix + m.name, tensor.kind, str(substitute(tensor.type, here)),
+                               counts, optional or tensor.optional))
+        sub = info.subs.get(m.name)
+        if sub is None or sub.block is None or sub.binding is None or sub.member is not m:
+            continue
+        child_dims = {k: d.substitute(dims) if dims else d for k, d in sub.binding.dims.items()}
+        child_dtypes = {k: dtypes.get(v, v) for k, v in sub.binding.dtypes.items()}
+        name, more = prefix + m.name, counts
+        if sub.count is not None:
+            name += "[*]"
+            more = counts + (str(sub.count.substitute(dims) if dims else sub.count),)
+        out += patterns(sub.block, child_dims, child_dtypes, name + ".", more,
+                        optional or sub.optional)
+    return out

@@ -1,0 +1,346 @@
+"""Elaborating a block entry: the root block's instance tree flattened into plain items.
+
+Blocks are a compile-time structure. Once the root block's generics have values, every
+instance is known (`block_instances.py`), and a block entry becomes an ordinary module
+whose entry the rest of the pipeline compiles like any other, for every target:
+
+* each function of each instance reached from the entry becomes a module-level `fn`
+  (`layers__0__forward`), its block generics replaced by the instance's values, taking
+  its own parameters and then every present param, buffer and state of the instance's
+  tree, in manifest order (a sub's members named by their relative path,
+  `layers__0__up`);
+* a state is a `var` of the function (declared from its input, `calls__in`), and every
+  function of an instance whose tree holds states returns `(result, next states...)`;
+  a member call (`layer.forward(x)`) or a call of a sibling function is hoisted before
+  its statement as `let (r, s...) = f(...)` followed by the state assignments, inside
+  the branch or loop body that holds it;
+* `static for layer in layers` is unrolled, `layer` naming each element in turn;
+* the entry takes its own inputs, then every parameter, and returns its results, then
+  the next value of each state that it (or anything it calls) assigns.
+
+The flattened module is checked again as a whole (a mistake there is one the block
+checker could not see before the values were known), and `Bound.parameters` carries the
+manifest to the compiled program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from ..diagnostics import CompileError, Diagnostic, NO_SPAN
+from ..syntax import tree as t
+from .block_instances import Inst, MemberAt, input_name, mangle, members
+
+
+def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
+            ) -> tuple[dict[tuple, t.Module], tuple[str, ...]]:
+    """The program's modules (the root first) with their blocks replaced by the flattened
+    functions of `entry` of the root instance; and the paths of the states the entry
+    returns. Each function goes to the module that declares its block, so that the names
+    its body uses mean what they meant there (`pub`, where another module calls it)."""
+    flat = _Flattener(modules, root)
+    new_entry = flat.entry(entry)
+    root_key = next(iter(modules))
+    out = {}
+    for key, module in modules.items():
+        plain = [i for i in module.items if not isinstance(i, t.BlockDef)
+                 and not (key == root_key and isinstance(i, t.Function) and i.kind == "entry")]
+        if key == root_key and entry.name in {i.name for i in plain}:
+            raise CompileError([Diagnostic(
+                "E1204", f"the block entry `{entry.name}` has the name of an item of the "
+                "module", entry.span, "taken", help="rename the entry or the item")])
+        made = [dataclasses.replace(f, public=key != root_key)
+                for f, home in flat.done.values() if home == key]
+        items = tuple(plain) + tuple(made) + ((new_entry,) if key == root_key else ())
+        out[key] = dataclasses.replace(module, items=items)
+    return out, flat.assigned_paths
+
+
+@dataclass
+class _Fn:
+    """One generated function: its instance and member function, and what it assigns."""
+    inst: Inst
+    fn: t.Function
+    name: str
+    states: set[tuple[str, ...]] = field(default_factory=set)  # own, absolute paths
+    callees: list[tuple[int, str]] = field(default_factory=list)  # (id(inst), fn name)
+
+
+class _Flattener:
+    def __init__(self, modules: dict[tuple, t.Module], root: Inst) -> None:
+        self.root = root
+        self.taken = {i.name for m in modules.values() for i in m.items}
+        self.home = {id(i): key for key, m in modules.items() for i in m.items
+                     if isinstance(i, t.BlockDef)}
+        self.names: dict[tuple[int, str], _Fn] = {}
+        self.queue: list[_Fn] = []
+        self.done: dict[str, tuple[t.Function, tuple]] = {}  # name -> (fn, its module)
+        self.assigned_paths: tuple[str, ...] = ()
+
+    # ----------------------------------------------------------------- the work list
+
+    def request(self, inst: Inst, name: str) -> str:
+        key = (id(inst), name)
+        if key not in self.names:
+            base = (mangle(inst.path) or inst.info.name) + "__" + name
+            fresh, n = base, 0
+            while fresh in self.taken:
+                n += 1
+                fresh = f"{base}_{n}"
+            self.taken.add(fresh)
+            self.names[key] = _Fn(inst, inst.info.fns[name], fresh)
+            self.queue.append(self.names[key])
+        return self.names[key].name
+
+    def entry(self, entry: t.Function) -> t.Function:
+        """The flattened entry (every function it reaches is generated on the way)."""
+        top = _Fn(self.root, entry, entry.name)
+        body = _Rewriter(self, top).function_body()
+        while self.queue:
+            job = self.queue.pop(0)
+            self.done[job.name] = (self.function(job), self.home[id(job.inst.info.item)])
+        assigned = self.assigned(top)
+        states = [m for m in members(self.root) if m.kind == "state" and m.present
+                  and m.rel in assigned]
+        self.assigned_paths = tuple(".".join(m.rel) for m in states)
+        body = _returning(body, entry.result, [mangle(m.rel) for m in states])
+        result = entry.result
+        if states:
+            own = result.items if isinstance(result, t.TupleType) else (result,)
+            result = t.TupleType(tuple(_subst(x, self.root) for x in own)
+                                 + tuple(_type(m) for m in states), span=result.span)
+        else:
+            result = _subst(result, self.root)
+        return self._header(top, result, body)
+
+    def function(self, job: _Fn) -> t.Function:
+        body = _Rewriter(self, job).function_body()
+        states = [m for m in members(job.inst) if m.kind == "state" and m.present]
+        result = _subst(job.fn.result, job.inst)
+        if states:
+            names = [t.Name(mangle(m.rel)) for m in states]
+            body = tuple(t.Return(t.TupleExpr((s.value, *names)), span=s.span)
+                         if isinstance(s, t.Return) else s for s in body)
+            result = t.TupleType((result, *[_type(m) for m in states]))
+        return dataclasses.replace(self._header(job, result, body), kind="fn", public=False)
+
+    def _header(self, job: _Fn, result: t.TypeExpr, body: tuple) -> t.Function:
+        fn, inst = job.fn, job.inst
+        own = [dataclasses.replace(p, type=_subst(p.type, inst)) for p in fn.params]
+        extra = [t.Param(input_name(m), _type(m)) for m in members(inst) if m.present]
+        return dataclasses.replace(
+            fn, name=job.name, generics=_subst(fn.generics, inst), params=tuple(own + extra),
+            result=result, where=_subst(fn.where, inst), body=body)
+
+    def assigned(self, top: _Fn) -> set[tuple[str, ...]]:
+        """The absolute paths of the states the function or its callees assign."""
+        seen: set[int] = set()
+        out: set[tuple[str, ...]] = set()
+        todo = [top]
+        while todo:
+            job = todo.pop()
+            if id(job) in seen:
+                continue
+            seen.add(id(job))
+            out |= job.states
+            todo += [self.names[key] for key in job.callees]
+        return out
+
+
+class _Rewriter:
+    """One function's body, flattened: member and sibling calls hoisted, `static for`
+    over sub arrays unrolled, block generics replaced by values."""
+
+    def __init__(self, flat: _Flattener, job: _Fn) -> None:
+        self.flat, self.job, self.inst = flat, job, job.inst
+        self.subs: dict[str, object] = dict(job.inst.children)
+        self.fresh = 0
+
+    def function_body(self) -> tuple:
+        inst = self.inst
+        states = [m for m in members(inst) if m.kind == "state" and m.present]
+        head = [t.VarDecl(mangle(m.rel), None, t.Name(input_name(m))) for m in states]
+        return tuple(head) + self.stmts(_subst(self.job.fn.body, inst))
+
+    # ---------------------------------------------------------------- statements
+
+    def stmts(self, body: tuple) -> tuple:
+        out: list = []
+        for s in body:
+            out += self.stmt(s)
+        return tuple(out)
+
+    def stmt(self, s) -> list:
+        if isinstance(s, t.ForEach):
+            return self.unroll(s)
+        if isinstance(s, t.Assign):
+            self._note_assign(s.name)
+        pre: list = []
+        if isinstance(s, (t.For, t.While)):
+            changes = {"body": self.stmts(s.body)}
+            if isinstance(s, t.For):
+                changes.update(lo=self.expr(s.lo, pre), hi=self.expr(s.hi, pre))
+            else:
+                changes["cond"] = self.expr(s.cond, pre)
+                if pre:
+                    raise _unsupported("a member call in a `while` condition", s.cond.span)
+            return pre + [dataclasses.replace(s, **changes)]
+        return pre + [_map(s, lambda e: self.expr(e, pre))]
+
+    def _note_assign(self, name: str) -> None:
+        m = self.inst.info.tensors.get(name)
+        if m is not None and m.kind == "state":
+            self.job.states.add(self.inst.path + (name,))
+
+    def unroll(self, s: t.ForEach) -> list:
+        elements = self.subs.get(s.iterable.id)
+        saved = dict(self.subs)
+        out: list = []
+        try:
+            for element in elements:  # type: ignore[union-attr]
+                self.subs[s.var] = element
+                out += self.stmts(s.body)
+        finally:
+            self.subs = saved
+        return out
+
+    # --------------------------------------------------------------- expressions
+
+    def expr(self, e, pre: list):
+        if isinstance(e, t.MemberCall):
+            child = self.subs[e.base.id]
+            args = tuple(_map(a, lambda x: self.expr(x, pre)) for a in e.args)
+            return self.call(child, e.name, e.generics, args, e.span, pre)
+        if isinstance(e, t.Call) and e.callee in self.inst.info.fns:
+            args = tuple(_map(a, lambda x: self.expr(x, pre)) for a in e.args)
+            return self.call(self.inst, e.callee, e.generics, args, e.span, pre)
+        if isinstance(e, t.If):
+            return dataclasses.replace(e, cond=self.expr(e.cond, pre), then=self.branch(e.then),
+                                       orelse=self.branch(e.orelse))
+        if isinstance(e, t.ForExpr):
+            return dataclasses.replace(e, lo=self.expr(e.lo, pre), hi=self.expr(e.hi, pre),
+                                       body=self.stmts(e.body))
+        if isinstance(e, t.Match):
+            return dataclasses.replace(e, scrutinee=self.expr(e.scrutinee, pre),
+                                       arms=tuple(self.arm(a) for a in e.arms))
+        return _map(e, lambda x: self.expr(x, pre))
+
+    def arm(self, a: t.Arm) -> t.Arm:
+        """An arm is one expression, with no statements before it: a call that carries
+        states would have to be hoisted out of the arm, and run whichever arm is taken."""
+        pre: list = []
+        value = self.expr(a.value, pre)
+        if pre:
+            raise _unsupported("inside a `match` arm, a call of a block function that "
+                               "carries states (its block's or its subs')", a.value.span)
+        return dataclasses.replace(a, value=value)
+
+    def branch(self, b: t.Block) -> t.Block:
+        pre: list = []
+        stmts = self.stmts(b.stmts)
+        value = self.expr(b.value, pre)
+        return dataclasses.replace(b, stmts=stmts + tuple(pre), value=value)
+
+    def call(self, target: Inst, name: str, generics, args: tuple, span, pre: list):
+        """A call of `name` of the instance `target` (this one, or one of its subs):
+        the flattened function with the target tree's members as extra arguments; with
+        states, hoisted before the statement."""
+        callee = self.flat.request(target, name)
+        self.job.callees.append((id(target), name))
+        rel = target.path[len(self.inst.path):]
+        tree = [m for m in members(target, rel) if m.present]
+        # by name: the call may have named arguments of its own, and positional ones may
+        # not follow them
+        extra = tuple(t.Arg(t.Name(mangle(m.rel)), _callee_input(m, rel)) for m in tree)
+        call = t.Call(callee, generics, args + extra, span=span, callee_span=span)
+        states = [m for m in tree if m.kind == "state"]
+        if not states:
+            return call
+        self.fresh += 1
+        r = f"__r{self.fresh}"
+        temps = [f"__s{self.fresh}_{k}" for k in range(len(states))]
+        pre.append(t.LetTuple((r, *temps), call, span=span))
+        pre += [t.Assign(mangle(m.rel), t.Name(s), span=span) for m, s in zip(states, temps)]
+        return t.Name(r, span=span)
+
+
+def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:
+    """The name the called function gives the member m (its path relative to the caller;
+    the callee's is relative to the instance called, `rel` from the caller)."""
+    return input_name(dataclasses.replace(m, rel=m.rel[len(rel):]))
+
+
+def _returning(body: tuple, result: t.TypeExpr, states: list[str]) -> tuple:
+    """The entry's body, each of its `return`s also giving the next states (a tuple
+    result spread before them)."""
+    if not states:
+        return body
+    out: list = []
+    for s in body:
+        if not isinstance(s, t.Return):
+            out.append(s)
+            continue
+        values = [s.value]
+        if isinstance(result, t.TupleType):
+            names = tuple(f"__e{len(out)}_{k}" for k in range(len(result.items)))
+            out.append(t.LetTuple(names, s.value, span=s.span))
+            values = [t.Name(n) for n in names]
+        out.append(t.Return(t.TupleExpr((*values, *[t.Name(n) for n in states])),
+                            span=s.span))
+    return tuple(out)
+
+
+def _type(m: MemberAt) -> t.TypeExpr:
+    """A member's concrete type, written."""
+    if not m.shape:
+        return t.TypeName(m.dtype)
+    return t.TensorType(tuple(t.IntLit(d) for d in m.shape), t.TypeName(m.dtype))
+
+
+def _unsupported(what: str, span) -> CompileError:
+    return CompileError([Diagnostic("E2190", f"not implemented yet: {what}", span or NO_SPAN,
+                                    "not supported")])
+
+
+# ------------------------------------------------------------------ tree mapping
+
+def _is_node(x) -> bool:
+    return dataclasses.is_dataclass(x) and type(x).__module__ == t.__name__
+
+
+def _map(node, f):
+    """The node with f applied to each child node (in tuples too), rebuilt if changed."""
+    if isinstance(node, tuple):
+        return tuple(f(x) if _is_node(x) else x for x in node)
+    changes = {}
+    for fld in dataclasses.fields(node):
+        value = getattr(node, fld.name)
+        if _is_node(value):
+            new = f(value)
+        elif isinstance(value, tuple) and any(_is_node(x) for x in value):
+            new = tuple(f(x) if _is_node(x) else x for x in value)
+        else:
+            continue
+        if new is not value:
+            changes[fld.name] = new
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def _subst(node, inst: Inst):
+    """The node with the block's generics replaced by the instance's values."""
+    if node is None:
+        return None
+    dims, dtypes = inst.dims, inst.dtypes
+
+    def go(x):
+        if isinstance(x, t.Name) and x.id in dims:
+            return t.IntLit(dims[x.id], span=x.span)
+        if isinstance(x, t.Name) and x.id in dtypes:
+            return t.Name(dtypes[x.id], span=x.span)
+        if isinstance(x, t.TypeName) and x.name in dtypes:
+            return t.TypeName(dtypes[x.name], span=x.span)
+        return _map(x, go)
+
+    return _map(node, go) if isinstance(node, tuple) else go(node)
+
