@@ -17,6 +17,9 @@ from ..syntax import tree as t
 from .elaborate_values import Const, ElaborationError, I64, _dtype, _param_dtype
 from .elaborate_walks import assigned_outer, has_effect
 
+MAX_UNROLL = 100_000
+"""The most iterations a `static for` unrolls (the limit of a block tree's size too)."""
+
 
 class _Statements:
     """Translates statements, loops and a function's body into the current block."""
@@ -214,8 +217,14 @@ class _Statements:
         self.leave_loop(names, ir.While(params, init, cond, body, ty), "while")
 
     def static_for(self, s: t.For) -> None:
-        """Unrolled: the body once per counter value, the counter a compile-time number."""
+        """Unrolled: the body once per counter value, the counter a compile-time number.
+        At most `MAX_UNROLL` copies: a bound such as 2**63 - 1 would unroll for ever."""
         lo, hi = self.const_int(s.lo), self.const_int(s.hi)
+        if hi - lo > MAX_UNROLL:
+            raise ElaborationError(
+                f"not implemented yet: a `static for` of {hi - lo} iterations (at most "
+                f"{MAX_UNROLL:,} are unrolled; a `for` without `static` runs at run time)",
+                s.span)
         saved = self.static.get(s.var)
         try:
             for k in range(lo, hi):

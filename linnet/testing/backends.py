@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,11 +68,27 @@ def time_limit(seconds: float) -> Iterator[None]:
         watchdog.start()
     try:
         yield
+    except Timeout:
+        if HARD_LIMIT is not None:
+            _settle_compiler(HARD_LIMIT)
+        raise
     finally:
         if watchdog is not None:
             watchdog.cancel()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def _settle_compiler(seconds: float) -> None:
+    """After a timeout, the compilation on the deep-stack thread (`linnet.deepstack`) runs
+    on, and every later compilation would wait for it. A worker waits `seconds` for it to
+    end, else ends itself (`STUCK_EXIT`): its later programs would all time out."""
+    from .. import deepstack
+    deadline = time.monotonic() + seconds
+    while deepstack.job_running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if deepstack.job_running():
+        os._exit(STUCK_EXIT)
 
 
 @dataclass(frozen=True)

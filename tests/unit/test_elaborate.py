@@ -660,3 +660,17 @@ entry main(x: f32, y: f32) -> (f32, f32) {
     assert [(b.var.name, b.expr) for b in main.body.binds[:4]] == [
         ("a", ir.Var("x", f32)), ("b", ir.Var("y", f32)),
         ("a_1", ir.Var("b", f32)), ("b_1", ir.Var("a", f32))]  # (y, x): swapped
+
+
+def test_a_static_for_too_long_to_unroll_is_a_diagnostic_not_a_hang():
+    """`static for i in 0..9223372036854775807` (a mutant of the corpus) unrolled for ever."""
+    import pytest
+    from linnet.diagnostics import CompileError
+    from linnet.pipeline import compile_source
+    text = ("module m\n\nentry main(x: Tensor[4; f32]) -> Tensor[4; f32] {\n    var acc = x\n"
+            "    static for i in 0..9223372036854775807 {\n        acc = acc + 1.0\n    }\n"
+            "    return acc\n}\n")
+    with pytest.raises(CompileError) as err:
+        compile_source(text, entry="main", target="torch")
+    (d,) = err.value.diagnostics
+    assert d.code == "E2190" and "9223372036854775807 iterations" in d.message
