@@ -24,7 +24,7 @@ from .. import backends
 from ..case import Case
 from .execute import ALL_TARGETS, Plan, attempts, run_case
 from .findings import Finding, slug
-from .isolate import Died, can_spawn, isolated
+from .isolate import PROCESS, Died, can_spawn, isolated
 from .report import FuzzReport, Progress, Reduced
 from .sources import Source, generated
 
@@ -102,9 +102,14 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     unknown = sorted(set(targets) - set(ALL_TARGETS))
     if unknown:
         raise ValueError(f"unknown target {unknown[0]}; choose from {', '.join(ALL_TARGETS)}")
-    if jobs > 1 and rules is not None and not isinstance(rules, str):
+    named_rules = rules is None or isinstance(rules, str)  # what a worker can load
+    spawnable = can_spawn()
+    if jobs > 1 and not named_rules:
         raise ValueError("with jobs > 1, give rules as 'MODULE[:NAME]' (each worker loads "
                          "them)")
+    if jobs > 1 and not spawnable:
+        raise ValueError("worker processes cannot start from a script read from standard "
+                         "input (they import it again): save it to a file, or use jobs=1")
     if count is None and time is None:
         count = DEFAULT_COUNT
     device = prepare_runtimes()
@@ -115,12 +120,7 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     tasks = _tasks(seed, count, config, plan, programs)
     run = _Run(seed, plan, time, out, reduce_per_class, reduce_tries, reduce_time, reducer,
                progress)
-    if jobs > 1 and not can_spawn():
-        raise ValueError("worker processes cannot start from a script read from standard "
-                         "input (they import it again): save it to a file, or use jobs=1")
-    in_workers = (isolate and (rules is None or isinstance(rules, str)) and reducer is None
-                  and can_spawn())
-    if jobs == 1 and not in_workers:
+    if jobs == 1 and not (isolate and named_rules and reducer is None and spawnable):
         from ...pipeline import rules_in_effect
         rule_sets = load_rules(rules) if isinstance(rules, str) else rules
         with rules_in_effect(rule_sets) if rule_sets is not None else contextlib.nullcontext():
@@ -335,7 +335,7 @@ def _run_one(job: tuple) -> Any:
 
 def _died(f: Finding) -> bool:
     """Is it a process that died (or ended itself stuck), not an exception?"""
-    return f.kind in ("crash", "hang") and f.signature.startswith("process ")
+    return f.kind in ("crash", "hang") and f.signature.startswith(PROCESS)
 
 
 def _reduced_or_again(future: cf.Future, job: _Reduce, rules: str | None) -> Reduced:

@@ -16,7 +16,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Died", "StartFailed", "isolated", "can_spawn"]
+__all__ = ["Died", "StartFailed", "isolated", "can_spawn", "PROCESS"]
+
+PROCESS = "process "
+"""How the signature of every `Died` begins: a finding whose signature begins so is a
+process that ended, not an exception (see `Died.signature`)."""
 
 
 class StartFailed(RuntimeError):
@@ -44,13 +48,13 @@ class Died:
     def signature(self) -> str:
         """Value-free, for the class key: the signal's name or the exit status."""
         if self.stuck:
-            return "process stuck past the time limit"
+            return PROCESS + "stuck past the time limit"
         if self.exitcode is not None and self.exitcode < 0:
             try:
-                return f"process died: {signal.Signals(-self.exitcode).name}"
+                return f"{PROCESS}died: {signal.Signals(-self.exitcode).name}"
             except ValueError:
-                return f"process died: signal {-self.exitcode}"
-        return f"process died: exit status {self.exitcode}"
+                return f"{PROCESS}died: signal {-self.exitcode}"
+        return f"{PROCESS}died: exit status {self.exitcode}"
 
     def __str__(self) -> str:
         if self.stuck:
