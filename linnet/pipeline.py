@@ -294,7 +294,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    root: str | None = None, bind: dict[str, object] | None = None,
                    numerics: str = "equivalent", grad: bool = False, passes: list[Pass] | None = None,
                    rules: tuple | list | None = None, shown: Instrumentation | None = None,
-                   tuning: Any = None, device: str | None = None) -> Compiled:
+                   tuning: Any = None, device: str | None = None,
+                   present: Any = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
@@ -310,6 +311,11 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     apply (default: the only device the file records). A file that cannot be read raises
     `linnet.tune.TuningFileError`.
 
+    `present` is, for a block entry, the parameter paths a checkpoint holds (any iterable
+    of paths, such as a checkpoint's keys): an optional param is present when its path is
+    among them, an optional sub when all its required params are. None (the default):
+    every optional member is absent.
+
     Every error is a `linnet.LinnetError`: an unknown `target`, `numerics` or entry and a
     binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
     `CompileError`, whose `str()` is its diagnostics rendered with their source lines.
@@ -321,7 +327,7 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
         raise UsageError(f"no program to compile: no text given, and no file at {path!r}",
                          f"no such file: {path}")
     options = Options(target=target, entry=entry, root=root, numerics=numerics, grad=grad,
-                      path=path,
+                      path=path, present=None if present is None else frozenset(present),
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
                       tuning=tuning_for(tuning, path, device))

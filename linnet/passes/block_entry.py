@@ -33,8 +33,10 @@ class BlockEntry:
 
 
 def block_entry(analysis: Analysis, root: str | None, entry: str | None,
-                bind: dict[str, str]) -> BlockEntry | None:
-    """The root block's entry as a plain program, or None when no block is the root."""
+                bind: dict[str, str], present: frozenset[str] | None = None
+                ) -> BlockEntry | None:
+    """The root block's entry as a plain program, or None when no block is the root.
+    `present`: the parameter paths a checkpoint holds (None: optional members absent)."""
     info = choose_root(analysis, root, entry)
     if info is None:
         return None
@@ -49,7 +51,7 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
         raise UsageError(f"bind {unknown[0]!r}: {why}", f"--bind {unknown[0]}: {why}")
     values = parse_bindings(info.item, {k: v for k, v in bind.items() if k in generics})
     tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
-                         {k: v for k, v in values.items() if isinstance(v, str)})
+                         {k: v for k, v in values.items() if isinstance(v, str)}, present)
     program = analysis.program
     modules, assigned = flatten(dict(program.modules), tree, fn)
     new = Program(program.root, modules, dict(program.files), dict(program.sources))
@@ -59,6 +61,30 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
     manifest = Manifest(info.name, fn.name, parameters(tree), assigned)
     return BlockEntry(checked, fn.name, {k: v for k, v in bind.items() if k not in generics},
                       manifest)
+
+
+def root_manifest(analysis: Analysis, root: str | None, generics: dict[str, str],
+                  present: frozenset[str] | None = None) -> Manifest:
+    """The root block's manifest for these values of its generics (text, as `--bind`
+    gives them; defaults fill the rest), before any entry is chosen: what a loader checks
+    a checkpoint against. `entry` is empty and `assigned` lists no state."""
+    from .front import parse_bindings
+    info = choose_root(analysis, root, None)
+    if info is None:
+        module = analysis.program.root_module
+        raise CompileError([Diagnostic(
+            "E4103", "no root block: no block of the file has entries", Span(
+                analysis.program.root, module.span.start, module.span.start),
+            "in this file", help="name the block with --root (root= in the library)")])
+    unknown = sorted(set(generics) - set(info.generics))
+    if unknown:
+        why = (f"`{info.name}` has no generic named `{unknown[0]}` (its generics: "
+               f"{', '.join(info.generics) or 'none'})")
+        raise UsageError(f"generic {unknown[0]!r}: {why}", f"--bind {unknown[0]}: {why}")
+    values = parse_bindings(info.item, generics)
+    tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
+                         {k: v for k, v in values.items() if isinstance(v, str)}, present)
+    return Manifest(info.name, "", parameters(tree))
 
 
 def blocks_with_entries(module: t.Module) -> list[t.BlockDef]:

@@ -49,9 +49,12 @@ MAX_INSTANCES = 100_000
 """The most block instances a tree may hold: each is unrolled into functions of its own."""
 
 
-def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> Inst:
+def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str],
+                  present: frozenset[str] | None = None) -> Inst:
     """The root instance and everything under it; the root's `where` must hold (E2206),
-    and the tree may hold at most `MAX_INSTANCES` blocks (E2190)."""
+    and the tree may hold at most `MAX_INSTANCES` blocks (E2190). `present` holds the
+    parameter paths a checkpoint has (None: none); optional members stay absent until
+    the language reads them."""
     for left, op, right, clause in info.where:
         env = {k: Dim.const(v) for k, v in dims.items()}
         l, r = left.substitute(env), right.substitute(env)

@@ -59,7 +59,8 @@ def check(program: Program, options) -> Analysis:
 def bind_generics(analysis: Analysis, options) -> Bound:
     from .block_entry import block_entry
     name, bind, manifest = options.entry, options.bind, None
-    block = block_entry(analysis, getattr(options, "root", None), name, bind)
+    block = block_entry(analysis, getattr(options, "root", None), name, bind,
+                        getattr(options, "present", None))
     if block is not None:  # a block's entry, flattened into a plain program
         analysis, name, bind, manifest = block.analysis, block.entry, block.bind, block.manifest
     entry = choose_entry(analysis, name)

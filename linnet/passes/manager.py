@@ -35,6 +35,9 @@ class Options:
     target: str = "torch"
     entry: str | None = None
     root: str | None = None  # the root block (`--root`); None: the only block with entries
+    # the parameter paths a checkpoint holds, which decide each optional member's presence;
+    # None: no checkpoint, every optional member is absent
+    present: frozenset[str] | None = None
     bind: dict[str, str] = field(default_factory=dict)
     numerics: str = "equivalent"
     grad: bool = False
