@@ -9,7 +9,7 @@ every variable the differentiated entry binds is bound exactly once.
 from __future__ import annotations
 
 from ..ir import tensor as ir
-from ..ir.verify import broadcast_shapes
+from ..ir.prim_types import broadcast_shapes
 from .traverse import NameSupply
 
 FLOATS = ("f16", "bf16", "f32", "f64")

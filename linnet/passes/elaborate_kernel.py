@@ -45,7 +45,7 @@ from ..check.types import TensorT, TupleT
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import Diagnostic
 from ..ir import tensor as ir
-from ..ir.verify import broadcast_shapes
+from ..ir.prim_types import broadcast_shapes
 from ..syntax import tree as t
 from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
