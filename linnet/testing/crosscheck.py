@@ -222,21 +222,12 @@ def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],
 
 
 def _difference(got: np.ndarray, want: np.ndarray, dtype: str) -> str | None:
-    """How `got` differs from `want` (of Linnet dtype `dtype`), or None if it does not."""
-    if got.shape != want.shape:
-        return f"shape {got.shape}, expected {want.shape}"
+    """How `got` differs from `want` (of Linnet dtype `dtype`), or None if it does not: the
+    oracle's comparison, with the kernel-against-body tolerances and a scale of at least 1."""
+    from .harness import tolerance_for
+    from .oracle import compare
+    tolerances = None
     if dtype in ("f16", "bf16", "f32", "f64"):
-        from .harness import tolerance_for
         tol = tolerance_for(dtype, reduction_length=64)
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        finite = np.isfinite(w)
-        scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
-        close = np.isclose(g, w, rtol=tol.rtol, atol=tol.atol * scale, equal_nan=True)
-        bad = np.argwhere(~close)
-        return f"{len(bad)} values differ, first at {tuple(bad[0])}: {g[tuple(bad[0])]} vs " \
-               f"{w[tuple(bad[0])]}" if len(bad) else None
-    if not np.array_equal(got, want):
-        bad = np.argwhere(got != want)
-        first = tuple(bad[0]) if got.ndim else ()
-        return f"{len(bad)} values differ, first at {first}: {got[first]} vs {want[first]}"
-    return None
+        tolerances = (tol.rtol, tol.atol)
+    return compare(want, got, dtype, tolerances=tolerances, scale_floor=1.0)

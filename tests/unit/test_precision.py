@@ -50,3 +50,19 @@ def test_slack_adds_the_oracles_own_rounding_error_per_element() -> None:
     slack = 2 * np.abs(expected - np.array([0.1932, 0.5]))
     assert compare(expected, actual, "bf16", slack=slack) is None
     assert compare(expected, np.array([0.2158, 0.45]), "bf16", slack=slack) is not None
+
+
+def test_given_tolerances_replace_the_dtypes() -> None:
+    expected, actual = np.array([1.0, 2.0]), np.array([1.0, 2.001])
+    assert compare(expected, actual, "f32") is not None
+    assert compare(expected, actual, "f32", tolerances=(1e-3, 0.0)) is None
+    assert compare(expected, actual, "f32", tolerances=(1e-4, 1e-4)) is not None
+
+
+def test_the_cross_check_holds_targets_to_the_kernel_tolerances_at_scale_one() -> None:
+    from linnet.testing.crosscheck import _difference
+    want = np.array([1e-3, 0.0], dtype=np.float32)
+    assert _difference(want + np.float32(1e-7), want, "f32") is None  # 1e-7 of scale 1
+    assert _difference(want + np.float32(1e-2), want, "f32") is not None
+    assert _difference(np.array([1, 2]), np.array([1, 3]), "i32") is not None
+    assert "shape" in _difference(np.zeros(3), np.zeros(2), "f32")

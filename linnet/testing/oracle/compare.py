@@ -26,7 +26,8 @@ def tolerance(dtype: str, reduction_length: int = 1) -> tuple[float, float]:
 
 
 def compare(expected, actual, dtype: str, reduction_length: int = 1, *,
-            slack: np.ndarray | None = None, scale_floor: float = 0.0) -> str | None:
+            slack: np.ndarray | None = None, scale_floor: float = 0.0,
+            tolerances: tuple[float, float] | None = None) -> str | None:
     """None when actual matches expected for an output of `dtype`, else what differs.
 
     `slack` (broadcast against the output) is added to each element's allowance: the
@@ -34,7 +35,9 @@ def compare(expected, actual, dtype: str, reduction_length: int = 1, *,
     same computation in f64), which two half-precision evaluations may each make.
     `scale_floor` bounds the output's scale from below: an output that is all rounding
     noise (`x - log(exp(x))`, about 1e-16) is not its own scale when the values it was
-    computed from are of magnitude 1."""
+    computed from are of magnitude 1. `tolerances` replaces `tolerance(dtype,
+    reduction_length)`'s (rtol, atol): the cross-check holds targets to one another with
+    the kernel-against-body tolerances."""
     e, a = np.asarray(expected), np.asarray(actual)
     if e.shape != a.shape:
         return f"shape {list(a.shape)}, expected {list(e.shape)}"
@@ -54,7 +57,7 @@ def compare(expected, actual, dtype: str, reduction_length: int = 1, *,
                 f"(expected {e[pos]}, got {a[pos]})")
     finite = ~special
     e, a = np.where(finite, e, 0.0), np.where(finite, a, 0.0)
-    rtol, atol = tolerance(dtype, reduction_length)
+    rtol, atol = tolerances or tolerance(dtype, reduction_length)
     scale = max(float(np.max(np.abs(e))), scale_floor) or 1.0
     allowed = atol * scale + rtol * np.abs(e)
     if slack is not None:
