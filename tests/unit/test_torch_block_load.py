@@ -265,3 +265,38 @@ def test_a_program_without_a_root_block_loads_its_entries(tmp_path: Path) -> Non
     assert m.twice(torch.ones(2)).tolist() == [2.0, 2.0]
     with pytest.raises(LinnetError, match="weights= is for a program with a root block"):
         load(path, weights={})
+
+
+def _kernel_program(tmp_path: Path) -> Path:
+    """A block whose entry calls `softmax` of examples/softmax.linnet (an op with a kernel),
+    the kernel and the op copied in."""
+    text = (PROGRAM.parent / "softmax.linnet").read_text()
+    start, end = text.index("pub kernel row_softmax"), text.index("// A fixed-size entry")
+    path = tmp_path / "kblock.linnet"
+    path.write_text("module kblock\n\n" + text[start:end] + """
+block Mix<C: Dim> {
+    param w: Tensor[C, C; f32]
+
+    pub entry forward<R: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] {
+        let h[r, j] = sum[k] x[r, k] * w[j, k]
+        return softmax(h)
+    }
+}
+""")
+    return path
+
+
+def test_an_op_with_a_kernel_launches_it_and_trains(tmp_path: Path) -> None:
+    w = torch.randn(6, 6, generator=torch.Generator().manual_seed(2))
+    model = load(_kernel_program(tmp_path), generics={"C": 6}, weights={"w": w},
+                 device=DEVICE)
+    x = _x().repeat(1, 2)[:, :6].contiguous()
+    y = model(x)
+    leaf = w.double().requires_grad_()
+    want = torch.softmax(x.cpu().double() @ leaf.T, dim=1)
+    torch.testing.assert_close(y.double().cpu(), want.detach(), rtol=1e-5, atol=1e-6)
+    assert model.entry("forward").ran() == {"softmax__R2_C6": {"kernel": 1, "body": 0}}
+    weights = torch.arange(6.0)
+    (y * weights.to(DEVICE)).sum().backward()
+    (want * weights.double()).sum().backward()
+    torch.testing.assert_close(model.w.grad.double().cpu(), leaf.grad, rtol=1e-4, atol=1e-5)
