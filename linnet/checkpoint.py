@@ -111,7 +111,7 @@ def open_checkpoint(weights: Any) -> Checkpoint | None:
                 raise LinnetError(f"weights: {path!r} is not a tensor named by its path "
                                   f"(a mapping of path -> tensor is expected)")
             found[path] = Weight(tuple(int(n) for n in shape), dtype_name(value.dtype))
-        return Checkpoint("given as a mapping", found, mapping=weights)
+        return Checkpoint("(a mapping of path -> tensor)", found, mapping=weights)
     raise LinnetError(f"weights: expected a .safetensors path or a mapping of path -> tensor, "
                       f"got {type(weights).__name__}")
 
@@ -147,8 +147,9 @@ def check_checkpoint(manifest: Manifest, checkpoint: Checkpoint) -> None:
         else:
             problems.extend(_mismatches(p, found))
     for path in sorted(set(checkpoint.weights) - set(by_path)):
-        close = suggest(path, sorted(by_path)).replace("`", "")
-        problems.append(f"{path}: unexpected (the model has no such parameter{close})")
+        close = suggest(path, sorted(by_path)).strip()[1:-1].replace("`", "")
+        problems.append(f"{path}: unexpected (the model has no such parameter"
+                        f"{'; ' + close if close else ''})")
     if problems:
         raise CheckpointError(problems, checkpoint.source)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import LinnetError
-from ..torch.loader import EntryFunction, _read_program, read_tuning
+from ..torch.loader import EntryFunction, read_program, read_tuning
 
 
 class JaxEntryFunction(EntryFunction):
@@ -116,6 +116,6 @@ def load_source(source: Any, name: str | None = None, *, numerics: str = "equiva
         text, path = source, path or "<source>.linnet"
     else:
         path = str(source)
-        text = _read_program(path)
+        text = read_program(path)
     return load_model(path, text, generics=generics, weights=weights, root=root,
                       numerics=numerics, tuning=tuning)

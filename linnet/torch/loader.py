@@ -123,7 +123,7 @@ class EntryFunction:
         program checked and the entry found now: errors are raised here, not at a call."""
         check_choice("numerics", options.get("numerics", "equivalent"), NUMERICS)
         if text is None:
-            text = _read_program(path)
+            text = read_program(path)
         fn = cls(str(path), text, name, options.pop("compile", True),
                  options.pop("numerics", "equivalent"), **options)
         fn._signature()
@@ -356,10 +356,11 @@ class LoadedModule:
     an attribute of this object (`source`, `entries`) or a Python special name; attribute
     access (`m.run`) finds the entries whose names are not taken."""
 
-    def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None) -> None:
+    def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None,
+                 text: str | None = None, analysis: Any = None) -> None:
         check_choice("numerics", numerics, NUMERICS)
-        text = Path(path).read_text(encoding="utf-8")
-        analysis = checked(text, str(path))
+        text = read_program(path) if text is None else text
+        analysis = checked(text, str(path)) if analysis is None else analysis
         tuning = read_tuning(tuning, path)
         self._path = str(path)
         self._entries = {}
@@ -418,7 +419,7 @@ def load(path: str, *, generics: dict[str, Any] | None = None, weights: Any = No
     is `load_function`'s.
     """
     check_choice("numerics", numerics, NUMERICS)
-    text = _read_program(path)
+    text = read_program(path)
     from ..passes.block_entry import choose_root
     analysis = checked(text, str(path))
     if root is not None or choose_root(analysis, None, None) is not None:
@@ -430,10 +431,11 @@ def load(path: str, *, generics: dict[str, Any] | None = None, weights: Any = No
     if given:
         raise LinnetError(f"{given[0]}= is for a program with a root block, and no block of "
                           f"{str(path)!r} has entries (name one with root=)")
-    return LoadedModule(path, compile, numerics, tuning)
+    return LoadedModule(path, compile, numerics, tuning, text, analysis)
 
 
-def _read_program(path: Any) -> str:
+def read_program(path: Any) -> str:
+    """The program text at path (a LinnetError when it cannot be read)."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as err:

@@ -20,27 +20,17 @@ from linnet.checkpoint import CheckpointError  # noqa: E402
 from linnet.errors import LinnetError  # noqa: E402
 from linnet.jax import JaxEntryFunction, load_source  # noqa: E402
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "block_model.linnet"
-L, H, V, B = 2, 4, 5, 2
+from block_model_case import H, PROGRAM, V, mixed, weights  # noqa: E402
+
+L, B = 2, 2
 
 
-def _weights(seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    w = {"embed": rng.standard_normal((V, H)).astype(np.float32)}
-    for k in range(L):
-        w[f"layers.{k}.up"] = (rng.standard_normal((2 * H, H)) / 2).astype(np.float32)
-        w[f"layers.{k}.down"] = (rng.standard_normal((H, 2 * H)) / 2).astype(np.float32)
-        w[f"layers.{k}.scale"] = rng.uniform(0.5, 1.5, H).astype(np.float32)
-    return w
+def _weights() -> dict[str, np.ndarray]:
+    return weights(L)
 
 
 def _mixed(x: np.ndarray, w: dict[str, np.ndarray]) -> np.ndarray:
-    """block_model's `mix` in NumPy float64."""
-    y = x.astype(np.float64)
-    for k in range(L):
-        h = np.tanh(y @ w[f"layers.{k}.up"].T.astype(np.float64))
-        y = y + (h @ w[f"layers.{k}.down"].T) * w[f"layers.{k}.scale"]
-    return y
+    return mixed(x, w, L)
 
 
 @pytest.fixture()

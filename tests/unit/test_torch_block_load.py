@@ -22,9 +22,10 @@ from linnet.checkpoint import CheckpointError  # noqa: E402
 from linnet.testing import default_device  # noqa: E402
 from linnet.torch import LoadedModule, load  # noqa: E402
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "block_model.linnet"
+from block_model_case import H, PROGRAM, V, weights  # noqa: E402
+
 DEVICE = default_device()
-L, H, V, B = 3, 4, 5, 2
+L, B = 3, 2
 
 SMALL = """module small
 
@@ -41,15 +42,9 @@ block Acc<N: Dim, T: Float = f32> {
 """
 
 
-def _weights(seed: int = 0) -> dict[str, torch.Tensor]:
-    """Every param and buffer of block_model by path (L=3, H=4, V=5), on the CPU."""
-    g = torch.Generator().manual_seed(seed)
-    w = {"embed": torch.randn(V, H, generator=g)}
-    for k in range(L):
-        w[f"layers.{k}.up"] = torch.randn(2 * H, H, generator=g) / 2
-        w[f"layers.{k}.down"] = torch.randn(H, 2 * H, generator=g) / 2
-        w[f"layers.{k}.scale"] = torch.rand(H, generator=g) + 0.5
-    return w
+def _weights() -> dict[str, torch.Tensor]:
+    """Every param and buffer of block_model by path (L=3), on the CPU."""
+    return {path: torch.from_numpy(w) for path, w in weights(L).items()}
 
 
 def _reference(x: torch.Tensor, w: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
