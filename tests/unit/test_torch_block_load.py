@@ -295,3 +295,24 @@ def test_an_op_with_a_kernel_launches_it_and_trains(tmp_path: Path) -> None:
     (y * weights.to(DEVICE)).sum().backward()
     (want * weights.double()).sum().backward()
     torch.testing.assert_close(model.w.grad.double().cpu(), leaf.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_an_absent_optional_param_has_no_tensor(tmp_path: Path) -> None:
+    """`bias` is optional and the checkpoint lacks it: the model has no such member, and
+    the checkpoint loads without it."""
+    path = tmp_path / "opt.linnet"
+    path.write_text("""module opt
+
+block Scale {
+    param w: Tensor[3; f32]
+    param bias: Tensor[3; f32]? = none
+
+    pub entry forward(x: Tensor[3; f32]) -> Tensor[3; f32] {
+        return x * w
+    }
+}
+""")
+    model = load(path, weights={"w": torch.full((3,), 2.0)})
+    assert list(model.state_dict()) == ["w"] and not hasattr(model, "bias")
+    assert model.manifest.by_path()["bias"].input is None
+    assert model(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
