@@ -98,6 +98,7 @@ def test_logits_and_next_states_match_the_reference(checkpoint: Path) -> None:
                                    rtol=1e-4, atol=1e-4)
         assert model.steps.tolist() == [call]
         assert [model.layers[k].calls.item() for k in range(L)] == [call] * L
+    assert len(model.main.function.cache) == 1  # one binding, compiled once
     model.loss(x)  # `loss` counts the layers' calls, not the steps
     assert model.steps.item() == 2 and model.layers[0].calls.item() == 3
 
