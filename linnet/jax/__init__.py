@@ -1,7 +1,9 @@
 """The JAX runtime: call Linnet entries on JAX arrays (and anything `jnp.asarray` takes).
 
 - `load_function(path, name, *, numerics="equivalent")` and `load_source(text, name, ...)`
-  compile an entry for the shapes and dtypes it is called with (see `loader.py`).
+  compile an entry for the shapes and dtypes it is called with (see `loader.py`);
+- `load_source(path, generics=..., weights=...)` (no entry name) loads a root block's model,
+  its entries pure functions of params and state dicts (see `block_model.py`).
 
 Generated modules are imported from the cache directory, as the PyTorch runtime's are.
 """

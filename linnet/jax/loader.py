@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..torch.loader import EntryFunction, read_tuning
+from ..errors import LinnetError
+from ..torch.loader import EntryFunction, read_program, read_tuning
 
 
 class JaxEntryFunction(EntryFunction):
@@ -80,8 +81,41 @@ def load_function(path: str, name: str, *, numerics: str = "equivalent",
                                     tuning=read_tuning(tuning, path))
 
 
-def load_source(text: str, name: str, *, numerics: str = "equivalent",
-                path: str = "<source>.linnet", tuning: Any = None) -> JaxEntryFunction:
-    """`load_function` for a program held in a string (`path` names it in diagnostics)."""
-    return JaxEntryFunction.checked(path, name, text=text, numerics=numerics,
-                                    tuning=read_tuning(tuning, path))
+def load_source(source: Any, name: str | None = None, *, numerics: str = "equivalent",
+                path: str | None = None, tuning: Any = None, generics: dict[str, Any] | None = None,
+                weights: Any = None, root: str | None = None) -> Any:
+    """A program's entry, or its root block's model, on JAX arrays.
+
+    With `name`: `load_function` for the program held in the string `source` (`path`
+    names it in diagnostics), its module-level entry `name`.
+
+    Without `name`: the program's root block (the only block with entries, or `root`) as a
+    model (`linnet.jax.block_model.JaxBlockModel`): `source` is the program's path (a
+    `Path`, or a string without a newline), or its text (a string with newlines; `path`
+    names it). `generics` gives the root block's generics (ints, dtype names; defaults fill
+    the rest), `weights` a `.safetensors` path or a mapping of path -> array, checked
+    against the parameter manifest (None: zeros). `model.parameters` is the dict by path of
+    the params and buffers; each entry is `model.main(params, state, *inputs) -> (result,
+    next_state)`, with `state` a dict by path (`model.initial_state()`: zeros), usable
+    under `jax.jit` and `jax.grad`. See docs/models.md, "Loading weights".
+    """
+    if name is not None:
+        given = [k for k, v in (("generics", generics), ("weights", weights), ("root", root))
+                 if v is not None]
+        if given:
+            raise LinnetError(f"load_source(text, name) loads a module-level entry; {given[0]}= "
+                              "is for a root block's model: load_source(path, generics=..., "
+                              "weights=...) without a name")
+        path = path or "<source>.linnet"
+        return JaxEntryFunction.checked(path, name, text=source, numerics=numerics,
+                                        tuning=read_tuning(tuning, path))
+    from ..pipeline import NUMERICS, check_choice
+    from .block_model import load_model
+    check_choice("numerics", numerics, NUMERICS)
+    if isinstance(source, str) and "\n" in source:
+        text, path = source, path or "<source>.linnet"
+    else:
+        path = str(source)
+        text = read_program(path)
+    return load_model(path, text, generics=generics, weights=weights, root=root,
+                      numerics=numerics, tuning=tuning)

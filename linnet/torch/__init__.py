@@ -2,7 +2,8 @@
 
 - `load_function(path, name, *, compile=True, numerics="equivalent")` and `load(path, ...)`
   compile a program's entries for the shapes and dtypes they are called with
-  (see `linnet/torch/loader.py`);
+  (see `linnet/torch/loader.py`); `load` of a program with a root block gives the model as
+  a `torch.nn.Module` with its weights (see `linnet/torch/block_module.py`);
 - `run` (the interpreter, `compile=False`) evaluates tensor-core IR directly;
 - `import_generated` imports generated source from its text (never from a file or `.pyc`),
   keeping a copy in the private cache folder (see `linnet/torch/runtime.py`).

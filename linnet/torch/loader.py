@@ -123,11 +123,7 @@ class EntryFunction:
         program checked and the entry found now: errors are raised here, not at a call."""
         check_choice("numerics", options.get("numerics", "equivalent"), NUMERICS)
         if text is None:
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-            except OSError as err:
-                raise LinnetError(f"cannot read the program {str(path)!r}: "
-                                  f"{err.strerror or err}") from None
+            text = read_program(path)
         fn = cls(str(path), text, name, options.pop("compile", True),
                  options.pop("numerics", "equivalent"), **options)
         fn._signature()
@@ -185,16 +181,21 @@ class EntryFunction:
 
     def _compile(self, values: dict[str, object], target_text: bool,
                  device: str | None = None):
-        compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                  numerics=self.numerics, target=self.TARGET,
-                                  tuning=False if self.tuning is None else self.tuning,
-                                  device=device)
+        compiled = self._compile_source(values, numerics=self.numerics, target=self.TARGET,
+                                        tuning=False if self.tuning is None else self.tuning,
+                                        device=device)
         if target_text:
             return compiled.text
         from .runtime import import_generated
         module = import_generated(compiled.text, self.name, self.TARGET)
         self._modules.append((module, self._op_names(compiled.result.stages[-2].ir)))
         return module
+
+    def _compile_source(self, values: dict[str, object], **options: Any):
+        """`compile_source` of the entry for one binding of its generics (a block entry
+        adds its root block, the root's generics and the checkpoint's paths)."""
+        return compile_source(self.text, path=self.path, entry=self.name, bind=values,
+                              **options)
 
     def _op_names(self, program: Any) -> dict[str, str]:
         """The op name of each function name of the generated module."""
@@ -220,8 +221,7 @@ class EntryFunction:
         from ..pipeline import passes_for
         from .interpreter import run
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
-        compiled = compile_source(self.text, path=self.path, entry=self.name, bind=values,
-                                  numerics="exact", passes=passes)  # bodies only
+        compiled = self._compile_source(values, numerics="exact", passes=passes)  # bodies
         program = compiled.text
         return lambda *inputs: run(program, *inputs)
 
@@ -356,10 +356,11 @@ class LoadedModule:
     an attribute of this object (`source`, `entries`) or a Python special name; attribute
     access (`m.run`) finds the entries whose names are not taken."""
 
-    def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None) -> None:
+    def __init__(self, path: str, compile: bool, numerics: str, tuning: Any = None,
+                 text: str | None = None, analysis: Any = None) -> None:
         check_choice("numerics", numerics, NUMERICS)
-        text = Path(path).read_text(encoding="utf-8")
-        analysis = checked(text, str(path))
+        text = read_program(path) if text is None else text
+        analysis = checked(text, str(path)) if analysis is None else analysis
         tuning = read_tuning(tuning, path)
         self._path = str(path)
         self._entries = {}
@@ -397,13 +398,46 @@ class LoadedModule:
         return sorted(self._entries)
 
 
-def load(path: str, *, compile: bool = True, numerics: str = "equivalent",
-         tuning: Any = None) -> LoadedModule:
-    """The Linnet program at `path` as a module-like object: one callable per entry.
+def load(path: str, *, generics: dict[str, Any] | None = None, weights: Any = None,
+         root: str | None = None, compile: bool = True, numerics: str = "equivalent",
+         device: Any = None, tuning: Any = None) -> Any:
+    """The Linnet program at `path`, loaded.
 
-    `m = load("model.linnet")`; `m.run(x, w)` calls the entry `run` exactly as
-    `load_function(path, "run", compile=compile, numerics=numerics)` would, binding
-    generics from the inputs at each call, cached per binding; `m.source("run", R=5, C=40)`
-    is the generated module's text for one binding. `tuning` is `load_function`'s.
+    A program with a root block (the only block with entries, or the block `root` names)
+    gives a `torch.nn.Module` of the model (`linnet.torch.block_module.BlockModel`):
+    `generics` are the values of the root block's generics (ints, dtype names; defaults
+    fill the rest), `weights` a `.safetensors` path or a mapping of path -> tensor (a
+    `state_dict`), checked against the parameter manifest before it is copied, or None
+    (params stay zeros until `load_state_dict`), `device` where params and states are
+    made. Its entries are methods (`model.logits(x)`), `model(x)` runs `forward` or the
+    only entry, `reset_state()` zeros the states. See docs/models.md, "Loading weights".
+
+    Any other program gives a module-like object of its entries: `m.run(x, w)` calls the
+    entry `run` exactly as `load_function(path, "run", compile=compile, numerics=numerics)`
+    would, binding generics from the inputs at each call, cached per binding;
+    `m.source("run", R=5, C=40)` is the generated module's text for one binding. `tuning`
+    is `load_function`'s.
     """
-    return LoadedModule(path, compile, numerics, tuning)
+    check_choice("numerics", numerics, NUMERICS)
+    text = read_program(path)
+    from ..passes.block_entry import choose_root
+    analysis = checked(text, str(path))
+    if root is not None or choose_root(analysis, None, None) is not None:
+        from .block_module import load_model
+        return load_model(str(path), text, analysis, generics=generics, weights=weights, root=root,
+                          compile=compile, numerics=numerics, device=device, tuning=tuning)
+    given = [k for k, v in (("generics", generics), ("weights", weights), ("device", device))
+             if v is not None]
+    if given:
+        raise LinnetError(f"{given[0]}= is for a program with a root block, and no block of "
+                          f"{str(path)!r} has entries (name one with root=)")
+    return LoadedModule(path, compile, numerics, tuning, text, analysis)
+
+
+def read_program(path: Any) -> str:
+    """The program text at path (a LinnetError when it cannot be read)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise LinnetError(f"cannot read the program {str(path)!r}: "
+                          f"{err.strerror or err}") from None
