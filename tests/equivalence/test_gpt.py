@@ -1,0 +1,197 @@
+"""`examples/gpt/gpt.linnet`, a small decoder-only transformer, against its PyTorch twin
+(`examples/gpt/twin.py`): the same weights (the twin's state_dict, saved with safetensors and
+read back by path), prefill logits, several decode steps with the key/value cache, and the
+gradient of the loss with respect to every param. The Linnet entries run with their kernels
+(`numerics="equivalent"`: Triton's interpreter on the CPU, `tests/conftest.py`) and as op
+bodies only (`numerics="exact"`).
+
+`linnet_model` is the one place that knows how a block entry runs today (compiled entries,
+weights passed in manifest order, states threaded by hand); a loader that returns a module
+with the entries as methods replaces it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from linnet.pipeline import compile_source
+from linnet.testing.backends import as_numpy, loader
+from linnet.torch.runtime import import_generated
+
+from kernel_cases import DEVICE, EXAMPLES
+
+GPT = EXAMPLES / "gpt" / "gpt.linnet"
+sys.path.insert(0, str(GPT.parent))
+import twin  # noqa: E402
+
+SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 16}
+PROMPT, STEPS = 5, 4
+
+
+class LinnetGpt:
+    """The Linnet model with its entries as methods: prefill, decode, loss (and
+    loss_and_grads). Weights by path, states kept here between calls."""
+
+    def __init__(self, weights: dict[str, torch.Tensor], numerics: str, target: str = "torch"):
+        self.weights = {k: v.to(DEVICE) for k, v in weights.items()}
+        self.numerics, self.target = numerics, target
+        self.states: dict[str, torch.Tensor] = {}
+        self.entries: dict[tuple, tuple] = {}
+
+    def _entry(self, name: str, bind: dict[str, int], grad: bool = False):
+        key = (name, tuple(sorted(bind.items())), grad)
+        if key not in self.entries:
+            compiled = compile_source(GPT.read_text(), path=str(GPT), entry=name, target=self.target,
+                                      bind={**SIZES, **bind}, numerics=self.numerics, grad=grad)
+            if self.target == "torch":
+                main = import_generated(compiled.text, f"gpt_{name}", "torch").main
+            else:
+                main = loader(self.target)(compiled.text, f"gpt_{name}")
+            self.entries[key] = (main, compiled.parameters)
+        return self.entries[key]
+
+    def _run(self, name: str, inputs: tuple, bind: dict[str, int] | None = None,
+             grad: bool = False) -> list:
+        main, manifest = self._entry(name, bind or {}, grad)
+        extra = [self.weights[p.path] if p.kind != "state" else self._state(p)
+                 for p in manifest.inputs]
+        results = list(main(*inputs, *extra))
+        for path in reversed(manifest.assigned):
+            self.states[path] = results.pop()
+        return results
+
+    def _state(self, p) -> torch.Tensor:
+        if p.path not in self.states:
+            dtype = {"f32": torch.float32, "i64": torch.int64}[p.dtype]
+            self.states[p.path] = torch.zeros(p.shape, dtype=dtype, device=DEVICE)
+        return self.states[p.path]
+
+    def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self._run("prefill", (tokens,), {"T": tokens.shape[1]})[0]
+
+    def decode(self, token: torch.Tensor) -> torch.Tensor:
+        return self._run("decode", (token,))[0]
+
+    def loss_and_grads(self, tokens: torch.Tensor, targets: torch.Tensor):
+        """The loss and its gradient by param path (`--grad`)."""
+        main, manifest = self._entry("loss", {"T": tokens.shape[1]}, grad=True)
+        loss, *grads = self._run("loss", (tokens, targets), {"T": tokens.shape[1]}, grad=True)
+        trained = [p.path for p in manifest.inputs if p.kind == "param"]
+        assert len(grads) == len(trained)
+        return loss, dict(zip(trained, grads))
+
+
+def linnet_model(path: Path, numerics: str, target: str = "torch") -> LinnetGpt:
+    """The Linnet model for the weights in the safetensors file at path."""
+    from safetensors.torch import load_file
+    return LinnetGpt(load_file(str(path)), numerics, target)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> tuple[twin.Gpt, Path]:
+    """The twin with random weights (norm weights away from 1), and its saved state_dict."""
+    from safetensors.torch import save_file
+    torch.manual_seed(0)
+    reference = twin.Gpt(**SIZES).double()
+    with torch.no_grad():
+        for name, p in reference.named_parameters():
+            if name.endswith("norm.weight"):
+                p.uniform_(0.5, 1.5)
+    path = tmp_path_factory.mktemp("gpt") / "model.safetensors"
+    save_file({k: v.float().contiguous() for k, v in reference.state_dict().items()}, str(path))
+    return reference, path
+
+
+def tokens(count: int, seed: int = 1) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, SIZES["V"], (SIZES["B"], count), generator=generator)
+
+
+def close(got, want, tol: float = 1e-4) -> None:
+    np.testing.assert_allclose(as_numpy(got).astype(np.float64), as_numpy(want), rtol=tol,
+                               atol=tol)
+
+
+def test_the_parameter_paths_are_the_twins_state_dict(model) -> None:
+    reference, path = model
+    gpt = linnet_model(path, "exact")
+    _, manifest = gpt._entry("decode", {})
+    params = [p.path for p in manifest.parameters if p.kind == "param"]
+    assert params == list(reference.state_dict())
+    states = {p.path: p.shape for p in manifest.parameters if p.kind == "state"}
+    assert states["layers.1.attn.k_cache"] == (2, 2, 16, 16) and states["pos"] == (1,)
+
+
+@pytest.mark.parametrize("numerics", ["exact", "equivalent"])
+def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
+    """Prefill a prompt, then decode STEPS tokens one at a time with the cache; each step's
+    logits against the twin's full recomputation over the whole sequence so far."""
+    reference, path = model
+    gpt = linnet_model(path, numerics)
+    sequence = tokens(PROMPT + STEPS)
+    with torch.no_grad():
+        want = reference(sequence)
+    close(gpt.prefill(sequence[:, :PROMPT].to(DEVICE)), want[:, :PROMPT])
+    assert as_numpy(gpt.states["pos"]).tolist() == [PROMPT]
+    for t in range(PROMPT, PROMPT + STEPS):
+        close(gpt.decode(sequence[:, t].to(DEVICE)), want[:, t])
+    assert as_numpy(gpt.states["pos"]).tolist() == [PROMPT + STEPS]
+    cache = as_numpy(gpt.states["layers.0.attn.k_cache"])
+    assert not cache[:, :, PROMPT + STEPS:].any() and cache[:, :, :PROMPT + STEPS].all()
+
+
+def test_a_second_prefill_starts_again(model) -> None:
+    """prefill restarts from position 0, whatever the cache held."""
+    reference, path = model
+    gpt = linnet_model(path, "exact")
+    gpt.prefill(tokens(9, seed=2).to(DEVICE))
+    sequence = tokens(PROMPT + 1, seed=3)
+    gpt.prefill(sequence[:, :PROMPT].to(DEVICE))
+    with torch.no_grad():
+        want = reference(sequence)
+    close(gpt.decode(sequence[:, PROMPT].to(DEVICE)), want[:, PROMPT])
+
+
+def test_the_cached_twin_agrees_with_itself(model) -> None:
+    """The twin's own decode (static cache, as benchmarks/gpt.py times it) against its full
+    recomputation: the reference of the benchmark's check."""
+    reference, _ = model
+    sequence = tokens(PROMPT + STEPS, seed=4)
+    with torch.no_grad():
+        want = reference(sequence)
+        close(reference.prefill(sequence[:, :PROMPT]), want[:, :PROMPT], 1e-10)
+        for t in range(PROMPT, PROMPT + STEPS):
+            close(reference.decode(sequence[:, t]), want[:, t], 1e-10)
+
+
+def test_loss_gradients_match_autograd(model) -> None:
+    """`--grad` of `loss`: the loss and the gradient of every param, against autograd on the
+    twin (float64)."""
+    reference, path = model
+    sequence = tokens(PROMPT + 1, seed=5)
+    inputs, targets = sequence[:, :-1], sequence[:, 1:]
+    reference.zero_grad()
+    want = reference.loss(inputs, targets)
+    want.backward()
+    loss, grads = linnet_model(path, "exact").loss_and_grads(inputs.to(DEVICE),
+                                                             targets.to(DEVICE))
+    close(loss, want.detach())
+    assert set(grads) == {name for name, _ in reference.named_parameters()}
+    for name, p in reference.named_parameters():
+        assert p.grad is not None and p.grad.abs().max() > 0, name
+        close(grads[name], p.grad, 1e-4)
+
+
+def test_prefill_on_jax(model) -> None:
+    pytest.importorskip("jax")
+    reference, path = model
+    sequence = tokens(PROMPT, seed=6)
+    with torch.no_grad():
+        want = reference(sequence)
+    gpt = linnet_model(path, "exact", target="jax")
+    close(gpt.prefill(sequence), want)
