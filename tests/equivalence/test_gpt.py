@@ -12,7 +12,9 @@ with the entries as methods replaces it.
 
 from __future__ import annotations
 
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +31,24 @@ GPT = EXAMPLES / "gpt" / "gpt.linnet"
 sys.path.insert(0, str(GPT.parent))
 import twin  # noqa: E402
 
-SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 16}
-PROMPT, STEPS = 5, 4
+SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
+PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
+KERNELS = {"rms_norm_rows", "linear_tiles", "attention_from_blocks"}
+LAUNCHES: Counter[str] = Counter()
+"""Kernel launches by kernel name, from every generated module this file imports."""
+_LAUNCHER = re.compile(r"def (\w+_launch)\(.*\n    # launches \w+ \(kernel (\w+?)__")
+
+
+def _count_launches(module, source: str) -> None:
+    """Wrap each kernel launcher of a generated module (once) to count into LAUNCHES."""
+    if getattr(module, "_launches_counted", False):
+        return
+    for launcher, kernel in _LAUNCHER.findall(source):
+        def counted(*args, _launch=getattr(module, launcher), _kernel=kernel):
+            LAUNCHES[_kernel] += 1
+            return _launch(*args)
+        setattr(module, launcher, counted)
+    module._launches_counted = True
 
 
 class LinnetGpt:
@@ -49,7 +67,9 @@ class LinnetGpt:
             compiled = compile_source(GPT.read_text(), path=str(GPT), entry=name, target=self.target,
                                       bind={**SIZES, **bind}, numerics=self.numerics, grad=grad)
             if self.target == "torch":
-                main = import_generated(compiled.text, f"gpt_{name}", "torch").main
+                module = import_generated(compiled.text, f"gpt_{name}", "torch")
+                _count_launches(module, compiled.text)
+                main = module.main
             else:
                 main = loader(self.target)(compiled.text, f"gpt_{name}")
             self.entries[key] = (main, compiled.parameters)
@@ -124,7 +144,7 @@ def test_the_parameter_paths_are_the_twins_state_dict(model) -> None:
     params = [p.path for p in manifest.parameters if p.kind == "param"]
     assert params == list(reference.state_dict())
     states = {p.path: p.shape for p in manifest.parameters if p.kind == "state"}
-    assert states["layers.1.attn.k_cache"] == (2, 2, 16, 16) and states["pos"] == (1,)
+    assert states["layers.1.attn.k_cache"] == (2, 2, 48, 16) and states["pos"] == (1,)
 
 
 @pytest.mark.parametrize("numerics", ["exact", "equivalent"])
@@ -134,6 +154,7 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
     reference, path = model
     gpt = linnet_model(path, numerics)
     sequence = tokens(PROMPT + STEPS)
+    LAUNCHES.clear()
     with torch.no_grad():
         want = reference(sequence)
     close(gpt.prefill(sequence[:, :PROMPT].to(DEVICE)), want[:, :PROMPT])
@@ -143,6 +164,11 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
     assert as_numpy(gpt.states["pos"]).tolist() == [PROMPT + STEPS]
     cache = as_numpy(gpt.states["layers.0.attn.k_cache"])
     assert not cache[:, :, PROMPT + STEPS:].any() and cache[:, :, :PROMPT + STEPS].all()
+    if numerics == "exact":
+        assert not LAUNCHES
+    else:  # every op ran its kernel, in each of the 1 + STEPS calls
+        assert set(LAUNCHES) == KERNELS
+        assert LAUNCHES["attention_from_blocks"] == SIZES["L"] * (1 + STEPS)
 
 
 def test_a_second_prefill_starts_again(model) -> None:
