@@ -5,9 +5,9 @@ gradient of the loss with respect to every param. The Linnet entries run with th
 (`numerics="equivalent"`: Triton's interpreter on the CPU, `tests/conftest.py`) and as op
 bodies only (`numerics="exact"`).
 
-`linnet_model` is the one place that knows how a block entry runs today (compiled entries,
-weights passed in manifest order, states threaded by hand); a loader that returns a module
-with the entries as methods replaces it.
+`linnet_model` is the one place that builds the Linnet model: today `examples/gpt/entries.py`
+(compiled entries, weights passed in manifest order, states threaded by hand); a loader that
+returns a module with the entries as methods and the states inside can replace it.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, loader
-from linnet.torch.runtime import import_generated
+from linnet.testing.backends import as_numpy
 
 from kernel_cases import DEVICE, EXAMPLES
 
-GPT = EXAMPLES / "gpt" / "gpt.linnet"
-sys.path.insert(0, str(GPT.parent))
+sys.path.insert(0, str(EXAMPLES / "gpt"))
+import entries  # noqa: E402
 import twin  # noqa: E402
 
 SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
@@ -51,65 +49,11 @@ def _count_launches(module, source: str) -> None:
     module._launches_counted = True
 
 
-class LinnetGpt:
-    """The Linnet model with its entries as methods: prefill, decode, loss (and
-    loss_and_grads). Weights by path, states kept here between calls."""
-
-    def __init__(self, weights: dict[str, torch.Tensor], numerics: str, target: str = "torch"):
-        self.weights = {k: v.to(DEVICE) for k, v in weights.items()}
-        self.numerics, self.target = numerics, target
-        self.states: dict[str, torch.Tensor] = {}
-        self.entries: dict[tuple, tuple] = {}
-
-    def _entry(self, name: str, bind: dict[str, int], grad: bool = False):
-        key = (name, tuple(sorted(bind.items())), grad)
-        if key not in self.entries:
-            compiled = compile_source(GPT.read_text(), path=str(GPT), entry=name, target=self.target,
-                                      bind={**SIZES, **bind}, numerics=self.numerics, grad=grad)
-            if self.target == "torch":
-                module = import_generated(compiled.text, f"gpt_{name}", "torch")
-                _count_launches(module, compiled.text)
-                main = module.main
-            else:
-                main = loader(self.target)(compiled.text, f"gpt_{name}")
-            self.entries[key] = (main, compiled.parameters)
-        return self.entries[key]
-
-    def _run(self, name: str, inputs: tuple, bind: dict[str, int] | None = None,
-             grad: bool = False) -> list:
-        main, manifest = self._entry(name, bind or {}, grad)
-        extra = [self.weights[p.path] if p.kind != "state" else self._state(p)
-                 for p in manifest.inputs]
-        results = list(main(*inputs, *extra))
-        for path in reversed(manifest.assigned):
-            self.states[path] = results.pop()
-        return results
-
-    def _state(self, p) -> torch.Tensor:
-        if p.path not in self.states:
-            dtype = {"f32": torch.float32, "i64": torch.int64}[p.dtype]
-            self.states[p.path] = torch.zeros(p.shape, dtype=dtype, device=DEVICE)
-        return self.states[p.path]
-
-    def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self._run("prefill", (tokens,), {"T": tokens.shape[1]})[0]
-
-    def decode(self, token: torch.Tensor) -> torch.Tensor:
-        return self._run("decode", (token,))[0]
-
-    def loss_and_grads(self, tokens: torch.Tensor, targets: torch.Tensor):
-        """The loss and its gradient by param path (`--grad`)."""
-        main, manifest = self._entry("loss", {"T": tokens.shape[1]}, grad=True)
-        loss, *grads = self._run("loss", (tokens, targets), {"T": tokens.shape[1]}, grad=True)
-        trained = [p.path for p in manifest.inputs if p.kind == "param"]
-        assert len(grads) == len(trained)
-        return loss, dict(zip(trained, grads))
-
-
-def linnet_model(path: Path, numerics: str, target: str = "torch") -> LinnetGpt:
-    """The Linnet model for the weights in the safetensors file at path."""
-    from safetensors.torch import load_file
-    return LinnetGpt(load_file(str(path)), numerics, target)
+def linnet_model(path: Path, numerics: str, target: str = "torch") -> entries.LinnetGpt:
+    """The Linnet model for the weights in the safetensors file at path: entries as
+    methods, states kept inside."""
+    return entries.load(path, SIZES, numerics=numerics, target=target, device=DEVICE,
+                        on_import=_count_launches)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +84,7 @@ def close(got, want, tol: float = 1e-4) -> None:
 def test_the_parameter_paths_are_the_twins_state_dict(model) -> None:
     reference, path = model
     gpt = linnet_model(path, "exact")
-    _, manifest = gpt._entry("decode", {})
+    _, manifest = gpt.entry("decode")
     params = [p.path for p in manifest.parameters if p.kind == "param"]
     assert params == list(reference.state_dict())
     states = {p.path: p.shape for p in manifest.parameters if p.kind == "state"}
