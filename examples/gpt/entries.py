@@ -8,6 +8,8 @@ module with the entries as methods and the states inside does the same.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,6 +17,7 @@ import torch
 
 GPT = Path(__file__).resolve().parent / "gpt.linnet"
 DTYPES = {"f32": torch.float32, "i64": torch.int64}
+_LAUNCHER = re.compile(r"def (\w+_launch)\(.*\n    # launches \w+ \(kernel (\w+?)__")
 
 
 class LinnetGpt:
@@ -88,3 +91,26 @@ def load(weights_path: str | Path, sizes: dict[str, int], **options: Any) -> Lin
     """The model for the weights in a safetensors file (`LinnetGpt`'s keywords)."""
     from safetensors.torch import load_file
     return LinnetGpt(sizes, load_file(str(weights_path)), **options)
+
+
+def launch_counter() -> tuple[Counter, Callable[[Any, str], None]]:
+    """A Counter of kernel launches by kernel name, and the `on_import` hook that fills it:
+    it wraps each kernel launcher of a generated module (once per module)."""
+    launches: Counter = Counter()
+
+    def hook(module: Any, source: str) -> None:
+        if getattr(module, "_launches_counted", None) is launches:
+            return
+        for launcher, kernel in _LAUNCHER.findall(source):
+            launch = getattr(module, launcher)
+            if hasattr(launch, "__wrapped_launch__"):
+                launch = launch.__wrapped_launch__
+
+            def counted(*args, _launch=launch, _kernel=kernel):
+                launches[_kernel] += 1
+                return _launch(*args)
+            counted.__wrapped_launch__ = launch
+            setattr(module, launcher, counted)
+        module._launches_counted = launches
+
+    return launches, hook

@@ -12,9 +12,7 @@ returns a module with the entries as methods and the states inside can replace i
 
 from __future__ import annotations
 
-import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -32,28 +30,15 @@ import twin  # noqa: E402
 SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
 PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
 KERNELS = {"rms_norm_rows", "linear_tiles", "attention_from_blocks"}
-LAUNCHES: Counter[str] = Counter()
+LAUNCHES, _COUNT_LAUNCHES = entries.launch_counter()
 """Kernel launches by kernel name, from every generated module this file imports."""
-_LAUNCHER = re.compile(r"def (\w+_launch)\(.*\n    # launches \w+ \(kernel (\w+?)__")
-
-
-def _count_launches(module, source: str) -> None:
-    """Wrap each kernel launcher of a generated module (once) to count into LAUNCHES."""
-    if getattr(module, "_launches_counted", False):
-        return
-    for launcher, kernel in _LAUNCHER.findall(source):
-        def counted(*args, _launch=getattr(module, launcher), _kernel=kernel):
-            LAUNCHES[_kernel] += 1
-            return _launch(*args)
-        setattr(module, launcher, counted)
-    module._launches_counted = True
 
 
 def linnet_model(path: Path, numerics: str, target: str = "torch") -> entries.LinnetGpt:
     """The Linnet model for the weights in the safetensors file at path: entries as
     methods, states kept inside."""
     return entries.load(path, SIZES, numerics=numerics, target=target, device=DEVICE,
-                        on_import=_count_launches)
+                        on_import=_COUNT_LAUNCHES)
 
 
 @pytest.fixture(scope="module")
