@@ -43,14 +43,16 @@ def linnet_model(path: Path, numerics: str, target: str = "torch") -> entries.Li
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory) -> tuple[twin.Gpt, Path]:
-    """The twin with random weights (norm weights away from 1), and its saved state_dict."""
+    """The twin with random f32 weights (norm weights away from 1), in float64 (exactly the
+    same values), and its saved state_dict."""
     from safetensors.torch import save_file
     torch.manual_seed(0)
-    reference = twin.Gpt(**SIZES).double()
+    reference = twin.Gpt(**SIZES)
     with torch.no_grad():
         for name, p in reference.named_parameters():
             if name.endswith("norm.weight"):
                 p.uniform_(0.5, 1.5)
+    reference = reference.double()
     path = tmp_path_factory.mktemp("gpt") / "model.safetensors"
     save_file({k: v.float().contiguous() for k, v in reference.state_dict().items()}, str(path))
     return reference, path
