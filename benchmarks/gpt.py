@@ -1,7 +1,8 @@
 """The gpt example (`examples/gpt/gpt.linnet`) as a whole model on a CUDA device: tokens per
 second of prefill and of decode for the Linnet model (kernels on, `numerics="equivalent"`)
 against its PyTorch twin (`examples/gpt/twin.py`), eager and under `torch.compile`, with the
-same f32 weights (the twin's state_dict, saved with safetensors and loaded by path).
+same f32 weights (the twin's state_dict, saved with safetensors and loaded by path). Products
+are full f32 on both sides unless `--tf32` (Linnet's `--numerics fast`, torch's allow_tf32).
 
 - prefill: a prompt of T tokens for each of B sequences (logits of every position, the cache
   filled); tokens per second = B * T / the median time of a call (`triton.testing.do_bench`).
@@ -16,6 +17,7 @@ rows also say how many kernels each call launched (every norm, linear layer and 
 
     python benchmarks/gpt.py                          # B=8, L=4, H=512 (8 heads), V=8192, T=512
     python benchmarks/gpt.py --json gpt.json          # also write the rows as JSON
+    python benchmarks/gpt.py --tf32                   # TF32 tile products on both sides
     python benchmarks/gpt.py --device cpu --small     # a dry run in Triton's interpreter
 """
 
@@ -49,11 +51,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--prompt", type=int, help="T, the prompt length (default 512)")
     parser.add_argument("--steps", type=int, help="decode steps a round (default 64)")
     parser.add_argument("--rounds", type=int, default=10, help="decode rounds timed")
-    parser.add_argument("--tolerance", type=float, default=1e-3)
+    parser.add_argument("--tf32", action="store_true",
+                        help="TF32 products on both sides: Linnet's numerics fast, torch's "
+                             "allow_tf32 (and a tolerance of 1e-2)")
+    parser.add_argument("--tolerance", type=float, help="default 1e-3, 1e-2 with --tf32")
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     parser.add_argument("--json", metavar="FILE", help="write the rows here")
     args = parser.parse_args(argv)
     args.sizes = dict(SMALL if args.small else FULL)
+    args.tolerance = args.tolerance or (1e-2 if args.tf32 else 1e-3)
+    args.numerics = "fast" if args.tf32 else "equivalent"
     args.prompt = args.prompt or (30 if args.small else 512)
     args.steps = args.steps or (4 if args.small else 64)
     if args.prompt + args.steps > args.sizes["S"]:
@@ -64,10 +71,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
 class Linnet:
     """The Linnet model (`examples/gpt/entries.py`), counting its kernel launches."""
 
-    def __init__(self, weights: Path, sizes: dict[str, int], device: str) -> None:
+    def __init__(self, weights: Path, sizes: dict[str, int], device: str, numerics: str) -> None:
         import entries
         self.launches, hook = entries.launch_counter()
-        self.model = entries.load(weights, sizes, numerics="equivalent", device=device,
+        self.model = entries.load(weights, sizes, numerics=numerics, device=device,
                                   on_import=hook)
 
     def prefill(self, tokens):
@@ -151,7 +158,7 @@ def build(args) -> tuple[dict[str, Any], Any]:
     folder = Path(tempfile.mkdtemp(prefix="linnet-gpt-"))
     weights = folder / "model.safetensors"
     save_file({k: v.contiguous() for k, v in eager.state_dict().items()}, str(weights))
-    impls: dict[str, Any] = {"linnet": Linnet(weights, args.sizes, args.device),
+    impls: dict[str, Any] = {"linnet": Linnet(weights, args.sizes, args.device, args.numerics),
                              "torch eager": Twin(eager)}
     if not args.no_compile:
         impls["torch.compile"] = Twin(copy.deepcopy(eager), torch.compile)
@@ -181,7 +188,8 @@ def measure(args) -> list[dict[str, Any]]:
 
 def measure_one(name: str, impl, args, reference, prompt, steps, time_ms, sync) -> list[dict]:
     B, T = args.sizes["B"], args.prompt
-    base = {"impl": name, "sizes": args.sizes, "prompt": T, "steps": args.steps}
+    base = {"impl": name, "sizes": args.sizes, "prompt": T, "steps": args.steps,
+            "tf32": args.tf32}
     try:
         started = time.perf_counter()
         error = check(impl, reference, prompt, steps[:4], args.tolerance)
@@ -233,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
     import torch
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = args.tf32
     if args.device == "cuda" and not torch.cuda.is_available():
         print("benchmarks/gpt.py: no CUDA device (use --device cpu --small for a dry run)",
               file=sys.stderr)
@@ -240,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.sizes
     print(f"gpt: B={sizes['B']} L={sizes['L']} H={sizes['NH'] * sizes['D']} "
           f"({sizes['NH']} heads of {sizes['D']}) V={sizes['V']} S={sizes['S']}, "
-          f"prompt {args.prompt}, {args.steps} decode steps, f32, {args.device}", flush=True)
+          f"prompt {args.prompt}, {args.steps} decode steps, f32"
+          f"{' (TF32 products)' if args.tf32 else ''}, {args.device}", flush=True)
     rows = measure(args)
     print(table(rows))
     if args.json:
