@@ -189,7 +189,6 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         self.b = builder
         self.env = _Env()
         self.globals = _home(elab.analysis, inst.item).globals
-        self.static: dict[str, int] = {}  # static-for counters, for the checker's symbols
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
@@ -205,11 +204,9 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         return v
 
     def dim(self, d) -> int:
-        """A dimension's value; inside `static for` the checker left the counter symbolic."""
+        """A dimension's value: in an instance, every dimension is a number."""
         if isinstance(d, PackDim):
             raise ElaborationError(f"unbound shape pack `*{d.name}`")
-        if self.static and d.symbols():
-            d = d.substitute(self.static)
         return _int(d)
 
     def ir_type(self, ty, want: str | None = None) -> ir.Ty:
@@ -232,7 +229,7 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         return ty.dtype
 
     def concrete(self, b: Binding) -> Binding:
-        """A call's binding with static-for counters replaced by their current values."""
+        """A call's binding with every dimension a number."""
         return Binding({k: Dim.const(self.dim(d)) for k, d in b.dims.items()}, dict(b.dtypes),
                        {k: tuple(Dim.const(self.dim(d)) for d in v) for k, v in b.packs.items()})
 
@@ -278,6 +275,5 @@ class _ConstFolder(_Body):
     def __init__(self, elab: _Elaborator, const: t.Const) -> None:
         self.elab = elab
         self.env = _Env()
-        self.static = {}
         self.globals = _home(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})
