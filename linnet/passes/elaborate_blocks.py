@@ -228,12 +228,15 @@ class _Rewriter:
 
     def arm(self, a: t.Arm) -> t.Arm:
         """An arm is one expression, with no statements before it: a call that carries
-        states would have to be hoisted out of the arm, and run whichever arm is taken."""
+        states, hoisted, goes into a branch of its own that the arm's value is,
+        `if true { let (r, s) = f(...)  state = s  r } else { the same }` (the elaboration
+        takes the `true` branch alone), so that it runs only when the arm is taken."""
         pre: list = []
         value = self.expr(a.value, pre)
         if pre:
-            raise _unsupported("inside a `match` arm, a call of a block function that "
-                               "carries states (its block's or its subs')", a.value.span)
+            span = a.value.span
+            body = t.Block(tuple(pre), value, span=span)
+            value = t.If(t.BoolLit(True, span=span), body, body, span=span)
         return dataclasses.replace(a, value=value)
 
     def branch(self, b: t.Block) -> t.Block:

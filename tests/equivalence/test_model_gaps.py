@@ -29,6 +29,7 @@ TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
 BLOCK_ENTRIES: dict[str, list[tuple[str, dict]]] = {
     "170_static_for_counter": [("run", {"K": 3, "H": 4})],
     "171_match_arm_vars": [("run", {})],
+    "172_match_arm_state_calls": [("run", {})],
 }
 
 

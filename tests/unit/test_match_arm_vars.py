@@ -124,3 +124,46 @@ def test_a_known_variant_inlines_its_arm() -> None:
     main = dump[:dump.index("func pick")] if "func pick" in dump else dump
     assert "match" not in main and "eq(" not in main
     assert "n_1: i64[] = add(n, 1:i64)" in main
+
+
+STATE_CALLS = ROOT / "tests" / "spec" / "valid" / "172_match_arm_state_calls.linnet"
+
+
+def _state_calls_reference(x, c: bool, w: dict) -> tuple[float, list[int]]:
+    """Spec program 172 in NumPy: the loss, then the next `leaf.uses`, `more.0.uses`,
+    `more.1.uses` and `picks`."""
+    uses, picks = {k: int(w[k + ".uses"][0]) for k in ("leaf", "more.0", "more.1")}, 0
+    y = np.zeros(4)
+    for counted in (c, True):
+        if counted:
+            y = y + x * w["leaf.w"] + x
+            uses["leaf"] += 1
+            picks += 1
+        else:
+            y = y + x
+    for k in range(2):
+        if c:
+            y = (y + x) * w[f"more.{k}.w"]
+            uses[f"more.{k}"] += 1
+        else:
+            y = y * 0.5
+    return float((y * y).sum()), [*uses.values(), int(w["picks"][0]) + picks]
+
+
+@pytest.mark.parametrize("target", ["interpreter", "torch", "jax", "onnx", "stablehlo"])
+def test_a_call_with_states_in_an_arm_runs_only_when_taken(target: str) -> None:
+    compiled = compile_entry(STATE_CALLS.read_text(), str(STATE_CALLS), "run", {}, target)
+    assert "E2190" not in str(compiled)
+    run = loader(target)(compiled, "run")
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1, 1, 4).astype(np.float32)
+    w = {"leaf.w": rng.uniform(-1, 1, 4).astype(np.float32), "leaf.uses": np.array([3]),
+         "more.0.w": rng.uniform(-1, 1, 4).astype(np.float32), "more.0.uses": np.array([5]),
+         "more.1.w": rng.uniform(-1, 1, 4).astype(np.float32), "more.1.uses": np.array([0]),
+         "picks": np.array([9])}
+    for c in (True, False):
+        got = run(torch.from_numpy(x), torch.tensor(c),
+                  *(torch.from_numpy(np.asarray(v)) for v in w.values()))
+        loss, states = _state_calls_reference(x.astype(np.float64), c, w)
+        assert float(as_numpy(got[0])) == pytest.approx(loss, rel=1e-5)
+        assert [int(as_numpy(s)[0]) for s in got[1:]] == states
