@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.diagnostics import CompileError
 from linnet.frontend import check_program
 from linnet.pipeline import compile_file, compile_source
 from linnet.syntax.parser import parse
