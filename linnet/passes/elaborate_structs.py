@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..check.types import LitT, TensorT
+from ..check.types import FLOAT, LitT, TensorT
 from ..check.value_calls import expand_ellipsis, filled, order_args
 from ..check.value_types import EnumT, NoneT, OptionalT, StructT, leaves
 from ..ir import tensor as ir
@@ -118,6 +118,33 @@ class _Values:
         self.env.define(name, Opt(flag, value))
         return [flag, value]
 
+    def no_gradient_for_optionals(self, params: tuple, ir_params: tuple,
+                                  block: ir.Block) -> ir.Block:
+        """A grad clause's result, with a zero gradient for the value of each optional
+        parameter: every backend gives each floating tensor input of an op a slot in the
+        clause's result (`emit.layout.grad_slots`), but the clause gives one for floating
+        tensor parameters alone, and an optional is none (its gradient stops, as a
+        scalar's does)."""
+        optional: list[bool] = []
+        for p, ty in zip(params, self.inst.signature.params):
+            if isinstance(ty, OptionalT):  # no input, the value, or the flag and the value
+                optional += [True] * {False: 0, True: 1, None: 2}[self.presence.get(p.name)]
+            else:
+                optional.append(False)
+        floats = [(v, opt) for v, opt in zip(ir_params, optional) if _float_tensor(v.type)]
+        if not any(opt for _, opt in floats):
+            return block
+        result = block.result
+        if [opt for _, opt in floats].count(False) == 1:
+            given = iter([result])
+        else:
+            given = iter([self.b.emit(ir.GetItem(result, j, x), "d")
+                          for j, x in enumerate(result.type.items)])
+        items = tuple(self.zeros(v.type) if opt else next(given) for v, opt in floats)
+        value = items[0] if len(items) == 1 else self.b.emit(
+            ir.MakeTuple(items, ir.TupleTy(tuple(a.type for a in items))), "grads")
+        return ir.Block(tuple(self.b.blocks[0]), value)
+
     def rebuild(self, ty, parts) -> ir.Atom:
         """A struct from an entry's flattened inputs, in field order."""
         if not isinstance(ty, StructT):
@@ -164,8 +191,8 @@ class _Values:
         if isinstance(e, (t.If, t.Match)) and self.static_choice(e) is not None:
             return self.optional(self.static_choice(e), ty)
         saved, self.opt_target = self.opt_target, ty
-        try:
-            tup = super().expr(e, None)
+        try:  # a literal inside (`if c { some(2.0) } else { none }`) takes ty's dtype
+            tup = super().expr(e, _param_dtype(ty.inner))
         finally:
             self.opt_target = saved
         return Opt(self.item(tup, 0, "present"), self.item(tup, 1, "value"))
@@ -218,9 +245,6 @@ class _Values:
                 args.extend(self.flatten(self.value_atom(x, ty), ty))
             else:
                 args.append(self.value_atom(x, ty))
-        if presence and isinstance(item, t.Op) and (item.kernel or item.grad):
-            raise ElaborationError("not implemented yet: an optional parameter of an op with "
-                                   "a kernel or a `grad` clause", e.span)
         name = self.elab.request(item, binding, tuple(presence))
         return self.b.emit(ir.Call(name, tuple(args), self.type_of(e)), e.callee)
 
@@ -457,6 +481,10 @@ class _Values:
                 self.env.assign(key, self.b.name(leaf, key))
         else:
             self.env.assign(s.name, self.b.name(atom, s.name))
+
+
+def _float_tensor(ty: ir.Ty) -> bool:
+    return isinstance(ty, ir.TType) and bool(ty.rank) and ty.dtype in FLOAT
 
 
 def _joined(ty: ir.Ty, back: HandBack) -> ir.Ty:

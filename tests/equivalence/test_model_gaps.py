@@ -98,3 +98,19 @@ def test_block_entries_differentiate_alike(stem: str, entry: str, bind: dict) ->
     for target in ("interpreter", "jax", "onnx", "stablehlo"):
         _close(_run(path, entry, bind, target, inputs, grad=True), want,
                f"{stem}.{entry} {target} --grad")
+
+
+def test_an_op_with_an_optional_runs_its_kernel_where_it_is_present() -> None:
+    """Spec program 173: `add_bias(x, some(b))` launches its kernel (on the GPU, or in
+    Triton's interpreter); `none` and a presence known at run time run the body, and their
+    instances have no kernel to count."""
+    from kernel_cases import DEVICE
+    from linnet.torch import load_function
+    main = load_function(str(VALID / "173_optional_op_params.linnet"), "main")
+    x = torch.randn(3, 4, device=DEVICE)
+    b = torch.randn(4, device=DEVICE)
+    for c in (True, False):
+        y = main(x, b, torch.tensor(c, device=DEVICE))
+        want = (x + b) + x + (x + b if c else x)
+        torch.testing.assert_close(y, want)
+    assert main.ran() == {"add_bias__R3_C4": {"kernel": 2, "body": 0}}
