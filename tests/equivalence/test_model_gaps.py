@@ -30,6 +30,7 @@ BLOCK_ENTRIES: dict[str, list[tuple[str, dict]]] = {
     "170_static_for_counter": [("run", {"K": 3, "H": 4})],
     "171_match_arm_vars": [("run", {})],
     "172_match_arm_state_calls": [("run", {})],
+    "175_block_fn_inferred_result": [("run", {"H": 3, "B": 2}), ("loss", {"H": 3, "B": 2})],
 }
 
 
