@@ -1,8 +1,9 @@
 """An op's kernel binding: `op f<R, C>(...) -> T kernel k<R, C, 1024>`.
 
 Every kernel generic is given in terms of the op's; after substitution the
-kernel must take the op's parameters (same count and types) and write what
-the op returns: one result, or a tuple of them (E2126, E2111).
+kernel must take the op's parameters (same count and types; an optional one as the
+type it holds, the kernel running only where it is present) and write what the op
+returns: one result, or a tuple of them (E2126, E2111).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .scope import Frame, Globals
 from .signatures import Binding, Signature, substitute
 from .types import count, TensorT, TupleT, Type, Val
 from .unify import shapes_equal
+from .value_types import OptionalT
 
 
 def check_binding(op: t.Op, globals_: Globals, bag: DiagnosticBag,
@@ -98,6 +100,8 @@ def _check_params(op: t.Op, op_sig: Signature, sig: Signature, binding: Binding,
         return
     for p, want, have in zip(op.params, op_sig.params, sig.params):
         got = substitute(have, binding)
+        if isinstance(want, OptionalT):  # the kernel runs where it is present (docs/models.md)
+            want = want.inner
         if want is not None and got is not None and not _same(want, got, checker):
             checker.error("E2126", f"kernel parameter is {got}, but the op's `{p.name}` is "
                           f"{want}", op.kernel.span, "mismatched binding",

@@ -19,7 +19,7 @@ from .body import BodyChecker
 from .dims import Facts
 from .scope import Frame, Globals, Local
 from .signatures import Binding, Signature, substitute
-from .types import ERR, Val
+from .types import ERR, Val, materialize
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,11 @@ def header_checker(info: BlockInfo, fn_generics: tuple[t.Generic, ...], globals_
 
 def check_block_bodies(info: BlockInfo, globals_: Globals, bag: DiagnosticBag,
                        signatures: dict[str, Signature], infer) -> dict[str, list]:
-    """Check each function of the block; returns the calls each makes, by `Block.fn`."""
+    """Check each function of the block; returns the calls each makes, by `Block.fn`. A
+    function without `-> T` returns what its body returns, inferred where it is called
+    before its own turn (as a module-level `fn`'s)."""
     calls: dict[str, list] = {}
+    infer_fn = _block_inference(globals_, signatures, infer)
     for fn in info.fns.values():
         for g in fn.generics:
             if g.name in info.generics:
@@ -60,21 +63,55 @@ def check_block_bodies(info: BlockInfo, globals_: Globals, bag: DiagnosticBag,
                           f"member of `{info.name}`", p.span, "declared twice",
                           help="a block's functions see its members by name; choose another "
                                "name")
+        checker = _checked_fn(info, fn, globals_, bag, signatures, infer, infer_fn)
         sig = info.sigs[fn.name]
-        checker = header_checker(info, fn.generics, globals_, bag, signatures)
-        checker.infer_result = infer
-        for left, op, right, _ in sig.where:
-            checker.frame.facts = checker.frame.facts.assume(left, op, right)
-        checker.bind_members()
-        for p, ty in zip(fn.params, sig.params):
-            checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
-        checker.expected_result = sig.result
-        checker.stmts(fn.body)
-        if not fn.body or not isinstance(fn.body[-1], t.Return):
-            checker.error("E2120", f"`{fn.name}` does not end with `return`", fn.span,
-                          "no final return", help="end the body with `return value`")
+        if sig.result is None and checker.returned is not None \
+                and not checker.returned.is_error:
+            sig.result = materialize(checker.returned)
         calls[f"{info.name}.{fn.name}"] = checker.calls
     return calls
+
+
+def _checked_fn(info: BlockInfo, fn: t.Function, globals_: Globals, bag: DiagnosticBag,
+                signatures: dict[str, Signature], infer, infer_fn) -> "BlockBodyChecker":
+    """One function of the block checked: its checker, holding its calls and what it
+    returns."""
+    sig = info.sigs[fn.name]
+    checker = header_checker(info, fn.generics, globals_, bag, signatures)
+    checker.infer_result, checker.infer_block = infer, infer_fn
+    for left, op, right, _ in sig.where:
+        checker.frame.facts = checker.frame.facts.assume(left, op, right)
+    checker.bind_members()
+    for p, ty in zip(fn.params, sig.params):
+        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
+    checker.expected_result = sig.result
+    checker.stmts(fn.body)
+    if not fn.body or not isinstance(fn.body[-1], t.Return):
+        checker.error("E2120", f"`{fn.name}` does not end with `return`", fn.span,
+                      "no final return", help="end the body with `return value`")
+    return checker
+
+
+def _block_inference(globals_: Globals, signatures: dict[str, Signature], infer):
+    """`infer_fn(info, name)`: the result of a block's function without `-> T`, from its
+    body checked into a scratch bag (its own turn reports its mistakes)."""
+    busy: set[tuple[int, str]] = set()
+
+    def infer_fn(info: BlockInfo, name: str) -> None:
+        sig, fn = info.sigs.get(name), info.fns.get(name)
+        key = (id(info), name)
+        if sig is None or sig.result is not None or fn.result is not None or key in busy:
+            return
+        busy.add(key)
+        try:
+            checker = _checked_fn(info, fn, globals_, DiagnosticBag(), signatures, infer,
+                                  infer_fn)
+        finally:
+            busy.discard(key)
+        if checker.returned is not None and not checker.returned.is_error:
+            sig.result = materialize(checker.returned)
+
+    return infer_fn
 
 
 class BlockBodyChecker(BodyChecker):
@@ -84,6 +121,7 @@ class BlockBodyChecker(BodyChecker):
                  info: BlockInfo) -> None:
         super().__init__(frame, bag, signatures)
         self.info = info
+        self.infer_block = None  # infers a block function's missing `-> T` (on a call)
         self.members: dict[str, Local] = {}
         self.subrefs: dict[str, SubRef] = {
             name: SubRef(name, s.block, s.binding, s.count is not None, s.optional)
@@ -152,6 +190,8 @@ class BlockBodyChecker(BodyChecker):
         if self.ix is not None:
             return _in_notation(self, e.callee, e.span)
         self.calls.append((f"{self.info.name}.{e.callee}", e.callee_span))
+        if self.infer_block is not None:
+            self.infer_block(self.info, e.callee)
         sig = self.info.sigs.get(e.callee)
         if sig is None or sig.result is None:
             return ERR
@@ -175,6 +215,8 @@ class BlockBodyChecker(BodyChecker):
                               "not callable here",
                               help="a parent calls the `pub fn` members of its subs")
         self.calls.append((f"{child.name}.{e.name}", e.span))
+        if self.infer_block is not None:
+            self.infer_block(child, e.name)
         sig = child.sigs.get(e.name)
         if sig is None or sig.result is None or ref.binding is None:
             return ERR

@@ -132,10 +132,6 @@ def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
         fn_checker = header_checker(info, fn.generics, globals_, bag, signatures)
         info.sigs[fn.name] = signature_of(fn, fn_checker)
         check_member_values(fn, info.sigs[fn.name], fn_checker, bag)
-        if fn.result is None:
-            bag.error("E2190", f"not implemented yet: a block function without a result type "
-                      f"(`{fn.name}`)", fn.span, "write `-> T`",
-                      help="write the result type of every function of a block")
     return info
 
 

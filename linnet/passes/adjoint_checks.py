@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..check.instance import Analysis, Instance
-from ..check.types import LitT, TensorT, TupleT
+from ..check.types import LitT, TensorT, TupleT, materialize
 from ..diagnostics import Diagnostic, Span
 from ..syntax import tree as t
 from .elaborate_walks import assigned_outer
@@ -28,7 +28,7 @@ def grad_diagnostics(analysis: Analysis, entry: t.Function, inst: Instance,
     """What keeps the bound entry from being differentiated (empty when nothing). A block
     entry returns its `states` next states after the loss (linnet/parameters.py)."""
     problems = []
-    result = inst.signature.result
+    result = inst.signature.result or _returned(entry, inst)
     if states and isinstance(result, TupleT) and len(result.items) == 1 + states:
         result = result.items[0]
     if not (isinstance(result, TensorT) and result.rank == 0 and result.dtype in FLOATS):
@@ -42,6 +42,13 @@ def grad_diagnostics(analysis: Analysis, entry: t.Function, inst: Instance,
     flow = _Flow(analysis, inst, floats, set(), problems)
     flow.stmts(entry.body)
     return problems
+
+
+def _returned(entry: t.Function, inst: Instance):
+    """The type an entry without `-> T` returns: its final `return`'s, in the instance."""
+    last = entry.body[-1] if entry.body else None
+    value = inst.types.get(id(last.value)) if isinstance(last, t.Return) else None
+    return materialize(value) if value is not None and not value.is_error else None
 
 
 class _Flow:

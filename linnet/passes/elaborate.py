@@ -54,6 +54,7 @@ from ..check.dim_normal_form import Dim
 from ..check.instance import Analysis, Instance
 from ..check.signatures import Binding
 from ..check.types import LitT, PackDim, TensorT, TupleT, Val
+from ..check.value_types import OptionalT
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import NO_SPAN
 from ..ir import tensor as ir
@@ -155,25 +156,37 @@ class _Elaborator:
         body.presence = dict(key[2]) if len(key) > 2 else {}
         params, block = body.function(item.params, item.body, inst.signature.result)
         kernel = None
-        if kind == "op" and item.kernel is not None:
+        if kind == "op" and item.kernel is not None and _all_present(item, inst, body.presence):
             kernel, bound = _kernel_choice(self.analysis, item, binding)
             self.kernels[self.names[key]] = bound
-        grad = self.grad(item, binding, self.names[key]) if kind == "op" and item.grad else None
+        grad = self.grad(item, binding, self.names[key], body.presence) \
+            if kind == "op" and item.grad else None
         return ir.Func(self.names[key], kind, params, block, _source(kind, item, key[1]),
                        kernel, grad)
 
-    def grad(self, op: t.Op, binding: Binding, name: str) -> ir.Func:
-        """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy."""
+    def grad(self, op: t.Op, binding: Binding, name: str, presence: dict) -> ir.Func:
+        """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy; for
+        the op's instance's choice of optional parameters (`presence`), as the op's."""
         inst, expected = _grad_instance(self.analysis, op, binding)
         body = _Body(self, inst, _Builder())
+        body.presence = presence
         result = inst.signature.result
         extra = ((op.grad.result, result), (op.grad.seed, result))
         params, block = body.function(op.params, op.grad.body, expected, extra)
+        block = body.no_gradient_for_optionals(op.params, params, block)
         source = _source("op", op, _binding_key(op, binding))
         return ir.Func(f"{name}__grad", "grad", params, block, f"grad of {source}")
 
 
 # ===================================================================== bodies
+
+
+def _all_present(op: t.Op, inst: Instance, presence: dict) -> bool:
+    """May this instance of an op run its kernel? A kernel takes no optionals, only what
+    they hold: it runs where every optional parameter is known present; an instance where
+    one is absent, or known only at run time, runs the op's body (docs/models.md)."""
+    return all(presence.get(p.name) is True for p, ty in zip(op.params, inst.signature.params)
+               if isinstance(ty, OptionalT))
 
 
 class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
@@ -189,7 +202,6 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         self.b = builder
         self.env = _Env()
         self.globals = _home(elab.analysis, inst.item).globals
-        self.static: dict[str, int] = {}  # static-for counters, for the checker's symbols
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
@@ -205,11 +217,9 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         return v
 
     def dim(self, d) -> int:
-        """A dimension's value; inside `static for` the checker left the counter symbolic."""
+        """A dimension's value: in an instance, every dimension is a number."""
         if isinstance(d, PackDim):
             raise ElaborationError(f"unbound shape pack `*{d.name}`")
-        if self.static and d.symbols():
-            d = d.substitute(self.static)
         return _int(d)
 
     def ir_type(self, ty, want: str | None = None) -> ir.Ty:
@@ -232,7 +242,7 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         return ty.dtype
 
     def concrete(self, b: Binding) -> Binding:
-        """A call's binding with static-for counters replaced by their current values."""
+        """A call's binding with every dimension a number."""
         return Binding({k: Dim.const(self.dim(d)) for k, d in b.dims.items()}, dict(b.dtypes),
                        {k: tuple(Dim.const(self.dim(d)) for d in v) for k, v in b.packs.items()})
 
@@ -278,6 +288,5 @@ class _ConstFolder(_Body):
     def __init__(self, elab: _Elaborator, const: t.Const) -> None:
         self.elab = elab
         self.env = _Env()
-        self.static = {}
         self.globals = _home(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})

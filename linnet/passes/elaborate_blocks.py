@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..check.types import TupleT
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN
 from ..syntax import tree as t
 from .block_instances import Inst, MemberAt, input_name, mangle, members
@@ -104,9 +105,9 @@ class _Flattener:
         states = [m for m in members(self.root) if m.kind == "state" and m.present
                   and m.rel in assigned]
         self.assigned_paths = tuple(".".join(m.rel) for m in states)
-        body = _returning(body, entry.result, [mangle(m.rel) for m in states])
+        body = _returning(body, _arity(entry, self.root), [mangle(m.rel) for m in states])
         result = entry.result
-        if states:
+        if states and result is not None:
             own = result.items if isinstance(result, t.TupleType) else (result,)
             result = t.TupleType(tuple(_subst(x, self.root) for x in own)
                                  + tuple(_type(m) for m in states), span=result.span)
@@ -117,12 +118,13 @@ class _Flattener:
     def function(self, job: _Fn) -> t.Function:
         body = _Rewriter(self, job).function_body()
         states = [m for m in members(job.inst) if m.kind == "state" and m.present]
-        result = _subst(job.fn.result, job.inst)
+        result = _subst(job.fn.result, job.inst)  # None: inferred, states and all
         if states:
             names = [t.Name(mangle(m.rel)) for m in states]
             body = tuple(t.Return(t.TupleExpr((s.value, *names)), span=s.span)
                          if isinstance(s, t.Return) else s for s in body)
-            result = t.TupleType((result, *[_type(m) for m in states]))
+            result = t.TupleType((result, *[_type(m) for m in states])) \
+                if result is not None else None
         return dataclasses.replace(self._header(job, result, body), kind="fn", public=False)
 
     def _header(self, job: _Fn, result: t.TypeExpr, body: tuple) -> t.Function:
@@ -228,12 +230,15 @@ class _Rewriter:
 
     def arm(self, a: t.Arm) -> t.Arm:
         """An arm is one expression, with no statements before it: a call that carries
-        states would have to be hoisted out of the arm, and run whichever arm is taken."""
+        states, hoisted, goes into a branch of its own that the arm's value is,
+        `if true { let (r, s) = f(...)  state = s  r } else { the same }` (the elaboration
+        takes the `true` branch alone), so that it runs only when the arm is taken."""
         pre: list = []
         value = self.expr(a.value, pre)
         if pre:
-            raise _unsupported("inside a `match` arm, a call of a block function that "
-                               "carries states (its block's or its subs')", a.value.span)
+            span = a.value.span
+            body = t.Block(tuple(pre), value, span=span)
+            value = t.If(t.BoolLit(True, span=span), body, body, span=span)
         return dataclasses.replace(a, value=value)
 
     def branch(self, b: t.Block) -> t.Block:
@@ -271,9 +276,19 @@ def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:
     return input_name(dataclasses.replace(m, rel=m.rel[len(rel):]))
 
 
-def _returning(body: tuple, result: t.TypeExpr, states: list[str]) -> tuple:
+def _arity(entry: t.Function, root: Inst) -> int | None:
+    """How many items the entry's tuple result has (None: not a tuple), written or, for
+    an entry without `-> T`, inferred by the checker."""
+    if entry.result is not None:
+        return len(entry.result.items) if isinstance(entry.result, t.TupleType) else None
+    sig = root.info.sigs.get(entry.name)
+    result = sig.result if sig is not None else None
+    return len(result.items) if isinstance(result, TupleT) else None
+
+
+def _returning(body: tuple, arity: int | None, states: list[str]) -> tuple:
     """The entry's body, each of its `return`s also giving the next states (a tuple
-    result spread before them)."""
+    result of `arity` items spread before them)."""
     if not states:
         return body
     out: list = []
@@ -282,8 +297,8 @@ def _returning(body: tuple, result: t.TypeExpr, states: list[str]) -> tuple:
             out.append(s)
             continue
         values = [s.value]
-        if isinstance(result, t.TupleType):
-            names = tuple(f"__e{len(out)}_{k}" for k in range(len(result.items)))
+        if arity is not None:
+            names = tuple(f"__e{len(out)}_{k}" for k in range(arity))
             out.append(t.LetTuple(names, s.value, span=s.span))
             values = [t.Name(n) for n in names]
         out.append(t.Return(t.TupleExpr((*values, *[t.Name(n) for n in states])),

@@ -195,8 +195,9 @@ class _Expressions:
             step = self.const_int(item.step) if item.step is not None else 1
             return ("slice", lo, hi, step)
         value = self.fold(item)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return ("at", value)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < extent:
+            return ("at", value)  # out of range, it is a run-time position the checker let
+            # through (a `static for` counter's `xs[i + 1]`): read as one, undefined
         k = self.expr(item, "i64")
         if k.type.dtype != "i64":
             k = self.b.emit(ir.Prim("cast", (k,), I64), "cast")

@@ -217,7 +217,7 @@ class _Statements:
         self.leave_loop(names, ir.While(params, init, cond, body, ty), "while")
 
     def static_for(self, s: t.For) -> None:
-        """Unrolled: the body once per counter value, the counter a compile-time number.
+        """Unrolled: the body once per counter value, the counter an i64 known in each copy.
         At most `MAX_UNROLL` copies: a bound such as 2**63 - 1 would unroll for ever."""
         lo, hi = self.const_int(s.lo), self.const_int(s.hi)
         if hi - lo > MAX_UNROLL:
@@ -225,19 +225,11 @@ class _Statements:
                 f"not implemented yet: a `static for` of {hi - lo} iterations (at most "
                 f"{MAX_UNROLL:,} are unrolled; a `for` without `static` runs at run time)",
                 s.span)
-        saved = self.static.get(s.var)
-        try:
-            for k in range(lo, hi):
-                self.static[s.var] = k
-                self.env.push()
-                self.env.define(s.var, Const(k))
-                self.stmts(s.body)
-                self.env.pop()
-        finally:
-            if saved is None:
-                self.static.pop(s.var, None)
-            else:
-                self.static[s.var] = saved
+        for k in range(lo, hi):  # the counter: an i64 whose value each copy knows
+            self.env.push()
+            self.env.define(s.var, Const(k))
+            self.stmts(s.body)
+            self.env.pop()
 
     def loop_bound(self, e: t.Expr) -> ir.Bound:
         """A `for` bound: compile-time outside kernels (the kernel translator allows more)."""

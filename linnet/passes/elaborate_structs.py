@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..check.types import LitT, TensorT
+from ..check.types import FLOAT, LitT, TensorT
 from ..check.value_calls import expand_ellipsis, filled, order_args
 from ..check.value_types import EnumT, NoneT, OptionalT, StructT, leaves
 from ..ir import tensor as ir
@@ -34,6 +34,8 @@ from .elaborate_values import Const, ElaborationError, I64, _lit, _param_dtype
 from .elaborate_walks import assigned_outer
 
 BOOL = ir.TType((), "bool")
+HandBack = tuple[tuple[str, ...], tuple[ir.Atom, ...]]
+"""The outer vars a set of branches assigns, and their values before the branches."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,33 @@ class _Values:
         self.env.define(name, Opt(flag, value))
         return [flag, value]
 
+    def no_gradient_for_optionals(self, params: tuple, ir_params: tuple,
+                                  block: ir.Block) -> ir.Block:
+        """A grad clause's result, with a zero gradient for the value of each optional
+        parameter: every backend gives each floating tensor input of an op a slot in the
+        clause's result (`emit.layout.grad_slots`), but the clause gives one for floating
+        tensor parameters alone, and an optional is none (its gradient stops, as a
+        scalar's does)."""
+        optional: list[bool] = []
+        for p, ty in zip(params, self.inst.signature.params):
+            if isinstance(ty, OptionalT):  # no input, the value, or the flag and the value
+                optional += [True] * {False: 0, True: 1, None: 2}[self.presence.get(p.name)]
+            else:
+                optional.append(False)
+        floats = [(v, opt) for v, opt in zip(ir_params, optional) if _float_tensor(v.type)]
+        if not any(opt for _, opt in floats):
+            return block
+        result = block.result
+        if [opt for _, opt in floats].count(False) == 1:
+            given = iter([result])
+        else:
+            given = iter([self.b.emit(ir.GetItem(result, j, x), "d")
+                          for j, x in enumerate(result.type.items)])
+        items = tuple(self.zeros(v.type) if opt else next(given) for v, opt in floats)
+        value = items[0] if len(items) == 1 else self.b.emit(
+            ir.MakeTuple(items, ir.TupleTy(tuple(a.type for a in items))), "grads")
+        return ir.Block(tuple(self.b.blocks[0]), value)
+
     def rebuild(self, ty, parts) -> ir.Atom:
         """A struct from an entry's flattened inputs, in field order."""
         if not isinstance(ty, StructT):
@@ -162,8 +191,8 @@ class _Values:
         if isinstance(e, (t.If, t.Match)) and self.static_choice(e) is not None:
             return self.optional(self.static_choice(e), ty)
         saved, self.opt_target = self.opt_target, ty
-        try:
-            tup = super().expr(e, None)
+        try:  # a literal inside (`if c { some(2.0) } else { none }`) takes ty's dtype
+            tup = super().expr(e, _param_dtype(ty.inner))
         finally:
             self.opt_target = saved
         return Opt(self.item(tup, 0, "present"), self.item(tup, 1, "value"))
@@ -216,9 +245,6 @@ class _Values:
                 args.extend(self.flatten(self.value_atom(x, ty), ty))
             else:
                 args.append(self.value_atom(x, ty))
-        if presence and isinstance(item, t.Op) and (item.kernel or item.grad):
-            raise ElaborationError("not implemented yet: an optional parameter of an op with "
-                                   "a kernel or a `grad` clause", e.span)
         name = self.elab.request(item, binding, tuple(presence))
         return self.b.emit(ir.Call(name, tuple(args), self.type_of(e)), e.callee)
 
@@ -242,9 +268,8 @@ class _Values:
         return self.fold(chosen) if chosen is not None else None
 
     def expr_Match(self, e: t.Match, want: str | None) -> ir.Atom:
-        if assigned_outer(tuple(a.value for a in e.arms)):
-            raise ElaborationError("not implemented yet: assigning a `var` inside a `match` arm",
-                                   e.span)
+        """The arm a known scrutinee chooses, in place; else an `If` chain whose arms also
+        hand back the outer vars they assign, as `if` branches do."""
         ty = self.type_of(e, want)
         arm_want = ty.dtype if isinstance(ty, ir.TType) else None
         scrutinee = self.val(e.scrutinee).type
@@ -254,30 +279,74 @@ class _Values:
                 return self.expr(chosen, arm_want)
             by_variant = {a.pattern.variant: a for a in e.arms}
             arms = [by_variant[v] for v in scrutinee.variants]
-            return self.enum_chain(self.expr(e.scrutinee), arms, scrutinee, ty, arm_want)
+            if len(arms) == 1:
+                return self.arm(arms[0], None, arm_want)
+            s = self.expr(e.scrutinee)
+            back = self.hand_back(tuple(a.value for a in arms))
+            chain = self.enum_chain(s, arms, scrutinee, _joined(ty, back), arm_want, back)
+            return self.unpack(chain, ty, back)
         opt = self.optional(e.scrutinee, scrutinee)
         some = next(a for a in e.arms if isinstance(a.pattern, t.SomePat))
         none = next(a for a in e.arms if isinstance(a.pattern, t.NonePat))
         if opt.known is not None:
             return self.arm(some if opt.known else none, opt, arm_want)
-        then = self.arm_block(some, opt, arm_want)
-        return self.b.emit(ir.If(opt.flag, then, self.arm_block(none, opt, arm_want), ty),
-                           "match")
+        back = self.hand_back((some.value, none.value))
+        then = self.arm_block(some, opt, arm_want, back)
+        orelse = self.arm_block(none, opt, arm_want, back)
+        return self.unpack(self.b.emit(ir.If(opt.flag, then, orelse, _joined(ty, back)),
+                                       "match"), ty, back)
 
-    def enum_chain(self, s: ir.Atom, arms: list, enum: EnumT, ty: ir.Ty, want) -> ir.Atom:
-        """`if s == 0 { arm 0 } else if s == 1 { ... } else { last arm }`."""
-        if len(arms) == 1:
-            return self.arm(arms[0], None, want)
+    def enum_chain(self, s: ir.Atom, arms: list, enum: EnumT, ty: ir.Ty, want,
+                   back: "HandBack") -> ir.Atom:
+        """`if s == 0 { arm 0 } else if s == 1 { ... } else { last arm }` (two arms or more;
+        `ty` holds the handed-back vars after the value, if any)."""
         k = enum.variants.index(arms[0].pattern.variant)
         cond = self.b.emit(ir.Prim("eq", (s, _lit(k, "i64")), BOOL), "is_" + enum.variants[k])
-        then = self.arm_block(arms[0], None, want)
-        self.b.open()
-        rest = self.b.close(self.enum_chain(s, arms[1:], enum, ty, want))
+        then = self.arm_block(arms[0], None, want, back)
+        if len(arms) == 2:
+            rest = self.arm_block(arms[1], None, want, back)
+        else:
+            self.b.open()
+            rest = self.b.close(self.enum_chain(s, arms[1:], enum, ty, want, back))
         return self.b.emit(ir.If(cond, then, rest, ty), "match")
 
-    def arm_block(self, arm: t.Arm, opt: Opt | None, want) -> ir.Block:
+    def arm_block(self, arm: t.Arm, opt: Opt | None, want,
+                  back: "HandBack" = ((), ())) -> ir.Block:
+        """An arm as a block: its value, then the vars it hands back (each arm starts from
+        their values before the `match`)."""
+        names, before = back
+        for n, a in zip(names, before):
+            self.env.assign(n, a)
         self.b.open()
-        return self.b.close(self.arm(arm, opt, want))
+        value = self.arm(arm, opt, want)
+        if names:
+            items = (value,) + tuple(self.env.lookup(n) for n in names)
+            value = self.b.emit(ir.MakeTuple(items, ir.TupleTy(tuple(a.type for a in items))),
+                                "arm")
+        return self.b.close(value)
+
+    def hand_back(self, bodies: tuple) -> "HandBack":
+        """The outer vars the branches assign (an optional or split one made one value
+        first, as a branch hands it back), and their values before."""
+        names = assigned_outer(bodies)
+        for name in names:
+            value = self.env.lookup(name)
+            if isinstance(value, (Opt, Split)):
+                atom = self.whole(name)
+                self.env.assign(name, self.b.name(self.opt_atom(atom, self.opt_vars()[name])
+                                                  if isinstance(atom, Opt) else atom, name))
+        names = [n for n in names if isinstance(self.env.lookup(n), (ir.Var, ir.Lit))]
+        return tuple(names), tuple(self.env.lookup(n) for n in names)
+
+    def unpack(self, joined: ir.Atom, ty: ir.Ty, back: "HandBack") -> ir.Atom:
+        """The branches' value; the handed-back vars read their new values."""
+        names, _ = back
+        if not names:
+            return joined
+        for k, n in enumerate(names):
+            self.env.assign(n, self.b.bind(ir.GetItem(joined, k + 1,
+                                                      joined.type.items[k + 1]), n))
+        return self.b.emit(ir.GetItem(joined, 0, ty), "match")
 
     def arm(self, arm: t.Arm, opt: Opt | None, want) -> ir.Atom:
         """An arm's value in the current block, its pattern's names bound."""
@@ -297,12 +366,7 @@ class _Values:
     def expr_If(self, e: t.If, want: str | None) -> ir.Atom:
         """A branch hands back the vars it assigns as values: an optional `var` as its
         `(flag, value)`, one a loop split into leaves as its tuple again."""
-        for name in assigned_outer((e.then, e.orelse)):
-            value = self.env.lookup(name)
-            if isinstance(value, (Opt, Split)):
-                atom = self.whole(name)
-                self.env.assign(name, self.b.name(self.opt_atom(atom, self.opt_vars()[name])
-                                                  if isinstance(atom, Opt) else atom, name))
+        self.hand_back((e.then, e.orelse))
         return super().expr_If(e, want)
 
     def carried(self, stmts: tuple) -> list[str]:
@@ -417,3 +481,13 @@ class _Values:
                 self.env.assign(key, self.b.name(leaf, key))
         else:
             self.env.assign(s.name, self.b.name(atom, s.name))
+
+
+def _float_tensor(ty: ir.Ty) -> bool:
+    return isinstance(ty, ir.TType) and bool(ty.rank) and ty.dtype in FLOAT
+
+
+def _joined(ty: ir.Ty, back: HandBack) -> ir.Ty:
+    """The type of branches that hand vars back: the value, then each var."""
+    names, before = back
+    return ir.TupleTy((ty,) + tuple(a.type for a in before)) if names else ty

@@ -25,6 +25,7 @@ otherwise the generated module runs the body in both cases and the comparison is
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -37,7 +38,7 @@ from ..check.dims import Facts
 from ..check.instance import Analysis, analyze_program
 from ..check.items import item_frame
 from ..check.signatures import Binding, match_dims
-from ..check.value_types import as_tuples, leaves
+from ..check.value_types import OptionalT, as_tuples, leaves
 from ..check.types import DTYPE_KINDS, TensorT, Type
 from ..diagnostics import CompileError, DiagnosticBag, SourceFile, render
 from ..program import load_program
@@ -244,8 +245,8 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
     source = (text.rstrip("\n") + "\n\n// Added by linnet.testing: a generic entry calling the "
               "op.\n" + wrapper + "\n")
     spec = TargetSpec(path, text, name, "op", entry_name, source, item.generics,
-                      [(p.name, ty) for p, ty in zip(item.params, sig.params)], sig.result,
-                      where)
+                      [(p.name, ty.inner if isinstance(ty, OptionalT) else ty)
+                       for p, ty in zip(item.params, sig.params)], sig.result, where)
     if item.kernel is not None:
         spec.kernel = item.kernel.name
         spec.kernel_args, spec.kernel_where = _kernel_binding(item, module)
@@ -267,9 +268,16 @@ def _fresh_name(base: str, taken) -> str:
 
 def _wrapper_entry(op: t.Op, name: str) -> t.Function:
     """`entry NAME<op's generics>(op's params) -> op's result where op's where
-    { return op<generics>(params) }`, destructuring a tuple result."""
+    { return op<generics>(params) }`, destructuring a tuple result. An optional parameter
+    is taken as the value it holds and passed `some(p)`: the instance that runs the kernel
+    (docs/models.md)."""
     generics = tuple(t.Name(g.name) for g in op.generics)
-    call = t.Call(op.name, generics or None, tuple(t.Arg(t.Name(p.name)) for p in op.params))
+    optional = {p.name for p in op.params if isinstance(p.type, t.OptionalType)}
+    call = t.Call(op.name, generics or None, tuple(
+        t.Arg(t.Some(t.Name(p.name)) if p.name in optional else t.Name(p.name))
+        for p in op.params))
+    params = tuple(dataclasses.replace(p, type=p.type.inner, default=None)
+                   if p.name in optional else p for p in op.params)
     if isinstance(op.result, t.TupleType):
         names = tuple(_fresh_name(f"verify_result_{k}", {p.name for p in op.params})
                       for k in range(len(op.result.items)))
@@ -278,7 +286,7 @@ def _wrapper_entry(op: t.Op, name: str) -> t.Function:
     else:
         body = (t.Return(call),)
     generics_decl = tuple(t.Generic(g.name, g.kind, g.pack, g.default) for g in op.generics)
-    return t.Function("entry", name, generics_decl, op.params, op.result, op.where, body)
+    return t.Function("entry", name, generics_decl, params, op.result, op.where, body)
 
 
 def _kernel_binding(op: t.Op, module) -> tuple[dict[str, Dim], list[tuple[Dim, str, Dim]]]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...check.types import TensorT, TupleT
 from ...syntax import tree as t
-from .dtypes import Lit, to_dtype
+from .dtypes import to_dtype
 from .errors import OracleError
 
 MAX_WHILE_TRIPS = 1_000_000
@@ -75,9 +75,8 @@ class StmtEval:
         return range(int(self.scalar(a, "a loop bound")), int(self.scalar(b, "a loop bound")))
 
     def stmt_For(self, s: t.For) -> None:
-        for i in self._range(s.lo, s.hi):
-            counter = Lit(i, "int") if s.static else np.array(i, dtype=np.int64)
-            self._trip(s.body, s.var, counter)
+        for i in self._range(s.lo, s.hi):  # a `static for`'s counter is an i64 too
+            self._trip(s.body, s.var, np.array(i, dtype=np.int64))
 
     def _trip(self, body: tuple, var: str | None, counter) -> None:
         self.scopes.append({})
