@@ -87,6 +87,12 @@ class KernelRules:
         return self._tile_shape(e, mem.tensor)
 
     def _tile_shape(self, e: t.Index, mem: TensorT) -> tuple[TensorT, tuple] | None:
+        dots = [i for i in e.items if isinstance(i, t.EllipsisIx)]
+        if dots:  # `...` would stand for whole axes, which a memory index cannot take
+            self.error("E2127", "`...` in a memory index", dots[0].span, "not allowed here",
+                       help="a memory index names every axis with positions: build them "
+                            "with `iota` and offsets")
+            return None
         if len(e.items) != mem.rank:
             self.error("E2204", f"{count(len(e.items), 'index', 'indices')} for a tensor of rank {mem.rank}",
                        e.span, f"this is {mem}")

@@ -144,9 +144,11 @@ class ValueCallChecker:
         if len(dots) > 1:
             return self.error("E2204", "`...` more than once in one index", dots[1].span,
                               help="`...` stands for all the axes not written, once")
-        if self.ix is not None or self.frame.kernel is not None:
-            return self.error("E2190", "not implemented yet: `...` in index notation or a "
-                              "kernel", dots[0].span)
+        if self.ix is not None:  # each access of index notation names every axis
+            return self.error("E3104", "`...` in index notation", dots[0].span,
+                              "not allowed in index notation",
+                              help="name every axis, with a shape pack index (`x[*s, j]`) "
+                              "for a run of them; or index outside index notation")
         base = self.expr(e.base)
         if base.is_error:
             return ERR
