@@ -21,9 +21,10 @@ from .exprs import ExprEval, NeedScalar
 from .notation import NotationEval
 from .prelude import PreludeEval
 from .stmts import StmtEval
+from .values import ValueEval
 
 
-class Body(ExprEval, NotationEval, PreludeEval, StmtEval):
+class Body(ValueEval, ExprEval, NotationEval, PreludeEval, StmtEval):
     """One instance's body being evaluated."""
 
     def user_call(self, e: t.Call):
@@ -32,7 +33,7 @@ class Body(ExprEval, NotationEval, PreludeEval, StmtEval):
         if binding is None:
             raise OracleError(f"no generic binding recorded for the call of `{e.callee}`")
         callee = self.machine.instance(item, binding)
-        args = [self.expr(a.value) for a in e.args]
+        args = self.call_args(item.params, e.args)
         args = [self.conform(a, p) for a, p in zip(args, callee.signature.params)]
         if self.ix is None and not self.elementwise:
             return self.machine.run(callee, args)

@@ -20,8 +20,9 @@ from ...program import load_program
 from ...syntax import tree as t
 from ..case import Case
 from .calls import Machine
-from .dtypes import FLOAT, Precision
+from .dtypes import FLOAT, Precision, to_dtype
 from .errors import OracleError
+from .values import flatten, gather, leaf_types
 
 DEFAULT_PATH = "oracle_case.linnet"
 
@@ -46,11 +47,17 @@ def evaluate_source(text: str, entry: str, generics: Mapping[str, object],
     inst = machine.instance(item, _binding(item, generics))
     args = _inputs(inst, inputs, machine.prec)
     result = call_with_deep_stack(lambda: machine.run(inst, args))
-    results = result if isinstance(inst.signature.result, TupleT) else (result,)
-    types = inst.signature.result.items if isinstance(inst.signature.result, TupleT) \
-        else (inst.signature.result,)
-    return tuple(np.asarray(r).astype(machine.prec.np(ty.dtype), copy=False)
-                 for r, ty in zip(results, types))
+    return results_of(inst.signature.result, result, machine.prec)
+
+
+def results_of(ty, result, prec: Precision) -> tuple[np.ndarray, ...]:
+    """An entry's value as a backend returns it: one array per result (a tuple spread, a
+    struct as its fields), each in its result dtype."""
+    leaves = list(leaf_types(ty))
+    values = flatten(result, ty)
+    return tuple(np.asarray(to_dtype(v, leaf.dtype, prec)).astype(prec.np(leaf.dtype),
+                                                                   copy=False)
+                 for v, leaf in zip(values, leaves))
 
 
 @functools.lru_cache(maxsize=64)
@@ -109,17 +116,27 @@ def _pack(value) -> tuple[int, ...]:
 
 
 def _inputs(inst, inputs: Sequence, prec: Precision) -> list:
-    params = inst.signature.params
-    if len(inputs) != len(params):
-        raise OracleError(f"`{inst.item.name}` takes {len(params)} inputs, got {len(inputs)}")
+    """The entry's arguments from its inputs: one input per tensor, a struct parameter
+    taking one per field."""
+    names = [f"{p.name}" for p, ty in zip(inst.item.params, inst.signature.params)
+             for _ in leaf_types(ty)]
+    arrays = tensor_inputs(names, [leaf for ty in inst.signature.params
+                                   for leaf in leaf_types(ty)], inputs, prec, inst.item.name)
+    leaves = iter(arrays)
+    return [gather(ty, leaves) for ty in inst.signature.params]
+
+
+def tensor_inputs(names: Sequence[str], types: Sequence, inputs: Sequence, prec: Precision,
+                  what: str) -> list:
+    """Each input as an array of its tensor type (its shape checked)."""
+    if len(inputs) != len(types):
+        raise OracleError(f"`{what}` takes {len(types)} inputs, got {len(inputs)}")
     args = []
-    for p, ty, x in zip(inst.item.params, params, inputs):
-        if not isinstance(ty, TensorT):
-            raise OracleError(f"parameter `{p.name}` of type {ty}")
+    for name, ty, x in zip(names, types, inputs):
         arr = np.asarray(_numpy(x))
         shape = tuple(d.as_int() for d in ty.dims)
         if arr.shape != shape:
-            raise OracleError(f"input `{p.name}` has shape {list(arr.shape)}, "
+            raise OracleError(f"input `{name}` has shape {list(arr.shape)}, "
                               f"the parameter {list(shape)}")
         args.append(arr.astype(prec.np(ty.dtype)))
     return args
@@ -142,5 +159,5 @@ def floating_inputs(case: Case, path: str = DEFAULT_PATH) -> list[int]:
     analysis = _analysis(path, case.text)
     item = _entry(analysis, case.entry)
     inst = Machine(analysis, Precision()).instance(item, _binding(item, case.generics))
-    return [k for k, ty in enumerate(inst.signature.params)
-            if isinstance(ty, TensorT) and ty.dtype in FLOAT]
+    leaves = [leaf for ty in inst.signature.params for leaf in leaf_types(ty)]
+    return [k for k, ty in enumerate(leaves) if ty.dtype in FLOAT]
