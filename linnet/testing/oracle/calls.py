@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...check.instance import Analysis
+from ...check.signatures import Binding
 from ...check.types import TensorT
 from ...syntax import tree as t
 from .dtypes import Lit, Precision
@@ -77,6 +78,21 @@ class Machine:
             if found.diagnostics:
                 d = found.diagnostics[0]
                 raise OracleError(f"`{item.name}` at this binding: {d.code} {d.message}")
+            self._instances[key] = found
+        return found
+
+    def block_instance(self, node, fn, own):
+        """A block function of the instance `node` at its own generics' values `own`."""
+        from .block_tree import instantiate_block_fn
+        binding = Binding({**node.binding.dims, **own.dims}, {**node.binding.dtypes,
+                                                              **own.dtypes})
+        key = (id(fn), id(node.info), _binding_key(binding))
+        found = self._instances.get(key)
+        if found is None:
+            found = instantiate_block_fn(node.info, node.module, fn, binding)
+            if found.diagnostics:
+                d = found.diagnostics[0]
+                raise OracleError(f"`{fn.name}` at this binding: {d.code} {d.message}")
             self._instances[key] = found
         return found
 
