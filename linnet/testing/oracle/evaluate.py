@@ -216,3 +216,10 @@ def floating_inputs(case: Case, path: str = DEFAULT_PATH) -> list[int]:
         found += [len(leaves) + k for k, m in enumerate(plan.block.inputs)
                   if m.kind == "param" and m.type.dtype in FLOAT]
     return found
+
+
+def returned_states(case: Case, path: str = DEFAULT_PATH) -> int:
+    """How many next states a block entry returns after its results (0 for any other)."""
+    analysis = _analysis(path, case.text)
+    plan = _plan(analysis, Machine(analysis, Precision()), case.entry, case.generics, None)
+    return 0 if plan.block is None else len(plan.block.assigned)
