@@ -241,14 +241,15 @@ def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param]
     moved = [p for p in params if p is not held and rng.random() < 0.5]
     own = [p for p in params if p is not held and p not in moved]
     count = rng.choice((0, 1, 2, 3))
-    cell = _cell(g, held, fn.generics)
+    counter = _counter_dtype(g)
+    cell = _cell(g, held, fn.generics, counter)
     cell_name, cell_gens = cell.name, tuple(t.Name(x.name) for x in cell.generics) or None
     members: list = [t.TensorMember(rng.choice(("param", "buffer")), p.var.name,
                                     p.var.ty.node()) for p in moved]
     members += [t.Sub("first", t.SubType(cell_name, cell_gens)),
                 t.Sub("cells", t.SubType(cell_name, cell_gens, t.IntLit(count))),
                 t.TensorMember("state", "steps", t.TensorType((t.IntLit(1),),
-                                                              t.TypeName("i64")))]
+                                                              t.TypeName(counter)))]
     name = held.var.name
     prefix = (
         t.Assign("steps", t.Binary("+", t.Name("steps"), t.IntLit(1))),
@@ -261,11 +262,21 @@ def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param]
                        fn.result, (), prefix + fn.body, public=True)
     root = t.BlockDef(g.fresh("Root"), fn.generics, fn.where, tuple(members) + (entry,))
     g.items.insert(0, cell)
-    state = Param(Var("reads", Ty((_one(),), dt("i64")), STATE_INFO), "ints")
-    steps = Param(Var("steps", Ty((_one(),), dt("i64")), STATE_INFO), "ints")
+    info = STATE_INFO if counter.startswith("i") or counter.startswith("f") else Info(0, 50)
+    state = Param(Var("reads", Ty((_one(),), dt(counter)), info), "ints")
+    steps = Param(Var("steps", Ty((_one(),), dt(counter)), info), "ints")
     order = own + moved + [held, state] + [held, state] * count + [steps]
     g.count("block", "block:sub_array" if count else "block:empty_array")
     return root, order
+
+
+def _counter_dtype(g: Gen) -> str:
+    """The dtype of the states that count calls: i64 when the config has it, else another
+    of its integers (small counts fit), else one of its floats."""
+    ints = [d.name for d in g.int_dtypes()]
+    if "i64" in ints:
+        return "i64"
+    return ints[-1] if ints else g.float_dtypes()[0].name
 
 
 def _one():
@@ -273,7 +284,8 @@ def _one():
     return lit_dim(1)
 
 
-def _cell(g: Gen, held: Param, generics: tuple[t.Generic, ...]) -> t.BlockDef:
+def _cell(g: Gen, held: Param, generics: tuple[t.Generic, ...], counter: str
+          ) -> t.BlockDef:
     """`block CellK<G> { param v: T  state reads: Tensor[1; i64]  pub fn get(pick: T? =
     none) -> T }`: `get` counts its calls and returns `pick`'s value, else `v`."""
     used = _generic_names([held.var.ty])
@@ -285,5 +297,5 @@ def _cell(g: Gen, held: Param, generics: tuple[t.Generic, ...]) -> t.BlockDef:
                               t.Return(t.Match(t.Name("pick"), arms))), public=True)
     return t.BlockDef(g.fresh("Cell"), gens, (), (
         t.TensorMember("param", "v", ty),
-        t.TensorMember("state", "reads", t.TensorType((t.IntLit(1),), t.TypeName("i64"))),
+        t.TensorMember("state", "reads", t.TensorType((t.IntLit(1),), t.TypeName(counter))),
         get))
