@@ -15,12 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-import numpy as np
-
 from ...check.types import TensorT, TupleT
 from ...check.value_types import EnumT, OptionalT, StructT
 from ...syntax import tree as t
-from .dtypes import to_dtype
 from .errors import OracleError
 
 
@@ -216,10 +213,6 @@ def flatten(value, ty) -> list:
     if isinstance(ty, TupleT):
         return [x for v, item in zip(value, ty.items) for x in flatten(v, item)]
     return [value]
-
-
-def as_array(value, ty: TensorT, prec) -> np.ndarray:
-    return np.asarray(to_dtype(value, ty.dtype, prec))
 
 
 __all__ = ["StructV", "EnumV", "SomeV", "NONE", "ValueEval", "conform_value", "leaf_types",
