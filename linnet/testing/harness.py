@@ -45,6 +45,7 @@ from ..program import load_program
 from ..syntax import tree as t
 from ..syntax.printer import print_item
 from ..torch.loader import LinnetError
+from .block_specs import block_entries, block_entry_spec
 from .comparison import (Comparison, OutputError, Tolerance, compare_outputs,  # noqa: F401
                          tolerance_for)
 from .inputs import _TORCH_DTYPES, INPUT_STYLES, Override, default_device, make_inputs, torch_dtype
@@ -86,6 +87,10 @@ class TargetSpec:
     kernel: str | None = None
     kernel_where: list[tuple[Dim, str, Dim]] = field(default_factory=list)
     kernel_args: dict[str, Dim] = field(default_factory=dict)
+    parameters: Callable[[Mapping[str, Any]], list[tuple[str, Type]]] | None = field(
+        default=None, repr=False, compare=False)
+    """A block entry's parameters at given generic values (their paths and concrete types,
+    in manifest order): the inputs after the entry's own (`block_specs.py`)."""
     _facts: Facts | None = field(default=None, repr=False, compare=False)
     _op_facts: Facts | None = field(default=None, repr=False, compare=False)
 
@@ -127,10 +132,15 @@ class TargetSpec:
         except (KeyError, ZeroDivisionError):
             return False
 
+    def inputs(self, values: Mapping[str, Any]) -> list[tuple[str, Type]]:
+        """Every input at `values`: the parameters, then a block entry's parameters."""
+        extra = self.parameters(values) if self.parameters is not None else []
+        return list(self.params) + extra
+
     def shapes(self, values: Mapping[str, Any]) -> list[tuple[tuple[int, ...], str]]:
-        """Each parameter's concrete shape and dtype at `values`."""
+        """Each input's concrete shape and dtype at `values`."""
         out = []
-        for _, ty in self.params:
+        for _, ty in self.inputs(values):
             if not isinstance(ty, TensorT) or ty.has_pack:
                 raise LinnetError(f"{self.label}: parameters of type {ty} are not supported")
             shape = tuple(d.evaluate(values) for d in ty.dims)  # type: ignore[union-attr]
@@ -160,7 +170,7 @@ class TargetSpec:
 
     def describe_inputs(self, values: Mapping[str, Any]) -> str:
         parts = []
-        for (name, _), (shape, dtype) in zip(self.params, self.shapes(values)):
+        for (name, _), (shape, dtype) in zip(self.inputs(values), self.shapes(values)):
             parts.append(f"{name}: {dtype}[{', '.join(map(str, shape))}]" if shape
                          else f"{name}: {dtype}")
         return ", ".join(parts)
@@ -204,9 +214,12 @@ def kernel_ops(path: str, text: str | None = None) -> list[str]:
 
 
 def entries(path: str, text: str | None = None) -> list[str]:
+    """The module-level entries, then those of the root block (the only block with
+    entries), as `--entry` names them."""
     analysis = _analysis(path, _read(path, text))
-    return [i.name for i in analysis.program.root_module.items
-            if isinstance(i, t.Function) and i.kind == "entry"]
+    plain = [i.name for i in analysis.program.root_module.items
+             if isinstance(i, t.Function) and i.kind == "entry"]
+    return plain + [name for name in block_entries(analysis) if name not in plain]
 
 
 def target_spec(path: str | os.PathLike, name: str, text: str | None = None) -> TargetSpec:
@@ -236,7 +249,10 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
                           _backend_params(item.params, sig.params), as_tuples(sig.result),
                           where)
     if not isinstance(item, t.Op):
-        raise KeyError(name)
+        spec = block_entry_spec(analysis, path, text, name)
+        if spec is None:
+            raise KeyError(name)
+        return spec
     module = analysis.module_of(item)
     sig = module.signatures[name]
     where = [(l, op, r) for l, op, r, _ in sig.where]

@@ -87,7 +87,7 @@ def make_inputs(spec: TargetSpec, values: Mapping[str, Any], *, seed: int = 0,
     device = device or default_device()
     g = torch.Generator().manual_seed(seed)
     out = []
-    for (name, _), (shape, dtype) in zip(spec.params, spec.shapes(values)):
+    for (name, _), (shape, dtype) in zip(spec.inputs(values), spec.shapes(values)):
         if name in overrides:
             v = overrides[name]
             v = v(shape, dtype, g) if callable(v) else v

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,36 +21,9 @@ FILES = sorted((ROOT / "tests" / "spec" / "valid").glob("*.linnet")) + sorted(
     p for p in (ROOT / "tests" / "grad").glob("*.linnet") if not p.name.startswith("bad_"))
 
 
-MODEL_NODES = {"Field", "NoneLit", "Some", "Match", "EllipsisIx", "OptionalType",
-               "GenericType", "Struct", "Enum", "BlockDef", "MemberCall"}
-"""Surface nodes of the model layer (LANGUAGE-MODELS.md), which the oracle does not evaluate
-yet: programs using them, or parameter defaults, are left out of the oracle's corpus."""
-
-
-def uses_model_layer(path: Path) -> bool:
-    """Does the program use a construct of the model layer?"""
-    from linnet.syntax.parser import parse
-    return _has_model_node(parse(path.read_text(encoding="utf-8"), str(path)))
-
-
-def _has_model_node(node) -> bool:
-    if isinstance(node, (list, tuple)):
-        return any(_has_model_node(x) for x in node)
-    if not is_dataclass(node):
-        return False
-    name = type(node).__name__
-    if name in MODEL_NODES:
-        return True
-    if name == "Param" and getattr(node, "default", None) is not None:
-        return True
-    return any(_has_model_node(getattr(node, f.name)) for f in fields(node))
-
-
 def corpus_entries() -> list[tuple[Path, str]]:
     found = []
     for path in FILES:
-        if uses_model_layer(path):
-            continue
         for name in harness.entries(str(path)):
             found.append((path, name))
     return found
@@ -104,7 +77,7 @@ def extreme_integers(spec, values: dict) -> dict:
             return torch.from_numpy(arr.view(np.int64)).view(torch.uint64)
         return torch.from_numpy(np.array(vals, dtype=np.int64).reshape(shape))
 
-    for (name, _), (_, dtype) in zip(spec.params, spec.shapes(values)):
+    for (name, _), (_, dtype) in zip(spec.inputs(values), spec.shapes(values)):
         if dtype.startswith(("i", "u")):
             out[name] = draw
     return out
@@ -118,7 +91,7 @@ def counts(spec, values: dict) -> dict:
     def draw(shape, _dtype, g):
         return torch.randint(0, 41, shape, generator=g, dtype=torch.int64)
 
-    return {name: draw for (name, _), (_, dtype) in zip(spec.params, spec.shapes(values))
+    return {name: draw for (name, _), (_, dtype) in zip(spec.inputs(values), spec.shapes(values))
             if dtype.startswith(("i", "u"))}
 
 
@@ -193,7 +166,7 @@ def grad_entry(path: Path, name: str, seed: int = 0) -> Outcome:
     compiled = compile_source(text, path=str(path), entry=name, bind=dict(values),
                               target="torch", numerics="exact", grad=True).text
     main = import_generated(compiled, f"oracle_grad_{name}", "torch").main
-    got = [_to_numpy(g) for g in main(*inputs)[1:]]
+    got = [_to_numpy(g) for g in main(*inputs)[1:]][:len(fd)]  # then a block's next states
     problems = []
     if len(got) != len(fd):
         return Outcome(values, [f"{len(got)} gradients, the oracle {len(fd)}"])

@@ -71,6 +71,8 @@ FAMILIES = {
     "control": ["if", "for", "scan", "scan_tuple", "while", "static_for", "runtime_index"],
     "items": ["fn", "op", "generic_call", "explicit_generics", "dtype_generic", "where",
               "tuple_return", "tuple_result"],
+    "models": ["struct", "struct:param", "enum", "optional", "optional:runtime", "block",
+               "block:sub_array", "block:empty_array"],
 }
 GRAD_FAMILY = ["grad", "grad:scalar", "loss"]
 KERNEL_FAMILY = ["kernel:grid1", "kernel:grid2", "kernel:grid3", "kernel:masked_load",
@@ -107,6 +109,19 @@ def test_features_switch_constructs_off():
     assert not seen["while"] and not seen["scan"] and not seen["index"]
     assert not any(k.startswith("math:") for k in seen)
     assert seen["for"] and seen["if"]
+
+
+def test_the_model_layer_switches_off_at_once():
+    """`models=False` writes none of it, and the base program of a seed is the same either
+    way (the model layer draws from a random stream of its own)."""
+    off = GeneratorConfig(models=False)
+    seen = _coverage(off, range(40))
+    assert not [k for k in seen if k.split(":")[0] in ("struct", "enum", "optional", "block")]
+    for seed in range(10):
+        plain = generate(seed, off).text
+        assert "block " not in plain and "struct " not in plain and "enum " not in plain
+    with_models = [generate(seed).text for seed in range(10)]
+    assert any("block " in text for text in with_models)
 
 
 def test_dtypes_are_limited_to_the_config():

@@ -50,7 +50,7 @@ def load_regression(path: Path) -> tuple[Case, Plan]:
     if stored.exists():
         saved = np.load(stored)
         inputs = tuple(np.asarray(saved[name]).astype(NUMPY[dtype])
-                       for (name, _), (_, dtype) in zip(spec.params, shapes))
+                       for (name, _), (_, dtype) in zip(spec.inputs(generics), shapes))
     else:
         from .sources import _array
         drawn = harness.make_inputs(spec, generics, seed=random.Random(

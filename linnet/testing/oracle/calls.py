@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...check.instance import Analysis
+from ...check.signatures import Binding
 from ...check.types import TensorT
 from ...syntax import tree as t
 from .dtypes import Lit, Precision
@@ -21,9 +22,10 @@ from .exprs import ExprEval, NeedScalar
 from .notation import NotationEval
 from .prelude import PreludeEval
 from .stmts import StmtEval
+from .values import ValueEval
 
 
-class Body(ExprEval, NotationEval, PreludeEval, StmtEval):
+class Body(ValueEval, ExprEval, NotationEval, PreludeEval, StmtEval):
     """One instance's body being evaluated."""
 
     def user_call(self, e: t.Call):
@@ -32,7 +34,7 @@ class Body(ExprEval, NotationEval, PreludeEval, StmtEval):
         if binding is None:
             raise OracleError(f"no generic binding recorded for the call of `{e.callee}`")
         callee = self.machine.instance(item, binding)
-        args = [self.expr(a.value) for a in e.args]
+        args = self.call_args(item.params, e.args)
         args = [self.conform(a, p) for a, p in zip(args, callee.signature.params)]
         if self.ix is None and not self.elementwise:
             return self.machine.run(callee, args)
@@ -76,6 +78,21 @@ class Machine:
             if found.diagnostics:
                 d = found.diagnostics[0]
                 raise OracleError(f"`{item.name}` at this binding: {d.code} {d.message}")
+            self._instances[key] = found
+        return found
+
+    def block_instance(self, node, fn, own):
+        """A block function of the instance `node` at its own generics' values `own`."""
+        from .block_tree import instantiate_block_fn
+        binding = Binding({**node.binding.dims, **own.dims}, {**node.binding.dtypes,
+                                                              **own.dtypes})
+        key = (id(fn), id(node.info), _binding_key(binding))
+        found = self._instances.get(key)
+        if found is None:
+            found = instantiate_block_fn(node.info, node.module, fn, binding)
+            if found.diagnostics:
+                d = found.diagnostics[0]
+                raise OracleError(f"`{fn.name}` at this binding: {d.code} {d.message}")
             self._instances[key] = found
         return found
 

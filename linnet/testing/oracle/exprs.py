@@ -18,6 +18,7 @@ from ...syntax import tree as t
 from .arith import binary, fold, negate
 from .dtypes import Lit, Precision, ShapeV, to_dtype
 from .errors import OracleError, OracleUndefined
+from .values import conform_value
 
 
 class NeedScalar(Exception):
@@ -47,7 +48,7 @@ class ExprEval:
         self.elementwise = elementwise
         self.ix = None
         self.scopes: list[dict[str, list]] = [{}]  # name -> [value, declared type or None]
-        module = machine.analysis.module_of(inst.item)
+        module = getattr(inst, "module", None) or machine.analysis.module_of(inst.item)
         self.globals = module.globals
 
     # ------------------------------------------------------------ types
@@ -63,7 +64,8 @@ class ExprEval:
             return to_dtype(value, ty.dtype, self.prec)
         if isinstance(ty, TupleT) and isinstance(value, tuple):
             return tuple(self.conform(v, t_) for v, t_ in zip(value, ty.items))
-        return value
+        held = conform_value(self, value, ty)
+        return value if held is None else held
 
     def settle(self, value, node):
         return self.conform(value, self.ty(node))
@@ -217,7 +219,7 @@ class ExprEval:
             return self.notation_access(e)  # type: ignore[attr-defined]
         base = np.asarray(self.expr(e.base))
         key: list = []
-        for axis, item in enumerate(e.items):
+        for axis, item in enumerate(self.expand_ellipsis(e.items, base.ndim)):
             if isinstance(item, t.Slice):
                 key.append(slice(self._bound(item.lo), self._bound(item.hi),
                                  self._bound(item.step)))
@@ -240,9 +242,11 @@ class ExprEval:
 
     # --------------------------------------------------------- prelude, calls
     def expr_Call(self, e: t.Call):
-        if e.callee in self.globals.items and isinstance(
-                self.globals.items[e.callee], (t.Function, t.Op)):
+        item = self.globals.items.get(e.callee)
+        if isinstance(item, (t.Function, t.Op)):
             return self.user_call(e)  # type: ignore[attr-defined]
+        if isinstance(item, t.Struct) and not self._is_local(e.callee):  # type: ignore
+            return self.struct_call(e, item)  # type: ignore[attr-defined]
         return self.builtin(e)  # type: ignore[attr-defined]
 
     def expr_Reduce(self, e: t.Reduce):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..case import Case
 from .dtypes import dtype_name
-from .evaluate import DEFAULT_PATH, evaluate, floating_inputs
+from .evaluate import DEFAULT_PATH, evaluate, floating_inputs, returned_states
 from .errors import OracleError
 
 
@@ -20,9 +20,12 @@ def gradient_fd(case: Case, eps: float = 1e-6, path: str = DEFAULT_PATH,
     `h = eps * max(1, |x|)` per element, every float computed in f64 (0 where both sides are
     equal, infinities included). The entry must return one floating scalar. With `dtypes`
     ("f32", "f64"), an input of another dtype gets NaN, not computed: each element costs two
-    evaluations of the program, and the fuzzer compares no half-precision gradient."""
+    evaluations of the program, and the fuzzer compares no half-precision gradient.
+    A block entry's next states, returned after its loss, are not differentiated; its
+    floating params are, after its own inputs (buffers and states are not)."""
     base = evaluate(case, precision="f64", path=path)
-    if len(base) != 1 or base[0].ndim != 0 or base[0].dtype != np.float64:
+    if len(base) != 1 + returned_states(case, path) or base[0].ndim != 0 \
+            or base[0].dtype != np.float64:
         raise OracleError("gradient_fd needs an entry that returns one floating scalar")
     inputs = [np.asarray(x) for x in case.inputs]
     grads = []

@@ -28,8 +28,12 @@ FEATURES: frozenset[str] = frozenset({
     # items
     "fn", "explicit_generics", "dtype_generic", "op", "grad", "where", "tuple_return",
     "second_entry",
+    # the model layer (docs/models.md)
+    "struct", "enum", "optional", "block",
 })
 """Every construct the generator can be told to leave out (see docs/fuzz.md)."""
+
+MODEL_LAYER = frozenset({"struct", "enum", "optional", "block"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,8 @@ class GeneratorConfig:
     `kernels`: also generate ops bound to kernels (and the kernels). `grad`: entries return
     one floating scalar, so `--grad` applies, and ops carry `grad` clauses. `max_statements`
     bounds the statements of an entry's body (loops and helpers count one each);
-    `max_dim` the value bound to a dimension generic (sizes 0, 1 and ragged ones are
+    `models` switches the model layer (the features `struct enum optional block`) on or
+    off at once. `max_dim` the value bound to a dimension generic (sizes 0, 1 and ragged ones are
     always among the picks); `dtypes` the scalar dtypes that may appear (at least one float
     and one integer dtype are needed for the casts; `bool` for comparisons); `features`
     the constructs that may appear (a subset of `FEATURES`).
@@ -51,6 +56,7 @@ class GeneratorConfig:
     max_dim: int = 17
     dtypes: frozenset[str] = frozenset(ALL_DTYPES)
     features: frozenset[str] = field(default=FEATURES)
+    models: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.dtypes) - set(ALL_DTYPES)
@@ -65,4 +71,6 @@ class GeneratorConfig:
             raise ValueError("max_statements and max_dim must be at least 1")
 
     def has(self, feature: str) -> bool:
+        if feature in MODEL_LAYER and not self.models:
+            return False
         return feature in self.features

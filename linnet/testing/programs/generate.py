@@ -19,6 +19,7 @@ from .config import GeneratorConfig
 from .exprs import E, Exprs
 from .index import IndexNotation
 from .inputs import draw_all
+from .models import into_block, rewrite_results, struct_params
 from .scope import Gen, Param, Scope, Var
 from .types import DType, Dim, Info, Ty, dt, fits, lit_dim, name_dim
 
@@ -48,9 +49,12 @@ class _Entry:
 def generate(seed: int, config: GeneratorConfig = GeneratorConfig(), *,
              check: bool = True) -> Program:
     g = Gen(random.Random(seed), config)
+    g.model_rng = random.Random(seed ^ 0x40DE1)  # the model layer's own stream (models.py)
     entries = [_entry(g, "main")]
     if g.has("second_entry") and g.chance(0.25):
         entries.append(_entry(g, g.fresh("other")))
+    if not config.grad:  # a block entry returns its states too: no scalar loss
+        _into_block(g, entries[0])
     module = t.Module(("fuzz",), (), tuple(g.items))
     text = print_module(module)
     if check:
@@ -116,16 +120,30 @@ def _entry(g: Gen, name: str) -> _Entry:
     if not params:
         Exprs(g, scope).new_param(g.pick(g.float_dtypes()), ())
     result = _loss(g, scope) if g.config.grad else _outputs(g, scope)
+    more, result = rewrite_results(g, g.model_rng, generics, scope, result)
+    stmts += more
     stmts.append(t.Return(result[0].node if len(result) == 1 else
                           t.TupleExpr(tuple(r.node for r in result))))
     rtys = [r.ty for r in result]
     rty = rtys[0].node() if len(rtys) == 1 else t.TupleType(tuple(r.node() for r in rtys))
     tparams = tuple(t.Param(p.var.name, p.var.ty.node()) for p in params)
-    g.items.append(t.Function("entry", name, tuple(generics), tparams, rty, tuple(where),
-                              tuple(stmts)))
+    g.items.append(struct_params(g, g.model_rng, t.Function(
+        "entry", name, tuple(generics), tparams, rty, tuple(where), tuple(stmts))))
     for p in params:
         g.count(f"dtype:{p.var.ty.dtype.name}")
     return _Entry(name, params, bindings)
+
+
+def _into_block(g: Gen, entry: _Entry) -> None:
+    """Perhaps make the entry a root block's (models.py): its inputs change order."""
+    k, fn = next((k, i) for k, i in enumerate(g.items)
+                 if isinstance(i, t.Function) and i.kind == "entry" and i.name == entry.name)
+    made = into_block(g, g.model_rng, fn, entry.params)
+    if made is None:
+        return
+    root, params = made
+    g.items[g.items.index(fn)] = root
+    entry.params = params
 
 
 def _kernel_results(g: Gen, scope: Scope) -> list[Var]:

@@ -155,7 +155,8 @@ PLAINER: tuple[tuple[str, Callable[[np.ndarray], np.ndarray]], ...] = (
 
 def values(cur: Current) -> Iterator[Candidate]:
     """Replace each input by zeros, ones, signs, small integers, rounded values."""
-    names = [p for p, _ in cur.spec.params] if cur.spec is not None else []
+    from .report import input_names
+    names = input_names(cur.case)
     for k, x in enumerate(cur.case.inputs):
         label = f"`{names[k]}`" if k < len(names) else f"input {k}"
         for what, plainer in PLAINER:

@@ -50,8 +50,12 @@ def write_report(reduction: Reduction, outputs: Mapping[str, Any],
 def input_names(case: Case) -> list[str]:
     """The entry's parameter names (`arg0`, ... where the program does not check)."""
     spec = entry_spec(case)
-    if spec is not None and len(spec.params) == len(case.inputs):
-        return [name for name, _ in spec.params]
+    try:
+        inputs = spec.inputs(case.generics) if spec is not None else []
+    except Exception:  # noqa: BLE001 - bindings the block's manifest cannot take
+        inputs = []
+    if spec is not None and len(inputs) == len(case.inputs):
+        return [name for name, _ in inputs]
     return [f"arg{k}" for k in range(len(case.inputs))]
 
 

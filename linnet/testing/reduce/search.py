@@ -125,13 +125,15 @@ def entry_spec(case: Case) -> object | None:
 def fits(spec, case: Case) -> bool:
     """Do the bindings satisfy the entry's `where` clauses and the inputs its parameters?"""
     names = {g.name for g in spec.generics}
-    if set(case.generics) != names or len(case.inputs) != len(spec.params):
+    if set(case.generics) != names:
         return False
     try:
         if not spec.allows(case.generics):
             return False
-        shapes = spec.shapes(case.generics)
+        shapes = spec.shapes(case.generics)  # a block entry's parameters too
     except Exception:  # noqa: BLE001 - a pack, an unbound generic: does not fit
+        return False
+    if len(case.inputs) != len(shapes):
         return False
     for x, (shape, dtype) in zip(case.inputs, shapes):
         x = np.asarray(x)

@@ -1,0 +1,158 @@
+"""Running a block entry (docs/models.md, "Blocks"; LANGUAGE-MODELS.md).
+
+Inside a block its params, buffers and states are bare names, read from the values the
+entry was given; a state is assigned (`calls = calls + 1`) and keeps its new value for the
+rest of the entry call, in every function of its block that reads it; a member call
+(`head.forward(x)`) runs the child instance's function, with the child's members; `static
+for layer in layers` runs its body once per element of the sub array, `layer` naming it.
+A compiled block entry takes its own inputs, then one input per present parameter in
+manifest order, and returns its own results, then the next value of each state it assigns
+(in manifest order): `BlockEntry` is that convention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ...check.signatures import Binding
+from ...check.types import TensorT
+from ...syntax import tree as t
+from .block_tree import (Member, Node, assigned_states, build_tree, instantiate_block_fn,
+                         members)
+from .calls import Body
+from .errors import OracleError
+
+
+class BlockBody(Body):
+    """A block function's body: the block's members and subs in scope."""
+
+    def __init__(self, machine, inst, node: Node, store: dict) -> None:
+        super().__init__(machine, inst)
+        self.node = node
+        self.store = store
+        self.subvars: dict[str, Node] = {}
+
+    def _member(self, name: str) -> str | None:
+        """The path of the block's present member `name` (a local may hide it)."""
+        tensor = self.node.info.tensors.get(name)
+        if tensor is None or tensor.optional or self._is_local(name):
+            return None
+        return self.node.member_path(name)
+
+    def lookup(self, name: str):
+        path = self._member(name)
+        if path is not None:
+            return self.store[path]
+        return super().lookup(name)
+
+    def assign(self, name: str, value) -> None:
+        path = self._member(name)
+        if path is None:
+            return super().assign(name, value)
+        if self.node.info.tensors[name].kind != "state":
+            raise OracleError(f"assignment to the {self.node.info.tensors[name].kind} `{name}`")
+        self.store[path] = self.conform(value, self.member_type(name))
+
+    def member_type(self, name: str) -> TensorT:
+        from ...check.signatures import substitute
+        return substitute(self.node.info.tensors[name].type, self.node.binding)
+
+    def expr_Call(self, e: t.Call):
+        fn = self.node.info.fns.get(e.callee)
+        if fn is None or self._is_local(e.callee):
+            return super().expr_Call(e)
+        return self.block_call(self.node, fn, e, e.args)
+
+    def expr_MemberCall(self, e: t.MemberCall):
+        if not isinstance(e.base, t.Name):
+            raise OracleError("a member call on something that is not a sub")
+        child = self.subvars.get(e.base.id) or self.node.children.get(e.base.id)
+        if not isinstance(child, Node):
+            raise OracleError(f"`{e.base.id}` is not a sub that can be called")
+        if not child.present:
+            raise OracleError(f"calling the absent optional sub `{e.base.id}`")
+        fn = child.info.fns.get(e.name)
+        if fn is None:
+            raise OracleError(f"block `{child.info.name}` has no function `{e.name}`")
+        return self.block_call(child, fn, e, e.args)
+
+    def block_call(self, node: Node, fn: t.Function, e, args: tuple[t.Arg, ...]):
+        """`fn` of the instance `node`, at the generics the checker bound for this call."""
+        own = self.inst.call_bindings.get(id(e))
+        if own is None:
+            raise OracleError(f"no generic binding recorded for the call of `{fn.name}`")
+        inst = self.machine.block_instance(node, fn, own)
+        values = self.call_args(fn.params, args)
+        values = [self.conform(v, p) for v, p in zip(values, inst.signature.params)]
+        return run_block_fn(self.machine, inst, node, self.store, values)
+
+    def stmt_ForEach(self, s: t.ForEach) -> None:
+        name = s.iterable.id if isinstance(s.iterable, t.Name) else None
+        elements = self.node.children.get(name) if name is not None else None
+        if not isinstance(elements, list):
+            raise OracleError("`static for` over something that is not a sub array")
+        saved = dict(self.subvars)
+        try:
+            for element in elements:
+                self.subvars[s.var] = element
+                self._trip(s.body, None, None)
+        finally:
+            self.subvars = saved
+
+
+def run_block_fn(machine, inst, node: Node, store: dict, args: list):
+    body = BlockBody(machine, inst, node, store)
+    for p, ty, value in zip(inst.item.params, inst.signature.params, args):
+        body.bind(p.name, body.conform(value, ty))
+    return body.conform(body.run_body(inst.item.body), inst.signature.result)
+
+
+@dataclass
+class BlockEntry:
+    """A root block's entry at concrete generics: its instance tree, its parameters in
+    manifest order (the present ones are inputs), and the states it returns."""
+    node: Node
+    fn: t.Function
+    parameters: list[Member]
+    assigned: list[str]
+
+    @property
+    def inputs(self) -> list[Member]:
+        return [m for m in self.parameters if m.present]
+
+
+def block_entry(analysis, info, fn: t.Function, block_values: Binding) -> BlockEntry:
+    node = build_tree(analysis, info, block_values)
+    params = members(node)
+    reached = assigned_states(node, fn)
+    return BlockEntry(node, fn, params, [m.path for m in params if m.path in reached])
+
+
+def run_block_entry(machine, entry: BlockEntry, inst, args: list,
+                    parameters: Sequence) -> tuple:
+    """The entry's value and the next states it returns, from its arguments and the
+    parameters' values (in the order of `entry.inputs`)."""
+    store = {m.path: v for m, v in zip(entry.inputs, parameters)}
+    result = run_block_fn(machine, inst, entry.node, store, args)
+    return result, [store[path] for path in entry.assigned]
+
+
+def root_block(analysis, root: str | None):
+    """The root block: the one named, or the only block of the file with entries."""
+    blocks = analysis.root.globals.blocks
+    if root is not None:
+        if root not in blocks:
+            raise OracleError(f"no block named `{root}`")
+        return blocks[root]
+    module = analysis.program.root_module
+    with_entries = [b for b in module.items if isinstance(b, t.BlockDef)
+                    and any(isinstance(m, t.Function) and m.kind == "entry"
+                            for m in b.members)]
+    if len(with_entries) != 1:
+        return None
+    return blocks[with_entries[0].name]
+
+
+__all__ = ["BlockBody", "BlockEntry", "block_entry", "run_block_entry", "root_block",
+           "instantiate_block_fn"]
