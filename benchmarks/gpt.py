@@ -1,19 +1,22 @@
 """The gpt example (`examples/gpt/gpt.linnet`) as a whole model on a CUDA device: tokens per
 second of prefill and of decode for the Linnet model (kernels on, `numerics="equivalent"`)
 against its PyTorch twin (`examples/gpt/twin.py`), eager and under `torch.compile`, with the
-same f32 weights (the twin's state_dict, saved with safetensors and loaded by path). Products
+same f32 weights (the twin's state_dict, saved with safetensors; the Linnet model is
+`linnet.torch.load` of the file, its entries methods, its states buffers). Products
 are full f32 on both sides unless `--tf32` (Linnet's `--numerics fast`, torch's allow_tf32).
 
 - prefill: a prompt of T tokens for each of B sequences (logits of every position, the cache
   filled); tokens per second = B * T / the median time of a call (`triton.testing.do_bench`).
 - decode: STEPS steps of one token per sequence after the prompt, with the cache; each round
-  resets the position to T (the same work every round), and tokens per second = B * STEPS /
-  the median time of a round (synchronized before and after).
+  resets the position to T (Linnet's `pos` state buffer written in place: the same work
+  every round), and tokens per second = B * STEPS / the median time of a round
+  (synchronized before and after).
 
 Before timing, each implementation is warmed up and its outputs checked: the prefill logits
 and the first decode steps' logits against the eager twin, as max |a - b| / max |b| within
 `--tolerance`. A failing check is reported and that implementation is not timed. The Linnet
-rows also say how many kernels each call launched (every norm, linear layer and attention).
+rows also say how many kernels each call launched (every norm, linear layer and attention),
+from the entries' `ran()` counts before and after a call.
 
     python benchmarks/gpt.py                          # B=8, L=4, H=512 (8 heads), V=8192, T=512
     python benchmarks/gpt.py --json gpt.json          # also write the rows as JSON
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # this tree's linnet, not an installed one
 sys.path.insert(0, str(ROOT / "examples" / "gpt"))
+GPT = ROOT / "examples" / "gpt" / "gpt.linnet"
 
 FULL = {"B": 8, "L": 4, "NH": 8, "D": 64, "V": 8192, "S": 1024}
 SMALL = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
@@ -69,13 +73,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 class Linnet:
-    """The Linnet model (`examples/gpt/entries.py`), counting its kernel launches."""
+    """The Linnet model (`linnet.torch.load`: entries as methods, states in its buffers)."""
 
     def __init__(self, weights: Path, sizes: dict[str, int], device: str, numerics: str) -> None:
-        import entries
-        self.launches, hook = entries.launch_counter()
-        self.model = entries.load(weights, sizes, numerics=numerics, device=device,
-                                  on_import=hook)
+        from linnet.torch import load
+        self.model = load(GPT, generics=sizes, weights=weights, numerics=numerics,
+                          device=device)
 
     def prefill(self, tokens):
         return self.model.prefill(tokens)
@@ -84,7 +87,18 @@ class Linnet:
         return self.model.decode(token)
 
     def restart(self, position: int) -> None:
-        self.model.states["pos"].fill_(position)
+        self.model.pos.fill_(position)  # the state buffer, read by the next call
+
+    def kernels(self) -> int:
+        """Op calls so far that ran their kernel, over every entry (`ran()`)."""
+        return sum(counts["kernel"] for name in self.model.entries
+                   for counts in self.model.entry(name).ran().values())
+
+    def launches(self, call: Callable[[], Any]) -> int:
+        """The kernels one call launches: the difference of `kernels()` around it."""
+        before = self.kernels()
+        call()
+        return self.kernels() - before
 
 
 class Twin:
@@ -198,15 +212,10 @@ def measure_one(name: str, impl, args, reference, prompt, steps, time_ms, sync) 
         return [{**base, "phase": p, "status": "wrong" if isinstance(err, AssertionError)
                  else "error", "error": f"{type(err).__name__}: {err}"[:300]}
                 for p in ("prefill", "decode")]
-    launches = getattr(impl, "launches", None)
     per_call = {}
-    if launches is not None:
-        launches.clear()
-        impl.prefill(prompt)
-        per_call["prefill"] = sum(launches.values())
-        launches.clear()
-        impl.decode(steps[0])
-        per_call["decode"] = sum(launches.values())
+    if isinstance(impl, Linnet):
+        per_call["prefill"] = impl.launches(lambda: impl.prefill(prompt))
+        per_call["decode"] = impl.launches(lambda: impl.decode(steps[0]))
     prefill_ms = time_ms(lambda: impl.prefill(prompt))
     impl.prefill(prompt)
     decode_ms = decode_round_ms(impl, steps, T, args.rounds, sync)

@@ -1,18 +1,17 @@
-"""`examples/gpt/gpt.linnet`, a small decoder-only transformer, against its PyTorch twin
-(`examples/gpt/twin.py`): the same weights (the twin's state_dict, saved with safetensors and
-read back by path), prefill logits, several decode steps with the key/value cache, and the
-gradient of the loss with respect to every param. The Linnet entries run with their kernels
-(`numerics="equivalent"`: Triton's interpreter on the CPU, `tests/conftest.py`) and as op
-bodies only (`numerics="exact"`).
-
-`linnet_model` is the one place that builds the Linnet model: today `examples/gpt/entries.py`
-(compiled entries, weights passed in manifest order, states threaded by hand); a loader that
-returns a module with the entries as methods and the states inside can replace it.
+"""`examples/gpt/gpt.linnet`, a small decoder-only transformer, loaded with `linnet.torch.load`
+against its PyTorch twin (`examples/gpt/twin.py`): the twin's random weights saved with
+safetensors and loaded by path, prefill logits, several decode steps with the key/value cache
+(kept in the module's buffers), and a training step's gradient of every param through
+autograd. The Linnet model runs with its kernels (`numerics="equivalent"`: Triton's
+interpreter on the CPU, `tests/conftest.py`) and as op bodies only (`numerics="exact"`);
+`ran()` of each entry says which ran. JAX runs prefill, a decode step and `jax.grad` of the
+loss through `linnet.jax.load_source`.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -20,25 +19,22 @@ import pytest
 import torch
 
 from linnet.testing.backends import as_numpy
+from linnet.torch import load
 
 from kernel_cases import DEVICE, EXAMPLES
 
 sys.path.insert(0, str(EXAMPLES / "gpt"))
-import entries  # noqa: E402
 import twin  # noqa: E402
 
+GPT = EXAMPLES / "gpt" / "gpt.linnet"
 SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
 PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
-KERNELS = {"rms_norm_rows", "linear_tiles", "attention_from_blocks"}
-LAUNCHES, _COUNT_LAUNCHES = entries.launch_counter()
-"""Kernel launches by kernel name, from every generated module this file imports."""
+OPS = {"rms_norm", "linear", "attention_from"}  # the ops with a kernel (gpt_ops.linnet)
 
 
-def linnet_model(path: Path, numerics: str, target: str = "torch") -> entries.LinnetGpt:
-    """The Linnet model for the weights in the safetensors file at path: entries as
-    methods, states kept inside."""
-    return entries.load(path, SIZES, numerics=numerics, target=target, device=DEVICE,
-                        on_import=_COUNT_LAUNCHES)
+def linnet_model(path: Path, numerics: str):
+    """The Linnet model (a `torch.nn.Module`) for the weights in the safetensors file."""
+    return load(GPT, generics=SIZES, weights=path, numerics=numerics, device=DEVICE)
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +64,26 @@ def close(got, want, tol: float = 1e-4) -> None:
                                atol=tol)
 
 
+def ran_by_op(*entries) -> dict[str, Counter]:
+    """`ran()` of the entries summed per op (over its bindings): {op: {kernel, body}}."""
+    found: dict[str, Counter] = {}
+    for entry in entries:
+        for instance, counts in entry.ran().items():
+            found.setdefault(instance.split("__")[0], Counter()).update(counts)
+    return found
+
+
 def test_the_parameter_paths_are_the_twins_state_dict(model) -> None:
     reference, path = model
     gpt = linnet_model(path, "exact")
-    _, manifest = gpt.entry("decode")
-    params = [p.path for p in manifest.parameters if p.kind == "param"]
-    assert params == list(reference.state_dict())
-    states = {p.path: p.shape for p in manifest.parameters if p.kind == "state"}
-    assert states["layers.1.attn.k_cache"] == (2, 2, 48, 16) and states["pos"] == (1,)
+    assert list(gpt.state_dict()) == list(reference.state_dict())
+    assert [n for n, _ in gpt.named_parameters()] == [n for n, _ in reference.named_parameters()]
+    buffers, twins = dict(gpt.named_buffers()), dict(reference.named_buffers())
+    assert set(buffers) == set(twins)  # the caches and pos: states, in no state_dict
+    assert buffers["layers.1.attn.k_cache"].shape == (2, 2, 48, 16)
+    assert buffers["pos"].dtype == torch.int64 and buffers["pos"].tolist() == [0]
+    states = {p.path for p in gpt.manifest.parameters if p.kind == "state"}
+    assert states == set(twins)
 
 
 @pytest.mark.parametrize("numerics", ["exact", "equivalent"])
@@ -85,33 +93,56 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
     reference, path = model
     gpt = linnet_model(path, numerics)
     sequence = tokens(PROMPT + STEPS)
-    LAUNCHES.clear()
     with torch.no_grad():
         want = reference(sequence)
-    close(gpt.prefill(sequence[:, :PROMPT].to(DEVICE)), want[:, :PROMPT])
-    assert as_numpy(gpt.states["pos"]).tolist() == [PROMPT]
-    for t in range(PROMPT, PROMPT + STEPS):
-        close(gpt.decode(sequence[:, t].to(DEVICE)), want[:, t])
-    assert as_numpy(gpt.states["pos"]).tolist() == [PROMPT + STEPS]
-    cache = as_numpy(gpt.states["layers.0.attn.k_cache"])
+        close(gpt.prefill(sequence[:, :PROMPT].to(DEVICE)), want[:, :PROMPT])
+        assert gpt.pos.tolist() == [PROMPT]
+        for t in range(PROMPT, PROMPT + STEPS):
+            close(gpt.decode(sequence[:, t].to(DEVICE)), want[:, t])
+    buffers = dict(gpt.named_buffers())
+    assert buffers["pos"].tolist() == [PROMPT + STEPS]
+    cache = as_numpy(buffers["layers.0.attn.k_cache"])
     assert not cache[:, :, PROMPT + STEPS:].any() and cache[:, :, :PROMPT + STEPS].all()
-    if numerics == "exact":
-        assert not LAUNCHES
-    else:  # every op ran its kernel, in each of the 1 + STEPS calls
-        assert set(LAUNCHES) == KERNELS
-        assert LAUNCHES["attention_from_blocks"] == SIZES["L"] * (1 + STEPS)
+    prefill, decode = ran_by_op(gpt.prefill), ran_by_op(gpt.decode)
+    if numerics == "exact":  # no op has a kernel in the binding: none is listed
+        assert prefill == {} and decode == {}
+        return
+    assert set(prefill) == set(decode) == OPS
+    assert all(c["body"] == 0 and c["kernel"] > 0 for c in [*prefill.values(),
+                                                              *decode.values()])
+    L = SIZES["L"]  # every layer's attention ran its kernel in each of the 1 + STEPS calls
+    assert prefill["attention_from"]["kernel"] == L
+    assert ran_by_op(gpt.prefill, gpt.decode)["attention_from"]["kernel"] == L * (1 + STEPS)
+    assert prefill["rms_norm"]["kernel"] == 2 * L + 1
 
 
 def test_a_second_prefill_starts_again(model) -> None:
     """prefill restarts from position 0, whatever the cache held."""
     reference, path = model
     gpt = linnet_model(path, "exact")
-    gpt.prefill(tokens(9, seed=2).to(DEVICE))
     sequence = tokens(PROMPT + 1, seed=3)
-    gpt.prefill(sequence[:, :PROMPT].to(DEVICE))
+    with torch.no_grad():
+        gpt.prefill(tokens(9, seed=2).to(DEVICE))
+        gpt.prefill(sequence[:, :PROMPT].to(DEVICE))
+        want = reference(sequence)
+        close(gpt.decode(sequence[:, PROMPT].to(DEVICE)), want[:, PROMPT])
+
+
+def test_decode_restarts_where_pos_is_set(model) -> None:
+    """Writing the `pos` buffer in place (as benchmarks/gpt.py does between rounds) makes
+    the next decode step run at that position, over the cache as it is."""
+    reference, path = model
+    gpt = linnet_model(path, "exact")
+    sequence = tokens(PROMPT + 2, seed=7)
     with torch.no_grad():
         want = reference(sequence)
-    close(gpt.decode(sequence[:, PROMPT].to(DEVICE)), want[:, PROMPT])
+        gpt.prefill(sequence[:, :PROMPT].to(DEVICE))
+        first = gpt.decode(sequence[:, PROMPT].to(DEVICE))
+        gpt.decode(sequence[:, PROMPT + 1].to(DEVICE))
+        gpt.pos.fill_(PROMPT)
+        again = gpt.decode(sequence[:, PROMPT].to(DEVICE))
+    close(again, want[:, PROMPT])
+    assert torch.equal(again, first) and gpt.pos.tolist() == [PROMPT + 1]
 
 
 def test_the_cached_twin_agrees_with_itself(model) -> None:
@@ -126,29 +157,91 @@ def test_the_cached_twin_agrees_with_itself(model) -> None:
             close(reference.decode(sequence[:, t]), want[:, t], 1e-10)
 
 
-def test_loss_gradients_match_autograd(model) -> None:
-    """`--grad` of `loss`: the loss and the gradient of every param, against autograd on the
-    twin (float64)."""
-    reference, path = model
-    sequence = tokens(PROMPT + 1, seed=5)
-    inputs, targets = sequence[:, :-1], sequence[:, 1:]
+def twin_loss_and_grads(reference: twin.Gpt, inputs: torch.Tensor, targets: torch.Tensor
+                        ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The twin's loss (float64) and autograd's gradient of every param, by name."""
     reference.zero_grad()
-    want = reference.loss(inputs, targets)
-    want.backward()
-    loss, grads = linnet_model(path, "exact").loss_and_grads(inputs.to(DEVICE),
-                                                             targets.to(DEVICE))
-    close(loss, want.detach())
-    assert set(grads) == {name for name, _ in reference.named_parameters()}
-    for name, p in reference.named_parameters():
-        assert p.grad is not None and p.grad.abs().max() > 0, name
-        close(grads[name], p.grad, 1e-4)
+    loss = reference.loss(inputs, targets)
+    loss.backward()
+    grads = {name: p.grad.clone() for name, p in reference.named_parameters()}
+    assert all(g.abs().max() > 0 for g in grads.values())
+    return loss.detach(), grads
 
 
-def test_prefill_on_jax(model) -> None:
-    pytest.importorskip("jax")
+def loss_case(seed: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
+    sequence = tokens(PROMPT + 1, seed=seed)
+    return sequence[:, :-1], sequence[:, 1:]
+
+
+@pytest.mark.parametrize("numerics", ["exact", "equivalent"])
+def test_a_training_steps_gradients_match_autograd(model, numerics: str) -> None:
+    """`model.loss(...).backward()`: the loss and every `nn.Parameter`'s gradient against
+    autograd on the twin; with kernels, each op's autograd function runs its kernel forward
+    and its `grad` clause or body backward."""
     reference, path = model
-    sequence = tokens(PROMPT, seed=6)
+    inputs, targets = loss_case()
+    want, grads = twin_loss_and_grads(reference, inputs, targets)
+    gpt = linnet_model(path, numerics)
+    loss = gpt.loss(inputs.to(DEVICE), targets.to(DEVICE))
+    loss.backward()
+    close(loss.detach(), want)
+    assert {name for name, _ in gpt.named_parameters()} == set(grads)
+    for name, p in gpt.named_parameters():
+        assert p.grad is not None, name
+        close(p.grad, grads[name], 1e-4)
+    ran = ran_by_op(gpt.loss)
+    if numerics == "equivalent":
+        assert set(ran) == OPS and all(c["body"] == 0 for c in ran.values())
+    else:
+        assert ran == {}
+
+
+def test_the_compiled_gradient_of_loss_matches_autograd(model) -> None:
+    """`--grad` of `loss` (Linnet's own differentiation of the whole model, not autograd):
+    the compiled entry takes the loaded model's tensors in manifest order and gives the loss
+    and the gradient of every param."""
+    from linnet.pipeline import compile_source
+    from linnet.torch.runtime import import_generated
+    reference, path = model
+    inputs, targets = loss_case(seed=6)
+    want, grads = twin_loss_and_grads(reference, inputs, targets)
+    gpt = linnet_model(path, "exact")
+    compiled = compile_source(GPT.read_text(), path=str(GPT), entry="loss", target="torch",
+                              bind={**SIZES, "T": PROMPT}, numerics="exact", grad=True)
+    main = import_generated(compiled.text, "gpt_loss_grad", "torch").main
+    params = compiled.parameters.inputs
+    with torch.no_grad():
+        loss, *got = main(inputs.to(DEVICE), targets.to(DEVICE),
+                          *(gpt.tensor(p) for p in params))
+    close(loss, want)
+    trained = [p.path for p in params if p.kind == "param"]
+    assert trained == list(grads) and len(got) == len(trained)
+    for name, g in zip(trained, got):
+        close(g, grads[name], 1e-4)
+
+
+def test_prefill_decode_and_grad_on_jax(model) -> None:
+    """`linnet.jax.load_source`: prefill and a decode step with the state threaded by the
+    caller, and `jax.grad` of the loss entry with respect to the params."""
+    jax = pytest.importorskip("jax")
+    from linnet.jax import load_source
+    reference, path = model
+    gpt = load_source(GPT, generics=SIZES, weights=path, numerics="exact")
+    sequence = tokens(PROMPT + 1, seed=8)
     with torch.no_grad():
         want = reference(sequence)
-    gpt = linnet_model(path, "exact", target="jax")
-    close(gpt.prefill(sequence), want)
+    params, state = gpt.parameters, gpt.initial_state()
+    logits, state = gpt.prefill(params, state, sequence[:, :PROMPT].numpy())
+    close(logits, want[:, :PROMPT])
+    assert as_numpy(state["pos"]).tolist() == [PROMPT]
+    logits, state = gpt.decode(params, state, sequence[:, PROMPT].numpy())
+    close(logits, want[:, PROMPT])
+    assert as_numpy(state["pos"]).tolist() == [PROMPT + 1]
+    inputs, targets = loss_case()
+    want_loss, grads = twin_loss_and_grads(reference, inputs, targets)
+    loss, got = jax.value_and_grad(
+        lambda p: gpt.loss(p, state, inputs.numpy(), targets.numpy())[0])(params)
+    close(loss, want_loss)
+    assert set(got) == set(grads)
+    for name, g in grads.items():
+        close(got[name], g, 1e-4)
