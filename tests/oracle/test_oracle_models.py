@@ -201,6 +201,37 @@ block Lin {
     np.testing.assert_allclose(dw, 2 * x * w, rtol=1e-6)
 
 
+def test_functions_and_entries_without_a_result_type_return_what_they_return():
+    """A `fn` or `entry` without `-> T`, of the module or of a block, has the type its final
+    `return` has at the instance: results cross as that type (a literal as its default
+    dtype, f64), a tuple spread."""
+    src = """module t
+fn pair<N: Dim>(x: Tensor[N; f32]) {
+    return (x * 2.0, sum[i] x[i])
+}
+fn one() {
+    return 1.5
+}
+entry main(x: Tensor[3; f32]) {
+    let (d, s) = pair(x)
+    return (d + s, one())
+}
+block B<H: Dim> {
+    param w: Tensor[H; f32]
+    fn scaled(x: Tensor[H; f32]) {
+        return x * w
+    }
+    pub entry run(x: Tensor[H; f32]) {
+        return (scaled(x), sum[h] w[h])
+    }
+}
+"""
+    y, k = evaluate_source(src, "main", {}, [f32(1, 2, 3)])
+    assert y.tolist() == [8, 10, 12] and k.dtype == np.float64 and float(k) == 1.5
+    z, t = evaluate_source(src, "run", {"H": 2}, [f32(1, 2), f32(3, 5)], root="B")
+    assert z.tolist() == [3, 10] and t.dtype == np.float32 and float(t) == 8
+
+
 # ------------------------------------------------------------ every target, the corpus
 
 MODEL_PROGRAMS = sorted(

@@ -10,11 +10,13 @@ index notation of its own), once per element.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...check.instance import Analysis
 from ...check.signatures import Binding
-from ...check.types import TensorT
+from ...check.types import TensorT, materialize
 from ...syntax import tree as t
 from .dtypes import Lit, Precision
 from .errors import OracleError
@@ -78,6 +80,7 @@ class Machine:
             if found.diagnostics:
                 d = found.diagnostics[0]
                 raise OracleError(f"`{item.name}` at this binding: {d.code} {d.message}")
+            found = with_result(found)
             self._instances[key] = found
         return found
 
@@ -93,6 +96,7 @@ class Machine:
             if found.diagnostics:
                 d = found.diagnostics[0]
                 raise OracleError(f"`{fn.name}` at this binding: {d.code} {d.message}")
+            found = with_result(found)
             self._instances[key] = found
         return found
 
@@ -101,6 +105,20 @@ class Machine:
         for p, ty, value in zip(inst.item.params, inst.signature.params, args):
             body.bind(p.name, body.conform(value, ty))
         return body.conform(body.run_body(inst.item.body), inst.signature.result)
+
+
+def with_result(inst):
+    """The instance with its result type: a `fn` or `entry` (of a module or of a block)
+    without `-> T` returns the type its final `return` has in this instance, as the
+    checker infers it (linnet/check/checker.py, block_bodies.py)."""
+    sig = inst.signature
+    if sig.result is not None or isinstance(inst.item, t.Kernel):
+        return inst
+    last = inst.item.body[-1] if inst.item.body else None
+    value = inst.types.get(id(last.value)) if isinstance(last, t.Return) else None
+    if value is None or value.is_error:
+        raise OracleError(f"`{inst.item.name}` returns no type the checker knows")
+    return replace(inst, signature=replace(sig, result=materialize(value)))
 
 
 def _binding_key(b) -> tuple:
