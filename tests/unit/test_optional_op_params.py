@@ -74,26 +74,47 @@ def test_the_grad_clause_follows_the_instance_and_gives_an_optional_none() -> No
     ]
 
 
-def _expected(x: np.ndarray, t: np.ndarray, c: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    """The loss, and its gradients by the clause: the optionals `s` and `shift` take none,
-    so `t` (only a shift) gets zero and `x` as a shift is not counted."""
+RAMP = np.arange(4) * 0.5  # `loss`'s shifts: constants, so the clauses are true derivatives
+T_AS_SHIFT = ("scaled(x, maybe, some(ramp))", "scaled(x, maybe, some(t))")
+
+
+def _expected(x: np.ndarray, t: np.ndarray, c: bool, t_shift: bool = False
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+    """The loss, and its gradients by the clauses: `x` and `t` each through `scaled`'s `x`.
+    With `t_shift` (the program with `some(t)` for a shift), `t` is also a shift, which the
+    clause does not count: the optional `shift` takes no gradient."""
     k = 2.0 if c else 1.0
-    y = x + 3.0 * x + (k * x + t) + (x + x)
-    return float((y * y).sum()), 2.0 * y * (1.0 + 3.0 + k + 1.0), np.zeros(4)
+    shift = t if t_shift else RAMP
+    y = x + 3.0 * x + (k * x + shift) + (t + RAMP)
+    return float((y * y).sum()), 2.0 * y * (1.0 + 3.0 + k), 2.0 * y
+
+
+def _check_grads(text: str, target: str, t_shift: bool) -> None:
+    rng = np.random.default_rng(6)
+    x, t = (rng.standard_normal(4).astype(np.float32) for _ in range(2))
+    compiled = compile_entry(text, str(PROGRAM), "loss", {}, target, grad=True)
+    run = loader(target)(compiled, "loss")
+    for c in (True, False):
+        loss, dx, dt = run(torch.from_numpy(x), torch.from_numpy(t), torch.tensor(c))
+        want_loss, want_dx, want_dt = _expected(x.astype(np.float64), t.astype(np.float64),
+                                                c, t_shift)
+        assert float(as_numpy(loss)) == pytest.approx(want_loss, rel=1e-5)
+        np.testing.assert_allclose(as_numpy(dx), want_dx, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(as_numpy(dt), want_dt, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("target", ["interpreter", "torch", "jax", "onnx", "stablehlo"])
 def test_grad_of_the_loss_uses_the_clauses(target: str) -> None:
-    rng = np.random.default_rng(6)
-    x, t = (rng.standard_normal(4).astype(np.float32) for _ in range(2))
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), "loss", {}, target, grad=True)
-    run = loader(target)(compiled, "loss")
-    for c in (True, False):
-        loss, dx, dt = run(torch.from_numpy(x), torch.from_numpy(t), torch.tensor(c))
-        want_loss, want_dx, want_dt = _expected(x.astype(np.float64), t, c)
-        assert float(as_numpy(loss)) == pytest.approx(want_loss, rel=1e-5)
-        np.testing.assert_allclose(as_numpy(dx), want_dx, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(as_numpy(dt), want_dt)
+    _check_grads(PROGRAM.read_text(), target, t_shift=False)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "torch", "jax"])
+def test_an_optional_takes_no_gradient(target: str) -> None:
+    """`t` as the optional `shift` gets nothing from the clause: its gradient is that of
+    its other path alone (half of the true derivative here)."""
+    text = PROGRAM.read_text()
+    assert T_AS_SHIFT[0] in text
+    _check_grads(text.replace(*T_AS_SHIFT), target, t_shift=True)
 
 
 def test_torch_autograd_runs_the_clauses_too() -> None:
@@ -103,10 +124,11 @@ def test_torch_autograd_runs_the_clauses_too() -> None:
     loss = loss_fn(x, t, torch.tensor(True))
     loss = loss[0] if isinstance(loss, tuple) else loss
     loss.backward()
-    want_loss, want_dx, _ = _expected(x.detach().double().numpy(), t.detach().double().numpy(),
-                                      True)
+    want_loss, want_dx, want_dt = _expected(x.detach().double().numpy(),
+                                            t.detach().double().numpy(), True)
     assert float(loss.detach()) == pytest.approx(want_loss, rel=1e-5)
     np.testing.assert_allclose(x.grad.numpy(), want_dx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t.grad.numpy(), want_dt, rtol=1e-5, atol=1e-5)
 
 
 def test_verify_checks_the_instance_that_runs_the_kernel() -> None:
