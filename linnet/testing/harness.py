@@ -85,8 +85,17 @@ class TargetSpec:
     kernel: str | None = None
     kernel_where: list[tuple[Dim, str, Dim]] = field(default_factory=list)
     kernel_args: dict[str, Dim] = field(default_factory=dict)
+    block: dict[str, Any] | None = None  # a block entry: root, fixed generics, present
     _facts: Facts | None = field(default=None, repr=False, compare=False)
     _op_facts: Facts | None = field(default=None, repr=False, compare=False)
+
+    def compile_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """compile_source's `entry`, `bind` (and, for a block entry, `root` and `present`)
+        for the drawn generic values."""
+        if self.block is None:
+            return {"entry": self.entry, "bind": dict(values)}
+        return {"entry": self.entry, "bind": {**self.block["fixed"], **values},
+                "root": self.block["root"], "present": self.block["present"]}
 
     @property
     def dim_generics(self) -> list[str]:
@@ -308,13 +317,13 @@ def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str,
     `linnet tune` compiles each candidate with) is compile_source's."""
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
-    bind = {k: v for k, v in values.items()}
+    options = spec.compile_options(values)
     key = (spec.path, hashlib.sha256(spec.source.encode()).hexdigest(), spec.entry,
-           tuple(sorted((k, str(v)) for k, v in bind.items())), numerics, tuning)
+           repr(sorted((k, str(v)) for k, v in options.items())), numerics, tuning)
     if key not in _MODULES:
         try:
-            compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, bind=bind,
-                                      numerics=numerics, tuning=tuning)
+            compiled = compile_source(spec.source, path=spec.path, numerics=numerics,
+                                      tuning=tuning, **options)
         except CompileError as err:
             sources = {spec.path: SourceFile.of(spec.path, spec.source)}
             for d in err.diagnostics:
@@ -388,7 +397,8 @@ def _result_names(spec: TargetSpec, count: int) -> list[str]:
     return [f"result {k}" for k in range(count)]
 
 
-def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: Sequence[Any],
+def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetSpec",
+                            inputs: Sequence[Any],
                             *, numerics: str = "equivalent", device: str | None = None,
                             grad: bool = True, text: str | None = None,
                             values: Mapping[str, Any] | None = None,
@@ -401,7 +411,7 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     (autograd through both, with the same random cotangents, seeded by `seed`).
 
     `op_or_entry` names an op (it is called through a generic entry added for the purpose)
-    or an entry. Generics are bound from the inputs' shapes and dtypes; give `values` for
+    or an entry, or is a spec already made (a block entry's, `block_spec.py`). Generics are bound from the inputs' shapes and dtypes; give `values` for
     any that no input determines. Inputs are moved to `device` (default: CUDA when
     available, else the CPU). `reduction_length` scales the tolerance (default: the largest
     dimension of any input); `tolerance` replaces it, one for all outputs or one per dtype.
@@ -414,7 +424,8 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     `LinnetError` with the diagnostics.
     """
     import torch
-    spec = target_spec(path, op_or_entry, text)
+    spec = op_or_entry if isinstance(op_or_entry, TargetSpec) \
+        else target_spec(path, op_or_entry, text)
     device = "cpu" if target == "jax" else device or default_device()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     bound = _binding_from_inputs(spec, inputs)

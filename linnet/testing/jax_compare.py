@@ -38,8 +38,8 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
     try:
-        compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, target="jax",
-                                  bind=dict(values), numerics=numerics)
+        compiled = compile_source(spec.source, path=spec.path, target="jax",
+                                  numerics=numerics, **spec.compile_options(values))
     except CompileError as err:
         from ..diagnostics import SourceFile
         raise _program_error(err.diagnostics,
