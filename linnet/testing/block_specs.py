@@ -65,6 +65,19 @@ class BlockEntry:
         return {"entry": entry, "bind": self.bind(values), "root": self.root,
                 "present": self.present}
 
+    def every_path(self, values: Mapping[str, Any]) -> frozenset[str] | None:
+        """Every parameter path of the tree at these values, a checkpoint that makes each
+        optional member present; None when the tree has no optional member."""
+        from ..passes.block_entry import root_manifest
+        bound = {k: str(v) for k, v in self.bind(values).items() if k in self.generics}
+        manifest = root_manifest(self.analysis, self.root, bound, None)
+        if not any(p.optional for p in manifest.parameters):
+            return None
+        return frozenset(p.path for p in manifest.parameters)
+
+    def with_present(self, present: frozenset[str] | None) -> "BlockEntry":
+        return BlockEntry(self.analysis, self.root, self.generics, dict(self.fixed), present)
+
 
 def root_info(analysis: Analysis, root: str | None = None, entry: str | None = None):
     """The root block's `BlockInfo` (the one named, else the only block of the file with
