@@ -5,11 +5,11 @@ Written from docs/models.md ("Blocks", "Parameters and state"), not from the com
 elaboration: every sub (every array element) is an instance whose generics follow from
 its parent's; every param, buffer and state has a path (member names joined with `.`,
 array positions as numbers), listed in declaration order, depth first. Which optional
-members are there is the checkpoint's say (LANGUAGE-MODELS.md, "Blocks"; docs/models.md,
-"Optional members"), given as `present`, the paths it holds: an optional param or buffer
-is present when its path is there; an optional sub when every param and buffer it
-requires is (its own and its required subs', optional members and states aside);
-everything under an absent sub is absent. Without `present` every optional member is
+members are there is the checkpoint's say (docs/models.md, "Optional members"), given as
+`present`, the paths it holds: an optional param or buffer is present when its path is
+there; an optional sub when every param and buffer it requires is (its own and its
+required subs', optional members and states aside); everything under an absent sub is
+absent. Without `present` every optional member is
 absent. Only present members are inputs. An entry returns the next value of every state
 that it, or a function it calls, assigns: a property of the text, not of the run, so a
 state assigned on a branch not taken comes back unchanged; the one exception is a `match`

@@ -1,4 +1,4 @@
-"""Running a block entry (docs/models.md, "Blocks"; LANGUAGE-MODELS.md).
+"""Running a block entry (docs/models.md, "Blocks").
 
 Inside a block its params, buffers and states are bare names, read from the values the
 entry was given; a state is assigned (`calls = calls + 1`) and keeps its new value for the
