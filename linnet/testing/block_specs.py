@@ -25,7 +25,7 @@ from ..check.dim_normal_form import Dim
 from ..check.instance import Analysis
 from ..check.signatures import Binding, substitute
 from ..check.types import TensorT, Type
-from ..check.value_types import as_tuples, leaves
+from ..check.value_types import as_tuples
 from ..syntax import tree as t
 
 __all__ = ["BlockEntry", "block_entries", "block_entry_spec", "block_specs", "root_info"]
