@@ -8,7 +8,9 @@ dict of NumPy or JAX arrays). The runtimes (`linnet.torch.block_module`,
 shared is what a checkpoint must hold, and the one error that lists every way it does not:
 
 - every present param and buffer of the manifest, with its shape and dtype;
-- no name the manifest does not have (nor one of an optional member that is absent);
+- no name the manifest does not have (nor one under an optional sub that is absent: the
+  checkpoint's names are the compilation's `present`, so an optional param or buffer it
+  holds is present, and an optional sub is when it holds all the sub requires);
 - a state may be there (a checkpoint written with states is accepted): it is checked like
   a weight, but not loaded, since a state starts at zeros.
 """
@@ -142,8 +144,7 @@ def check_checkpoint(manifest: Manifest, checkpoint: Checkpoint) -> None:
             if p.input is not None and p.kind != "state":
                 problems.append(f"{p.path}: missing ({p.kind} {p.type_text()})")
         elif p.input is None:
-            problems.append(f"{p.path}: unexpected (an optional member that is absent: "
-                            f"{_absent_why(p)})")
+            problems.append(f"{p.path}: unexpected ({_absent_why(p, manifest)})")
         else:
             problems.extend(_mismatches(p, found))
     for path in sorted(set(checkpoint.weights) - set(by_path)):
@@ -165,8 +166,26 @@ def _mismatches(p: Parameter, found: Weight) -> list[str]:
     return out
 
 
-def _absent_why(p: Parameter) -> str:
-    return "this version reads no optional member" if p.optional else "not in the manifest"
+def _absent_why(p: Parameter, manifest: Manifest) -> str:
+    """Why a tensor the checkpoint holds has no place in the model. The checkpoint's names
+    decide presence (`present`), so an optional param it holds is present: what remains
+    absent lies under an optional sub that lacks a param it requires."""
+    if not p.optional:
+        return "not in the manifest"
+    subs = [path for path in _prefixes(p.path)
+            if not any(q.path.startswith(path + ".") and q.input is not None
+                       for q in manifest.parameters)]
+    if not subs:
+        return ("an optional member the model was made without: load the model with a "
+                "checkpoint that holds it")
+    return (f"under an optional sub `{subs[0]}` that is absent: the checkpoint lacks a "
+            f"param or buffer it requires")
+
+
+def _prefixes(path: str) -> list[str]:
+    """`a.b.c` -> `a`, `a.b`: the members above a path, outermost first."""
+    parts = path.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts))]
 
 
 def model_manifest(analysis: Any, root: str | None, generics: Mapping[str, Any] | None,

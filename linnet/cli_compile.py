@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .cli_io import (ProgramInput, check_output, prepare_dir, read_program, write_bytes,
                      write_text)
+from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence
 from .cli_report import Reporter, add_report_options
 
 COMPILE_HELP = """\
@@ -31,7 +32,7 @@ examples:
 Each dump starts with a banner naming the pass and its IR language. A name
 that is no pass of the target's pipeline is a command-line mistake (exit
 status 2); the message says so of a pass of another target's pipeline
-(emit-onnx under --target torch)."""
+(emit-onnx under --target torch).""" + PRESENCE_EPILOG
 
 TARGET_HELP = """\
 Compile FILE's entry to {what} and print it (or write it with -o).
@@ -52,7 +53,7 @@ to every floating input, in order.
 A block entry (--root names the block when several have entries) takes its own
 inputs, then every param, buffer and state of the block's tree in manifest
 order (`linnet inspect --parameters`), and returns its results, then the next
-value of each state it assigns.{extra}"""
+value of each state it assigns.{presence}{extra}"""
 
 TUNING_HELP = """
 Kernel tile sizes and launch hints come from the op headers, or from a tuning
@@ -102,6 +103,7 @@ def add_commands(commands) -> None:
         command = commands.add_parser(target, help=f"generate {what}",
                                       description=TARGET_HELP.format(
                                           what=what, target=target, extra=extra, suffix=suffix,
+                                          presence=PRESENCE_EPILOG,
                                           tuning=TUNING_HELP if target in ("torch", "jax")
                                           else ""),
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -119,6 +121,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    "(optional when one block of the file has entries)")
     p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
                    help="a value for a generic of the entry; repeat for each")
+    add_presence_options(p)
     p.add_argument("--numerics", choices=("exact", "equivalent", "fast"),
                    default="equivalent", help="exact: op bodies only; equivalent (default): "
                    "kernels where they apply; fast: also TF32 tile products")
@@ -209,7 +212,7 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
     try:
         compiled = compile_source(program.text, path=program.path, target=args.target,
                                   entry=args.entry, root=args.root,
-                                  bind=_bindings(args.bind),
+                                  bind=_bindings(args.bind), present=presence(args),
                                   numerics=args.numerics, grad=args.grad, shown=shown,
                                   tuning=tuning_argument(args),
                                   device=getattr(args, "device", None))

@@ -5,7 +5,8 @@ with its kind and type. With a value for each of the root's generics (`--bind`, 
 defaults), every path is concrete (`layers.0.up: param Tensor[16, 4; f32]`); otherwise an
 array's elements share one line (`layers[*].up: param Tensor[4*H, H; f32] x L`), the types
 written in the root's generics. `?` marks an optional member (or one under an optional
-sub). `--json` prints the same as a JSON object.
+sub), followed, in the concrete listing, by `present` or `absent` as the checkpoint named
+by `--present`/`--weights` decides. `--json` prints the same as a JSON object.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import sys
 
 from .cli_io import read_program
+from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence
 from .cli_report import Reporter, add_report_options
 
 INSPECT_HELP = """\
@@ -30,7 +32,8 @@ examples:
 
 The root block is the only block with entries, or the one --root names. Without a
 value for every generic of the root (--bind, or a default), an array's elements share
-one line: `layers[*].up: param Tensor[4*H, H; f32] x L`. `?` marks an optional member."""
+one line: `layers[*].up: param Tensor[4*H, H; f32] x L`. `?` marks an optional member;
+with every generic given, it is followed by `present` or `absent`.""" + PRESENCE_EPILOG
 
 
 def add_inspect_command(commands) -> None:
@@ -44,6 +47,7 @@ def add_inspect_command(commands) -> None:
                                                   "of the file has entries)")
     p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
                    help="a value for a generic of the root block; repeat for each")
+    add_presence_options(p)
     add_report_options(p, json_help="print the manifest as JSON on standard output (and "
                                     "diagnostics as a JSON list on standard error)")
     p.set_defaults(run=run_inspect)
@@ -66,7 +70,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         if diagnostics:
             raise CompileError(diagnostics, loaded.sources)
         text = manifest_text(analyze_program(loaded), args.root, _bindings(args.bind),
-                             args.json)
+                             args.json, presence(args))
     except UsageError as err:
         print(f"linnet inspect: {err.command_line}", file=sys.stderr)
         return 2
@@ -79,36 +83,25 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def manifest_text(analysis, root: str | None, bind: dict[str, str], as_json: bool) -> str:
-    """The root block's manifest: concrete when every root generic has a value."""
-    from .diagnostics import CompileError, Diagnostic, Span
-    from .passes.block_entry import choose_root
-    from .passes.block_instances import instance_tree, parameters, patterns
+def manifest_text(analysis, root: str | None, bind: dict[str, str], as_json: bool,
+                  present: frozenset[str] | None = None) -> str:
+    """The root block's manifest: concrete when every root generic has a value, each
+    optional member then marked present or absent as `present` (the checkpoint's paths)
+    decides."""
+    from .passes.block_entry import choose_root, root_manifest
+    from .passes.block_instances import patterns
     from .passes.front import parse_bindings
     info = choose_root(analysis, root, None)
-    if info is None:
-        module = analysis.program.root_module
-        raise CompileError([Diagnostic(
-            "E4103", "no root block: no block of the file has entries", Span(
-                analysis.program.root, module.span.start, module.span.start),
-            "in this file", help="name the block to inspect with --root")])
-    unknown = sorted(set(bind) - set(info.generics))
-    if unknown:
-        from .errors import UsageError
-        raise UsageError(f"`{info.name}` has no generic named `{unknown[0]}`",
-                         f"--bind {unknown[0]}: `{info.name}` has no generic named "
-                         f"`{unknown[0]}` (its generics: {', '.join(info.generics) or 'none'})")
-    given = {g.name for g in info.item.generics if g.name in bind or g.default is not None}
-    if given == set(info.generics):
-        values = parse_bindings(info.item, bind)
-        params = parameters(instance_tree(
-            info, {k: v for k, v in values.items() if isinstance(v, int)},
-            {k: v for k, v in values.items() if isinstance(v, str)}))
+    given = set() if info is None else {g.name for g in info.item.generics
+                                        if g.name in bind or g.default is not None}
+    if info is None or given == set(info.generics) or set(bind) - set(info.generics):
+        # concrete (or a mistake root_manifest reports: no root block, an unknown generic)
+        manifest = root_manifest(analysis, root, bind, present)
+        params = manifest.parameters
         if as_json:
-            return json.dumps({"root": info.name, "parameters": [p.to_json() for p in params]},
-                              indent=2)
-        return "\n".join(f"{p.path}: {p.kind} {p.type_text()}{'?' if p.optional else ''}"
-                         for p in params)
+            return json.dumps({"root": manifest.root, "parameters": [
+                {**p.to_json(), "present": p.input is not None} for p in params]}, indent=2)
+        return "\n".join(_line(p) for p in params)
     from .check.dim_normal_form import Dim
     values = parse_bindings(_Partial(info.item, bind), bind) if bind else {}
     lines = patterns(info, {k: Dim.const(v) for k, v in values.items() if isinstance(v, int)},
@@ -117,6 +110,14 @@ def manifest_text(analysis, root: str | None, bind: dict[str, str], as_json: boo
         return json.dumps({"root": info.name, "parameters": [p.to_json() for p in lines]},
                           indent=2)
     return "\n".join(map(str, lines))
+
+
+def _line(p) -> str:
+    """`head.up: param Tensor[8, 4; f32]? absent`: an optional member says which it is."""
+    text = f"{p.path}: {p.kind} {p.type_text()}"
+    if p.optional:
+        text += "? " + ("present" if p.input is not None else "absent")
+    return text
 
 
 class _Partial:

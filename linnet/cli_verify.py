@@ -12,6 +12,7 @@ import sys
 from typing import Sequence
 
 from .cli_io import positive_int
+from .cli_presence import add_presence_options, presence
 
 VERIFY_HELP = """\
 Check each op's kernel against the op's body, which is its definition. For every op
@@ -35,6 +36,14 @@ examples:
   linnet verify examples/softmax.linnet --target jax
   linnet verify examples/softmax.linnet examples/layer_norm.linnet
   linnet verify examples/
+  linnet verify examples/block_model.linnet --root Model --bind L=2
+  linnet verify examples/optional_model.linnet --entry main --present head.up \
+      --present head.down
+
+A block entry (--root BLOCK: each of its entries, or the one --entry names) takes
+random weights for every param, buffer and state of the block's tree as inputs after
+its own; the root's generics take --bind values, else their defaults, and the entry's
+are drawn. --present/--weights say which optional members are there.
 
 exit status: 0 every kernel agrees with its body, 1 a disagreement (or errors in
 the program), 2 a command-line mistake (also: torch, or jax for --target jax, not
@@ -52,6 +61,11 @@ def add_verify_command(commands) -> None:
     which.add_argument("--entry", metavar="E", help="verify this entry (its generics drawn "
                                                     "from its where clause)")
     which.add_argument("--op", metavar="NAME", help="verify only this op's kernel")
+    p.add_argument("--root", metavar="BLOCK", help="verify the entries of this block (or "
+                   "the one --entry names), its parameters as random inputs")
+    p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
+                   help="a value for a generic of the root block (default: its default)")
+    add_presence_options(p)
     p.add_argument("--target", choices=("torch", "jax"), default="torch",
                    help="the backend whose kernels run (torch: Triton; jax: Pallas)")
     p.add_argument("--examples", type=positive_int, default=10, metavar="N",
@@ -116,9 +130,16 @@ def run_verify_command(args: argparse.Namespace) -> int:
 
 
 def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> int:
+    from .errors import UsageError
     from .testing.harness import ProgramError, target_spec
     from .verify import run_verify
     try:
+        block = _block_request(args, path, target_spec)
+        if block is not None:
+            return run_verify(path, entry=args.entry, examples=args.examples, seed=args.seed,
+                              numerics=args.numerics, device=device, grad=not args.no_grad,
+                              max_dim=args.max_dim, target=args.target,
+                              max_elements=args.max_elements, block=block)
         name = args.op or args.entry
         if name is not None:
             problem = _target_problem(args, path, name, target_spec)
@@ -132,6 +153,30 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
     except ProgramError as err:
         report.add(err.diagnostics, err.sources)
         return 1
+    except UsageError as err:
+        print(f"linnet verify: {err.command_line}", file=sys.stderr)
+        return 2
+    except KeyError:
+        where = f"the block `{args.root}`" if args.root else path
+        print(f"linnet verify: no entry named `{args.entry}` in {where}", file=sys.stderr)
+        return 2
+
+
+def _block_request(args: argparse.Namespace, path: str, target_spec) -> dict | None:
+    """The block entry to verify: with --root, or an --entry that names no module-level
+    entry (the root block's, then); None for ops and module-level entries."""
+    if args.op is not None:
+        return None
+    if args.root is None:
+        if args.entry is None:
+            return None
+        try:
+            if target_spec(path, args.entry).block is None:
+                return None
+        except KeyError:
+            pass
+    from .cli_compile import _bindings
+    return {"root": args.root, "bind": _bindings(args.bind), "present": presence(args)}
 
 
 def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec) -> str:

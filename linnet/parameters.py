@@ -23,9 +23,9 @@ class Parameter:
     """One param, buffer or state of a block instance tree.
 
     `input` is the name of the compiled entry's input that carries it (an identifier;
-    None while the parameter is absent). `optional` is set for an optional param and for
-    everything under an optional sub: such a parameter is absent from a compiled entry
-    until the language reads optionals with `match`."""
+    None when the parameter is absent). `optional` is set for an optional param and for
+    everything under an optional sub: such a parameter is present or absent as the
+    checkpoint's paths (`present`) decide."""
     path: str
     kind: str  # param | buffer | state
     shape: tuple[int, ...]

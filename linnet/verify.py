@@ -9,6 +9,8 @@ inputs, backward (`linnet.testing.compare_kernel_and_body`). On the first disagr
 sizes are shrunk, one dim at a time, to the smallest that still disagrees.
 
 `--entry E` checks one entry instead, drawing the entry's generics from its own `where`.
+A block entry (`--root B`, or `--entry E` naming an entry of the file's root block) takes
+random weights for its parameters as inputs after its own (`testing/block_specs.py`).
 
 Kernels run on CUDA when a device is present, else in the Triton interpreter: the command
 sets `TRITON_INTERPRET=1` before Triton is imported.
@@ -68,7 +70,7 @@ def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numeric
     try:
         inputs = make_inputs(spec, values, seed=seed, style=style, device=device)
         trial.comparison = compare_kernel_and_body(
-            spec.path, spec.name, inputs, numerics=numerics, device=device, grad=grad,
+            spec.path, spec, inputs, numerics=numerics, device=device, grad=grad,
             text=spec.text, values=values, seed=seed, target=target)
     except ProgramError:
         raise
@@ -148,8 +150,14 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
     return report
 
 
-def targets(path: str, op: str | None, entry: str | None) -> list[TargetSpec]:
-    """The specs to verify: the named op or entry, or every op with a kernel."""
+def targets(path: str, op: str | None, entry: str | None,
+            block: dict[str, Any] | None = None) -> list[TargetSpec]:
+    """The specs to verify: the named op or entry, or every op with a kernel; with
+    `block` (`root`, `bind`, `present`), the root block's entries (or the one named)."""
+    if block is not None:
+        from .testing.block_specs import block_specs
+        return block_specs(path, block.get("root"), entry, block.get("bind", {}),
+                           block.get("present"))
     if entry is not None:
         return [target_spec(path, entry)]
     if op is not None:
@@ -241,10 +249,11 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
                examples: int = 10, seed: int = 0, numerics: str = "equivalent",
                device: str | None = None, grad: bool = True, max_dim: int | None = None,
                write: Callable[[str], None] = print, target: str = "torch",
-               max_elements: int | None = None) -> int:
+               max_elements: int | None = None, block: dict[str, Any] | None = None) -> int:
     """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
     `ProgramError` for a program with errors and KeyError for an unknown op or entry.
-    `target="jax"` runs the kernels through Pallas (`linnet jax`)."""
+    `target="jax"` runs the kernels through Pallas (`linnet jax`). `block` verifies a
+    block entry: `{"root": B or None, "bind": the root's generics, "present": paths}`."""
     from .testing.harness import default_device
     if target == "jax":
         from .testing.jax_compare import pallas_runtime
@@ -255,7 +264,7 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
         _, runtime = kernel_runtime(device)
     max_dim = max_dim or (2048 if device.startswith("cuda") else 130)
     max_elements = max_elements or (2**26 if device.startswith("cuda") else 2**18)
-    specs = targets(path, op, entry)
+    specs = targets(path, op, entry, block)
     if not specs:
         write(f"{path}: no op binds a kernel; nothing to verify")
         return 0

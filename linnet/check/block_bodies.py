@@ -20,6 +20,7 @@ from .dims import Facts
 from .scope import Frame, Globals, Local
 from .signatures import Binding, Signature, substitute
 from .types import ERR, Val, materialize
+from .value_types import OptionalT
 
 
 @dataclass(frozen=True)
@@ -128,13 +129,24 @@ class BlockBodyChecker(BodyChecker):
             for name, s in info.subs.items()}
 
     def bind_members(self) -> None:
-        """Params and buffers as names, states as assignable names (optional members are
-        read with `match`, not yet part of the language here: they stay out of scope)."""
+        """Params and buffers as names, states as assignable names; an optional param or
+        buffer is a value of type `T?` (present or not, the checkpoint decides)."""
         for name, m in self.info.tensors.items():
-            if m.optional or m.type is None:
+            if m.type is None:
                 continue
-            self.frame.bind(name, Val(m.type), mutable=m.kind == "state")
+            ty = OptionalT(m.type) if m.optional else m.type
+            self.frame.bind(name, Val(ty), mutable=m.kind == "state" and not m.optional)
             self.members[name] = self.frame.lookup(name)
+
+    def declare(self, s, names: tuple[str, ...]) -> None:
+        """A local may not take a sub's name: a member call or a `match` on the name would
+        mean the local to the reader and the sub to the flattening."""
+        super().declare(s, names)
+        spans = getattr(s, "name_spans", ()) or (s.span,) * len(names)
+        for name, span in zip(names, spans):
+            if name in self.subrefs:
+                self.error("E1205", f"`{name}` is the name of a sub here", span,
+                           "declared twice", help="choose another name")
 
     def _member(self, name: str) -> bool:
         """Does the name still mean the block's member (no local hides it)?"""
@@ -152,13 +164,6 @@ class BlockBodyChecker(BodyChecker):
                        else f"call one of its functions: `{e.id}.forward(...)`")
                 return self.error("E2101", f"sub `{e.id}` is {what}, not a value", e.span,
                                   "a sub", help=how)
-            member = self.info.tensors.get(e.id)
-            if member is not None and member.optional:
-                return self.error("E2190", f"not implemented yet: reading the optional "
-                                  f"{member.kind} `{e.id}` of a block", e.span, "optional",
-                                  help="optional block members are declared and listed in "
-                                  "the manifest, but not read in this version; declare it "
-                                  "without `?`")
             if e.id in self.info.fns:
                 return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                                   "a function", help=f"call it: `{e.id}(...)`")
@@ -250,11 +255,45 @@ class BlockBodyChecker(BodyChecker):
                        f"layer.{e.name}(...) }}`")
             return None
         if ref.optional:
-            self.error("E2190", f"not implemented yet: calling the optional sub `{ref.name}`",
-                       base.span, "optional", help="optional subs are declared and listed in "
-                       "the manifest, but not called in this version; declare it without `?`")
+            self.error("E2101", f"sub `{ref.name}` is optional: it may be absent", base.span,
+                       "optional", help=f"read it with `match`: `match {ref.name} {{ some(h) "
+                       f"=> h.{e.name}(...)  none => ... }}`")
             return None
         return ref if ref.block is not None else None
+
+    # ------------------------------------------------------------------ match
+
+    def expr_Match(self, e: t.Match) -> Val:
+        """`match head { some(h) => h.forward(x)  none => x }` on an optional sub: `h`
+        names the sub in its arm; which arm runs is the checkpoint's choice, made when the
+        tree is elaborated."""
+        s = e.scrutinee
+        ref = self.subrefs.get(s.id) if isinstance(s, t.Name) \
+            and self.frame.lookup(s.id) is None else None
+        if ref is None:
+            return super().expr_Match(e)
+        if not ref.optional:
+            what = "an array of blocks" if ref.array else "a block, always present"
+            return self.error("E2101", f"`match` takes an enum or an optional; sub "
+                              f"`{ref.name}` is {what}", s.span, "not optional",
+                              help="only a sub declared `Block<...>? = none` is matched")
+        if not optional_sub_arms(self, e, ref):
+            return ERR
+        values = [self._sub_arm(arm, ref) for arm in e.arms]
+        if any(v.is_error for v in values):
+            return ERR
+        return self.join_arms(values, e)
+
+    def _sub_arm(self, arm: t.Arm, ref: SubRef) -> Val:
+        if not isinstance(arm.pattern, t.SomePat):
+            return self.expr(arm.value)
+        name = arm.pattern.names[0]
+        saved = dict(self.subrefs)
+        self.subrefs[name] = replace(ref, name=name, optional=False)
+        try:
+            return self.expr(arm.value)
+        finally:
+            self.subrefs = saved
 
     # ------------------------------------------------------------- static for
 
@@ -279,6 +318,38 @@ class BlockBodyChecker(BodyChecker):
             self.frame.loop_depth -= 1
             self.frame.pop()
             self.subrefs = saved
+
+
+def optional_sub_arms(checker: BlockBodyChecker, e: t.Match, ref: SubRef) -> bool:
+    """The arms of a `match` on an optional sub: `some(h)` (one name, which no local or
+    member takes) and `none`, once each (E2101; one missing: E2118)."""
+    kinds: set[type] = set()
+    for arm in e.arms:
+        pat = arm.pattern
+        if isinstance(pat, t.VariantPat) or (isinstance(pat, t.SomePat) and pat.tuple_):
+            checker.error("E2101", f"this pattern does not match the optional sub "
+                          f"`{ref.name}`", pat.span, help="write `some(h) => ...` and "
+                          "`none => ...`")
+            return False
+        if type(pat) in kinds:
+            checker.error("E2101", "this arm repeats an earlier pattern", pat.span,
+                          "unreachable arm")
+            return False
+        if isinstance(pat, t.SomePat):
+            name = pat.names[0]
+            if checker.frame.lookup(name) is not None or name in checker.subrefs \
+                    or name in checker.info.fns:
+                checker.error("E1205", f"`{name}` is already a name here", pat.span,
+                              "declared twice", help="name the sub another way: "
+                              "`some(h) => ...`")
+                return False
+        kinds.add(type(pat))
+    if len(kinds) < 2:
+        missing = "none" if t.SomePat in kinds else "some(h)"
+        checker.error("E2118", f"`match` is not exhaustive: missing `{missing}`", e.span,
+                      help=f"add an arm `{missing} => ...`")
+        return False
+    return True
 
 
 def _in_notation(checker: BlockBodyChecker, callee: str, span) -> Val:

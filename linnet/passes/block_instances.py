@@ -21,14 +21,23 @@ from ..parameters import Parameter
 @dataclass
 class Inst:
     """One block instance: its path from the root, its generics' values, its children
-    (an `Inst`, or a list for an array) by sub name. `present` is False under an
-    optional sub, which stays absent until the language reads optionals."""
+    (an `Inst`, or a list for an array) by sub name. `present` is False for an absent
+    optional sub and everything under it; `optional` is set for an optional sub and
+    everything under it, present or not; `chosen` names the instance's own optional
+    params that the checkpoint holds."""
     path: tuple[str, ...]
     info: BlockInfo
     dims: dict[str, int]
     dtypes: dict[str, str]
     present: bool = True
+    optional: bool = False
+    chosen: frozenset[str] = frozenset()
     children: dict[str, "Inst | list[Inst]"] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        """Is the member (a param, buffer or state) there in this compiled tree?"""
+        tensor = self.info.tensors[name]
+        return self.present and (not tensor.optional or name in self.chosen)
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,7 @@ class MemberAt:
     shape: tuple[int, ...]
     dtype: str
     present: bool
+    optional: bool = False
 
     @property
     def kind(self) -> str:
@@ -53,8 +63,9 @@ def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str],
                   present: frozenset[str] | None = None) -> Inst:
     """The root instance and everything under it; the root's `where` must hold (E2206),
     and the tree may hold at most `MAX_INSTANCES` blocks (E2190). `present` holds the
-    parameter paths a checkpoint has (None: none); optional members stay absent until
-    the language reads them."""
+    parameter paths a checkpoint has (None: no checkpoint, every optional member absent):
+    an optional param is present when its path is there, an optional sub when every
+    param and buffer it requires is (its own optional members and states aside)."""
     for left, op, right, clause in info.where:
         env = {k: Dim.const(v) for k, v in dims.items()}
         l, r = left.substitute(env), right.substitute(env)
@@ -69,7 +80,7 @@ def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str],
             "E2190", f"not implemented yet: a tree of {size} block instances (`{info.name}` "
             f"with these values; at most {MAX_INSTANCES})", info.item.span, "too many",
             help="bind smaller values, or use fewer, larger sub arrays")])
-    return _build((), info, dims, dtypes, True)
+    return _build((), info, dims, dtypes, True, False, present or frozenset())
 
 
 def _size(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> int:
@@ -85,19 +96,51 @@ def _size(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str]) -> int:
 
 
 def _build(path: tuple[str, ...], info: BlockInfo, dims: dict[str, int],
-           dtypes: dict[str, str], present: bool) -> Inst:
-    inst = Inst(path, info, dims, dtypes, present)
+           dtypes: dict[str, str], present: bool, optional: bool,
+           paths: frozenset[str]) -> Inst:
+    chosen = frozenset(name for name, m in info.tensors.items()
+                       if m.optional and _dotted(path + (name,)) in paths)
+    inst = Inst(path, info, dims, dtypes, present, optional, chosen)
     for name, sub in info.subs.items():
         child_dims, child_dtypes = _child_values(sub, dims, dtypes)
-        here = present and not sub.optional
         if sub.count is None:
-            inst.children[name] = _build(path + (name,), sub.block, child_dims, child_dtypes,
-                                         here)
+            child = _build(path + (name,), sub.block, child_dims, child_dtypes, present,
+                           optional or sub.optional, paths)
+            if sub.optional and not _complete(child, paths):
+                _absent(child)
+            inst.children[name] = child
         else:
             n = _int(sub.count, dims)
             inst.children[name] = [_build(path + (name, str(k)), sub.block, child_dims,
-                                          child_dtypes, here) for k in range(n)]
+                                          child_dtypes, present, optional, paths)
+                                   for k in range(n)]
     return inst
+
+
+def _dotted(path: tuple[str, ...]) -> str:
+    return ".".join(path)
+
+
+def _complete(inst: Inst, paths: frozenset[str]) -> bool:
+    """Does the checkpoint hold every param and buffer the instance requires: its own
+    non-optional ones and those of its non-optional subs (an optional sub below requires
+    nothing of it)?"""
+    if not inst.present:
+        return False
+    own = all(_dotted(inst.path + (name,)) in paths for name, m in inst.info.tensors.items()
+              if not m.optional and m.kind != "state")
+    return own and all(_complete(c, paths)
+                       for name, child in inst.children.items()
+                       if not inst.info.subs[name].optional
+                       for c in (child if isinstance(child, list) else [child]))
+
+
+def _absent(inst: Inst) -> None:
+    """Mark an instance and everything under it absent."""
+    inst.present = False
+    for child in inst.children.values():
+        for c in child if isinstance(child, list) else [child]:
+            _absent(c)
 
 
 def _child_values(sub: SubInfo, dims: dict[str, int], dtypes: dict[str, str]
@@ -124,14 +167,14 @@ def concrete(m: TensorInfo, inst: Inst) -> tuple[tuple[int, ...], str]:
 
 def members(inst: Inst, rel: tuple[str, ...] = ()) -> list[MemberAt]:
     """Every tensor member of the instance's tree, in manifest order (paths relative to
-    inst); optional members and everything under an optional sub are not present."""
+    inst), each present or absent as the checkpoint decided."""
     out: list[MemberAt] = []
     for m in inst.info.item.members:
         tensor = inst.info.tensors.get(m.name)
         if tensor is not None and tensor.member is m and tensor.type is not None:
             shape, dtype = concrete(tensor, inst)
-            out.append(MemberAt(rel + (m.name,), tensor, shape, dtype,
-                                inst.present and not tensor.optional))
+            out.append(MemberAt(rel + (m.name,), tensor, shape, dtype, inst.has(m.name),
+                                inst.optional or tensor.optional))
         child = inst.children.get(m.name)
         if isinstance(child, Inst):
             out += members(child, rel + (m.name,))
@@ -147,12 +190,15 @@ def mangle(rel: tuple[str, ...]) -> str:
 
 
 def input_name(m: MemberAt) -> str:
-    """A state's input carries its value before the call; the body's `var` has its name."""
-    return mangle(m.rel) + ("__in" if m.kind == "state" else "")
+    """A state's input carries its value before the call; the body's `var` has its name.
+    An optional param's input carries the tensor; the body's optional has its name."""
+    if m.kind == "state":
+        return mangle(m.rel) + "__in"
+    return mangle(m.rel) + ("__some" if m.info.optional else "")
 
 
 def parameters(root: Inst) -> tuple[Parameter, ...]:
-    return tuple(Parameter(".".join(m.rel), m.kind, m.shape, m.dtype, not m.present,
+    return tuple(Parameter(".".join(m.rel), m.kind, m.shape, m.dtype, m.optional,
                            input_name(m) if m.present else None) for m in members(root))
 
 

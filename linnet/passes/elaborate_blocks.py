@@ -161,8 +161,10 @@ class _Rewriter:
 
     def function_body(self) -> tuple:
         inst = self.inst
-        states = [m for m in members(inst) if m.kind == "state" and m.present]
+        own = members(inst)
+        states = [m for m in own if m.kind == "state" and m.present]
         head = [t.VarDecl(mangle(m.rel), None, t.Name(input_name(m))) for m in states]
+        head += [_optional_member(m) for m in own if len(m.rel) == 1 and m.info.optional]
         return tuple(head) + self.stmts(_subst(self.job.fn.body, inst))
 
     # ---------------------------------------------------------------- statements
@@ -224,9 +226,33 @@ class _Rewriter:
             return dataclasses.replace(e, lo=self.expr(e.lo, pre), hi=self.expr(e.hi, pre),
                                        body=self.stmts(e.body))
         if isinstance(e, t.Match):
+            chosen = self.optional_sub(e)
+            if chosen is not None:
+                saved = dict(self.subs)
+                try:
+                    return self.expr(self.choose(e, chosen), pre)
+                finally:
+                    self.subs = saved
             return dataclasses.replace(e, scrutinee=self.expr(e.scrutinee, pre),
                                        arms=tuple(self.arm(a) for a in e.arms))
         return _map(e, lambda x: self.expr(x, pre))
+
+    def optional_sub(self, e: t.Match) -> Inst | None:
+        """The instance of the optional sub a `match` reads (`match head { ... }`), if it
+        does (the checker saw to it that no local takes a sub's name)."""
+        s = e.scrutinee
+        sub = self.inst.info.subs.get(s.id) if isinstance(s, t.Name) else None
+        child = self.subs.get(s.id) if sub is not None and sub.optional else None
+        return child if isinstance(child, Inst) else None
+
+    def choose(self, e: t.Match, child: Inst):
+        """The arm the sub's presence in this instance chooses, exactly as a constant
+        scrutinee chooses one: in the `some(h)` arm, `h` names the sub."""
+        arm = next(a for a in e.arms
+                   if isinstance(a.pattern, t.SomePat if child.present else t.NonePat))
+        if isinstance(arm.pattern, t.SomePat):
+            self.subs[arm.pattern.names[0]] = child
+        return arm.value
 
     def arm(self, a: t.Arm) -> t.Arm:
         """An arm is one expression, with no statements before it: a call that carries
@@ -257,7 +283,7 @@ class _Rewriter:
         tree = [m for m in members(target, rel) if m.present]
         # by name: the call may have named arguments of its own, and positional ones may
         # not follow them
-        extra = tuple(t.Arg(t.Name(mangle(m.rel)), _callee_input(m, rel)) for m in tree)
+        extra = tuple(t.Arg(t.Name(_held_as(m)), _callee_input(m, rel)) for m in tree)
         call = t.Call(callee, generics, args + extra, span=span, callee_span=span)
         states = [m for m in tree if m.kind == "state"]
         if not states:
@@ -268,6 +294,20 @@ class _Rewriter:
         pre.append(t.LetTuple((r, *temps), call, span=span))
         pre += [t.Assign(mangle(m.rel), t.Name(s), span=span) for m, s in zip(states, temps)]
         return t.Name(r, span=span)
+
+
+def _optional_member(m: MemberAt) -> t.Let:
+    """An optional member as the function's optional value: `some` of its input when the
+    checkpoint holds it, else `none`; the values' elaboration then chooses each `match`
+    on it, and each callee taking it, at compile time."""
+    value = t.Some(t.Name(input_name(m))) if m.present else t.NoneLit()
+    return t.Let(mangle(m.rel), t.OptionalType(_type(m)), value)
+
+
+def _held_as(m: MemberAt) -> str:
+    """The name the calling function holds the member m by: a state its `var`, anything
+    else the input it took."""
+    return mangle(m.rel) if m.kind == "state" else input_name(m)
 
 
 def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:

@@ -178,16 +178,18 @@ def normalize(message: str, width: int = 80) -> str:
 # Compiling and loading each target.
 
 def compile_entry(text: str, path: str, entry: str, bind: dict, target: str,
-                  numerics: str = "exact", grad: bool = False) -> Any:
+                  numerics: str = "exact", grad: bool = False, present: Any = None) -> Any:
     """The compiled entry for `target`: the generated text (or ONNX model) of a backend, or
-    the tensor IR the PyTorch interpreter runs (`target="interpreter"`, op bodies)."""
+    the tensor IR the PyTorch interpreter runs (`target="interpreter"`, op bodies).
+    `present`: a block entry's parameter paths the checkpoint holds."""
     from ..pipeline import compile_source, passes_for
     if target == "interpreter":
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
         return compile_source(text, path=path, entry=entry, bind=dict(bind), target="torch",
-                              numerics="exact", grad=grad, passes=passes).text
+                              numerics="exact", grad=grad, passes=passes,
+                              present=present).text
     return compile_source(text, path=path, entry=entry, bind=dict(bind), target=target,
-                          numerics=numerics, grad=grad).text
+                          numerics=numerics, grad=grad, present=present).text
 
 
 def loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:

@@ -24,13 +24,16 @@ class Case:
 
     `generics` maps each generic of the entry to its value: an `int` for a `Dim`, a dtype
     name (`"f32"`, `"i8"`, ...) for a dtype generic; the same values `--bind` takes.
-    `inputs` holds one array per parameter, in order.
+    `inputs` holds one array per parameter, in order (a block entry's: its own, then one
+    per present parameter of its root block). `present` holds the parameter paths the
+    checkpoint of a block entry holds, which decide its optional members (None: none).
     """
 
     text: str
     entry: str
     generics: Mapping[str, int | str] = field(default_factory=dict)
     inputs: tuple[np.ndarray, ...] = ()
+    present: frozenset[str] | None = None
 
     def with_text(self, text: str) -> "Case":
         return replace(self, text=text)

@@ -45,7 +45,7 @@ from ..program import load_program
 from ..syntax import tree as t
 from ..syntax.printer import print_item
 from ..torch.loader import LinnetError
-from .block_specs import block_entries, block_entry_spec
+from .block_specs import BlockEntry, block_entries, block_entry_spec
 from .comparison import (Comparison, OutputError, Tolerance, compare_outputs,  # noqa: F401
                          tolerance_for)
 from .inputs import _TORCH_DTYPES, INPUT_STYLES, Override, default_device, make_inputs, torch_dtype
@@ -87,12 +87,18 @@ class TargetSpec:
     kernel: str | None = None
     kernel_where: list[tuple[Dim, str, Dim]] = field(default_factory=list)
     kernel_args: dict[str, Dim] = field(default_factory=dict)
-    parameters: Callable[[Mapping[str, Any]], list[tuple[str, Type]]] | None = field(
-        default=None, repr=False, compare=False)
-    """A block entry's parameters at given generic values (their paths and concrete types,
-    in manifest order): the inputs after the entry's own (`block_specs.py`)."""
+    block: BlockEntry | None = field(default=None, repr=False, compare=False)
+    """A root block's entry: its parameters at given generic values, the inputs after the
+    entry's own, and how it compiles (`block_specs.py`)."""
     _facts: Facts | None = field(default=None, repr=False, compare=False)
     _op_facts: Facts | None = field(default=None, repr=False, compare=False)
+
+    def compile_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """compile_source's `entry`, `bind` (and, for a block entry, `root` and `present`)
+        for the drawn generic values."""
+        if self.block is None:
+            return {"entry": self.entry, "bind": dict(values)}
+        return self.block.compile_options(self.entry, values)
 
     @property
     def dim_generics(self) -> list[str]:
@@ -104,7 +110,8 @@ class TargetSpec:
 
     @property
     def label(self) -> str:
-        return f"{self.kind} {self.name}" + (f" (kernel {self.kernel})" if self.kernel else "")
+        name = f"{self.block.root}.{self.name}" if self.block is not None else self.name
+        return f"{self.kind} {name}" + (f" (kernel {self.kernel})" if self.kernel else "")
 
     def _facts_for(self, clauses) -> Facts:
         facts = Facts(self.dim_generics)
@@ -134,7 +141,7 @@ class TargetSpec:
 
     def inputs(self, values: Mapping[str, Any]) -> list[tuple[str, Type]]:
         """Every input at `values`: the parameters, then a block entry's parameters."""
-        extra = self.parameters(values) if self.parameters is not None else []
+        extra = self.block.parameters(values) if self.block is not None else []
         return list(self.params) + extra
 
     def shapes(self, values: Mapping[str, Any]) -> list[tuple[tuple[int, ...], str]]:
@@ -332,13 +339,13 @@ def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str,
     `linnet tune` compiles each candidate with) is compile_source's."""
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
-    bind = {k: v for k, v in values.items()}
+    options = spec.compile_options(values)
     key = (spec.path, hashlib.sha256(spec.source.encode()).hexdigest(), spec.entry,
-           tuple(sorted((k, str(v)) for k, v in bind.items())), numerics, tuning)
+           repr(sorted((k, str(v)) for k, v in options.items())), numerics, tuning)
     if key not in _MODULES:
         try:
-            compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, bind=bind,
-                                      numerics=numerics, tuning=tuning)
+            compiled = compile_source(spec.source, path=spec.path, numerics=numerics,
+                                      tuning=tuning, **options)
         except CompileError as err:
             sources = {spec.path: SourceFile.of(spec.path, spec.source)}
             for d in err.diagnostics:
@@ -369,7 +376,10 @@ def kernel_runtime(device: str) -> tuple[bool, str]:
 
 
 def _binding_from_inputs(spec: TargetSpec, inputs: Sequence[Any]) -> dict[str, Any]:
-    if len(inputs) != len(spec.params):
+    """The generic values the entry's own inputs determine (a block entry's parameters,
+    after them, follow from the values: `_check_count`)."""
+    if len(inputs) != len(spec.params) and (spec.block is None
+                                            or len(inputs) < len(spec.params)):
         raise TypeError(f"{spec.label} takes {len(spec.params)} inputs, got {len(inputs)}")
     names = {g.name for g in spec.generics}
     b = Binding()
@@ -390,10 +400,24 @@ def _reduction_length(spec: TargetSpec, values: Mapping[str, Any]) -> int:
     return max([n for shape, _ in spec.shapes(values) for n in shape] or [1])
 
 
-def _run(main, spec: TargetSpec, inputs: Sequence[Any], grad: bool):
+def _check_count(spec: TargetSpec, values: Mapping[str, Any], inputs: Sequence[Any]) -> None:
+    """A block entry takes its own inputs, then one per present parameter at `values`."""
+    if spec.block is None:
+        return
+    wanted = spec.inputs(values)
+    if len(inputs) != len(wanted):
+        raise TypeError(f"{spec.label} takes {len(spec.params)} inputs and "
+                        f"{len(wanted) - len(spec.params)} parameters at "
+                        f"{spec.describe(values)}, got {len(inputs)} inputs in all")
+
+
+def _run(main, spec: TargetSpec, values: Mapping[str, Any], inputs: Sequence[Any],
+         grad: bool):
+    """`main` on the inputs, each floating tensor input differentiated (a block entry's
+    floating parameters too), with autograd on."""
     import torch
     args, wrt, names = [], [], []
-    for (name, ty), x in zip(spec.params, inputs):
+    for (name, ty), x in zip(spec.inputs(values), inputs):
         if isinstance(x, torch.Tensor):
             x = x.detach().clone()
             if grad and x.dtype.is_floating_point and x.dim() > 0:
@@ -412,7 +436,8 @@ def _result_names(spec: TargetSpec, count: int) -> list[str]:
     return [f"result {k}" for k in range(count)]
 
 
-def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: Sequence[Any],
+def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetSpec",
+                            inputs: Sequence[Any],
                             *, numerics: str = "equivalent", device: str | None = None,
                             grad: bool = True, text: str | None = None,
                             values: Mapping[str, Any] | None = None,
@@ -425,8 +450,9 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     (autograd through both, with the same random cotangents, seeded by `seed`).
 
     `op_or_entry` names an op (it is called through a generic entry added for the purpose)
-    or an entry. Generics are bound from the inputs' shapes and dtypes; give `values` for
-    any that no input determines. Inputs are moved to `device` (default: CUDA when
+    or an entry, or is a spec already made (a block entry's: `block_specs.py`). Generics
+    are bound from the inputs' shapes and dtypes; give `values` for any that no input
+    determines (a block entry's inputs end with its parameters, `TargetSpec.inputs`). Inputs are moved to `device` (default: CUDA when
     available, else the CPU). `reduction_length` scales the tolerance (default: the largest
     dimension of any input); `tolerance` replaces it, one for all outputs or one per dtype.
 
@@ -438,12 +464,14 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     `LinnetError` with the diagnostics.
     """
     import torch
-    spec = target_spec(path, op_or_entry, text)
+    spec = op_or_entry if isinstance(op_or_entry, TargetSpec) \
+        else target_spec(path, op_or_entry, text)
     device = "cpu" if target == "jax" else device or default_device()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     bound = _binding_from_inputs(spec, inputs)
     bound.update(values or {})
     bound = {g.name: bound[g.name] for g in spec.generics if g.name in bound}
+    _check_count(spec, bound, inputs)
     n = reduction_length or _reduction_length(spec, bound)
     ran, runtime = kernel_runtime(device)
     floats = program_floats(spec.source, bound, [_dtype_name(x) for x in inputs
@@ -464,9 +492,9 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: str, inputs: S
     chosen = "@triton.jit" in kernel_text
     result = Comparison(spec.label, dict(bound), numerics, str(device), [], [], chosen,
                         chosen and ran, runtime if chosen else "the body (no kernel chosen)")
-    body_out, body_wrt, wrt_names = _run(body_main, spec, inputs, grad)
+    body_out, body_wrt, wrt_names = _run(body_main, spec, bound, inputs, grad)
     try:
-        kernel_out, kernel_wrt, _ = _run(kernel_main, spec, inputs, grad)
+        kernel_out, kernel_wrt, _ = _run(kernel_main, spec, bound, inputs, grad)
     except Exception as err:  # noqa: BLE001 - a crashing kernel is a finding, not a harness bug
         result.problem = f"the kernel raised {type(err).__name__}: {_first_line(err)}"
         return result

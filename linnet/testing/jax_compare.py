@@ -38,8 +38,8 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
     try:
-        compiled = compile_source(spec.source, path=spec.path, entry=spec.entry, target="jax",
-                                  bind=dict(values), numerics=numerics)
+        compiled = compile_source(spec.source, path=spec.path, target="jax",
+                                  numerics=numerics, **spec.compile_options(values))
     except CompileError as err:
         from ..diagnostics import SourceFile
         raise _program_error(err.diagnostics,
@@ -120,8 +120,9 @@ def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[An
         result.problem = f"the kernel's backward raised {type(err).__name__}: " \
                          f"{str(err).splitlines()[0]}"
         return result
+    inputs_named = spec.inputs(bound)
     for k, gb, gk in zip(wrt, *grads):
-        name = f"d{spec.params[k][0]}"
+        name = f"d{inputs_named[k][0]}"
         gb, gk = _to_torch(gb), _to_torch(gk)
         result.grads.append(compare_outputs(name, gb, gk, tol(_dtype_name(gb))))
     return result

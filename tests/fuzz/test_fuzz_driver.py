@@ -80,12 +80,12 @@ def test_crashes_and_late_diagnostics_get_class_keys(monkeypatch) -> None:
     from linnet.diagnostics import CompileError
     real = backends.compile_entry
 
-    def broken(text, path, entry, bind, target, *rest):
+    def broken(text, path, entry, bind, target, *rest, **options):
         if target == "jax":
             return {}["missing"]
         if target == "stablehlo":
             raise CompileError([])
-        return real(text, path, entry, bind, target, *rest)
+        return real(text, path, entry, bind, target, *rest, **options)
     monkeypatch.setattr(backends, "compile_entry", broken)
     report = fuzz(programs=[small()], isolate=False)
     (crash,) = [f for f in report.findings if f.kind == "crash"]

@@ -232,16 +232,87 @@ block B<H: Dim> {
     assert z.tolist() == [3, 10] and t.dtype == np.float32 and float(t) == 8
 
 
+OPTIONAL_MODEL = ROOT / "examples" / "optional_model.linnet"
+PARTIAL = frozenset({"layers.0.up_bias", "head.up", "head.down", "out_bias",
+                     "layers.1.up"})  # head complete, layers.1.up_bias and head.up_bias not
+
+
+@pytest.mark.parametrize("present", [None, PARTIAL], ids=["none", "partial"])
+def test_presence_decides_the_optional_members_as_the_compiler_does(present):
+    """The checkpoint's paths make optional params present one by one, and an optional
+    sub present when it holds every param the sub requires: the oracle's tree lists the
+    compiler's inputs, and a `match` on each takes the arm its presence says."""
+    from linnet.pipeline import compile_source
+    from linnet.testing.oracle.blocks import block_entry, root_block
+    from linnet.testing.oracle.evaluate import _analysis, _binding
+    text = OPTIONAL_MODEL.read_text()
+    manifest = compile_source(text, entry="main", target="torch", present=present).parameters
+    analysis = _analysis("oracle_case.linnet", text)
+    info = root_block(analysis, None)
+    values = _binding(tuple(info.item.generics), {}, "Model")
+    mine = block_entry(analysis, info, info.fns["main"], values, present)
+    assert [m.path for m in mine.inputs] == [p.path for p in manifest.inputs]
+    assert tuple(mine.assigned) == manifest.assigned
+    if present is not None:
+        held = {m.path for m in mine.inputs}
+        assert {"layers.0.up_bias", "head.up", "out_bias"} <= held
+        assert not {"layers.1.up_bias", "head.up_bias"} & held
+
+
+def test_a_present_optional_sub_runs_and_an_incomplete_one_is_absent():
+    src = """module t
+block Scale {
+    param w: Tensor[2; f32]
+    param b: Tensor[2; f32]? = none
+    state n: Tensor[1; i64]
+    pub fn forward(x: Tensor[2; f32]) -> Tensor[2; f32] {
+        n = n + 1
+        return match b { some(v) => x * w + v  none => x * w }
+    }
+}
+block Net {
+    param g: Tensor[2; f32]? = none
+    sub head: Scale? = none
+    pub entry main(x: Tensor[2; f32]) -> Tensor[2; f32] {
+        let y = match head { some(h) => h.forward(x)  none => x - 1.0 }
+        return match g { some(k) => y * k  none => y }
+    }
+}
+"""
+    x = f32(1, 2)
+    (y,) = evaluate_source(src, "main", {}, [x])
+    assert y.tolist() == [0, 1]
+    (y,) = evaluate_source(src, "main", {}, [x], present=frozenset({"head.b"}))
+    assert y.tolist() == [0, 1]  # head.w is missing: the head is absent, head.b with it
+    # inputs after x in manifest order: g, head.w, head.b, head.n
+    y, n = evaluate_source(src, "main", {}, [x, f32(2, 3), f32(3, 4), f32(10, 20),
+                                             np.array([5])],
+                           present=frozenset({"head.w", "head.b", "g"}))
+    assert y.tolist() == [(1 * 3 + 10) * 2, (2 * 4 + 20) * 3] and n.tolist() == [6]
+    y, n = evaluate_source(src, "main", {}, [x, f32(3, 4), np.array([0])],
+                           present=frozenset({"head.w"}))
+    assert y.tolist() == [3, 8] and n.tolist() == [1]
+
+
 # ------------------------------------------------------------ every target, the corpus
 
 MODEL_PROGRAMS = sorted(
     [p for p in (ROOT / "tests" / "spec" / "valid").glob("1[4-9][0-9]_*.linnet")]
-    + [ROOT / "examples" / "block_model.linnet"])
+    + [ROOT / "examples" / "block_model.linnet", ROOT / "examples" / "optional_model.linnet"])
 
 
 def test_the_model_layer_corpus_is_found():
     names = {p.name for p in MODEL_PROGRAMS}
-    assert {"141_structs.linnet", "160_block_model.linnet", "162_block_values.linnet"} <= names
+    assert {"141_structs.linnet", "160_block_model.linnet", "162_block_values.linnet",
+            "164_optional_subs.linnet", "optional_model.linnet"} <= names
+
+
+def test_a_block_entry_with_optional_members_is_fuzzed_absent_and_present():
+    from linnet.testing.fuzz import corpus
+    (source,) = corpus([OPTIONAL_MODEL])
+    present = [c.present for c in source.cases if c.entry == "main"]
+    assert present[0] is None and "head.up_bias" in present[1] and len(present) == 2
+    assert len(source.cases[1].inputs) > len(source.cases[0].inputs)
 
 
 @pytest.mark.parametrize("path", MODEL_PROGRAMS, ids=lambda p: p.name)

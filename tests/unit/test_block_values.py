@@ -1,6 +1,6 @@
 """Blocks with the values of the model layer: structs, enums, `match`, optional parameters
 with defaults and named arguments in member calls, run against NumPy; what a block's
-functions may declare (defaults, entry types); optional members still unread."""
+functions may declare (defaults, entry types); an optional member read with `match`."""
 
 from __future__ import annotations
 
@@ -81,7 +81,9 @@ block B {
                      ("E2103", "expected dtype f32, found bool")]
 
 
-def test_reading_an_optional_member_is_not_implemented_yet() -> None:
+def test_an_optional_member_is_read_with_match() -> None:
+    """Present, `b` is added; absent (no checkpoint, or one without it), it is not and the
+    entry takes no input for it."""
     text = """module m
 
 block B {
@@ -96,9 +98,15 @@ block B {
     }
 }
 """
-    (d,) = _diagnostics(text)
-    assert d.code == "E2190"
-    assert d.message == "not implemented yet: reading the optional param `b` of a block"
+    assert _diagnostics(text) == []
+    x, w, b = torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.full((4,), 2.0), torch.ones(4)
+    for present, inputs, want in ((None, (x, w), x * w), (["w"], (x, w), x * w),
+                                  (["w", "b"], (x, w, b), x * w + b)):
+        compiled = compile_source(text, path="m.linnet", entry="run", target="torch",
+                                  present=present)
+        assert [p.path for p in compiled.parameters.inputs] == ["w", "b"][:len(inputs) - 1]
+        (y,) = loader("torch")(compiled.text, "run")(*inputs)
+        np.testing.assert_array_equal(as_numpy(y), as_numpy(want))
 
 
 MATCH_CALL = """module m

@@ -138,3 +138,43 @@ def test_the_module_level_form_is_unchanged() -> None:
     assert np.asarray(fn(jnp.ones(2, jnp.float32))).tolist() == [2.0, 2.0]
     with pytest.raises(LinnetError, match="weights= is for a root block's model"):
         load_source(text, "twice", weights={})
+
+
+# ------------------------------------------------- optional members: the checkpoint decides
+
+def _optional_model(tmp_path: Path, name: str):
+    from optional_model_case import PROGRAM as OPTIONAL, checkpoint
+    w = checkpoint(name)
+    path = tmp_path / f"{name}.safetensors"
+    safetensors_numpy.save_file(w, str(path))
+    return load_source(OPTIONAL, weights=path), w
+
+
+@pytest.mark.parametrize("name", ["bare", "mixed", "everything"])
+def test_optional_members_are_there_as_the_checkpoint_holds_them(tmp_path: Path,
+                                                                 name: str) -> None:
+    from optional_model_case import main
+    model, w = _optional_model(tmp_path, name)
+    assert list(model.parameters) == list(w)
+    head = ["head.calls"] if "head.up" in w else []
+    assert list(model.initial_state()) == ["layers.0.calls", "layers.1.calls", *head]
+    x = _x()
+    logits, state = jax.jit(model.main)(model.parameters, model.initial_state(), x)
+    np.testing.assert_allclose(np.asarray(logits, np.float64), main(x, w), rtol=1e-4,
+                               atol=1e-4)
+    assert all(np.asarray(v).tolist() == [1] for v in state.values())
+
+
+def test_a_present_optional_param_has_a_gradient(tmp_path: Path) -> None:
+    from optional_model_case import loss
+    model, w = _optional_model(tmp_path, "everything")
+    x = _x()
+    state = model.initial_state()
+    grads = jax.grad(lambda p: model.loss(p, state, x)[0])(model.parameters)
+    assert set(grads) == set(w)
+    _, d_embed, d_out = loss(x, w)
+    np.testing.assert_allclose(np.asarray(grads["out_bias"], np.float64), d_out, rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(np.asarray(grads["embed"], np.float64), d_embed, rtol=1e-4,
+                               atol=1e-4)
+    assert np.asarray(grads["head.up_bias"]).any()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -317,3 +318,70 @@ block Scale {
     assert list(model.state_dict()) == ["w"] and not hasattr(model, "bias")
     assert model.manifest.by_path()["bias"].input is None
     assert model(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+# ------------------------------------------------- optional members: the checkpoint decides
+
+def _optional_model(tmp_path: Path, name: str):
+    from optional_model_case import PROGRAM as OPTIONAL, checkpoint
+    w = checkpoint(name)
+    path = tmp_path / f"{name}.safetensors"
+    safetensors_torch.save_file({k: torch.from_numpy(v) for k, v in w.items()}, str(path))
+    return load(OPTIONAL, weights=path, device=DEVICE), w
+
+
+@pytest.mark.parametrize("name", ["bare", "mixed", "everything"])
+def test_optional_members_are_there_as_the_checkpoint_holds_them(tmp_path: Path,
+                                                                 name: str) -> None:
+    """Each optional param the checkpoint holds is an `nn.Parameter` loaded from it, the
+    head a child module when the checkpoint holds its required params; the logits and the
+    head's count follow."""
+    from optional_model_case import main
+    model, w = _optional_model(tmp_path, name)
+    assert list(model.state_dict()) == list(w)
+    for path, value in w.items():
+        torch.testing.assert_close(model.state_dict()[path].cpu(), torch.from_numpy(value))
+    assert hasattr(model, "out_bias") == ("out_bias" in w)
+    assert hasattr(model, "head") == ("head.up" in w)
+    assert hasattr(model.layers[0], "up_bias") == ("layers.0.up_bias" in w)
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    got = model.main(x.to(DEVICE))
+    np.testing.assert_allclose(got.detach().cpu().double().numpy(), main(x.numpy(), w),
+                               rtol=1e-4, atol=1e-4)
+    assert model.layers[1].calls.item() == 1
+    if "head.up" in w:
+        assert model.head.calls.item() == 1
+
+
+def test_a_present_optional_param_trains(tmp_path: Path) -> None:
+    """`out_bias` (optional, present) gets its gradient through the loss entry, and an
+    optimizer step moves it."""
+    from optional_model_case import loss
+    model, w = _optional_model(tmp_path, "everything")
+    assert isinstance(model.out_bias, nn.Parameter) and model.out_bias.requires_grad
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(3))
+    value = model.loss(x.to(DEVICE))
+    want, d_embed, d_out = loss(x.numpy(), w)
+    assert value.item() == pytest.approx(want, rel=1e-4)
+    value.backward()
+    np.testing.assert_allclose(model.out_bias.grad.cpu().double().numpy(), d_out, rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(model.embed.grad.cpu().double().numpy(), d_embed, rtol=1e-4,
+                               atol=1e-4)
+    assert model.head.up_bias.grad is not None and model.head.up_bias.grad.abs().sum() > 0
+    before = model.out_bias.detach().clone()
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    torch.testing.assert_close(model.out_bias.detach(), before - 0.1 * model.out_bias.grad)
+
+
+def test_a_checkpoint_with_half_a_head_names_what_is_absent(tmp_path: Path) -> None:
+    """The head needs `head.down` too: without it the head is absent, and its other
+    tensors in the checkpoint are reported, with why."""
+    from optional_model_case import PROGRAM as OPTIONAL, checkpoint
+    w = {**checkpoint("bare"), **{k: v for k, v in checkpoint("everything").items()
+                                  if k in ("head.up", "head.up_bias")}}
+    with pytest.raises(CheckpointError) as err:
+        load(OPTIONAL, weights={k: torch.from_numpy(v) for k, v in w.items()})
+    assert len(err.value.problems) == 2
+    assert all("under an optional sub" in p for p in err.value.problems)
+    assert err.value.problems[0].startswith("head.up:")

@@ -182,7 +182,8 @@ class _Runner:
             try:
                 with backends.time_limit(self.plan.seconds):
                     backends.compile_entry(self.case.text, self.path, self.case.entry,
-                                           dict(self.case.generics), "interpreter", grad=True)
+                                           dict(self.case.generics), "interpreter", grad=True,
+                                           present=self.case.present)
                 self._differentiable = True
             except CompileError as err:
                 self._differentiable = not {d.code for d in err.diagnostics} <= \
@@ -274,7 +275,7 @@ def _attempt(run: _Runner, attempt: Attempt, expected: tuple) -> None:
         grad = attempt.mode == "grad"
         compiled = run.guard(label, "compile", lambda: backends.compile_entry(
             case.text, run.path, case.entry, dict(case.generics), attempt.target,
-            attempt.numerics, grad), grad=grad)
+            attempt.numerics, grad, present=case.present), grad=grad)
         main = run.guard(label, "load",
                          lambda: backends.loader(attempt.target)(compiled, case.entry))
         inputs = _torch_inputs(case, run.plan.device if attempt.target in ("interpreter",
@@ -325,7 +326,13 @@ def _entry_function(target: str, run: _Runner, attempt: Attempt):
         from ...torch.loader import EntryFunction as Entry
     else:
         from ...jax.loader import JaxEntryFunction as Entry
-    return Entry(run.path, run.case.text, run.case.entry, True, attempt.numerics, None)
+    fn = Entry(run.path, run.case.text, run.case.entry, True, attempt.numerics, None)
+    present = run.case.present
+    if present is not None:  # a block entry's checkpoint paths reach each compilation
+        compile_for = fn._compile_source
+        fn._compile_source = lambda values, **options: compile_for(  # type: ignore
+            values, present=present, **options)
+    return fn
 
 
 def _call(fn, case: Case, inputs: list) -> Any:

@@ -6,7 +6,8 @@ files it runs again on every CI run through every target against the oracle
 
 - `NAME.linnet`: the program;
 - `NAME.json`: `{"entry": ..., "generics": {...}, "kernels": false, "grad": false,
-  "about": "what went wrong"}` (`kernels`/`grad`: the plan that found it);
+  "about": "what went wrong"}` (`kernels`/`grad`: the plan that found it; a block
+  entry's `"present": [paths]` when its checkpoint held some);
 - `NAME.npz`: the inputs by parameter name (bf16 stored as f32); without it the harness
   draws inputs from `"seed"` (default 0).
 
@@ -16,6 +17,7 @@ files it runs again on every CI run through every target against the oracle
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shutil
@@ -44,7 +46,10 @@ def load_regression(path: Path) -> tuple[Case, Plan]:
     text = path.read_text(encoding="utf-8")
     meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     entry, generics = meta["entry"], dict(meta.get("generics", {}))
+    present = frozenset(meta["present"]) if meta.get("present") else None
     spec = harness.target_spec(str(path), entry, text)
+    if spec.block is not None and present is not None:
+        spec = dataclasses.replace(spec, block=spec.block.with_present(present))
     shapes = spec.shapes(generics)
     stored = path.with_suffix(".npz")
     if stored.exists():
@@ -57,7 +62,7 @@ def load_regression(path: Path) -> tuple[Case, Plan]:
             meta.get("seed", 0)).randrange(1 << 30), device="cpu")
         inputs = tuple(_array(x, dtype) for x, (_, dtype) in zip(drawn, shapes))
     plan = Plan(kernels=bool(meta.get("kernels")), grad=bool(meta.get("grad")))
-    return Case(text, entry, generics, inputs), plan
+    return Case(text, entry, generics, inputs, present), plan
 
 
 def save_regression(report_dir: Path | str, name: str, folder: Path = FOLDER, *,
@@ -74,6 +79,8 @@ def save_regression(report_dir: Path | str, name: str, folder: Path = FOLDER, *,
     target.write_text(text, encoding="utf-8")
     meta = {"entry": entry, "generics": json.loads((src / "bind.json").read_text()),
             "kernels": kernels, "grad": grad, "about": about}
+    if (src / "present.json").exists() and json.loads((src / "present.json").read_text()):
+        meta["present"] = json.loads((src / "present.json").read_text())
     target.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     if (src / "inputs.npz").exists():
         shutil.copyfile(src / "inputs.npz", target.with_suffix(".npz"))

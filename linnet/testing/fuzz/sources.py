@@ -10,6 +10,7 @@ itself and a finding names the seed that remakes it.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,26 +76,36 @@ def corpus(paths: Iterable[Path | str] | None = None, seed: int = 0, *, max_dim:
             continue
         cases = []
         for k, name in enumerate(names):
-            case = _corpus_case(harness, path, text, name, random.Random(seed * 7919 + k),
-                                max_dim)
-            if case is not None:
-                cases.append(case)
+            rng = random.Random(seed * 7919 + k)
+            cases += _corpus_cases(harness, path, text, name, rng, max_dim)
         if cases:
             yield Source(path.name, text, cases, path=str(path))
 
 
-def _corpus_case(harness, path: Path, text: str, name: str, rng: random.Random,
-                 max_dim: int) -> Case | None:
+def _corpus_cases(harness, path: Path, text: str, name: str, rng: random.Random,
+                  max_dim: int) -> list[Case]:
+    """The entry's case at drawn sizes; for a block entry whose tree has optional members,
+    a second one with a checkpoint that holds every path (each optional member present)."""
     try:
         spec = harness.target_spec(str(path), name, text)
         values = harness.draw_values(spec, rng, max_dim=max_dim, max_elements=1 << 12)
         if values is None:
-            return None
-        inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
+            return []
+        cases = [_case(harness, spec, text, name, values, rng)]
+        every = spec.block.every_path(values) if spec.block is not None else None
+        if every is not None:
+            full = dataclasses.replace(spec, block=spec.block.with_present(every))
+            cases.append(_case(harness, full, text, name, values, rng))
     except Exception:  # noqa: BLE001 - an entry the harness cannot size is left out
-        return None
+        return []
+    return cases
+
+
+def _case(harness, spec, text: str, name: str, values: dict, rng: random.Random) -> Case:
+    inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
     arrays = tuple(_array(x, dtype) for x, (_, dtype) in zip(inputs, spec.shapes(values)))
-    return Case(text, name, dict(values), arrays)
+    present = spec.block.present if spec.block is not None else None
+    return Case(text, name, dict(values), arrays, present)
 
 
 def _array(x: Any, dtype: str) -> np.ndarray:

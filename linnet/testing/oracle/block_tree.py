@@ -4,11 +4,16 @@ entry assigns, and the checker's types of a block function at concrete generics.
 Written from docs/models.md ("Blocks", "Parameters and state"), not from the compiler's
 elaboration: every sub (every array element) is an instance whose generics follow from
 its parent's; every param, buffer and state has a path (member names joined with `.`,
-array positions as numbers), listed in declaration order, depth first; optional members,
-and everything under an optional sub, are absent (no input carries them). An entry
-returns the next value of every state that it, or a function it calls, assigns: a
-property of the text, not of the run, so a state assigned on a branch not taken comes
-back unchanged.
+array positions as numbers), listed in declaration order, depth first. Which optional
+members are there is the checkpoint's say (docs/models.md, "Optional members"), given as
+`present`, the paths it holds: an optional param or buffer is present when its path is
+there; an optional sub when every param and buffer it requires is (its own and its
+required subs', optional members and states aside); everything under an absent sub is
+absent. Without `present` every optional member is
+absent. Only present members are inputs. An entry returns the next value of every state
+that it, or a function it calls, assigns: a property of the text, not of the run, so a
+state assigned on a branch not taken comes back unchanged; the one exception is a `match`
+on an optional sub, which is chosen with the tree (its other arm is not there at all).
 
 The types come from the front end, as for every other body the oracle runs: the block
 function is checked again in instance mode (`linnet.check`), its block's generics and its
@@ -29,6 +34,7 @@ from ...check.items import signature_of
 from ...check.scope import Frame
 from ...check.signatures import Binding, Signature, substitute
 from ...check.types import TensorT, Val
+from ...check.value_types import OptionalT
 from ...diagnostics import DiagnosticBag
 from ...syntax import tree as t
 from .errors import OracleError
@@ -39,16 +45,29 @@ MAX_INSTANCES = 100_000
 @dataclass
 class Node:
     """One block instance: where it sits, its block, its generics' values, whether it is
-    present (not under an optional sub), its children by sub name (a list for an array)."""
+    present (not an absent optional sub, nor under one), the paths the checkpoint holds,
+    its children by sub name (a list for an array)."""
     path: tuple[str, ...]
     info: BlockInfo
     module: Checked
     binding: Binding
     present: bool = True
+    held: frozenset[str] = frozenset()
     children: dict[str, "Node | list[Node]"] = field(default_factory=dict)
 
     def member_path(self, name: str) -> str:
         return ".".join(self.path + (name,))
+
+    def has(self, name: str) -> bool:
+        """Is the param, buffer or state `name` there: the instance present and, for an
+        optional member, its path held by the checkpoint?"""
+        tensor = self.info.tensors[name]
+        return self.present and (not tensor.optional or self.member_path(name) in self.held)
+
+    def nodes(self, name: str) -> list["Node"]:
+        """The instances of the sub `name` (one, or an array's elements)."""
+        child = self.children.get(name)
+        return [] if child is None else child if isinstance(child, list) else [child]
 
 
 @dataclass(frozen=True)
@@ -60,35 +79,55 @@ class Member:
     present: bool
 
 
-def build_tree(analysis: Analysis, info: BlockInfo, binding: Binding) -> Node:
-    """The root instance and everything under it; the root's `where` must hold."""
+def build_tree(analysis: Analysis, info: BlockInfo, binding: Binding,
+               present: frozenset[str] | None = None) -> Node:
+    """The root instance and everything under it; the root's `where` must hold. `present`:
+    the parameter paths the checkpoint holds (None: no checkpoint)."""
     for left, op, right, _ in info.where:
         l, r = left.substitute(binding.dims), right.substitute(binding.dims)
         if not Facts().prove(l, op, r):
             raise OracleError(f"the bound values fail `where {l} {op} {r}` of `{info.name}`")
     count = [0]
-    return _node(analysis, (), info, binding, True, count)
+    return _node(analysis, (), info, binding, True, frozenset(present or ()), count)
 
 
 def _node(analysis: Analysis, path: tuple[str, ...], info: BlockInfo, binding: Binding,
-          present: bool, count: list[int]) -> Node:
+          present: bool, held: frozenset[str], count: list[int]) -> Node:
     count[0] += 1
     if count[0] > MAX_INSTANCES:
         raise OracleError(f"a tree of more than {MAX_INSTANCES} block instances")
-    node = Node(path, info, home_module(analysis, info), binding, present)
+    node = Node(path, info, home_module(analysis, info), binding, present, held)
     for name, sub in info.subs.items():
         if sub.block is None or sub.binding is None:
             raise OracleError(f"sub `{name}` of `{info.name}` did not check")
         child = compose(sub.binding, binding)
-        here = present and not sub.optional
         if sub.count is None:
-            node.children[name] = _node(analysis, path + (name,), sub.block, child, here,
-                                        count)
+            made = _node(analysis, path + (name,), sub.block, child, present, held, count)
+            if sub.optional and not all(p in held for p in required(made)):
+                _drop(made)
+            node.children[name] = made
         else:
             n = _int(sub.count.substitute(binding.dims))
             node.children[name] = [_node(analysis, path + (name, str(k)), sub.block, child,
-                                         here, count) for k in range(n)]
+                                         present, held, count) for k in range(n)]
     return node
+
+
+def required(node: Node) -> list[str]:
+    """The paths a checkpoint must hold for the instance to be there: its params and
+    buffers that are not optional, and those of its subs that are not optional."""
+    own = [node.member_path(name) for name, m in node.info.tensors.items()
+           if not m.optional and m.kind != "state"]
+    return own + [p for name, sub in node.info.subs.items() if not sub.optional
+                  for c in node.nodes(name) for p in required(c)]
+
+
+def _drop(node: Node) -> None:
+    """An absent optional sub: it and everything under it are absent."""
+    node.present = False
+    for name in node.children:
+        for c in node.nodes(name):
+            _drop(c)
 
 
 def compose(inner: Binding, outer: Binding) -> Binding:
@@ -121,8 +160,7 @@ def members(node: Node) -> list[Member]:
             ty = substitute(tensor.type, node.binding)
             if not isinstance(ty, TensorT):
                 raise OracleError(f"member `{m.name}` of type {ty}")
-            out.append(Member(node.member_path(m.name), tensor.kind, ty,
-                              node.present and not tensor.optional))
+            out.append(Member(node.member_path(m.name), tensor.kind, ty, node.has(m.name)))
         child = node.children.get(m.name)
         for c in child if isinstance(child, list) else [child] if child else []:
             out += members(c)
@@ -168,9 +206,39 @@ def _walk(node: Node, tree, subvars: dict, local: set, found: set, seen: set) ->
         inner = {**subvars, tree.var: _children(node, tree.iterable.id)}
         _walk(node, tree.body, inner, local, found, seen)
         return
+    sub = optional_sub(node, tree, local)
+    if sub is not None:
+        arm, name = chosen_arm(tree, sub)
+        inner = {**subvars, name: [sub]} if name is not None else subvars
+        _walk(node, arm.value, inner, local, found, seen)
+        return
     for name in tree.__dataclass_fields__:
         if name not in ("span", "callee_span", "name_spans", "name_span"):
             _walk(node, getattr(tree, name), subvars, local, found, seen)
+
+
+def optional_sub(node: Node, tree, local) -> Node | None:
+    """The instance of the optional sub a `match` reads (`match head { ... }`), or None
+    for any other tree (a local of that name is not the sub)."""
+    if not isinstance(tree, t.Match) or not isinstance(tree.scrutinee, t.Name):
+        return None
+    name = tree.scrutinee.id
+    sub = node.info.subs.get(name)
+    if sub is None or not sub.optional or name in local:
+        return None
+    child = node.children.get(name)
+    return child if isinstance(child, Node) else None
+
+
+def chosen_arm(tree: t.Match, sub: Node) -> tuple[t.Arm, str | None]:
+    """The arm the sub's presence takes (`some(h)` when there, `none` when not), and the
+    name `h` its pattern gives the sub (None for `none`)."""
+    want = t.SomePat if sub.present else t.NonePat
+    for arm in tree.arms:
+        if isinstance(arm.pattern, want):
+            return arm, arm.pattern.names[0] if want is t.SomePat else None
+    raise OracleError(f"no arm of a `match` on an optional sub takes it "
+                      f"{'present' if sub.present else 'absent'}")
 
 
 def _children(node: Node, name: str) -> list[Node]:
@@ -253,11 +321,13 @@ class InstanceChecker(BlockBodyChecker):
         self._member_calls: list[t.MemberCall] = []
 
     def bind_members(self) -> None:
+        """As the block checker does, at the values: an optional member is a `T?`."""
         for name, m in self.info.tensors.items():
-            if m.optional or m.type is None:
+            if m.type is None:
                 continue
-            self.frame.bind(name, Val(substitute(m.type, self.values)),
-                            mutable=m.kind == "state")
+            ty = substitute(m.type, self.values)
+            self.frame.bind(name, Val(OptionalT(ty) if m.optional else ty),
+                            mutable=m.kind == "state" and not m.optional)
             self.members[name] = self.frame.lookup(name)
 
     def expr_MemberCall(self, e: t.MemberCall) -> Val:
@@ -283,5 +353,6 @@ def _at(sig: Signature, b: Binding) -> Signature:
                      substitute(sig.result, b), where)
 
 
-__all__ = ["Node", "Member", "build_tree", "members", "assigned_states",
+__all__ = ["Node", "Member", "build_tree", "members", "assigned_states", "optional_sub",
+           "chosen_arm", "required",
            "instantiate_block_fn", "BlockFnInstance"]

@@ -1,4 +1,4 @@
-"""Running a block entry (docs/models.md, "Blocks"; LANGUAGE-MODELS.md).
+"""Running a block entry (docs/models.md, "Blocks").
 
 Inside a block its params, buffers and states are bare names, read from the values the
 entry was given; a state is assigned (`calls = calls + 1`) and keeps its new value for the
@@ -18,10 +18,11 @@ from typing import Sequence
 from ...check.signatures import Binding
 from ...check.types import TensorT
 from ...syntax import tree as t
-from .block_tree import (Member, Node, assigned_states, build_tree, instantiate_block_fn,
-                         members)
+from .block_tree import (Member, Node, assigned_states, build_tree, chosen_arm,
+                         instantiate_block_fn, members, optional_sub)
 from .calls import Body
 from .errors import OracleError
+from .values import NONE, SomeV
 
 
 class BlockBody(Body):
@@ -34,24 +35,29 @@ class BlockBody(Body):
         self.subvars: dict[str, Node] = {}
 
     def _member(self, name: str) -> str | None:
-        """The path of the block's present member `name` (a local may hide it)."""
+        """The path of the block's member `name` (a local may hide it)."""
         tensor = self.node.info.tensors.get(name)
-        if tensor is None or tensor.optional or self._is_local(name):
+        if tensor is None or self._is_local(name):
             return None
         return self.node.member_path(name)
 
     def lookup(self, name: str):
+        """A member's value; an optional one is `some` of it when the checkpoint holds it,
+        else `none`."""
         path = self._member(name)
-        if path is not None:
+        if path is None:
+            return super().lookup(name)
+        if not self.node.info.tensors[name].optional:
             return self.store[path]
-        return super().lookup(name)
+        return SomeV(self.store[path]) if self.node.has(name) else NONE
 
     def assign(self, name: str, value) -> None:
         path = self._member(name)
         if path is None:
             return super().assign(name, value)
-        if self.node.info.tensors[name].kind != "state":
-            raise OracleError(f"assignment to the {self.node.info.tensors[name].kind} `{name}`")
+        tensor = self.node.info.tensors[name]
+        if tensor.kind != "state" or tensor.optional:
+            raise OracleError(f"assignment to the {tensor.kind} `{name}`")
         self.store[path] = self.conform(value, self.member_type(name))
 
     def member_type(self, name: str) -> TensorT:
@@ -63,6 +69,21 @@ class BlockBody(Body):
         if fn is None or self._is_local(e.callee):
             return super().expr_Call(e)
         return self.block_call(self.node, fn, e, e.args)
+
+    def expr_Match(self, e: t.Match):
+        """A `match` on an optional sub takes the arm of its presence; in `some(h)`, `h`
+        names the sub. Any other `match` is a value's."""
+        sub = optional_sub(self.node, e, {n for scope in self.scopes for n in scope})
+        if sub is None:
+            return super().expr_Match(e)
+        arm, name = chosen_arm(e, sub)
+        saved = dict(self.subvars)
+        if name is not None:
+            self.subvars[name] = sub
+        try:
+            return self.expr(arm.value)
+        finally:
+            self.subvars = saved
 
     def expr_MemberCall(self, e: t.MemberCall):
         if not isinstance(e.base, t.Name):
@@ -122,8 +143,11 @@ class BlockEntry:
         return [m for m in self.parameters if m.present]
 
 
-def block_entry(analysis, info, fn: t.Function, block_values: Binding) -> BlockEntry:
-    node = build_tree(analysis, info, block_values)
+def block_entry(analysis, info, fn: t.Function, block_values: Binding,
+                present: frozenset[str] | None = None) -> BlockEntry:
+    """The entry's tree at these values of the root's generics, with the optional members
+    the checkpoint's paths (`present`) make present."""
+    node = build_tree(analysis, info, block_values, present)
     params = members(node)
     reached = assigned_states(node, fn)
     return BlockEntry(node, fn, params, [m.path for m in params if m.path in reached])

@@ -34,22 +34,24 @@ def evaluate(case: Case, precision: str = "native", path: str = DEFAULT_PATH
              ) -> tuple[np.ndarray, ...]:
     """The entry's results on the case's inputs: one array per result, in the result
     dtypes (every float in f64 when `precision="f64"`). A block entry's results are
-    followed by the next value of each state it assigns."""
+    followed by the next value of each state it assigns; `case.present` says which of its
+    optional members the checkpoint holds."""
     return evaluate_source(case.text, case.entry, case.generics, case.inputs,
-                           precision=precision, path=path)
+                           precision=precision, path=path, present=case.present)
 
 
 def evaluate_source(text: str, entry: str, generics: Mapping[str, object],
                     inputs: Sequence, *, precision: str = "native",
-                    path: str = DEFAULT_PATH, root: str | None = None
-                    ) -> tuple[np.ndarray, ...]:
+                    path: str = DEFAULT_PATH, root: str | None = None,
+                    present: frozenset[str] | None = None) -> tuple[np.ndarray, ...]:
     """As `evaluate`, without a Case. `path` places the file, for the modules it `use`s;
-    `root` names the root block when several blocks have entries (as `--root`)."""
+    `root` names the root block when several blocks have entries (as `--root`);
+    `present` holds the parameter paths of the checkpoint (None: no optional member)."""
     if precision not in ("native", "f64"):
         raise ValueError(f"precision is 'native' or 'f64', not {precision!r}")
     analysis = _analysis(path, text)
     machine = Machine(analysis, Precision(f64=precision == "f64"))
-    plan = _plan(analysis, machine, entry, generics, root)
+    plan = _plan(analysis, machine, entry, generics, root, present)
     if plan.block is None:
         args = _inputs(plan.inst, inputs, machine.prec)
         result = call_with_deep_stack(lambda: machine.run(plan.inst, args))
@@ -82,7 +84,7 @@ class _Plan:
 
 
 def _plan(analysis: Analysis, machine: Machine, name: str, generics: Mapping[str, object],
-          root: str | None) -> _Plan:
+          root: str | None, present: frozenset[str] | None = None) -> _Plan:
     item = _module_entry(analysis, name)
     if item is not None:
         return _Plan(machine.instance(item, _binding(item.generics, generics, item.name)))
@@ -96,7 +98,7 @@ def _plan(analysis: Analysis, machine: Machine, name: str, generics: Mapping[str
                            {k: v for k, v in values.dtypes.items() if k in info.generics})
     own = Binding({k: v for k, v in values.dims.items() if k not in info.generics},
                   {k: v for k, v in values.dtypes.items() if k not in info.generics})
-    block = block_entry(analysis, info, fn, block_values)
+    block = block_entry(analysis, info, fn, block_values, present)
     return _Plan(machine.block_instance(block.node, fn, own), block)
 
 
@@ -209,7 +211,8 @@ def floating_inputs(case: Case, path: str = DEFAULT_PATH) -> list[int]:
     parameters (scalars included), then, for a block entry, its floating params (not its
     buffers nor its states)."""
     analysis = _analysis(path, case.text)
-    plan = _plan(analysis, Machine(analysis, Precision()), case.entry, case.generics, None)
+    plan = _plan(analysis, Machine(analysis, Precision()), case.entry, case.generics, None,
+                 case.present)
     leaves = [leaf for ty in plan.inst.signature.params for leaf in leaf_types(ty)]
     found = [k for k, ty in enumerate(leaves) if ty.dtype in FLOAT]
     if plan.block is not None:
@@ -221,5 +224,6 @@ def floating_inputs(case: Case, path: str = DEFAULT_PATH) -> list[int]:
 def returned_states(case: Case, path: str = DEFAULT_PATH) -> int:
     """How many next states a block entry returns after its results (0 for any other)."""
     analysis = _analysis(path, case.text)
-    plan = _plan(analysis, Machine(analysis, Precision()), case.entry, case.generics, None)
+    plan = _plan(analysis, Machine(analysis, Precision()), case.entry, case.generics, None,
+                 case.present)
     return 0 if plan.block is None else len(plan.block.assigned)

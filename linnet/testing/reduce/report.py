@@ -37,6 +37,7 @@ def write_report(reduction: Reduction, outputs: Mapping[str, Any],
     names = input_names(case)
     (out / "case.linnet").write_text(case.text, encoding="utf-8")
     (out / "bind.json").write_text(json.dumps(dict(case.generics), indent=2) + "\n")
+    (out / "present.json").write_text(json.dumps(sorted(case.present or ())) + "\n")
     np.savez(out / "inputs.npz", **{n: _storable(x) for n, x in zip(names, case.inputs)})
     shown = {}
     for backend, value in outputs.items():
@@ -62,6 +63,7 @@ def input_names(case: Case) -> list[str]:
 def commands(case: Case, file: str = "case.linnet") -> list[str]:
     """The command lines that check the case and compile its entry for each target."""
     bind = "".join(f" --bind {k}={v}" for k, v in case.generics.items())
+    bind += "".join(f" --present {p}" for p in sorted(case.present or ()))
     lines = [f"linnet check {file}"]
     for target, output in TARGET_FILES.items():
         lines.append(f"linnet {target} {file} --entry {shlex.quote(case.entry)}{bind} "
@@ -120,7 +122,11 @@ def _report(reduction: Reduction, names: list[str], shown: Mapping[str, str]) ->
     parts += ["", "## Reproduce", "", "```sh", *commands(case), "```", ""]
     parts += ["## Program (case.linnet)", "", "```linnet", case.text.rstrip(), "```", ""]
     bind = ", ".join(f"{k} = {v}" for k, v in case.generics.items()) or "none"
-    parts += ["## Bindings (bind.json)", "", bind, "", "## Inputs (inputs.npz)", ""]
+    parts += ["## Bindings (bind.json)", "", bind, ""]
+    if case.present is not None:
+        parts += ["## Checkpoint paths (present.json)", "",
+                  ", ".join(sorted(case.present)) or "none", ""]
+    parts += ["## Inputs (inputs.npz)", ""]
     for name, x in zip(names, case.inputs):
         x = np.asarray(x)
         parts += [f"`{name}`: {x.dtype}{list(x.shape)}", "", "```",
@@ -149,12 +155,13 @@ from linnet.torch.runtime import import_generated
 
 here = Path(__file__).resolve().parent
 bind = json.loads((here / "bind.json").read_text())
+present = json.loads((here / "present.json").read_text()) or None
 saved = np.load(here / "inputs.npz")
 inputs = [saved[name] for name in {names!r}]
 numerics = sys.argv[1] if len(sys.argv) > 1 else "exact"
 path = here / "case.linnet"
 compiled = compile_source(path.read_text(), path=str(path), entry={entry!r}, bind=bind,
-                          target="torch", numerics=numerics)
+                          target="torch", numerics=numerics, present=present)
 main = import_generated(compiled.text, "reduced_case", "torch").main
 for k, result in enumerate(main(*inputs)):
     print(f"result {{k}}:", result)

@@ -15,6 +15,7 @@ required to parse.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ def case_key(case: Case) -> str:
     h.update(case.text.encode())
     h.update(case.entry.encode())
     h.update(repr(sorted(case.generics.items())).encode())
+    h.update(repr(sorted(case.present)).encode() if case.present is not None else b"")
     for x in case.inputs:
         x = np.asarray(x)
         h.update(f"{x.dtype.name}{x.shape}".encode())
@@ -119,6 +121,8 @@ def entry_spec(case: Case) -> object | None:
         spec = target_spec(PATH, case.entry, case.text)
     except Exception:  # noqa: BLE001 - diagnostics (ProgramError), no entry, a checker crash
         return None
+    if spec.block is not None and case.present is not None:
+        spec = dataclasses.replace(spec, block=spec.block.with_present(case.present))
     return spec if spec.kind == "entry" else None
 
 

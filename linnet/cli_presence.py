@@ -1,0 +1,60 @@
+"""`--present PATH` and `--weights FILE.safetensors`: which optional members a block entry has.
+
+An optional param or sub is present when the checkpoint holds it (docs/models.md,
+"Optional members"); the commands that compile a block entry learn what the checkpoint
+holds from these flags: each `--present` names one parameter path, `--weights` every
+tensor of a safetensors file (its names only: no tensor is read). Neither flag: no
+checkpoint, every optional member absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .errors import UsageError
+
+PRESENT_HELP = ("a parameter path the checkpoint holds (`layers.0.up_bias`), which makes an "
+                "optional member present; repeat for each")
+WEIGHTS_HELP = ("a .safetensors checkpoint whose tensor names decide which optional "
+                "members are present (only the names are read)")
+PRESENCE_EPILOG = """
+
+Optional members (`param b: T? = none`, `sub head: Block? = none`) are present when
+the checkpoint holds them: --present PATH names one path it holds (repeat it), and
+--weights FILE.safetensors every tensor of the file (its names only). Without either,
+every optional member is absent. An optional sub is present when every param and
+buffer it requires is."""
+
+
+def add_presence_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--present", action="append", default=[], metavar="PATH",
+                   help=PRESENT_HELP)
+    p.add_argument("--weights", metavar="FILE", help=WEIGHTS_HELP)
+
+
+def presence(args: argparse.Namespace) -> frozenset[str] | None:
+    """The parameter paths the flags say the checkpoint holds; None with neither flag.
+    A --weights file that cannot be read is a UsageError (exit status 2)."""
+    paths = list(getattr(args, "present", None) or [])
+    weights = getattr(args, "weights", None)
+    if weights is None and not paths:
+        return None
+    if weights is not None:
+        paths += weight_names(weights)
+    return frozenset(paths)
+
+
+def weight_names(path: str) -> list[str]:
+    """The tensor names of a safetensors file, read from its header alone."""
+    try:
+        from safetensors import safe_open
+    except ImportError as err:
+        raise UsageError(f"--weights {path}: reading it needs the safetensors package "
+                         f"(pip install safetensors): {err}") from None
+    try:
+        with safe_open(path, framework="numpy") as f:
+            return list(f.keys())
+    except FileNotFoundError:
+        raise UsageError(f"--weights {path}: no such file") from None
+    except Exception as err:  # the package's own errors: a header it cannot parse
+        raise UsageError(f"--weights {path}: not a readable safetensors file ({err})") from None
