@@ -1,4 +1,4 @@
-"""NumPy references for the spec programs of the model layer's values (140-147).
+"""NumPy references for the spec programs of the model layer's values (140-147, 170-173).
 
 `references.py` calls `register` with itself at its end, so these entries join its
 registry and use its strategies. An entry's struct parameter is passed as its fields, one
@@ -90,3 +90,67 @@ def register(r: ModuleType) -> None:
     ref("147_struct_vars", "main", out="f32", inputs=args(fl((3,)), bl(())))(struct_vars)
     ref("147_struct_vars", "loss", out="f32", inputs=args(fl((3,))))(
         lambda x: ((struct_vars(x, True) + struct_vars(x, False)) ** 2).sum())
+
+    ref("170_static_for_counter", "loss", out="f32", inputs=args(fl((5,))))(
+        lambda x: sum(x[i] * np.float32(i + 1) for i in range(5)))
+
+    @ref("170_static_for_counter", "rows", out="f32 i64", inputs=args(fl((3, 4))))
+    def _counter_rows(x):
+        acc, seen = np.zeros(4, np.float32), np.zeros(3, np.int64)
+        for i in (1, 2):
+            acc = acc + x[i] * np.float32(i) + x[i - 1, i]
+            seen = seen + i * i
+        return acc, seen
+
+    def step(x, mode, c):
+        n, acc, y = 0, x, x
+        if mode == "double" and c:
+            n, acc = n + 1, acc * 2.0
+            y = acc
+        elif mode == "shift" and c:
+            n, y = n + 10, x * 0.5
+        elif mode == "shift":
+            acc = acc + 1.0
+        return y + acc, n
+
+    def with_bias(x, b):
+        acc, seen, y = x, None, x
+        if b is not None:
+            if b[0] > 0:
+                acc, seen, y = acc + b, b * 3.0, b
+            else:
+                y = b * 2.0
+        elif x[0] > 0:
+            acc = acc * 3.0
+        return y + acc + (seen if seen is not None else x)
+
+    @ref("171_match_arm_vars", "main", out="f32 i64 f32",
+         inputs=args(fl((4,)), bl(()), bl(())))
+    def _arm_vars_main(x, c, f):
+        a, n = step(x, "double" if f else "shift", c)
+        k, m = step(x, "keep", c)
+        b = x if c else None
+        return (a + k, np.int64(n + m),
+                with_bias(x, b) + with_bias(x, None) + with_bias(x, x))
+
+    @ref("171_match_arm_vars", "loss", out="f32", inputs=args(fl((4,)), bl(()), bl(())))
+    def _arm_vars_loss(x, c, f):
+        a, n = step(x * x, "shift" if f else "double", c)
+        return (a * with_bias(x, x if f else None) * np.float32(n + 1)).sum()
+
+    @ref("173_optional_op_params", "main", out="f32",
+         inputs=args(fl((3, 4)), fl((4,)), bl(())))
+    def _op_optionals_main(x, b, c):
+        return (x + b) + x + (x + b if c else x)
+
+    def scaled(x, s=None, shift=None):
+        base = x * s if s is not None else x
+        return base + shift if shift is not None else base
+
+    @ref("173_optional_op_params", "loss", out="f32",
+         inputs=args(fl((4,)), fl((4,)), bl(())))
+    def _op_optionals_loss(x, t, c):
+        ramp = np.arange(4, dtype=np.float32) * np.float32(0.5)
+        shifted = scaled(x, 2.0 if c else None, ramp) + scaled(t, shift=ramp)
+        y = scaled(x) + scaled(x, 3.0) + shifted
+        return (y * y).sum()
