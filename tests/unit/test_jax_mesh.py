@@ -45,7 +45,9 @@ def _mode() -> str:
 def results() -> dict[str, str]:
     """The child's result per check (its devices under "devices")."""
     if _mode() == "gpu":
-        env = child_env(ROOT, drop=("LINNET_PALLAS_INTERPRET", "XLA_FLAGS", "JAX_PLATFORMS"))
+        # memory on demand: this process may hold its share of the GPUs already
+        env = child_env(ROOT, drop=("LINNET_PALLAS_INTERPRET", "XLA_FLAGS", "JAX_PLATFORMS"),
+                        XLA_PYTHON_CLIENT_PREALLOCATE="false")
     else:
         env = child_env(ROOT, XLA_FLAGS="--xla_force_host_platform_device_count=4",
                         JAX_PLATFORMS="cpu", LINNET_PALLAS_INTERPRET="1")
