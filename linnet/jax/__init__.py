@@ -1,7 +1,8 @@
 """The JAX runtime: call Linnet entries on JAX arrays (and anything `jnp.asarray` takes).
 
 - `load_function(path, name, *, numerics="equivalent")` and `load_source(text, name, ...)`
-  compile an entry for the shapes and dtypes it is called with (see `loader.py`);
+  compile an entry for the shapes and dtypes it is called with (see `loader.py`); with
+  `mesh=` and `shard=`, the named ops' kernels run per shard of a device mesh (`mesh.py`);
 - `load_source(path, generics=..., weights=...)` (no entry name) loads a root block's model,
   its entries pure functions of params and state dicts (see `block_model.py`).
 

@@ -67,27 +67,48 @@ def jitted(main: Callable[..., tuple]) -> Callable[..., tuple]:
 
 
 def load_function(path: str, name: str, *, numerics: str = "equivalent",
-                  tuning: Any = None) -> JaxEntryFunction:
+                  tuning: Any = None, mesh: Any = None,
+                  shard: dict[str, Any] | None = None) -> JaxEntryFunction:
     """A callable that runs the entry `name` of the Linnet program at `path` on JAX arrays.
 
     It returns the entry's result: one array, or a tuple of arrays for a tuple result, in
     exactly the declared dtypes and shapes. `numerics` is `"exact"`, `"equivalent"` or
-    `"fast"`, as `--numerics` (today it sets the precision of contractions: every op runs
-    its body in JAX). `tuning` is `linnet.torch.load_function`'s: the recorded kernel
+    `"fast"`, as `--numerics` (it sets the precision of contractions; `"exact"` runs no
+    kernel). `tuning` is `linnet.torch.load_function`'s: the recorded kernel
     choices of JAX's default device apply where their op and sizes match. Errors are
     `linnet.torch.load_function`'s, raised as early.
+
+    `mesh` (a `jax.sharding.Mesh`) and `shard` ({op name: mesh axis, or a tuple of axes})
+    run the kernel of each named op per shard of its batch axis, under `jax.shard_map`
+    (`linnet.jax.mesh`; docs/jax.md, "JAX over a mesh"). An op without a batch axis by the
+    rule of `linnet.jax.batch_rule` raises a LinnetError here.
     """
-    return JaxEntryFunction.checked(path, name, numerics=numerics,
-                                    tuning=read_tuning(tuning, path))
+    return _checked(path, name, None, numerics, tuning, mesh, shard)
+
+
+def _checked(path: str, name: str, text: str | None, numerics: str, tuning: Any,
+             mesh: Any, shard: Any) -> JaxEntryFunction:
+    """The entry function, over a mesh when one is given."""
+    tuning = read_tuning(tuning, path)
+    if mesh is None and shard is None:
+        return JaxEntryFunction.checked(path, name, text=text, numerics=numerics,
+                                        tuning=tuning)
+    from .mesh import MeshEntryFunction, shard_plan
+    fn = MeshEntryFunction.checked(path, name, text=text, numerics=numerics, tuning=tuning,
+                                   plan=shard_plan(mesh, shard))
+    fn.check_plan()
+    return fn
 
 
 def load_source(source: Any, name: str | None = None, *, numerics: str = "equivalent",
                 path: str | None = None, tuning: Any = None, generics: dict[str, Any] | None = None,
-                weights: Any = None, root: str | None = None) -> Any:
+                weights: Any = None, root: str | None = None, mesh: Any = None,
+                shard: dict[str, Any] | None = None) -> Any:
     """A program's entry, or its root block's model, on JAX arrays.
 
     With `name`: `load_function` for the program held in the string `source` (`path`
-    names it in diagnostics), its module-level entry `name`.
+    names it in diagnostics), its module-level entry `name`; `mesh=` and `shard=` as
+    `load_function`'s.
 
     Without `name`: the program's root block (the only block with entries, or `root`) as a
     model (`linnet.jax.block_model.JaxBlockModel`): `source` is the program's path (a
@@ -107,8 +128,10 @@ def load_source(source: Any, name: str | None = None, *, numerics: str = "equiva
                               "is for a root block's model: load_source(path, generics=..., "
                               "weights=...) without a name")
         path = path or "<source>.linnet"
-        return JaxEntryFunction.checked(path, name, text=source, numerics=numerics,
-                                        tuning=read_tuning(tuning, path))
+        return _checked(path, name, source, numerics, tuning, mesh, shard)
+    if mesh is not None or shard is not None:
+        raise LinnetError("mesh= and shard= are for an entry: load_source(text, name, "
+                          "mesh=..., shard=...)")
     from ..pipeline import NUMERICS, check_choice
     from .block_model import load_model
     check_choice("numerics", numerics, NUMERICS)

@@ -181,13 +181,22 @@ class EntryFunction:
 
     def _compile(self, values: dict[str, object], target_text: bool,
                  device: str | None = None):
-        compiled = self._compile_source(values, numerics=self.numerics, target=self.TARGET,
-                                        tuning=False if self.tuning is None else self.tuning,
-                                        device=device)
+        compiled = self._compiled(values, device)
         if target_text:
             return compiled.text
+        return self._import(compiled)
+
+    def _compiled(self, values: dict[str, object], device: str | None = None):
+        """`_compile_source` with this function's numerics, target and tuning."""
+        return self._compile_source(values, numerics=self.numerics, target=self.TARGET,
+                                    tuning=False if self.tuning is None else self.tuning,
+                                    device=device)
+
+    def _import(self, compiled: Any, name: str | None = None):
+        """The generated module of `compiled`, imported (under `name`, by default the
+        entry's) and remembered for `ran()`."""
         from .runtime import import_generated
-        module = import_generated(compiled.text, self.name, self.TARGET)
+        module = import_generated(compiled.text, name or self.name, self.TARGET)
         self._modules.append((module, self._op_names(compiled.result.stages[-2].ir)))
         return module
 
