@@ -196,7 +196,9 @@ def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool,
     torch.library registered it), else its autograd Function when an input requires grad,
     else the kernel where Triton can run it (`fN_op_run`), else the body (calls without
     autograd cost nothing more). The compiling test comes first: Dynamo folds it to a
-    constant, and the checks after it are then not traced."""
+    constant, and the checks after it are then not traced; `_ln_traced` catches the
+    tracers that run Python as it is (torch.export, AOT autograd tracing a backward that
+    calls the op, `torch.library.opcheck`), whose tensors are fake or functional."""
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(["_d"] + params)
     what = ("its kernel where Triton can run it, else its body" if launched else "its body")
@@ -205,7 +207,8 @@ def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool,
              + ("; under autograd through its Function" if autograd else "")
              + ("; under torch.compile and torch.export its custom op" if library else "")]
     if library:
-        lines += [f"    if {name}_library is not None and _LT_COMPILING():",
+        lines += [f"    if {name}_library is not None and (_LT_COMPILING() "
+                  f"or _ln_traced({', '.join(params)})):",
                   f"        return {name}_library({args})"]
     if autograd:
         lines += [f"    if _ln_needs_grad({', '.join(params)}):",
