@@ -10,7 +10,9 @@ Kernels and gradients (`_ModuleEmitter.func`): an op whose kernel was chosen get
 kernel printed as a `@triton.jit` function and a launcher (`linnet.emit.triton`), and its
 function becomes a chooser: the kernel when Triton is importable and the tensors are on
 CUDA (or Triton's interpreter is on), else the body. An op with a kernel or a `grad` clause
-goes through its own `torch.autograd.Function` when an input requires grad. Triton is
+goes through its own `torch.autograd.Function` when an input requires grad; under
+torch.compile and torch.export an op with a kernel is called as its `torch.library` custom
+op (`linnet.emit.torch_library`, docs/scale.md). Triton is
 imported only when the module has kernels; under `--numerics exact` it has none, and the
 text says nothing of Triton.
 
