@@ -77,6 +77,9 @@ def _elaborate(bound: front.Bound, options: Options):
     from dataclasses import replace
     from .passes.elaborate import elaborate
     program = elaborate(bound.analysis, bound.entry, bound.binding)
+    module = ".".join(bound.analysis.program.root_module.path)
+    if module:  # names the custom ops of a generated PyTorch module (emit/torch_library.py)
+        program = replace(program, meta=program.meta + (("module", module),))
     if bound.parameters is not None:  # a block entry: its manifest travels with the program
         program = replace(program, meta=program.meta + (("parameters", bound.parameters),))
     return program

@@ -10,7 +10,9 @@ Kernels and gradients (`_ModuleEmitter.func`): an op whose kernel was chosen get
 kernel printed as a `@triton.jit` function and a launcher (`linnet.emit.triton`), and its
 function becomes a chooser: the kernel when Triton is importable and the tensors are on
 CUDA (or Triton's interpreter is on), else the body. An op with a kernel or a `grad` clause
-goes through its own `torch.autograd.Function` when an input requires grad. Triton is
+goes through its own `torch.autograd.Function` when an input requires grad; under
+torch.compile and torch.export an op with a kernel is called as its `torch.library` custom
+op (`linnet.emit.torch_library`, docs/scale.md). Triton is
 imported only when the module has kernels; under `--numerics exact` it has none, and the
 text says nothing of Triton.
 
@@ -33,6 +35,7 @@ from ..ir import tensor as ir
 from ..passes.traverse import expr_free_vars, free_vars
 from ..ir.printer import print_expr
 from . import torch_ops as ops
+from . import torch_library as lib
 from . import triton as tri
 from .layout import comment, grad_slots, has_own_autograd, loop_expected, unpack_count
 from .writer import CodeWriter
@@ -87,6 +90,8 @@ class _ModuleEmitter:
             if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
         self.kernels = [kernels[k] for k in dict.fromkeys(k.name for k in self.launched.values())]
         self.funcs = [f for f in program.funcs if f.kind != "kernel"]
+        self.library = lib.op_names([f for f in self.funcs if f.name in self.launched
+                                     and lib.library_ok(f)])
 
     def emit(self) -> str:
         funcs = [text for f in self.funcs for text in self.func(f)]
@@ -100,9 +105,11 @@ class _ModuleEmitter:
             return head + "import torch\n\n\n" + helpers + "\n\n" + code + "\n"
         kernels = [tri.kernel_source(k, self.names[k.name], self.numerics, comment)
                    for k in self.kernels]
-        return (head + tri.IMPORTS + "\n\nimport torch\n\n" + tri.PRELUDE + "\n\n"
+        text = (head + tri.IMPORTS + "\n\nimport torch\n\n" + tri.PRELUDE + "\n\n"
                 + tri.triton_section(kernels) + "\n\n\n" + tri.runtime_source(code) + "\n\n\n"
                 + helpers + "\n\n" + code + "\n")
+        module = str(dict(self.program.meta).get("module", ""))
+        return text.replace(lib.NAMESPACE_TOKEN, lib.namespace(module, text))
 
     def func(self, f: ir.Func) -> list[str]:
         """The texts of one function: itself, or the op's chooser and what it chooses from."""
@@ -110,15 +117,19 @@ class _ModuleEmitter:
         kernel = self.launched.get(f.name)
         if f.kind != "op" or (kernel is None and f.grad is None):
             return [_FuncEmitter(self, f).emit()]
-        texts = [dispatcher(f, name, kernel is not None, _autograd_ok(f)),
+        library = f.name in self.library
+        texts = [dispatcher(f, name, kernel is not None, _autograd_ok(f), library),
                  _FuncEmitter(self, f).emit(f"{name}_body")]
         if kernel is not None:
+            texts.append(chooser(f, name))
             texts.append(tri.launcher_source(f, kernel, f"{name}_launch", self.names[kernel.name],
                                              comment))
         if _autograd_ok(f):
             texts.append(autograd_class(f, name))
         if f.grad is not None:
             texts.append(_FuncEmitter(self, f.grad).emit(f"{name}_grad"))
+        if library:
+            texts.append(lib.library_source(f, name, self.library[f.name]))
         return texts
 
     def header(self) -> list[str]:
@@ -181,23 +192,42 @@ def _autograd_ok(f: ir.Func) -> bool:
     return has_own_autograd(f)
 
 
-def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool) -> str:
-    """The op as called: its autograd Function when an input requires grad, else the kernel
-    where Triton can run it, else the body (calls without autograd cost nothing more)."""
+def dispatcher(f: ir.Func, name: str, launched: bool, autograd: bool,
+               library: bool = False) -> str:
+    """The op as called: under torch.compile and torch.export its custom op (`library`, where
+    torch.library registered it), else its autograd Function when an input requires grad,
+    else the kernel where Triton can run it (`fN_op_run`), else the body (calls without
+    autograd cost nothing more). The compiling test comes first: Dynamo folds it to a
+    constant, and the checks after it are then not traced; `_ln_traced` catches the
+    tracers that run Python as it is (torch.export, AOT autograd tracing a backward that
+    calls the op, `torch.library.opcheck`), whose tensors are fake or functional."""
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(["_d"] + params)
     what = ("its kernel where Triton can run it, else its body" if launched else "its body")
     lines = [f"def {name}({args}):",
              f"    # op {comment(f.name)}: {what}"
-             + ("; under autograd through its Function" if autograd else "")]
+             + ("; under autograd through its Function" if autograd else "")
+             + ("; under torch.compile and torch.export its custom op" if library else "")]
+    if library:
+        lines += [f"    if {name}_library is not None and (_LT_COMPILING() "
+                  f"or _ln_traced({', '.join(params)})):",
+                  f"        return {name}_library({args})"]
     if autograd:
         lines += [f"    if _ln_needs_grad({', '.join(params)}):",
                   f"        return {name}_autograd.apply({args})"]
-    if launched:  # counted in _ln_ran (a list item each: cheap)
-        lines += [f"    if _lt_kernel_ok({args}):", f"        _ln_ran_{name}[0] += 1",
-                  f"        return {name}_launch({args})", f"    _ln_ran_{name}[1] += 1"]
-    lines.append(f"    return {name}_body({args})")
+    lines.append(f"    return {name}_{'run' if launched else 'body'}({args})")
     return "\n".join(lines)
+
+
+def chooser(f: ir.Func, name: str) -> str:
+    """`fN_op_run`: the kernel where Triton can run it, else the body, each call counted in
+    `_ln_ran` (a list item each: cheap). It is also the custom op's implementation."""
+    args = ", ".join(["_d"] + [f"v{k}" for k in range(len(f.params))])
+    return "\n".join([f"def {name}_run({args}):",
+                      f"    # op {comment(f.name)}: the kernel or the body, counted",
+                      f"    if _lt_kernel_ok({args}):", f"        _ln_ran_{name}[0] += 1",
+                      f"        return {name}_launch({args})", f"    _ln_ran_{name}[1] += 1",
+                      f"    return {name}_body({args})"])
 
 
 def autograd_class(f: ir.Func, name: str) -> str:
@@ -223,13 +253,13 @@ def autograd_class(f: ir.Func, name: str) -> str:
              f"    def forward({args}):",
              f"        return {run}  # autograd records nothing in here: no recursion",
              "", "    @staticmethod",
-             "    def setup_context(ctx, inputs, r):",
+             "    def setup_context(ctx, inputs, output):",
              f"        {args}, = inputs",
              "        ctx._d = _d"]
     if f.grad is not None:
         if isinstance(result, ir.TupleTy):
             raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
-        lines += [f"        ctx.save_for_backward({', '.join(params + ['r'])})",
+        lines += [f"        ctx.save_for_backward({', '.join(params + ['output'])})",
                   "", "    @staticmethod",
                   "    def backward(ctx, dy):",
                   f"        {', '.join(params + ['y'])}, = ctx.saved_tensors",
@@ -237,7 +267,7 @@ def autograd_class(f: ir.Func, name: str) -> str:
                   f"        return {_tuple(['None'] + _grad_items(f))}"]
         return "\n".join(lines)
     items = result.items if isinstance(result, ir.TupleTy) else (result,)
-    fixed = [f"r[{k}]" if isinstance(result, ir.TupleTy) else "r"
+    fixed = [f"output[{k}]" if isinstance(result, ir.TupleTy) else "output"
              for k, t in enumerate(items) if not ops.is_float(getattr(t, "dtype", ""))]
     lines.append(f"        ctx.save_for_backward({', '.join(params)})")
     if fixed:

@@ -79,13 +79,19 @@ def _ln_lit(value, dtype, device, _made={}):
     would stall the GPU. Generated code never writes into a tensor, and `_ln_out` copies a
     result that is a shared literal, so sharing is safe. The key tells -0.0 from 0.0. Python
     numbers passed as inputs are kept here too, so the table is emptied past 4096 entries
-    (a tensor handed out stays valid)."""
+    (a tensor handed out stays valid). While a graph is traced (torch.compile, or a mode
+    such as a fake or functional tensor mode: torch.export, AOT autograd tracing a
+    backward) a literal is made anew: a kept tensor would be a real one among fakes, and
+    one made there must not be kept."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack():
+        return torch.tensor(value, dtype=dtype, device=device)
     key = (repr(value), dtype, device)
     x = _made.get(key)
     if x is None:
+        x = torch.tensor(value, dtype=dtype, device=device)
         if len(_made) >= 4096:
             _made.clear()
-        x = _made[key] = torch.tensor(value, dtype=dtype, device=device)
+        _made[key] = x
         x._ln_shared = True
     return x
 
@@ -212,11 +218,63 @@ def _ln_vjp(body, d, xs, need, dys):
     return tuple(next(grads) if n else None for n in need)
 
 
+def _ln_fresh(r, *xs):
+    """An op's results as a custom op of torch.library must give them: memory of their own.
+    A result that shares memory with an input, with an earlier result or with a literal
+    `_ln_lit` shares is copied (the body may return a parameter, a view of one, or a
+    literal); a kernel's results are new and pass as they are."""
+    many = isinstance(r, tuple)
+    taken = [x.untyped_storage().data_ptr() for x in xs]
+    out = []
+    for y in (r if many else (r,)):
+        base = y if y._base is None else y._base
+        if getattr(base, "_ln_shared", False) or y.untyped_storage().data_ptr() in taken:
+            y = y.clone()
+        taken.append(y.untyped_storage().data_ptr())
+        out.append(y)
+    return tuple(out) if many else out[0]
+
+
+def _ln_traced(*xs):
+    """Is a graph being traced by a tracer that runs Python as it is (torch.export, AOT
+    autograd tracing a backward): is an input a fake or functional tensor, a subclass of
+    torch.Tensor other than a Parameter? A kernel cannot launch on those."""
+    for x in xs:
+        if type(x) is not torch.Tensor and type(x) is not torch.nn.Parameter:
+            return True
+    return False
+
+
+def _ln_library(namespace, name, schema, run, fake, function):
+    """Register an op as the custom op `namespace::name` of torch.library, so that
+    torch.compile and torch.export see one opaque op with known result shapes (`fake`)
+    rather than tracing its kernel launch; its implementation is `run` (the kernel or the
+    body, counted), its gradient that of its autograd `function` (`setup_context`,
+    `backward`). Returns the op to call (its default overload), or None where this torch
+    lacks what it needs: the op then runs as it does outside torch.compile. A name already
+    registered in this process (the same module run again) takes a numbered suffix."""
+    library = getattr(torch, "library", None)
+    needs = ("custom_op", "register_fake", "register_autograd")
+    if library is None or not all(hasattr(library, k) for k in needs):
+        return None
+    ops = getattr(torch.ops, namespace)
+    base, n = name, 1
+    while hasattr(ops, name):
+        n += 1
+        name = f"{base}_{n}"
+    qualname = f"{namespace}::{name}"
+    library.custom_op(qualname, lambda d, *xs: _ln_fresh(run(d, *xs), *xs), mutates_args=(),
+                      schema=schema)
+    library.register_fake(qualname, fake)
+    library.register_autograd(qualname, function.backward, setup_context=function.setup_context)
+    return getattr(ops, name).default
+
+
 HELPERS: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
                             _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_own,
-                            _ln_vjp)}
+                            _ln_vjp, _ln_fresh, _ln_traced, _ln_library)}
 
 _HELPER_NAME = re.compile(r"\b_ln_[a-z0-9_]+")
 
