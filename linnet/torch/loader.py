@@ -45,7 +45,9 @@ class EntryFunction:
     by_inputs: dict[tuple, Callable[..., tuple]] = field(default_factory=dict)
     _sig: Any = None
     _tuple_result: bool | None = None
-    _modules: list[tuple[Any, dict[str, str]]] = field(default_factory=list)
+    # each generated module this function runs, its op names, and its counters when attached
+    _modules: list[tuple[Any, dict[str, str], dict[str, tuple[int, int]]]] = field(
+        default_factory=list)
 
     def __repr__(self) -> str:
         how = "compiled" if self.compile else "interpreted"
@@ -197,7 +199,11 @@ class EntryFunction:
         entry's) and remembered for `ran()`."""
         from .runtime import import_generated
         module = import_generated(compiled.text, name or self.name, self.TARGET)
-        self._modules.append((module, self._op_names(compiled.result.stages[-2].ir)))
+        # the same text imports as the same module, whose counters other callers may have
+        # moved already: this function counts from here
+        baseline = {fn: tuple(n) for fn, n in getattr(module, "_ln_ran", {}).items()}
+        self._modules.append((module, self._op_names(compiled.result.stages[-2].ir),
+                              baseline))
         return module
 
     def _compile_source(self, values: dict[str, object], **options: Any):
@@ -217,13 +223,18 @@ class EntryFunction:
         once, under autograd too. Ops that have no kernel in a binding (`numerics="exact"`,
         a kernel whose `where` fails) are not listed; with `compile=False` nothing is (the
         interpreter runs bodies only). Under `linnet.jax`, the choice is made when a call is
-        traced, so the counts are of traces: a jitted call reuses its trace's choice."""
+        traced, so the counts are of traces: a jitted call reuses its trace's choice.
+
+        Generated modules are shared by text (`linnet.torch.import_generated`): counts
+        start when this function first runs a module, and another function running the
+        same module at the same time adds to them."""
         found: dict[str, dict[str, int]] = {}
-        for module, names in self._modules:
+        for module, names, baseline in self._modules:
             for fn, (kernel, body) in getattr(module, "_ln_ran", {}).items():
+                k0, b0 = baseline.get(fn, (0, 0))
                 seen = found.setdefault(names.get(fn, fn), {"kernel": 0, "body": 0})
-                seen["kernel"] += kernel
-                seen["body"] += body
+                seen["kernel"] += kernel - k0
+                seen["body"] += body - b0
         return found
 
     def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:

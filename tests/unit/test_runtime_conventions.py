@@ -185,6 +185,21 @@ def test_ran_counts_the_calls_that_ran_the_kernel_and_the_body():
     assert set(fn.ran()) == {"softmax__R4_C16", "softmax__R2_C16"}
 
 
+def test_ran_counts_only_the_calls_of_its_own_function():
+    """Two loads of one program import one generated module (same text): each function's
+    counts start when it first runs the module; once both run it, the module's counters
+    are shared (the documented limit: no per-call bookkeeping on the launch path)."""
+    first = torch_function(SOFTMAX, "softmax_any", tuning=False)
+    x = torch.randn(4, 16)
+    first(x)
+    first(x)
+    assert sum(first.ran()["softmax__R4_C16"].values()) == 2
+    second = torch_function(SOFTMAX, "softmax_any", tuning=False)
+    second(x)
+    assert sum(second.ran()["softmax__R4_C16"].values()) == 1
+    assert sum(first.ran()["softmax__R4_C16"].values()) == 3
+
+
 def test_ran_lists_no_op_without_a_kernel_and_nothing_for_the_interpreter():
     exact = torch_function(SOFTMAX, "softmax_any", numerics="exact", tuning=False)
     exact(torch.randn(2, 8))

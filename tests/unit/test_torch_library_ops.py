@@ -95,7 +95,7 @@ def case(request):
 
 def registered_ops(fn) -> list:
     """The custom ops of the modules a loaded function has generated (None where none)."""
-    return [getattr(m, name) for m, _ in fn._modules for name in dir(m)
+    return [getattr(m, name) for m, *_ in fn._modules for name in dir(m)
             if name.endswith("_op_library") and getattr(m, name) is not None]
 
 
@@ -272,13 +272,21 @@ def test_the_generated_module_names_and_registers_its_ops():
     assert "linnet_NAMESPACE_" not in text
 
 
-def test_running_a_module_twice_registers_fresh_names():
-    """The same text executed again (not through the module cache) numbers its op names."""
+def test_running_a_module_twice_registers_fresh_names(tmp_path):
+    """The same text executed again (not through the module cache) numbers its op names.
+    Each copy is imported from a file of its own: Triton reads a kernel's source there."""
+    import importlib.util
     text = softmax().source(R=2, C=8)
-    first, second = {}, {}
-    exec(compile(text, "<first>", "exec"), first)
-    exec(compile(text, "<second>", "exec"), second)
-    a, b = first["f2_op_library"], second["f2_op_library"]
+    copies = []
+    for n in ("first", "second"):
+        path = tmp_path / f"softmax_copy_{n}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"softmax_copy_{n}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        copies.append(module)
+    a, b = copies[0].f2_op_library, copies[1].f2_op_library
     assert str(b) == str(a).replace(".default", "_2.default") and a is not b
     x = torch.randn(2, 8)
     torch.testing.assert_close(b(torch.device("cpu"), x), torch.softmax(x, dim=-1))
