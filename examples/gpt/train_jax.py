@@ -1,0 +1,125 @@
+"""Train the Linnet gpt on JAX data-parallel: each step is `jax.jit` of `value_and_grad` of
+the `loss` entry, the global batch split by rows over a ("data",) mesh of `--devices`
+devices and the params replicated, then an SGD update. `--check` runs the same steps
+unsharded on one device and compares the losses.
+
+    python examples/gpt/train_jax.py --devices 2 --steps 3 --check
+
+Without a GPU, `--devices` CPU devices are made (`XLA_FLAGS`, set before JAX is imported).
+The weights and batches are those of `train.py` (the twin's weights from `--seed`, step
+`i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The op bodies run
+(`numerics="exact"`): XLA's SPMD partitioner splits them like any `jnp` code. A block
+model's kernels cannot yet run per shard (`shard=` is for module-level entries,
+docs/scale_jax.md), and unsplit they would gather the batch onto every device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from train import GPT, batch_of, initial_weights, sizes  # noqa: E402
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--devices", type=int, default=2)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--batch", type=int, default=4, help="global batch, split over devices")
+    p.add_argument("--length", type=int, default=16)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=2)
+    p.add_argument("--dim", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--check", action="store_true", help="compare with the unsharded run")
+    p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--json", type=Path)
+    return p.parse_args(argv)
+
+
+def host_devices(count: int) -> None:
+    """`count` CPU devices when no GPU is there: XLA reads the flag when JAX starts."""
+    import torch
+    if not torch.cuda.is_available():
+        flag = f"--xla_force_host_platform_device_count={count}"
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+
+
+def step_function(model: Any, lr: float) -> Any:
+    """One SGD step of the loss entry: (params, tokens, targets) -> (loss, params)."""
+    import jax
+
+    def loss(params: dict, tokens: Any, targets: Any) -> Any:
+        return model.loss(params, model.initial_state(), tokens, targets)[0]
+
+    def step(params: dict, tokens: Any, targets: Any) -> tuple[Any, dict]:
+        value, grads = jax.value_and_grad(loss)(params, tokens, targets)
+        return value, jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+    return jax.jit(step)
+
+
+def train(args: argparse.Namespace, devices: list[Any]) -> dict[str, Any]:
+    """`--steps` steps with the batch split over `devices` (params replicated)."""
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from linnet.jax import load_source
+    weights = {k: v.numpy() for k, v in initial_weights(args).items()}
+    model = load_source(GPT, generics=sizes(args, args.batch), weights=weights,
+                        numerics="exact")
+    mesh = Mesh(np.array(devices), ("data",))
+    rows, whole = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
+    params = jax.device_put(dict(model.parameters), whole)
+    step = step_function(model, args.lr)
+    losses, seconds = [], []
+    for i in range(args.steps):
+        with jax.enable_x64(True):  # the tokens are i64, as the entry declares (docs/jax.md)
+            tokens, targets = (jax.device_put(t.numpy(), rows)
+                               for t in batch_of(args, i, slice(None)))
+            start = time.perf_counter()
+            loss, params = step(params, tokens, targets)
+            loss.block_until_ready()
+        seconds.append(time.perf_counter() - start)
+        losses.append(float(loss))
+    return {"losses": losses, "seconds": seconds, "devices": len(devices),
+            "params_replicated": all(v.sharding.is_fully_replicated for v in params.values()),
+            "input_sharding": str(tokens.sharding.spec)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    host_devices(args.devices)
+    import jax
+    devices = jax.devices()[:args.devices]
+    if len(devices) < args.devices or args.batch % args.devices:
+        raise SystemExit(f"need {args.devices} devices (have {len(jax.devices())}) and a "
+                         f"batch ({args.batch}) they divide")
+    run = train(args, devices)
+    single = train(args, devices[:1])["losses"] if args.check else None
+    ok = single is None or all(abs(a - b) <= args.tolerance * max(1.0, abs(b))
+                               for a, b in zip(run["losses"], single))
+    for i, (loss, s) in enumerate(zip(run["losses"], run["seconds"])):
+        print(f"step {i}: loss {loss:.6f}  {s * 1e3:.1f} ms"
+              + ("" if single is None else f"  (one device: {single[i]:.6f})"))
+    print(f"{run['devices']} {devices[0].platform} devices, batch split {run['input_sharding']}"
+          f", params replicated: {run['params_replicated']}"
+          + ("" if single is None else f"; check: {'within' if ok else 'OUTSIDE'} "
+             f"tolerance {args.tolerance}"))
+    if args.json:
+        args.json.write_text(json.dumps({**run, "single": single, "check": None
+                                         if single is None else ok}, indent=1))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
