@@ -93,7 +93,7 @@ def train(args: argparse.Namespace, devices: list[Any]) -> dict[str, Any]:
         losses.append(float(loss))
     return {"losses": losses, "seconds": seconds, "devices": len(devices),
             "params_replicated": all(v.sharding.is_fully_replicated for v in params.values()),
-            "input_sharding": str(tokens.sharding.spec)}
+            "input_sharding": [str(a) for a in tokens.sharding.spec]}
 
 
 def main(argv: list[str] | None = None) -> int:

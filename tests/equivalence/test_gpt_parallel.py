@@ -1,0 +1,83 @@
+"""The gpt example trained data-parallel (`examples/gpt/train.py`, `train_jax.py`), each in a
+subprocess: `torchrun` with 2 ranks on the CPU (gloo) under DDP and under FSDP2, the ops'
+kernels running in Triton's interpreter, then the JAX step with the batch split over 2 host
+devices. Each run's `--check` trains one process over the same global batches; the losses
+are compared here from the runs' JSON, and the SGD losses of torch's DDP run against JAX's
+(the same weights, batches and updates). Small sizes, 3 steps.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from linnet.testing.child_env import child_env
+
+from kernel_cases import EXAMPLES, ROOT
+
+TRAIN = EXAMPLES / "gpt" / "train.py"
+COMMON = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd",
+          "--lr", "1e-3", "--check"]
+OPS = {"rms_norm", "linear", "attention_from"}  # the ops with a kernel (gpt_ops.linnet)
+
+
+def run(command: list[str], out: Path, **env: str) -> dict[str, Any]:
+    """Run a training script with `--json out`; its JSON, after it exits 0."""
+    done = subprocess.run([*command, "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240, env=child_env(ROOT, **env))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def torchrun(mode: str, out: Path) -> dict[str, Any]:
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                "--nproc_per_node", "2"]
+    return run([*launcher, str(TRAIN), "--mode", mode, *COMMON], out, TRITON_INTERPRET="1")
+
+
+@pytest.fixture(scope="module")
+def ddp(tmp_path_factory) -> dict[str, Any]:
+    return torchrun("ddp", tmp_path_factory.mktemp("ddp") / "ddp.json")
+
+
+def assert_matches_one_process(got: dict[str, Any]) -> None:
+    """The ranks' mean loss of each step is the single process's over the global batch,
+    and every op with a kernel ran it (none its body) on rank 0."""
+    assert got["world"] == 2 and got["check"] is True and len(got["losses"]) == 3
+    np.testing.assert_allclose(got["losses"], got["single"], rtol=1e-5)
+    assert len(set(got["losses"])) == 3  # the steps moved the weights: not one loss again
+    assert set(got["ran"]) == OPS
+    assert all(c["kernel"] > 0 and c["body"] == 0 for c in got["ran"].values())
+
+
+def test_ddp_on_two_ranks_matches_one_process(ddp) -> None:
+    assert_matches_one_process(ddp)
+    assert ddp["sharded"] == 0 and ddp["params"] == 18  # replicated: 2 layers * 8 + 2
+
+
+def test_fsdp2_on_two_ranks_matches_one_process(tmp_path) -> None:
+    import torch.distributed.fsdp as fsdp
+    if not hasattr(fsdp, "fully_shard"):
+        pytest.skip("this torch has no torch.distributed.fsdp.fully_shard (FSDP2)")
+    got = torchrun("fsdp2", tmp_path / "fsdp2.json")
+    assert_matches_one_process(got)
+    assert got["sharded"] == got["params"] == 18  # every param a DTensor, split over ranks
+
+
+def test_jax_split_over_two_devices_matches_one_device_and_torch(ddp, tmp_path) -> None:
+    """The batch split over a ("data",) mesh of 2 CPU devices, params replicated: the same
+    losses as one device, and as torch's DDP run with the same SGD steps."""
+    pytest.importorskip("jax")
+    got = run([sys.executable, str(EXAMPLES / "gpt" / "train_jax.py"), "--devices", "2",
+               *(a for a in COMMON if a not in ("--optimizer", "sgd"))],
+              tmp_path / "jax.json", JAX_PLATFORMS="cpu")
+    assert got["devices"] == 2 and got["input_sharding"] == ["data"]
+    assert got["params_replicated"] and got["check"] is True
+    np.testing.assert_allclose(got["losses"], got["single"], rtol=1e-5)
+    np.testing.assert_allclose(got["losses"], ddp["losses"], rtol=1e-5)
