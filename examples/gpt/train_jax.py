@@ -5,7 +5,8 @@ unsharded on one device and compares the losses.
 
     python examples/gpt/train_jax.py --devices 2 --steps 3 --check
 
-Without a GPU, `--devices` CPU devices are made (`XLA_FLAGS`, set before JAX is imported).
+The devices are JAX's default ones (GPUs where its CUDA plugin finds them), else `--devices`
+CPU devices (`XLA_FLAGS`, set before JAX is imported).
 The weights and batches are those of `train.py` (the twin's weights from `--seed`, step
 `i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The op bodies run
 (`numerics="exact"`): XLA's SPMD partitioner splits them like any `jnp` code. A block
@@ -47,11 +48,10 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def host_devices(count: int) -> None:
-    """`count` CPU devices when no GPU is there: XLA reads the flag when JAX starts."""
-    import torch
-    if not torch.cuda.is_available():
-        flag = f"--xla_force_host_platform_device_count={count}"
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
+    """`count` CPU devices, for a machine without GPUs (or a JAX without their plugin): XLA
+    reads the flag when JAX starts, and it leaves GPUs alone, which JAX prefers."""
+    flag = f"--xla_force_host_platform_device_count={count}"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flag).strip()
 
 
 def step_function(model: Any, lr: float) -> Any:
