@@ -14,9 +14,9 @@ of the ranks' losses) is the global batch's. `--check` then trains one process o
 global batch on rank 0 and compares the losses (`--tolerance`). `--json PATH` writes the
 losses and the time of each step (rank 0).
 
-The backend is nccl on CUDA (each rank on `cuda:LOCAL_RANK`), gloo on the CPU. Without
-CUDA, kernels run in Triton's interpreter (`TRITON_INTERPRET=1`, set before Triton is
-imported).
+The backend is nccl on CUDA (each rank on `cuda:LOCAL_RANK`), gloo on the CPU
+(`--device cpu`, or no CUDA). On the CPU, kernels run in Triton's interpreter
+(`TRITON_INTERPRET=1`, set before Triton is imported, unless already set).
 """
 
 from __future__ import annotations
@@ -36,9 +36,6 @@ HERE = Path(__file__).resolve().parent
 GPT = HERE / "gpt.linnet"
 MODES = ("single", "ddp", "fsdp2")
 
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports Triton
-
 
 class LossOf(nn.Module):
     """`forward` is the model's `loss` entry: DDP and FSDP2 hook a module's forward, and a
@@ -56,6 +53,8 @@ class LossOf(nn.Module):
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mode", choices=MODES, default="single")
+    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
+                   help="auto: CUDA where torch sees it, else the CPU")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--batch", type=int, default=4, help="global batch (rows), split over ranks")
     p.add_argument("--length", type=int, default=16, help="T, positions per row")
@@ -162,7 +161,7 @@ def train(args: argparse.Namespace, mode: str, device: torch.device, rank: int =
     model = module.module.model if mode == "ddp" else module.model
     return {"losses": losses, "seconds": seconds, "ran": ran_by_op(model.loss),
             "sharded": sum(type(p).__name__ == "DTensor" for p in module.parameters()),
-            "params": len(list(module.parameters()))}
+            "params": len(list(module.parameters())), "device": device.type}
 
 
 def ran_by_op(entry: Any) -> dict[str, dict[str, int]]:
@@ -185,21 +184,28 @@ def global_loss(loss: torch.Tensor, world: int) -> float:
     return float(loss)
 
 
-def setup(mode: str) -> tuple[torch.device, int, int]:
+def setup(mode: str, cuda: bool) -> tuple[torch.device, int, int]:
     """The device, rank and world size; the process group for ddp and fsdp2."""
     if mode == "single":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu"), 0, 1
+        return torch.device("cuda" if cuda else "cpu"), 0, 1
     import torch.distributed as dist
     if "RANK" not in os.environ:
         raise SystemExit(f"--mode {mode} runs under torchrun: "
                          f"torchrun --nproc_per_node 2 {__file__} --mode {mode}")
-    cuda = torch.cuda.is_available()
     local = int(os.environ.get("LOCAL_RANK", 0))
     if cuda:
         torch.cuda.set_device(local)
     dist.init_process_group("nccl" if cuda else "gloo")
     device = torch.device("cuda", local) if cuda else torch.device("cpu")
     return device, dist.get_rank(), dist.get_world_size()
+
+
+def on_cuda(choice: str) -> bool:
+    """Whether to run on CUDA; on the CPU, Triton's interpreter runs the kernels."""
+    cuda = choice == "cuda" or (choice == "auto" and torch.cuda.is_available())
+    if not cuda:
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports Triton
+    return cuda
 
 
 def report(args: argparse.Namespace, world: int, run: dict[str, Any],
@@ -220,14 +226,14 @@ def report(args: argparse.Namespace, world: int, run: dict[str, Any],
         args.json.write_text(json.dumps({
             "mode": args.mode, "world": world, "batch": args.batch, **run, "single": single,
             "check": None if single is None else ok,
-            "device": "cuda" if torch.cuda.is_available() else "cpu",
             "numerics": args.numerics}, indent=1))
     return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
-    device, rank, world = setup(args.mode)
+    cuda = on_cuda(args.device)
+    device, rank, world = setup(args.mode, cuda)
     try:
         run = train(args, args.mode, device, rank, world)
         if rank != 0:

@@ -3,7 +3,8 @@ subprocess: `torchrun` with 2 ranks on the CPU (gloo) under DDP and under FSDP2,
 kernels running in Triton's interpreter, then the JAX step with the batch split over 2 host
 devices. Each run's `--check` trains one process over the same global batches; the losses
 are compared here from the runs' JSON, and the SGD losses of torch's DDP run against JAX's
-(the same weights, batches and updates). Small sizes, 3 steps.
+(the same weights, batches and updates). Small sizes, 3 steps, on the CPU on any machine:
+the GPU runs are the commands of docs/scale.md, "Training across devices".
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run(command: list[str], out: Path, **env: str) -> dict[str, Any]:
 def torchrun(mode: str, out: Path) -> dict[str, Any]:
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc_per_node", "2"]
-    return run([*launcher, str(TRAIN), "--mode", mode, *COMMON], out, TRITON_INTERPRET="1")
+    return run([*launcher, str(TRAIN), "--mode", mode, "--device", "cpu", *COMMON], out)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def ddp(tmp_path_factory) -> dict[str, Any]:
 def assert_matches_one_process(got: dict[str, Any]) -> None:
     """The ranks' mean loss of each step is the single process's over the global batch,
     and every op with a kernel ran it (none its body) on rank 0."""
-    assert got["world"] == 2 and got["check"] is True and len(got["losses"]) == 3
+    assert got["world"] == 2 and got["device"] == "cpu" and got["check"] is True and len(got["losses"]) == 3
     np.testing.assert_allclose(got["losses"], got["single"], rtol=1e-5)
     assert len(set(got["losses"])) == 3  # the steps moved the weights: not one loss again
     assert set(got["ran"]) == OPS
