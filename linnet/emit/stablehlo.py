@@ -35,6 +35,7 @@ from typing import Union
 from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import stablehlo_ops as ops
+from .stablehlo_einsum import einsum
 from .stablehlo_ops import OpWriter, Value, tensor_type
 from .layout import comment, loop_expected, unpack_count
 
@@ -196,7 +197,7 @@ class _Func:
         if isinstance(e, ir.Prim):
             return ops.prim(self.w, e.op, args, e.type, e.attrs, self.module.numerics)
         if isinstance(e, ir.Einsum):
-            return ops.einsum(self.w, e.spec, args, e.type, e.acc, self.module.numerics)
+            return einsum(self.w, e.spec, args, e.type, e.acc, self.module.numerics)
         raise TypeError(f"no StableHLO printer for {type(e).__name__}")
 
     # ------------------------------------------------------------ control flow
