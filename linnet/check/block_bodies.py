@@ -21,6 +21,7 @@ from .scope import Frame, Globals, Local
 from .signatures import Binding, Signature, substitute
 from .types import ERR, Val, materialize
 from .value_types import OptionalT
+from .values import both_optional_arms
 
 
 @dataclass(frozen=True)
@@ -344,12 +345,7 @@ def optional_sub_arms(checker: BlockBodyChecker, e: t.Match, ref: SubRef) -> boo
                               "`some(h) => ...`")
                 return False
         kinds.add(type(pat))
-    if len(kinds) < 2:
-        missing = "none" if t.SomePat in kinds else "some(h)"
-        checker.error("E2118", f"`match` is not exhaustive: missing `{missing}`", e.span,
-                      help=f"add an arm `{missing} => ...`")
-        return False
-    return True
+    return both_optional_arms(checker, e, kinds, "h")
 
 
 def _in_notation(checker: BlockBodyChecker, callee: str, span) -> Val:

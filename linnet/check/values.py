@@ -249,12 +249,7 @@ class ValueChecker:
                            f"{len(pat.names)} names", pat.span)
                 return False
             kinds.add(type(pat))
-        if len(kinds) < 2:
-            missing = "none" if t.SomePat in kinds else "some(x)"
-            self.error("E2118", f"`match` is not exhaustive: missing `{missing}`", e.span,
-                       help=f"add an arm `{missing} => ...`")
-            return False
-        return None
+        return None if both_optional_arms(self, e, kinds, "x") else False
 
     def arm_value(self, arm: t.Arm, ty) -> Val:
         """An arm's value, with the names its pattern binds in scope."""
@@ -363,3 +358,14 @@ class ValueChecker:
         if isinstance(have, OptionalT) and isinstance(v.type, (NoneT, OptionalT)):
             return self.accepts_quietly(have, v)
         return super()._same_type(have, v)
+
+
+def both_optional_arms(checker, e: t.Match, kinds: set[type], name: str) -> bool:
+    """Whether a `match` on an optional has a `some(...)` and a `none` arm (E2118 for the one
+    missing, its pattern written with `name`): for optional values and optional subs."""
+    if len(kinds) >= 2:
+        return True
+    missing = "none" if t.SomePat in kinds else f"some({name})"
+    checker.error("E2118", f"`match` is not exhaustive: missing `{missing}`", e.span,
+                  help=f"add an arm `{missing} => ...`")
+    return False
