@@ -10,6 +10,7 @@ checkpoint, every optional member absent.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -45,16 +46,18 @@ def presence(args: argparse.Namespace) -> frozenset[str] | None:
 
 
 def weight_names(path: str) -> list[str]:
-    """The tensor names of a safetensors file, read from its header alone."""
+    """The tensor names of a safetensors file, read from its header alone
+    (`linnet.checkpoint.open_checkpoint`); a file it cannot read is a command-line mistake."""
+    from .checkpoint import open_checkpoint
+    from .errors import LinnetError
     try:
-        from safetensors import safe_open
+        import safetensors  # noqa: F401
     except ImportError as err:
         raise UsageError(f"--weights {path}: reading it needs the safetensors package "
                          f"(pip install safetensors): {err}") from None
+    if not Path(path).is_file():
+        raise UsageError(f"--weights {path}: no such file")
     try:
-        with safe_open(path, framework="numpy") as f:
-            return list(f.keys())
-    except FileNotFoundError:
-        raise UsageError(f"--weights {path}: no such file") from None
-    except Exception as err:  # the package's own errors: a header it cannot parse
+        return sorted(open_checkpoint(path).keys)
+    except LinnetError as err:
         raise UsageError(f"--weights {path}: not a readable safetensors file ({err})") from None
