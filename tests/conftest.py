@@ -10,6 +10,8 @@
 - Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
   `HYPOTHESIS_PROFILE=gpu pytest tests/equivalence`.
+- `tests/cases/` is importable from every test: the example programs' weights and NumPy
+  references that unit and equivalence tests share (`block_model_case`, ...).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "cases"))
 
 
 

@@ -6,7 +6,6 @@ after the entry's own, in manifest order, and the next states returned after the
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +13,10 @@ import pytest
 from linnet.pipeline import compile_file
 from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
 
+from block_model_case import H, PROGRAM, V, mixed, weights
 from kernel_cases import DEVICE
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "block_model.linnet"
-L, H, V, B = 3, 4, 5, 2
+L, B = 3, 2
 BIND = {"L": L, "H": H, "V": V, "B": B}
 TARGETS = ["interpreter", "torch", "jax", "onnx", "stablehlo"]
 
@@ -31,13 +30,13 @@ def _run(target: str, entry: str, x: np.ndarray, w: dict[str, np.ndarray], grad:
 
 
 def _weights(seed: int = 0) -> dict[str, np.ndarray]:
-    """Every parameter by path, in manifest order (states start at small counts)."""
-    rng = np.random.default_rng(seed)
-    w = {"embed": rng.standard_normal((V, H)).astype(np.float32)}
+    """Every parameter by path, in manifest order: `block_model_case.weights`, each layer's
+    state after its param and buffers, states at small counts."""
+    base = weights(L, seed)
+    w = {"embed": base["embed"]}
     for k in range(L):
-        w[f"layers.{k}.up"] = (rng.standard_normal((2 * H, H)) / 2).astype(np.float32)
-        w[f"layers.{k}.down"] = (rng.standard_normal((H, 2 * H)) / 2).astype(np.float32)
-        w[f"layers.{k}.scale"] = rng.uniform(0.5, 1.5, H).astype(np.float32)
+        for name in ("up", "down", "scale"):
+            w[f"layers.{k}.{name}"] = base[f"layers.{k}.{name}"]
         w[f"layers.{k}.calls"] = np.array([10 * k], dtype=np.int64)
     w["steps"] = np.array([7], dtype=np.int64)
     return w
@@ -45,11 +44,7 @@ def _weights(seed: int = 0) -> dict[str, np.ndarray]:
 
 def _reference(x: np.ndarray, w: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     """The model in NumPy (float64): the logits, then each next state in manifest order."""
-    y = x.astype(np.float64)
-    for k in range(L):
-        h = np.tanh(y @ w[f"layers.{k}.up"].T.astype(np.float64))
-        y = y + (h @ w[f"layers.{k}.down"].T) * w[f"layers.{k}.scale"]
-    logits = y @ w["embed"].T.astype(np.float64)
+    logits = mixed(x, w, L) @ w["embed"].T.astype(np.float64)
     calls = [w[f"layers.{k}.calls"] + 1 for k in range(L)]
     return (logits, *calls, w["steps"] + 1)
 

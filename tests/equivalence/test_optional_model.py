@@ -7,7 +7,6 @@ ones are not inputs at all.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,55 +15,18 @@ from linnet.pipeline import compile_file
 from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
 
 from kernel_cases import DEVICE
+from optional_model_case import CHECKPOINTS, H, L, PROGRAM, V, main
+from optional_model_case import checkpoint as _checkpoint, has_head as _head_present
 
-PROGRAM = Path(__file__).resolve().parents[2] / "examples" / "optional_model.linnet"
-L, H, V, B = 2, 4, 5, 2
+B = 2
 BIND = {"L": L, "H": H, "V": V, "B": B}
 TARGETS = ["interpreter", "torch", "jax", "onnx", "stablehlo"]
-REQUIRED = ["embed"] + [f"layers.{k}.{n}" for k in range(L) for n in ("up", "down")]
-HEAD = ["head.up", "head.down"]
-CHECKPOINTS = {
-    "bare": REQUIRED,
-    "everything": REQUIRED + ["out_bias", "layers.0.up_bias", "layers.1.up_bias", *HEAD,
-                              "head.up_bias"],
-    "mixed": REQUIRED + ["out_bias", "layers.1.up_bias", *HEAD],
-    "half a head": REQUIRED + ["layers.0.up_bias", "head.up", "head.up_bias"],
-}
-
-
-def _checkpoint(paths: list[str], seed: int = 0) -> dict[str, np.ndarray]:
-    """A value for every weight a full checkpoint would hold, kept only where `paths`
-    names it."""
-    rng = np.random.default_rng(seed)
-    full = {"embed": rng.standard_normal((V, H)), "out_bias": rng.standard_normal(V)}
-    for prefix in [f"layers.{k}." for k in range(L)] + ["head."]:
-        full[prefix + "up"] = rng.standard_normal((2 * H, H)) / 2
-        full[prefix + "up_bias"] = rng.standard_normal(2 * H) / 2
-        full[prefix + "down"] = rng.standard_normal((H, 2 * H)) / 2
-    return {p: v.astype(np.float32) for p, v in full.items() if p in paths}
-
-
-def _mlp(x: np.ndarray, w: dict[str, np.ndarray], prefix: str) -> np.ndarray:
-    pre = x @ w[prefix + "up"].T.astype(np.float64)
-    if prefix + "up_bias" in w:
-        pre = pre + w[prefix + "up_bias"]
-    return np.tanh(pre) @ w[prefix + "down"].T
-
-
-def _head_present(w: dict[str, np.ndarray]) -> bool:
-    return all(p in w for p in HEAD)
 
 
 def _reference(x: np.ndarray, w: dict[str, np.ndarray], calls: dict[str, int]):
-    """`main` in NumPy (float64): the logits, then each next state."""
-    y = x.astype(np.float64)
-    for k in range(L):
-        y = y + _mlp(y, w, f"layers.{k}.")
-    z = _mlp(y, w, "head.") if _head_present(w) else y
-    out = z @ w["embed"].T
-    if "out_bias" in w:
-        out = out + w["out_bias"]
-    return (out, *[np.array([c + 1]) for c in calls.values()])
+    """`main` in NumPy (float64, `optional_model_case.main`): the logits, then each next
+    state."""
+    return (main(x, w), *[np.array([c + 1]) for c in calls.values()])
 
 
 def _inputs(compiled, w: dict[str, np.ndarray], calls: dict[str, int]) -> list[np.ndarray]:

@@ -1,7 +1,9 @@
 """examples/block_model.linnet as the tests of the loaders use it: its path, sizes, random
 weights by parameter path, and its `mix` function in NumPy (float64).
 
-`tests/unit/test_torch_block_load.py` and `test_jax_block_load.py` import it by name.
+`tests/unit/test_torch_block_load.py`, `test_jax_block_load.py` and
+`tests/equivalence/test_block_model.py` import it by name (tests/conftest.py puts
+`tests/cases` on the path).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """examples/optional_model.linnet as the loader tests use it: checkpoints holding different
 sets of its optional members, and its entries in NumPy (float64) reading the same set.
 
-`tests/unit/test_torch_block_load.py` and `test_jax_block_load.py` import it by name.
+`tests/unit/test_torch_block_load.py`, `test_jax_block_load.py` and
+`tests/equivalence/test_optional_model.py` import it by name (tests/conftest.py puts
+`tests/cases` on the path).
 """
 
 from __future__ import annotations
@@ -19,18 +21,21 @@ CHECKPOINTS = {
     "everything": REQUIRED + ["out_bias", "layers.0.up_bias", "layers.1.up_bias", *HEAD,
                               "head.up_bias"],
     "mixed": REQUIRED + ["out_bias", "layers.1.up_bias", *HEAD],
+    "half a head": REQUIRED + ["layers.0.up_bias", "head.up", "head.up_bias"],
 }
 
 
-def checkpoint(name: str, seed: int = 0) -> dict[str, np.ndarray]:
-    """The weights of the checkpoint `name`, in manifest order (f32)."""
+def checkpoint(name: str | list[str], seed: int = 0) -> dict[str, np.ndarray]:
+    """The weights of the checkpoint `name` (or holding exactly these paths), in manifest
+    order (f32)."""
+    paths = CHECKPOINTS[name] if isinstance(name, str) else name
     rng = np.random.default_rng(seed)
     full = {"embed": rng.standard_normal((V, H)), "out_bias": rng.standard_normal(V)}
     for prefix in [f"layers.{k}." for k in range(L)] + ["head."]:
         full[prefix + "up"] = rng.standard_normal((2 * H, H)) / 2
         full[prefix + "up_bias"] = rng.standard_normal(2 * H) / 2
         full[prefix + "down"] = rng.standard_normal((H, 2 * H)) / 2
-    return {p: v.astype(np.float32) for p, v in full.items() if p in CHECKPOINTS[name]}
+    return {p: v.astype(np.float32) for p, v in full.items() if p in paths}
 
 
 def has_head(w: dict) -> bool:
