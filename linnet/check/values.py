@@ -252,7 +252,8 @@ class ValueChecker:
         return None if both_optional_arms(self, e, kinds, "x") else False
 
     def arm_value(self, arm: t.Arm, ty) -> Val:
-        """An arm's value, with the names its pattern binds in scope."""
+        """An arm's value, with the names its pattern binds in scope (an arm that the
+        flattening of a block entry gave statements is checked as an `if` branch)."""
         from .items import check_local_name
         self.frame.push()
         try:
@@ -262,6 +263,8 @@ class ValueChecker:
                 for name, item in zip(pat.names, items):
                     check_local_name(name, pat.span, self.bag)
                     self.frame.bind(name, Val(materialize(Val(item))))
+            if isinstance(arm.value, t.Block):
+                return self.block(arm.value)
             return self.expr(arm.value)
         finally:
             self.frame.pop()

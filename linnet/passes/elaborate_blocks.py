@@ -13,7 +13,8 @@ whose entry the rest of the pipeline compiles like any other, for every target:
   function of an instance whose tree holds states returns `(result, next states...)`;
   a member call (`layer.forward(x)`) or a call of a sibling function is hoisted before
   its statement as `let (r, s...) = f(...)` followed by the state assignments, inside
-  the branch or loop body that holds it;
+  the branch or loop body that holds it, or to the front of the `match` arm that holds
+  it (the arm's value becomes a `Block`, as an `if` branch is);
 * `static for layer in layers` is unrolled, `layer` naming each element in turn;
 * the entry takes its own inputs, then every parameter, and returns its results, then
   the next value of each state that it (or anything it calls) assigns.
@@ -255,16 +256,16 @@ class _Rewriter:
         return arm.value
 
     def arm(self, a: t.Arm) -> t.Arm:
-        """An arm is one expression, with no statements before it: a call that carries
-        states, hoisted, goes into a branch of its own that the arm's value is,
-        `if true { let (r, s) = f(...)  state = s  r } else { the same }` (the elaboration
-        takes the `true` branch alone), so that it runs only when the arm is taken."""
+        """An arm that the values' elaboration chooses (at run time, or at compile time
+        from a constant or an optional param's presence): a call that carries states,
+        hoisted out of its value, stays in the arm, whose value becomes the block
+        `{ let (r, s) = f(...)  state = s  r }`, so that it runs, and its states change,
+        only when the arm is taken; an arm chosen at compile time is then straight-line
+        code, with no branch at all."""
         pre: list = []
         value = self.expr(a.value, pre)
         if pre:
-            span = a.value.span
-            body = t.Block(tuple(pre), value, span=span)
-            value = t.If(t.BoolLit(True, span=span), body, body, span=span)
+            value = t.Block(tuple(pre), value, span=a.value.span)
         return dataclasses.replace(a, value=value)
 
     def branch(self, b: t.Block) -> t.Block:

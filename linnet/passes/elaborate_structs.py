@@ -250,17 +250,23 @@ class _Values:
 
     # -------------------------------------------------------------- match
     def static_choice(self, e: t.If | t.Match) -> t.Expr | None:
-        """The branch or arm a compile-time condition or scrutinee chooses, if any."""
+        """The branch or arm a compile-time condition or scrutinee chooses, if any, when it
+        is a value alone (no statements before it)."""
         if isinstance(e, t.If):
             known = self.fold(e.cond)
             if isinstance(known, bool) and not e.then.stmts and not e.orelse.stmts:
                 return e.then.value if known else e.orelse.value
             return None
+        arm = self.static_arm(e)
+        return None if arm is None or isinstance(arm.value, t.Block) else arm.value
+
+    def static_arm(self, e: t.Match) -> t.Arm | None:
+        """The arm a compile-time variant chooses, if the scrutinee is one."""
         first = e.arms[0].pattern  # read from the declarations: a `const`'s value is folded
         enum = self.globals.items.get(first.enum) if isinstance(first, t.VariantPat) else None
         k = self.fold(e.scrutinee) if isinstance(enum, t.Enum) else None
         if isinstance(k, int):
-            return next(a.value for a in e.arms if a.pattern.variant == enum.variants[k])
+            return next(a for a in e.arms if a.pattern.variant == enum.variants[k])
         return None
 
     def fold_Match(self, e: t.Match):
@@ -274,9 +280,9 @@ class _Values:
         arm_want = ty.dtype if isinstance(ty, ir.TType) else None
         scrutinee = self.val(e.scrutinee).type
         if isinstance(scrutinee, EnumT):
-            chosen = self.static_choice(e)
+            chosen = self.static_arm(e)
             if chosen is not None:
-                return self.expr(chosen, arm_want)
+                return self.arm(chosen, None, arm_want)
             by_variant = {a.pattern.variant: a for a in e.arms}
             arms = [by_variant[v] for v in scrutinee.variants]
             if len(arms) == 1:
@@ -349,7 +355,8 @@ class _Values:
         return self.b.emit(ir.GetItem(joined, 0, ty), "match")
 
     def arm(self, arm: t.Arm, opt: Opt | None, want) -> ir.Atom:
-        """An arm's value in the current block, its pattern's names bound."""
+        """An arm's value in the current block, its pattern's names bound; the statements
+        of an arm that has some (a flattened block entry's) run first, straight-line."""
         self.env.push()
         try:
             if isinstance(arm.pattern, t.SomePat):
@@ -358,15 +365,23 @@ class _Values:
                 for k, name in enumerate(arm.pattern.names if arm.pattern.tuple_ else ()):
                     self.env.define(name, self.b.bind(ir.GetItem(
                         opt.value, k, opt.value.type.items[k]), name))
-            return self.expr(arm.value, want)
+            value = arm.value
+            if isinstance(value, t.Block):
+                self.stmts(value.stmts)
+                value = value.value
+            return self.expr(value, want)
         finally:
             self.env.pop()
 
     # ------------------------------------------------- `if` on optionals, `...`
     def expr_If(self, e: t.If, want: str | None) -> ir.Atom:
         """A branch hands back the vars it assigns as values: an optional `var` as its
-        `(flag, value)`, one a loop split into leaves as its tuple again."""
-        self.hand_back((e.then, e.orelse))
+        `(flag, value)`, one a loop split into leaves as its tuple again. A compile-time
+        condition has no branches, only the one taken, in place: its vars stay as they
+        are (an optional keeps its known presence, so that a `match` on it is still
+        chosen now, not made an `If` on a flag that is a constant)."""
+        if not isinstance(self.fold(e.cond), bool):
+            self.hand_back((e.then, e.orelse))
         return super().expr_If(e, want)
 
     def carried(self, stmts: tuple) -> list[str]:

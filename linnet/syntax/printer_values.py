@@ -2,7 +2,8 @@
 
 The surface printer (`printer.py`) registers these beside its own tables; they call
 back into it for expressions and types, so `parse(print_module(tree)) == tree` holds
-for programs using them as for the rest.
+for programs using them as for the rest (a parsed tree: a `match` arm holding statements
+is made by the flattening of block entries alone, and printed for its dumps).
 """
 
 from __future__ import annotations
@@ -42,9 +43,13 @@ def _match(e: t.Match, closed: bool) -> str:
     return f"match {scrutinee} {{\n" + p._indent("\n".join(arms), 1) + "\n}"
 
 
-def _arm_value(value: t.Expr) -> str:
+def _arm_value(value: t.Expr | t.Block) -> str:
     """An arm's value; one starting with `(` or `+`/`-` would join the arm before it when
-    written on one line, and on its own line a leading `+` would too."""
+    written on one line, and on its own line a leading `+` would too. A `Block`, which
+    only the flattening of a block entry makes (the parser does not read one back), is
+    printed as an `if` branch is, one statement per line."""
+    if isinstance(value, t.Block):
+        return p._block(value, p._block_value(value), tall=True)
     text = p._expr(value, p.LOOSEST, closed=False)
     return f"({text})" if text.startswith("+") else text
 

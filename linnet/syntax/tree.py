@@ -129,7 +129,8 @@ class Reduce:
 
 @node
 class Block:
-    """A branch of `if`: statements, then the value."""
+    """A branch of `if` (or a flattened `match` arm, see `Arm`): statements, then the
+    value."""
     stmts: tuple["Stmt", ...]
     value: "Expr"
     span: Span = _span()
@@ -215,8 +216,11 @@ Pattern = Union[VariantPat, NonePat, SomePat]
 
 @node
 class Arm:
+    """`pattern => value`. The parser makes the value an expression; the flattening of a
+    block entry makes it a `Block` (statements, then the value) where a call that carries
+    states, hoisted out of the value, must run only when this arm is taken."""
     pattern: Pattern
-    value: "Expr"
+    value: Union["Expr", Block]
     span: Span = _span()
 
 
