@@ -141,8 +141,7 @@ def test_the_op_runs_and_is_counted_inside_the_compiled_graph():
 
 def test_prepare_compiles_the_binding_so_the_first_call_can_be_traced():
     """`prepare` compiles a binding without running it (with no tuning file, a `meta`
-    tensor gives the shape);
-    the first call of the function is then inside torch.compile, in one graph."""
+    tensor gives the shape): the function's first call is then inside torch.compile."""
     fn = softmax()
     fn.prepare(torch.empty(4, 16, device="meta"))
     assert fn.ran() == {"softmax__R4_C16": {"kernel": 0, "body": 0}}
