@@ -1,6 +1,6 @@
 """The gpt example trained under `torch.compile` (`examples/gpt/train.py --compile`), in this
 process: one process compiled against one eager (the script's `--check`), and the DDP and
-FSDP2 wrapping paths compiled over a process group of one rank (gloo), their graphs recorded.
+FSDP2 wrapping paths compiled over a process group of one rank, their graphs recorded.
 Every graph is whole (`fullgraph=True` makes a graph break an error) and calls the Linnet
 ops as custom ops, whose kernels run (Triton's interpreter on the CPU). On the CPU the
 backend is aot_eager, on CUDA inductor. The two-rank compiled DDP run is in
@@ -73,9 +73,11 @@ def test_the_backend_named_by_compile() -> None:
 
 @pytest.fixture
 def one_rank():
-    """A gloo process group of one rank in this process, for the wrappers."""
+    """A process group of one rank in this process, for the wrappers: gloo on the CPU,
+    nccl on CUDA."""
     import torch.distributed as dist
-    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    backend = "nccl" if DEVICE == "cuda" else "gloo"
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
     try:
         yield
     finally:
@@ -99,7 +101,7 @@ def test_the_wrapped_module_compiles_to_graphs_calling_the_ops(mode: str, one_ra
         return gm.forward
 
     args = train.arguments([*SMALL, "--mode", mode])
-    device = torch.device(DEVICE)
+    device = torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
     module = train.wrapped(args, 2, device, mode, recording)
     eager = train.wrapped(args, 2, device, "single")
     tokens, targets = (t.to(device) for t in train.batch_of(args, 0, slice(0, 2)))
