@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -225,11 +226,7 @@ def steady(seconds: list[float]) -> float | None:
     """The steady-state time of a step: the median of the steps after the first (which
     includes compiling: Triton's kernels at their first launch, and torch.compile's
     tracing and backend with --compile); None with one step."""
-    rest = sorted(seconds[1:])
-    if not rest:
-        return None
-    mid = len(rest) // 2
-    return rest[mid] if len(rest) % 2 else (rest[mid - 1] + rest[mid]) / 2
+    return statistics.median(seconds[1:]) if len(seconds) > 1 else None
 
 
 def ran_by_op(entry: Any) -> dict[str, dict[str, int]]:
