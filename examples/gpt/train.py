@@ -4,6 +4,7 @@ process, or data-parallel under `torchrun` with DDP or FSDP2.
     python examples/gpt/train.py --mode single --steps 5
     torchrun --nproc_per_node 2 examples/gpt/train.py --mode ddp --steps 5 --check
     torchrun --nproc_per_node 2 examples/gpt/train.py --mode fsdp2 --steps 5 --check
+    python examples/gpt/train.py --mode single --steps 5 --compile --check
 
 Every run starts from the same weights (the twin's, `twin.py`, made from `--seed`) and sees
 the same global batches (step `i`'s tokens are drawn from `--seed + 1 + i`); each of the
@@ -13,6 +14,15 @@ step of W ranks is the step of one process over the whole batch: the printed los
 of the ranks' losses) is the global batch's. `--check` then trains one process over the
 global batch on rank 0 and compares the losses (`--tolerance`). `--json PATH` writes the
 losses and the time of each step (rank 0).
+
+`--compile [BACKEND]` runs each step's forward and backward through
+`torch.compile(fullgraph=True, dynamic=False)` of the loss module, compiled in place
+(`nn.Module.compile`) after it is wrapped: the DDP-wrapped module's inner module (DDP's own
+forward stays eager, and Dynamo splits the graph at DDP's buckets), the FSDP2 module itself.
+BACKEND is inductor on CUDA and aot_eager on the CPU unless named. The ops with kernels are
+custom ops in the graph, so `ran()` still counts their kernels. `--check`'s reference
+process is eager. The first step includes the compilation; the steady state is the median
+of the other steps.
 
 The backend is nccl on CUDA (each rank on `cuda:LOCAL_RANK`), gloo on the CPU
 (`--device cpu`, or no CUDA). On the CPU, kernels run in Triton's interpreter
@@ -24,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -70,6 +81,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true",
                    help="compare with one process over the global batch (rank 0)")
     p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--compile", nargs="?", const="default", metavar="BACKEND",
+                   help="torch.compile the loss module (fullgraph): BACKEND inductor (the "
+                        "default on CUDA), aot_eager (the default on the CPU), or another")
     p.add_argument("--json", type=Path, help="write the losses and step times here")
     return p.parse_args(argv)
 
@@ -109,20 +123,58 @@ def fully_shard_function() -> Callable[..., Any]:
     return fully_shard
 
 
-def wrapped(args: argparse.Namespace, batch: int, device: torch.device, mode: str
-            ) -> nn.Module:
-    """The Linnet model for `batch` rows a call, its loss in a module, wrapped for `mode`."""
+def wrapped(args: argparse.Namespace, batch: int, device: torch.device, mode: str,
+            backend: str | None = None) -> nn.Module:
+    """The Linnet model for `batch` rows a call, its loss in a module, wrapped for `mode`,
+    then compiled with `backend` (None: eager). The loss entry's binding is compiled
+    first (`prepare`): Dynamo cannot trace that compilation."""
     from linnet.torch import load
     model = load(str(GPT), generics=sizes(args, batch), weights=initial_weights(args),
                  numerics=args.numerics, device=device)
-    module = LossOf(model)
+    tokens = torch.zeros(batch, args.length, dtype=torch.int64, device=device)
+    model.loss.prepare(tokens, tokens)
+    module: nn.Module = LossOf(model)
     if mode == "ddp":
         from torch.nn.parallel import DistributedDataParallel
         ids = [device.index] if device.type == "cuda" else None
-        return DistributedDataParallel(module, device_ids=ids)
+        module = DistributedDataParallel(module, device_ids=ids)
     if mode == "fsdp2":
         fully_shard_function()(module)
+    if backend is not None:
+        compile_loss(module, backend)
     return module
+
+
+def compile_loss(module: nn.Module, backend: Any) -> None:
+    """`torch.compile(fullgraph=True)` of the wrapped loss module, in place: under DDP its
+    inner module (DDP's forward is Python that Dynamo does not trace in one graph; the inner
+    module's graph is split at DDP's buckets by Dynamo's DDPOptimizer), under FSDP2 the
+    sharded module. `dynamic=False`: a step's shapes never change, and a Linnet binding is
+    chosen by static shapes."""
+    from torch.nn.parallel import DistributedDataParallel
+    target = module.module if isinstance(module, DistributedDataParallel) else module
+    target.compile(fullgraph=True, backend=backend, dynamic=False)
+
+
+def compile_backend(choice: str | None, cuda: bool) -> str | None:
+    """The torch.compile backend `--compile` names: inductor on CUDA and aot_eager on the
+    CPU by default; None without `--compile`."""
+    if choice is None:
+        return None
+    if choice == "default":
+        return "inductor" if cuda else "aot_eager"
+    known = torch._dynamo.list_backends(exclude_tags=())
+    if choice not in known:
+        raise SystemExit(f"--compile {choice}: not a torch.compile backend "
+                         f"(this torch has {', '.join(sorted(known))})")
+    return choice
+
+
+def dynamo_counts() -> dict[str, int]:
+    """Dynamo's counts so far in this process: graphs compiled and graph breaks."""
+    from torch._dynamo.utils import counters
+    return {"graphs": counters["stats"]["unique_graphs"],
+            "graph_breaks": sum(counters["graph_break"].values())}
 
 
 def optimizer(args: argparse.Namespace, module: nn.Module) -> torch.optim.Optimizer:
@@ -137,14 +189,16 @@ def synchronize(device: torch.device) -> None:
 
 
 def train(args: argparse.Namespace, mode: str, device: torch.device, rank: int = 0,
-          world: int = 1) -> dict[str, Any]:
+          world: int = 1, backend: str | None = None) -> dict[str, Any]:
     """`--steps` steps: the global loss and the seconds of each step, what ran of each op
-    (kernel or body, in this process) and how many params are sharded (DTensors)."""
+    (kernel or body, in this process) and how many params are sharded (DTensors); compiled
+    with `backend` (None: eager), the graphs and graph breaks Dynamo made."""
     if args.batch % world:
         raise SystemExit(f"--batch {args.batch} does not split over {world} ranks")
     local = args.batch // world
     rows = slice(rank * local, (rank + 1) * local)
-    module = wrapped(args, local, device, mode)
+    before = dynamo_counts()
+    module = wrapped(args, local, device, mode, backend)
     opt = optimizer(args, module)
     losses, seconds = [], []
     for step in range(args.steps):
@@ -159,9 +213,20 @@ def train(args: argparse.Namespace, mode: str, device: torch.device, rank: int =
         seconds.append(time.perf_counter() - start)
         losses.append(global_loss(loss.detach(), world))
     model = module.module.model if mode == "ddp" else module.model
-    return {"losses": losses, "seconds": seconds, "ran": ran_by_op(model.loss),
+    after = dynamo_counts()
+    compiled = None if backend is None else {
+        "backend": backend, "fullgraph": True, **{k: after[k] - before[k] for k in after}}
+    return {"losses": losses, "seconds": seconds, "steady_seconds": steady(seconds),
+            "ran": ran_by_op(model.loss), "compiled": compiled,
             "sharded": sum(type(p).__name__ == "DTensor" for p in module.parameters()),
             "params": len(list(module.parameters())), "device": device.type}
+
+
+def steady(seconds: list[float]) -> float | None:
+    """The steady-state time of a step: the median of the steps after the first (which
+    includes compiling: Triton's kernels at their first launch, and torch.compile's
+    tracing and backend with --compile); None with one step."""
+    return statistics.median(seconds[1:]) if len(seconds) > 1 else None
 
 
 def ran_by_op(entry: Any) -> dict[str, dict[str, int]]:
@@ -215,8 +280,16 @@ def report(args: argparse.Namespace, world: int, run: dict[str, Any],
     worst = None if single is None else max(abs(a - b) for a, b in zip(losses, single))
     for i, (loss, s) in enumerate(zip(losses, seconds)):
         line = f"step {i}: loss {loss:.6f}  {s * 1e3:.1f} ms"
-        print(line + ("" if single is None else f"  (single process: {single[i]:.6f})"))
+        line += "" if i else " (includes compiling)"
+        print(line + ("" if single is None else f"  (eager single process: {single[i]:.6f})"))
     ok = worst is None or worst <= args.tolerance * max(1.0, max(map(abs, single)))
+    if run["steady_seconds"] is not None:
+        print(f"steady state: {run['steady_seconds'] * 1e3:.1f} ms a step (the median of "
+              f"steps 1-{len(seconds) - 1})")
+    compiled = run["compiled"]
+    print("eager" if compiled is None else
+          f"torch.compile (backend {compiled['backend']}, fullgraph): {compiled['graphs']} "
+          f"graph(s), {compiled['graph_breaks']} graph break(s)")
     print(f"ran (rank 0, per op): {run['ran']}; params sharded: {run['sharded']} of "
           f"{run['params']}")
     if worst is not None:
@@ -225,17 +298,18 @@ def report(args: argparse.Namespace, world: int, run: dict[str, Any],
     if args.json:
         args.json.write_text(json.dumps({
             "mode": args.mode, "world": world, "batch": args.batch, **run, "single": single,
-            "check": None if single is None else ok,
-            "numerics": args.numerics}, indent=1))
+            "check": None if single is None else ok, "numerics": args.numerics,
+            "first_step_includes_compiling": True}, indent=1))
     return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     cuda = on_cuda(args.device)
+    backend = compile_backend(args.compile, cuda)
     device, rank, world = setup(args.mode, cuda)
     try:
-        run = train(args, args.mode, device, rank, world)
+        run = train(args, args.mode, device, rank, world, backend)
         if rank != 0:
             return 0
         single = train(args, "single", device)["losses"] if args.check else None

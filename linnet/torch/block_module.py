@@ -37,8 +37,8 @@ TORCH_DTYPES = {"bool": torch.bool, "i8": torch.int8, "i16": torch.int16,
 
 
 class BlockMethod:
-    """`model.logits`: the entry `logits` of one model, called as a method. `source(...)`
-    and `ran()` are the entry's (`linnet.torch.EntryFunction`)."""
+    """`model.logits`: the entry `logits` of one model, called as a method. `source(...)`,
+    `prepare(...)` and `ran()` are the entry's (`linnet.torch.EntryFunction`)."""
 
     def __init__(self, model: "BlockModel", function: BlockEntryFunction) -> None:
         self.model = model
@@ -52,6 +52,11 @@ class BlockMethod:
 
     def source(self, **values: Any) -> str:
         return self.function.source(**values)
+
+    def prepare(self, *inputs: Any) -> None:
+        """Compile the entry's binding for these inputs, running nothing: what
+        `torch.compile` of a caller needs first (`EntryFunction.prepare`)."""
+        self.function.prepare(*inputs)
 
     def ran(self) -> dict[str, dict[str, int]]:
         return self.function.ran()

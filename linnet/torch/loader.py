@@ -62,6 +62,12 @@ class EntryFunction:
         outputs = run(*inputs)
         return outputs if self._tuple_result else outputs[0]
 
+    def prepare(self, *inputs: Any) -> None:
+        """Compile the binding these inputs select (by their shapes and dtypes, and their
+        device where a tuning file is in use) without running it. `torch.compile` cannot
+        trace the compilation of a new binding: prepare it before tracing a call."""
+        self._run_for(inputs)
+
     def _run_for(self, inputs: tuple) -> Callable[..., tuple]:
         """The compiled binding for these inputs (compiled on first use), remembered under
         the inputs' key for the next call."""

@@ -1,11 +1,12 @@
 """The gpt example trained data-parallel (`examples/gpt/train.py`, `train_jax.py`), each in a
-subprocess: `torchrun` with 2 ranks on the CPU (gloo) under DDP and under FSDP2, the ops'
-kernels running in Triton's interpreter, then the JAX step with the batch split over 2 host
-devices. Each run's `--check` trains one process over the same global batches; the losses
-are compared here from the runs' JSON, and the SGD losses of torch's DDP run against JAX's
-(the same weights, batches and updates). Small sizes, 3 steps, on the CPU on any machine:
-the GPU runs are the commands of docs/scale.md, "Training across devices".
-"""
+subprocess: `torchrun` with 2 ranks on the CPU (gloo) under DDP, DDP compiled (`--compile`:
+each rank's loss module under `torch.compile`) and FSDP2, the ops' kernels running in
+Triton's interpreter, then the JAX step with the batch split over 2 host devices. Each run's
+`--check` trains one eager process over the same global batches; the losses are compared
+here from the runs' JSON, and the SGD losses of torch's DDP run against JAX's (the same
+weights, batches and updates). Small sizes, 3 steps, on the CPU on any machine: the GPU runs
+are the commands of docs/scale.md, "Training across devices" and "Training under
+torch.compile"."""
 
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ def run(command: list[str], out: Path, **env: str) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-def torchrun(mode: str, out: Path) -> dict[str, Any]:
+def torchrun(mode: str, out: Path, *options: str) -> dict[str, Any]:
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc_per_node", "2"]
-    return run([*launcher, str(TRAIN), "--mode", mode, "--device", "cpu", *COMMON], out)
+    return run([*launcher, str(TRAIN), "--mode", mode, "--device", "cpu", *COMMON, *options],
+               out)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +62,15 @@ def assert_matches_one_process(got: dict[str, Any]) -> None:
 def test_ddp_on_two_ranks_matches_one_process(ddp) -> None:
     assert_matches_one_process(ddp)
     assert ddp["sharded"] == 0 and ddp["params"] == 18  # replicated: 2 layers * 8 + 2
+
+
+def test_ddp_compiled_on_two_ranks_matches_one_eager_process(tmp_path) -> None:
+    """`--compile`: each rank's loss module compiled (aot_eager, fullgraph) after DDP wraps
+    it, one graph and no break; the losses are one eager process's over the global batch."""
+    got = torchrun("ddp", tmp_path / "ddp_compiled.json", "--compile")
+    assert got["compiled"] == {"backend": "aot_eager", "fullgraph": True, "graphs": 1,
+                               "graph_breaks": 0}
+    assert_matches_one_process(got)
 
 
 def test_fsdp2_on_two_ranks_matches_one_process(tmp_path) -> None:

@@ -139,6 +139,17 @@ def test_the_op_runs_and_is_counted_inside_the_compiled_graph():
         assert runs == 3
 
 
+def test_prepare_compiles_the_binding_so_the_first_call_can_be_traced():
+    """`prepare` compiles a binding without running it (with no tuning file, a `meta`
+    tensor gives the shape): the function's first call is then inside torch.compile."""
+    fn = softmax()
+    fn.prepare(torch.empty(4, 16, device="meta"))
+    assert fn.ran() == {"softmax__R4_C16": {"kernel": 0, "body": 0}}
+    x = rand(4, 16)
+    torch.testing.assert_close(compiled(lambda x: fn(x) * 2)(x), torch.softmax(x, dim=-1) * 2)
+    assert sum(fn.ran()["softmax__R4_C16"].values()) == 1
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="CUDA graphs need a CUDA device")
 def test_reduce_overhead_replays_the_kernel_from_a_cuda_graph():
     """After warm-up and recording, calls replay the CUDA graph: right results for new
