@@ -18,6 +18,7 @@ a kernel run of the op's instance, a body run as a body run.
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from ..ir import tensor as ir
@@ -80,20 +81,17 @@ def sharded_chooser(f: ir.Func, name: str, gpu: bool, sharded: ShardedOp) -> str
     in_specs = _tuple([batch if s else "_P()" for s in rule.split])
     out_specs = _tuple([batch] * rule.results) if rule.results else batch
     split = ", ".join(f"v{k}" for k, s in enumerate(rule.split) if s)
-    over = (f"mesh axis {comment(axes[0])}" if len(axes) == 1 else
-            f"mesh axes {', '.join(comment(a) for a in axes)}")
+    rest = "" if all(rule.split) else ", the other parameters whole on every device"
+    over = (f"mesh axis {axes[0]}" if len(axes) == 1 else f"mesh axes {', '.join(axes)}")
+    note = (f"op {f.name}, named in shard=: its batch axis {rule.generic} splits over {over}. "
+            "Once linnet.jax.mesh has installed a mesh: its kernel per shard where one "
+            f"applies and Pallas runs ({split} and the results split by rows{rest}), else "
+            "its body. Before that: its kernel where Pallas runs, else its body. Counted in "
+            "_ln_ran per trace.")
     definition, _comment, *choice = chooser(f, name, gpu).splitlines()
     return "\n".join([
         definition,
-        f"    # op {comment(f.name)}, named in shard=: its batch axis {comment(rule.generic)} "
-        f"splits over {over}.",
-        "    # Once linnet.jax.mesh has installed a mesh: its kernel per shard where one "
-        "applies and",
-        f"    # Pallas runs ({split} and the results split by rows, the rest whole on every "
-        "device),",
-        "    # else its body. Before that: its kernel where Pallas runs, else its body. "
-        "Counted in",
-        "    # _ln_ran per trace.",
+        *(f"    # {line}" for line in textwrap.wrap(comment(note), 88)),
         "    if _ln_mesh is not None:",
         f'        if _ln_per_shard["{name}"] is not None and '
         f"_lp_kernel_ok({'' if gpu else 'gpu=False'}):",
