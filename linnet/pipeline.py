@@ -301,8 +301,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    root: str | None = None, bind: dict[str, object] | None = None,
                    numerics: str = "equivalent", grad: bool = False, passes: list[Pass] | None = None,
                    rules: tuple | list | None = None, shown: Instrumentation | None = None,
-                   tuning: Any = None, device: str | None = None,
-                   present: Any = None, shard: Any = None) -> Compiled:
+                   tuning: Any = None, device: str | None = None, present: Any = None,
+                   shard: Any = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss

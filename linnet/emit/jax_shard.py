@@ -28,12 +28,12 @@ from .layout import comment
 if TYPE_CHECKING:
     from ..jax.batch_rule import ShardedOp
 
-SECTION = '''# Ops run per shard of a device mesh (compiled with shard=): linnet.jax.mesh installs the
-# mesh and, for each op function listed here, the launch of its kernel compiled for the
-# per-shard sizes, or None where no kernel applies per shard (the batch does not divide
-# by the number of shards, or the kernel's `where` fails for the per-shard sizes: the
-# op's body then runs at the full size). Until a mesh is installed, each runs as it would
-# without shard=.
+SECTION = '''# Ops run per shard of a device mesh (compiled with shard=): linnet.jax.mesh
+# installs the mesh and, for each op function listed here, the launch of its kernel
+# compiled for the per-shard sizes, or None where no kernel applies per shard (the batch
+# does not divide by the number of shards, or the `where` fails for the per-shard sizes:
+# the op's body then runs at the full size). Until a mesh is installed, each runs as it
+# would without shard=.
 from jax.sharding import PartitionSpec as _P  # noqa: E402
 
 _ln_mesh = None

@@ -2,8 +2,8 @@
 
 `load_function(path, name, mesh=mesh, shard={"softmax": "data"})`, and a root block's model
 (`load_source(path, generics=..., mesh=mesh, shard=...)`), compile each binding with
-`compile_source(..., shard=...)`: the generated module then says itself what runs
-(`linnet/emit/jax_shard.py`): each instance of a named op that has a kernel gets a slot for
+`compile_source(..., shard=...)`, so that the generated module says what runs
+(`linnet/emit/jax_shard.py`). Each instance of a named op that has a kernel gets a slot for
 its per-shard launch and a run that calls it under `jax.shard_map` over the named mesh axes,
 its split parameters (by `batch_rule`) and its results split along their leading axis, the
 other parameters replicated. XLA cannot partition a `pallas_call` (given sharded inputs it

@@ -28,8 +28,9 @@ GPT_OPS = {"linear": "data", "rms_norm": "data", "attention_from": "data"}
 N = len(jax.devices())
 R, C = 8, 16  # 8 rows divide over 2 and 4 devices
 
-#: Two ops of a kernel each: `pair` gives a tuple (rows doubled, row sums); `big` applies
-#: only for 8 rows or more, so per shard of 8 rows its `where` fails and its body runs.
+#: Ops of a kernel each: `pair` gives a tuple (rows doubled, row sums); `big`'s kernel
+#: applies only for 8 rows or more, so per shard of 8 rows its `where` fails and its body
+#: runs; `tall` itself takes 8 rows or more, so it has no per-shard instance at all.
 PAIRS = """module mesh_checks
 
 pub kernel twice_rows<R: Dim, C: Dim, B: Dim>(x: Tensor[R, C; f32]) -> (y: Tensor[R, C; f32], s: Tensor[R; f32]) grid(R)
@@ -61,12 +62,22 @@ pub op big<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] kernel big
     return y
 }
 
+pub op tall<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] kernel big_rows<R, C, 64>
+where R >= 8 {
+    let y[r, c] = x[r, c] + 1.0
+    return y
+}
+
 entry pairs<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> (Tensor[R, C; f32], Tensor[R; f32]) {
     return pair(x)
 }
 
 entry bigs<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] {
     return big(x)
+}
+
+entry talls<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] where R >= 8 {
+    return tall(x)
 }
 """
 
@@ -198,6 +209,17 @@ def check_body_where_the_where_fails_per_shard() -> None:
     y, ran = ran_during(unsharded, np.asarray(x))
     close(y, np.asarray(x) + 1.0)
     assert ran == {f"big__R{R}_C{C}": {"kernel": 1, "body": 0}}, ran
+
+
+def check_body_where_the_op_takes_no_per_shard_rows() -> None:
+    mesh = mesh_1d()
+    fn = load_source(PAIRS, "talls", mesh=mesh, shard={"tall": "data"})
+    x = rows(mesh)
+    y, ran = ran_during(fn, x)
+    close(y, np.asarray(x) + 1.0)
+    # the op's own `where R >= 8` holds for 8 rows, not for R/N: no per-shard instance
+    assert ran == {f"tall__R{R}_C{C}": {"kernel": 0, "body": 1}}, ran
+    assert fn.sharded() == {f"tall__R{R}_C{C}": None}
 
 
 def check_tuple_results_split() -> None:

@@ -4,7 +4,8 @@ The checks run in a child process (`jax_mesh_checks.py`), since the number of CP
 is fixed when JAX is imported: on the CPU with 4 host devices
 (`XLA_FLAGS=--xla_force_host_platform_device_count=4`) and Pallas's interpreter; with
 `LINNET_MESH_DEVICES=gpu` (the default where torch sees two CUDA devices or more) on the
-machine's GPUs, Pallas through Triton. The batch rule and the errors of `mesh=`/`shard=` are
+machine's GPUs, Pallas through Triton. The batch rule, `compile_source`'s `shard=` (the
+generated text) and the errors of `mesh=`/`shard=`, for entries and block models, are
 checked here, in process.
 """
 
