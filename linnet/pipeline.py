@@ -82,6 +82,10 @@ def _elaborate(bound: front.Bound, options: Options):
         program = replace(program, meta=program.meta + (("module", module),))
     if bound.parameters is not None:  # a block entry: its manifest travels with the program
         program = replace(program, meta=program.meta + (("parameters", bound.parameters),))
+    if options.shard:  # the ops to run per shard of a mesh, with their batch rules (emit-jax)
+        from .jax.batch_rule import sharded_ops
+        sharded = sharded_ops(bound.analysis, dict(options.shard), options.path)
+        program = replace(program, meta=program.meta + (("shard", sharded),))
     return program
 
 
@@ -297,8 +301,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                    root: str | None = None, bind: dict[str, object] | None = None,
                    numerics: str = "equivalent", grad: bool = False, passes: list[Pass] | None = None,
                    rules: tuple | list | None = None, shown: Instrumentation | None = None,
-                   tuning: Any = None, device: str | None = None,
-                   present: Any = None) -> Compiled:
+                   tuning: Any = None, device: str | None = None, present: Any = None,
+                   shard: Any = None) -> Compiled:
     """Compile a program held in a string (or the file at path) for one target.
 
     `grad=True` compiles the entry's reverse mode (`--grad`): the result returns the loss
@@ -319,6 +323,12 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     among them, an optional sub when all its required params are. None (the default):
     every optional member is absent.
 
+    `shard` ({op name: mesh axis name, or a tuple of names}; target "jax" only) names the
+    ops whose kernels are to run per shard of a device mesh: each instance of one with a
+    kernel gets a slot for its per-shard launch and the `jax.shard_map` that runs it, which
+    `linnet.jax.mesh` fills in for a mesh (docs/scale_jax.md, "The generated module"). An
+    op without a batch axis (`linnet.jax.batch_rule`) is a UsageError.
+
     Every error is a `linnet.LinnetError`: an unknown `target`, `numerics` or entry and a
     binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
     `CompileError`, whose `str()` is its diagnostics rendered with their source lines.
@@ -326,6 +336,8 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     from .tune.records import tuning_for
     check_choice("target", target, TARGETS)
     check_choice("numerics", numerics, NUMERICS)
+    if shard and target != "jax":
+        raise UsageError(f"shard= is for the jax target (a device mesh), not {target}")
     if text is None and not Path(path).is_file():
         raise UsageError(f"no program to compile: no text given, and no file at {path!r}",
                          f"no such file: {path}")
@@ -333,7 +345,7 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
                       path=path, present=None if present is None else frozenset(present),
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
-                      tuning=tuning_for(tuning, path, device))
+                      tuning=tuning_for(tuning, path, device), shard=_shard_option(shard))
     pipeline = passes or passes_for(target)
     if shown is not None:
         check_pass_names(shown.dump_before | shown.dump_after |
@@ -345,6 +357,14 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
             err.sources = _sources(path, text)
         raise
     return Compiled(result.ir, result, target)
+
+
+def _shard_option(shard: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`shard=` as `Options.shard`: (op name, mesh axes) pairs, in name order."""
+    if not shard:
+        return ()
+    from .jax.batch_rule import named_axes
+    return tuple(sorted(named_axes(shard).items()))
 
 
 def compile_file(path: str | Path, **options: Any) -> Compiled:

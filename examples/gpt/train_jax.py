@@ -1,17 +1,22 @@
 """Train the Linnet gpt on JAX data-parallel: each step is `jax.jit` of `value_and_grad` of
 the `loss` entry, the global batch split by rows over a ("data",) mesh of `--devices`
-devices and the params replicated, then an SGD update. `--check` runs the same steps
-unsharded on one device and compares the losses.
+devices and the params replicated, then an SGD update. `--check` runs the same steps on
+one device and compares the losses.
 
     python examples/gpt/train_jax.py --devices 2 --steps 3 --check
 
 The devices are JAX's default ones (GPUs where its CUDA plugin finds them), else `--devices`
-CPU devices (`XLA_FLAGS`, set before JAX is imported).
+CPU devices (`XLA_FLAGS`, set before JAX is imported), where the kernels run in Pallas's
+interpreter (`LINNET_PALLAS_INTERPRET=1`, set unless already set).
 The weights and batches are those of `train.py` (the twin's weights from `--seed`, step
-`i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The op bodies run
-(`numerics="exact"`): XLA's SPMD partitioner splits them like any `jnp` code. A block
-model's kernels cannot yet run per shard (`shard=` is for module-level entries,
-docs/scale_jax.md), and unsplit they would gather the batch onto every device.
+`i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The ops' kernels run
+per shard (`--numerics equivalent`, the default): the model is loaded with the mesh and
+`shard=` naming `linear`, `rms_norm` and `attention_from` (docs/scale_jax.md), so each
+device runs each op's kernel on its own rows under `jax.shard_map`, and XLA's SPMD
+partitioner splits the rest (and the ops' backward, their bodies' derivatives). What ran
+of each op (kernel or body, `ran()`) is printed and written to `--json`, with the
+per-shard instance of each op instance. `--numerics exact` runs the op bodies only, no
+kernel, split by XLA like any `jnp` code.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from train import GPT, batch_of, initial_weights, sizes  # noqa: E402
+from train import GPT, batch_of, initial_weights, ran_by_op, sizes  # noqa: E402
+
+#: The ops of gpt_ops.linnet whose kernels run per shard, each split over the data axis.
+SHARD = {"linear": "data", "rms_norm": "data", "attention_from": "data"}
 
 
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,7 +49,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--vocab", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--check", action="store_true", help="compare with the unsharded run")
+    p.add_argument("--numerics", choices=("equivalent", "exact"), default="equivalent",
+                   help="equivalent: the ops' kernels run per shard; exact: op bodies only")
+    p.add_argument("--check", action="store_true", help="compare with the run on one device")
     p.add_argument("--tolerance", type=float, default=1e-4)
     p.add_argument("--json", type=Path)
     return p.parse_args(argv)
@@ -75,9 +85,10 @@ def train(args: argparse.Namespace, devices: list[Any]) -> dict[str, Any]:
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     from linnet.jax import load_source
     weights = {k: v.numpy() for k, v in initial_weights(args).items()}
-    model = load_source(GPT, generics=sizes(args, args.batch), weights=weights,
-                        numerics="exact")
     mesh = Mesh(np.array(devices), ("data",))
+    kernels = {} if args.numerics == "exact" else {"mesh": mesh, "shard": SHARD}
+    model = load_source(GPT, generics=sizes(args, args.batch), weights=weights,
+                        numerics=args.numerics, **kernels)
     rows, whole = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
     params = jax.device_put(dict(model.parameters), whole)
     step = step_function(model, args.lr)
@@ -93,13 +104,17 @@ def train(args: argparse.Namespace, devices: list[Any]) -> dict[str, Any]:
         losses.append(float(loss))
     return {"losses": losses, "seconds": seconds, "devices": len(devices),
             "params_replicated": all(v.sharding.is_fully_replicated for v in params.values()),
-            "input_sharding": [str(a) for a in tokens.sharding.spec]}
+            "input_sharding": [str(a) for a in tokens.sharding.spec],
+            "numerics": args.numerics, "ran": ran_by_op(model.loss),
+            "per_shard": model.loss.function.sharded() if kernels else {}}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     host_devices(args.devices)
     import jax
+    if jax.default_backend() == "cpu":  # read when each generated module is imported
+        os.environ.setdefault("LINNET_PALLAS_INTERPRET", "1")
     devices = jax.devices()[:args.devices]
     if len(devices) < args.devices or args.batch % args.devices:
         raise SystemExit(f"need {args.devices} devices (have {len(jax.devices())}) and a "
@@ -111,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     for i, (loss, s) in enumerate(zip(run["losses"], run["seconds"])):
         print(f"step {i}: loss {loss:.6f}  {s * 1e3:.1f} ms"
               + ("" if single is None else f"  (one device: {single[i]:.6f})"))
+    for op, counts in sorted(run["ran"].items()):
+        shards = sorted({str(s) for full, s in run["per_shard"].items()
+                         if full.split("__")[0] == op})
+        print(f"{op}: kernel {counts['kernel']}, body {counts['body']} (traced calls)"
+              + (f"; per shard: {', '.join(shards)}" if shards else ""))
     print(f"{run['devices']} {devices[0].platform} devices, batch split {run['input_sharding']}"
           f", params replicated: {run['params_replicated']}"
           + ("" if single is None else f"; check: {'within' if ok else 'OUTSIDE'} "

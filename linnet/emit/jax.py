@@ -80,6 +80,7 @@ class _Module:
             if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
         used = dict.fromkeys(k.name for k in self.launched.values())
         self.kernels = {k: f"k{n}_kernel" for n, k in enumerate(used)}
+        self.sharded = sharded_instances(program, self.launched)
 
     def emit(self) -> str:
         entry = self.program.entry
@@ -104,6 +105,9 @@ class _Module:
         prelude = HEADER + ("\n\n\n" + pallas.PRELUDE if kernels else "")
         if self.launched:
             kernels.insert(0, ran_counters([self.names[op] for op in self.launched]))
+        if self.sharded:
+            from .jax_shard import shard_section
+            kernels.insert(1, shard_section([self.names[op] for op in self.sharded]))
         return "\n".join(head) + "\n" + prelude + "\n\n\n" + "\n\n\n".join(
             kernels + funcs + [self.main()]) + "\n"
 
@@ -119,7 +123,7 @@ class _Module:
         run, texts = f"{name}_body", []
         if kernel is not None:
             run = f"{name}_run"
-            texts += [chooser(f, name, pallas.runs_on_gpu(kernel)),
+            texts += [self.chooser(f, name, pallas.runs_on_gpu(kernel)),
                       pallas.launcher_source(f, kernel, f"{name}_launch",
                                              self.kernels[kernel.name])]
         if _autograd_ok(f):
@@ -131,6 +135,13 @@ class _Module:
         if f.grad is not None:
             texts.append(_Func(self, f.grad).emit(f"{name}_grad"))
         return texts
+
+    def chooser(self, f: ir.Func, name: str, gpu: bool) -> str:
+        """The op's run: per shard of a mesh for an op named in `shard=`, else `chooser`."""
+        if f.name not in self.sharded:
+            return chooser(f, name, gpu)
+        from .jax_shard import sharded_chooser
+        return sharded_chooser(f, name, gpu, self.sharded[f.name])
 
     def main(self) -> str:
         entry = self.program.func(self.program.entry)
@@ -157,6 +168,17 @@ class _Module:
         lines.append("    return " + (_tuple([f"r[{k}]" for k in range(items)])
                                       if items else "(r,)"))
         return "\n".join(lines)
+
+
+def sharded_instances(program: ir.Program, launched: dict[str, ir.Func]) -> dict[str, object]:
+    """Each op instance with a kernel whose op is named in `shard=` (the program's meta
+    "shard"), mapped to that op's `ShardedOp`."""
+    named = {s.rule.op: s for s in dict(program.meta).get("shard", ())}
+    if not named:
+        return {}
+    from .jax_shard import declared_op
+    return {op: named[declared_op(program.func(op))] for op in launched
+            if declared_op(program.func(op)) in named}
 
 
 def custom_vjp(f: ir.Func, name: str, run: str) -> str:

@@ -4,7 +4,8 @@
   compile an entry for the shapes and dtypes it is called with (see `loader.py`); with
   `mesh=` and `shard=`, the named ops' kernels run per shard of a device mesh (`mesh.py`);
 - `load_source(path, generics=..., weights=...)` (no entry name) loads a root block's model,
-  its entries pure functions of params and state dicts (see `block_model.py`).
+  its entries pure functions of params and state dicts (see `block_model.py`); `mesh=` and
+  `shard=` run the named ops' kernels per shard there too.
 
 Generated modules are imported from the cache directory, as the PyTorch runtime's are.
 """

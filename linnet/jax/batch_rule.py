@@ -18,20 +18,27 @@ alone (a softmax over rows, a layer norm: yes; a normalisation by column sums: n
 naming the op asserts it; the rule refuses every op whose types already show otherwise
 (`layer_norm_backward`, whose `dw: Tensor[C; f32]` sums over the rows).
 
+The compiler reads the rule too: `compile_source(..., target="jax", shard={"softmax":
+"data"})` leaves each named op's rule and mesh axes in the program (`sharded_ops`), and the
+JAX printer gives each instance of one with a kernel a `jax.shard_map` of its per-shard
+launch (`linnet/emit/jax_shard.py`).
+
 The per-shard instance of the op is compiled through an entry made for it: the op called
 with its arguments' per-shard types, all concrete, so that the per-shard sizes bind the
-kernel's generics and its `where` is checked for them.
+kernel's generics and its `where` is checked for them. The entry is added to the program's
+own text, where every op the program can call is in scope, those of the modules it `use`s
+included (`examples/gpt/gpt.linnet` calls `gpt_ops`'s `linear`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, match_dims, substitute
 from ..check.types import TensorT, TupleT
-from ..errors import LinnetError
+from ..errors import LinnetError, UsageError
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,42 @@ def batch_split(sig: Any, op: str) -> BatchSplit:
                           f"`{generic}` as its leading axis")
     return BatchSplit(op, generic, split,
                       len(results) if isinstance(sig.result, TupleT) else 0)
+
+
+@dataclass(frozen=True)
+class ShardedOp:
+    """An op named for sharding: its batch rule, and the mesh axes its batch axis splits over
+    (several: split over all of them, in this order)."""
+    rule: BatchSplit
+    axes: tuple[str, ...]
+
+
+def named_axes(shard: Any) -> dict[str, tuple[str, ...]]:
+    """`shard=` ({op name: mesh axis name, or a tuple of names}) with every value a tuple."""
+    if not isinstance(shard, Mapping):
+        raise UsageError("shard= is a dict {op name: mesh axis name or tuple of names}")
+    axes: dict[str, tuple[str, ...]] = {}
+    for op, named in shard.items():
+        named = (named,) if isinstance(named, str) else tuple(named)
+        if not named or not all(isinstance(a, str) for a in named):
+            raise UsageError(f"shard: op `{op}` names no mesh axis ({shard[op]!r}); give an "
+                             "axis name or a tuple of names")
+        axes[str(op)] = named
+    return axes
+
+
+def sharded_ops(analysis: Any, shard: Mapping[str, tuple[str, ...]], path: str
+                ) -> tuple[ShardedOp, ...]:
+    """The rule of each op `shard` names, with its mesh axes; a LinnetError for a name that
+    is no op of the program (its own ops and those of the modules it uses) or an op
+    without a batch axis."""
+    found = []
+    for op, axes in shard.items():
+        sig = analysis.root.signatures.get(op)
+        if sig is None or type(sig.item).__name__ != "Op":
+            raise UsageError(f"shard: `{op}` is not an op of {path}")
+        found.append(ShardedOp(batch_split(sig, op), tuple(axes)))
+    return tuple(found)
 
 
 def _leading_generic(ty: Any, dims: set[str]) -> str | None:

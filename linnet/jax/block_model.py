@@ -69,6 +69,10 @@ class JaxBlockEntry:
     def source(self, **values: Any) -> str:
         return self.function.source(**values)
 
+    def ran(self) -> dict[str, dict[str, int]]:
+        """What the calls so far ran, per op instance with a kernel (`EntryFunction.ran`)."""
+        return self.function.ran()
+
 
 class JaxBlockModel:
     """A root block loaded for JAX: `parameters`, `initial_state()`, `manifest`, and one
@@ -143,10 +147,16 @@ def _as_jax(value: Any) -> Any:
 
 
 def load_model(path: str, text: str, *, generics: Any, weights: Any,
-               root: str | None, numerics: str, tuning: Any) -> JaxBlockModel:
-    """The `JaxBlockModel` of a program (see `linnet.jax.load_source`)."""
+               root: str | None, numerics: str, tuning: Any, mesh: Any = None,
+               shard: Any = None) -> JaxBlockModel:
+    """The `JaxBlockModel` of a program (see `linnet.jax.load_source`); over a mesh, each
+    entry's named ops run their kernels per shard (`linnet.jax.mesh`)."""
     import jax
     analysis = checked(text, path)
+    plan = None
+    if mesh is not None or shard is not None:
+        from .mesh import shard_plan
+        plan = shard_plan(mesh, shard)
     checkpoint = open_checkpoint(weights)
     present = None if checkpoint is None else checkpoint.keys
     manifest, block_bind = model_manifest(analysis, root, generics, present)
@@ -161,8 +171,19 @@ def load_model(path: str, text: str, *, generics: Any, weights: Any,
     tuning = read_tuning(tuning, path)
     functions = {}
     for name in block_entries(analysis, root):
-        fn = JaxBlockEntryFunction(path, text, name, True, numerics, tuning,
-                                   root=manifest.root, block_bind=block_bind, present=present)
+        fn = _entry_function(plan, analysis, path, text, name, True, numerics, tuning,
+                             root=manifest.root, block_bind=block_bind, present=present)
         fn._sig = block_signature(analysis, manifest.root, name, block_bind)
         functions[name] = fn
     return JaxBlockModel(manifest, functions, parameters)
+
+
+def _entry_function(plan: Any, analysis: Any, *args: Any, **options: Any
+                    ) -> JaxBlockEntryFunction:
+    """One entry's function: over the mesh of `plan` where there is one."""
+    if plan is None:
+        return JaxBlockEntryFunction(*args, **options)
+    from .mesh import MeshBlockEntryFunction
+    fn = MeshBlockEntryFunction(*args, **options, plan=plan)
+    fn.check_plan(analysis)
+    return fn

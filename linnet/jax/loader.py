@@ -118,7 +118,9 @@ def load_source(source: Any, name: str | None = None, *, numerics: str = "equiva
     against the parameter manifest (None: zeros). `model.parameters` is the dict by path of
     the params and buffers; each entry is `model.main(params, state, *inputs) -> (result,
     next_state)`, with `state` a dict by path (`model.initial_state()`: zeros), usable
-    under `jax.jit` and `jax.grad`. See docs/models.md, "Loading weights".
+    under `jax.jit` and `jax.grad`. See docs/models.md, "Loading weights". `mesh=` and
+    `shard=` run the named ops' kernels per shard in every entry, as `load_function`'s
+    (docs/scale_jax.md, "Block models").
     """
     if name is not None:
         given = [k for k, v in (("generics", generics), ("weights", weights), ("root", root))
@@ -129,9 +131,6 @@ def load_source(source: Any, name: str | None = None, *, numerics: str = "equiva
                               "weights=...) without a name")
         path = path or "<source>.linnet"
         return _checked(path, name, source, numerics, tuning, mesh, shard)
-    if mesh is not None or shard is not None:
-        raise LinnetError("mesh= and shard= are for an entry: load_source(text, name, "
-                          "mesh=..., shard=...)")
     from ..pipeline import NUMERICS, check_choice
     from .block_model import load_model
     check_choice("numerics", numerics, NUMERICS)
@@ -141,4 +140,4 @@ def load_source(source: Any, name: str | None = None, *, numerics: str = "equiva
         path = str(source)
         text = read_program(path)
     return load_model(path, text, generics=generics, weights=weights, root=root,
-                      numerics=numerics, tuning=tuning)
+                      numerics=numerics, tuning=tuning, mesh=mesh, shard=shard)

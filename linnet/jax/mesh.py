@@ -1,22 +1,27 @@
 """Entries over a device mesh: the kernel of each op named for sharding runs per shard.
 
-`load_function(path, name, mesh=mesh, shard={"softmax": "data"})` compiles each binding as
-the plain loader does, and then, for each instance of a named op that has a kernel, makes
-the op run under `jax.shard_map` over the named mesh axes: its split parameters (by
-`batch_rule`) are split along their leading axis, the others replicated, and its results
-are split along theirs. Each shard calls the op's per-shard instance, compiled for the
-per-shard sizes, whose kernel is the Pallas call (XLA cannot partition a `pallas_call`:
-given sharded inputs it gathers them and runs the whole kernel on every device).
+`load_function(path, name, mesh=mesh, shard={"softmax": "data"})`, and a root block's model
+(`load_source(path, generics=..., mesh=mesh, shard=...)`), compile each binding with
+`compile_source(..., shard=...)`, so that the generated module says what runs
+(`linnet/emit/jax_shard.py`). Each instance of a named op that has a kernel gets a slot for
+its per-shard launch and a run that calls it under `jax.shard_map` over the named mesh axes,
+its split parameters (by `batch_rule`) and its results split along their leading axis, the
+other parameters replicated. XLA cannot partition a `pallas_call` (given sharded inputs it
+gathers them and runs the whole kernel on every device); per shard, each device runs the
+kernel on its own rows.
 
-Where no per-shard kernel applies (the batch does not divide by the number of shards, the
-kernel's `where` fails for the per-shard sizes, or `numerics="exact"`), the op runs its body
-at the full size: plain `jnp`, which XLA's SPMD partitioner splits like the rest of the
-entry. Gradients are the op's own (`jax.custom_vjp`: its grad clause or its body's vjp), at
-the full size.
+This module fills the slots: for each sharded instance it compiles the op's per-shard
+instance (the op at the per-shard sizes, through an entry added to the program's text,
+`batch_rule.shard_entry`), takes the launch of its kernel, and installs the launches and the
+mesh with the module's `_ln_install`. Where no per-shard kernel applies (the batch does not
+divide by the number of shards, the kernel's `where` fails for the per-shard sizes, or the
+op's own `where` does) the slot stays None and the op runs its body at the full size: plain
+`jnp`, which XLA's SPMD partitioner splits like the rest of the entry. Under
+`numerics="exact"` no op has a kernel, and every op runs its body. Gradients are the op's
+own (`jax.custom_vjp`: its grad clause or its body's vjp), at the full size.
 
-The module of a binding is imported under a name of its own for the mesh and the shard
-plan (the loader shares modules by their text), and the run function of each sharded op
-(`f1_op_run`, the kernel-or-body chooser the op's `custom_vjp` calls) is replaced in it.
+The module of a binding is imported under a name of its own for the mesh and the plan (the
+loader shares modules by name and text, and the installed mesh is the module's).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import LinnetError
-from .batch_rule import BatchSplit, batch_split, op_binding, shard_entry
+from .batch_rule import ShardedOp, named_axes, op_binding, shard_entry, sharded_ops
+from .block_model import JaxBlockEntryFunction
 from .loader import JaxEntryFunction, jitted
 
 
@@ -57,16 +63,12 @@ def shard_plan(mesh: Any, shard: Any) -> ShardPlan:
     if mesh is None or not shard:
         raise LinnetError("mesh= and shard= go together: shard={op name: mesh axis} names "
                           "the ops whose kernels run per shard of the mesh")
-    if not isinstance(shard, dict):
-        raise LinnetError("shard= is a dict {op name: mesh axis name or tuple of names}")
-    axes: dict[str, tuple[str, ...]] = {}
-    for op, named in shard.items():
-        named = (named,) if isinstance(named, str) else tuple(named)
+    axes = named_axes(shard)
+    for op, named in axes.items():
         unknown = [a for a in named if a not in mesh.axis_names]
-        if unknown or not named:
-            raise LinnetError(f"shard: op `{op}` names mesh axis {unknown[0] if unknown else ''!r}"
-                              f"; the mesh's axes are {', '.join(mesh.axis_names)}")
-        axes[str(op)] = named
+        if unknown:
+            raise LinnetError(f"shard: op `{op}` names mesh axis {unknown[0]!r}; the mesh's "
+                              f"axes are {', '.join(mesh.axis_names)}")
     return ShardPlan(mesh, axes)
 
 
@@ -74,67 +76,100 @@ def shard_plan(mesh: Any, shard: Any) -> ShardPlan:
 class MeshEntryFunction(JaxEntryFunction):
     """A `JaxEntryFunction` whose named ops run their kernels per shard of a mesh."""
     plan: ShardPlan | None = None
-    rules: dict[str, BatchSplit] = field(default_factory=dict)
+    ops: dict[str, ShardedOp] = field(default_factory=dict)
     _analysis: Any = None
+    # per sharded op instance of every binding: its per-shard instance, or None (its body)
+    _per_shard: dict[str, str | None] = field(default_factory=dict)
 
-    def check_plan(self) -> None:
+    def check_plan(self, analysis: Any = None) -> None:
         """Each named op exists, is an op, and has a batch axis (`batch_rule`)."""
         from ..torch.loader import checked
-        analysis = checked(self.text, self.path)
         assert self.plan is not None
-        for op in self.plan.axes:
-            sig = analysis.root.signatures.get(op)
-            if sig is None or type(sig.item).__name__ != "Op":
-                raise LinnetError(f"shard: `{op}` is not an op of {self.path}")
-            self.rules[op] = batch_split(sig, op)
-        self._analysis = analysis
+        self._analysis = analysis or checked(self.text, self.path)
+        self.ops = {s.rule.op: s for s in sharded_ops(self._analysis, self.plan.axes,
+                                                      self.path)}
+
+    def sharded(self) -> dict[str, str | None]:
+        """Each instance of a named op with a kernel in the bindings compiled so far, mapped
+        to the per-shard instance whose kernel runs on every device (`softmax__R8_C16` ->
+        `softmax__R2_C16` over 4 devices), or None where the op runs its body."""
+        return dict(self._per_shard)
+
+    def _compiled(self, values: dict[str, object], device: str | None = None, **extra: Any):
+        assert self.plan is not None
+        return super()._compiled(values, device, shard=self.plan.axes, **extra)
 
     def _build(self, values: dict[str, object], device: str | None = None
                ) -> Callable[..., tuple]:
         compiled = self._compiled(values, device)
         assert self.plan is not None
         module = self._import(compiled, f"{self.name}_mesh_{self.plan.key()}")
-        program = compiled.result.stages[-2].ir
-        names = self._op_names(program)
-        for fn in getattr(module, "_ln_ran", {}):
-            op = program.func(names[fn])
-            base = op.source.split()[1].split("<")[0]  # "op softmax<R=8, C=16>"
-            if base in self.plan.axes:
-                setattr(module, f"{fn}_run", self._sharded_run(module, fn, op, base, device))
+        slots = getattr(module, "_ln_per_shard", None)
+        if slots is not None:  # instances of the named ops with kernels
+            program = compiled.result.stages[-2].ir
+            names = self._op_names(program)
+            module._ln_install(self.plan.mesh, {
+                fn: self._per_shard_launch(program.func(names[fn]), module, fn, device)
+                for fn in slots})
         return jitted(module.main)
 
-    def _sharded_run(self, module: Any, fn: str, op: Any, base: str,
-                     device: str | None) -> Callable[..., Any]:
-        """The op's run: its per-shard instance under `shard_map`, or else its body."""
+    def _per_shard_launch(self, op: Any, module: Any, fn: str, device: str | None
+                          ) -> Callable[..., Any] | None:
+        """The launch of the kernel of `op`'s per-shard instance (`fn` in `module`), or None
+        where none applies."""
+        from ..emit.jax_shard import declared_op
         assert self.plan is not None
-        rule, shards = self.rules[base], self.plan.shards(base)
+        base = declared_op(op)
+        shards, rule = self.plan.shards(base), self.ops[base].rule
+        if shards == 1:  # the instance is its own per-shard instance
+            self._per_shard[op.name] = op.name
+            return getattr(module, f"{fn}_launch")
         sig = self._analysis.root.signatures[base]
         b = op_binding(sig, [(p.type.shape, p.type.dtype) for p in op.params])
-        batch = b.dims[rule.generic].as_int()
-        per_shard = None
-        if batch % shards == 0:
-            per_shard = self._per_shard(sig, rule, b, shards, device)
-        if per_shard is None:
-            return _body_run(module, fn)
-        return _shard_mapped(per_shard, self.plan.mesh, self.plan.axes[base], rule)
+        launch, name = None, None
+        if b.dims[rule.generic].as_int() % shards == 0:
+            launch, name = self._compile_per_shard(shard_entry(
+                sig, rule, b, shards, _fresh_entry_name(self.text, base)), device)
+        self._per_shard[op.name] = name
+        return launch
 
-    def _per_shard(self, sig: Any, rule: BatchSplit, b: Any, shards: int,
-                   device: str | None) -> Callable[..., Any] | None:
-        """The op's per-shard instance as a function of its arguments, when a kernel
-        applies to it (else None)."""
+    def _compile_per_shard(self, entry: str, device: str | None
+                           ) -> tuple[Callable[..., Any] | None, str | None]:
+        """The launch of the kernel of the op the added `entry` calls, and the name of that
+        per-shard instance; (None, None) where it has no kernel (its `where` fails for the
+        per-shard sizes) or the op cannot be instantiated at them (its own `where`)."""
+        from ..diagnostics import CompileError
         from ..emit.jax import function_names
         from ..pipeline import compile_source
-        name = _fresh_entry_name(self.text, rule.op)
-        text = self.text + shard_entry(sig, rule, b, shards, name)
-        compiled = compile_source(text, path=self.path, entry=name, numerics=self.numerics,
-                                  target="jax", device=device,
-                                  tuning=False if self.tuning is None else self.tuning)
-        module = self._import(compiled, f"{rule.op}_per_shard")
+        from ..torch.runtime import import_generated
+        name = entry.split()[1].split("(")[0]
+        try:
+            compiled = compile_source(self.text + entry, path=self.path, entry=name,
+                                      numerics=self.numerics, target="jax", device=device,
+                                      tuning=False if self.tuning is None else self.tuning)
+        except CompileError:
+            return None, None
         program = compiled.result.stages[-2].ir
-        if not getattr(module, "_ln_ran", {}):  # no kernel for the per-shard sizes
-            self._modules.pop()
-            return None
-        return getattr(module, function_names(program)[program.entry])
+        callee = _called_op(program)
+        fn = function_names(program)[callee]
+        module = import_generated(compiled.text, f"{callee}_per_shard", "jax")
+        if fn not in getattr(module, "_ln_ran", {}):  # no kernel for the per-shard sizes
+            return None, None
+        return getattr(module, f"{fn}_launch"), callee
+
+
+@dataclass(eq=False)
+class MeshBlockEntryFunction(JaxBlockEntryFunction, MeshEntryFunction):
+    """A root block's entry whose named ops run their kernels per shard of a mesh: the
+    block entry's compilation (root, generics, checkpoint paths) with `shard=`, and the
+    per-shard launches installed as for a module-level entry."""
+
+
+def _called_op(program: Any) -> str:
+    """The op a per-shard entry calls (its body is that one call)."""
+    from ..ir import tensor as ir
+    entry = program.func(program.entry)
+    return next(b.expr.callee for b in entry.body.binds if isinstance(b.expr, ir.Call))
 
 
 def _fresh_entry_name(text: str, op: str) -> str:
@@ -143,32 +178,3 @@ def _fresh_entry_name(text: str, op: str) -> str:
     while name in text:
         name += "_"
     return name
-
-
-def _body_run(module: Any, fn: str) -> Callable[..., Any]:
-    """The op's body at the full size, counted as a body run in the module's `_ln_ran`."""
-    body, counts = getattr(module, f"{fn}_body"), module._ln_ran[fn]
-
-    def run(*args: Any) -> Any:
-        counts[1] += 1
-        return body(*args)
-    return run
-
-
-def _shard_mapped(per_shard: Callable[..., Any], mesh: Any, axes: tuple[str, ...],
-                  rule: BatchSplit) -> Callable[..., Any]:
-    """`per_shard` under `jax.shard_map`: split parameters and every result along their
-    leading axis over `axes`, the other parameters replicated."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import PartitionSpec as P
-    batch = P(axes if len(axes) > 1 else axes[0])
-    in_specs = tuple(batch if s else P() for s in rule.split)
-
-    out_specs = tuple(batch for _ in range(rule.results)) if rule.results else batch
-    mapped = jax.shard_map(per_shard, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-                           check_vma=False)
-
-    def run(*args: Any) -> Any:
-        return mapped(*(jnp.asarray(a) for a in args))
-    return run

@@ -194,11 +194,12 @@ class EntryFunction:
             return compiled.text
         return self._import(compiled)
 
-    def _compiled(self, values: dict[str, object], device: str | None = None):
-        """`_compile_source` with this function's numerics, target and tuning."""
+    def _compiled(self, values: dict[str, object], device: str | None = None, **extra: Any):
+        """`_compile_source` with this function's numerics, target and tuning, and `extra`
+        options of `compile_source` (`linnet.jax.mesh` adds its `shard=`)."""
         return self._compile_source(values, numerics=self.numerics, target=self.TARGET,
                                     tuning=False if self.tuning is None else self.tuning,
-                                    device=device)
+                                    device=device, **extra)
 
     def _import(self, compiled: Any, name: str | None = None):
         """The generated module of `compiled`, imported (under `name`, by default the

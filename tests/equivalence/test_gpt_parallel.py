@@ -1,12 +1,13 @@
 """The gpt example trained data-parallel (`examples/gpt/train.py`, `train_jax.py`), each in a
 subprocess: `torchrun` with 2 ranks on the CPU (gloo) under DDP, DDP compiled (`--compile`:
 each rank's loss module under `torch.compile`) and FSDP2, the ops' kernels running in
-Triton's interpreter, then the JAX step with the batch split over 2 host devices. Each run's
-`--check` trains one eager process over the same global batches; the losses are compared
-here from the runs' JSON, and the SGD losses of torch's DDP run against JAX's (the same
-weights, batches and updates). Small sizes, 3 steps, on the CPU on any machine: the GPU runs
-are the commands of docs/scale.md, "Training across devices" and "Training under
-torch.compile"."""
+Triton's interpreter, then the JAX step with the batch split over 2 host devices, the ops'
+kernels running per shard in Pallas's interpreter. Each run's `--check` trains one eager
+process (one device) over the same global batches; the losses are compared here from the
+runs' JSON, and the SGD losses of torch's DDP run against JAX's (the same weights, batches
+and updates). Small sizes, 3 steps, on the CPU on any machine: the GPU runs are the commands
+of docs/scale.md, "Training across devices" and "Training under torch.compile".
+"""
 
 from __future__ import annotations
 
@@ -82,14 +83,30 @@ def test_fsdp2_on_two_ranks_matches_one_process(tmp_path) -> None:
     assert got["sharded"] == got["params"] == 18  # every param a DTensor, split over ranks
 
 
+def halved(instance: str) -> str:
+    """An op instance's name with its leading generic (the batch axis) halved:
+    `linear__M64_N32_K64` -> `linear__M32_N32_K64`."""
+    op, generics = instance.split("__")
+    first, *rest = generics.split("_")
+    name = first.rstrip("0123456789")
+    return f"{op}__{'_'.join([f'{name}{int(first[len(name):]) // 2}', *rest])}"
+
+
 def test_jax_split_over_two_devices_matches_one_device_and_torch(ddp, tmp_path) -> None:
-    """The batch split over a ("data",) mesh of 2 CPU devices, params replicated: the same
-    losses as one device, and as torch's DDP run with the same SGD steps."""
+    """The batch split over a ("data",) mesh of 2 CPU devices, params replicated, each op's
+    kernel run per shard (Pallas's interpreter): the same losses as one device, and as
+    torch's DDP run with the same SGD steps."""
     pytest.importorskip("jax")
     got = run([sys.executable, str(EXAMPLES / "gpt" / "train_jax.py"), "--devices", "2",
                *(a for a in COMMON if a not in ("--optimizer", "sgd"))],
-              tmp_path / "jax.json", JAX_PLATFORMS="cpu")
+              tmp_path / "jax.json", JAX_PLATFORMS="cpu", LINNET_PALLAS_INTERPRET="1",
+              XLA_FLAGS="--xla_force_host_platform_device_count=2")
     assert got["devices"] == 2 and got["input_sharding"] == ["data"]
     assert got["params_replicated"] and got["check"] is True
+    assert got["numerics"] == "equivalent" and set(got["ran"]) == OPS
+    assert all(c["kernel"] > 0 and c["body"] == 0 for c in got["ran"].values())
+    # every instance of the three ops ran the kernel of its instance for a shard's rows
+    assert {i.split("__")[0] for i in got["per_shard"]} == OPS
+    assert all(per == halved(full) for full, per in got["per_shard"].items()), got["per_shard"]
     np.testing.assert_allclose(got["losses"], got["single"], rtol=1e-5)
     np.testing.assert_allclose(got["losses"], ddp["losses"], rtol=1e-5)
