@@ -80,7 +80,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                    help="equivalent: the ops' kernels run; exact: op bodies only")
     p.add_argument("--check", action="store_true",
                    help="compare with one process over the global batch (rank 0)")
-    p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--tolerance", type=float, default=1e-4,
+                   help="largest |loss - single| / max(1, |single|) --check accepts")
     p.add_argument("--compile", nargs="?", const="default", metavar="BACKEND",
                    help="torch.compile the loss module (fullgraph): BACKEND inductor (the "
                         "default on CUDA), aot_eager (the default on the CPU), or another")
@@ -277,12 +278,13 @@ def report(args: argparse.Namespace, world: int, run: dict[str, Any],
            single: list[float] | None) -> int:
     """Print (and write, with --json) the run; 1 when --check finds the losses apart."""
     losses, seconds = run["losses"], run["seconds"]
-    worst = None if single is None else max(abs(a - b) for a, b in zip(losses, single))
+    worst = None if single is None else max(abs(a - b) / max(1.0, abs(b))
+                                            for a, b in zip(losses, single))
     for i, (loss, s) in enumerate(zip(losses, seconds)):
         line = f"step {i}: loss {loss:.6f}  {s * 1e3:.1f} ms"
         line += "" if i else " (includes compiling)"
         print(line + ("" if single is None else f"  (eager single process: {single[i]:.6f})"))
-    ok = worst is None or worst <= args.tolerance * max(1.0, max(map(abs, single)))
+    ok = worst is None or worst <= args.tolerance
     if run["steady_seconds"] is not None:
         print(f"steady state: {run['steady_seconds'] * 1e3:.1f} ms a step (the median of "
               f"steps 1-{len(seconds) - 1})")
@@ -293,8 +295,8 @@ def report(args: argparse.Namespace, world: int, run: dict[str, Any],
     print(f"ran (rank 0, per op): {run['ran']}; params sharded: {run['sharded']} of "
           f"{run['params']}")
     if worst is not None:
-        print(f"check: largest difference {worst:.3g}, {'within' if ok else 'OUTSIDE'} "
-              f"tolerance {args.tolerance}")
+        print(f"check: largest relative difference {worst:.3g} (|loss - eager| / max(1, "
+              f"|eager|)), {'within' if ok else 'OUTSIDE'} tolerance {args.tolerance}")
     if args.json:
         args.json.write_text(json.dumps({
             "mode": args.mode, "world": world, "batch": args.batch, **run, "single": single,

@@ -52,7 +52,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--numerics", choices=("equivalent", "exact"), default="equivalent",
                    help="equivalent: the ops' kernels run per shard; exact: op bodies only")
     p.add_argument("--check", action="store_true", help="compare with the run on one device")
-    p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--tolerance", type=float, default=1e-4,
+                   help="largest |loss - single| / max(1, |single|) --check accepts")
     p.add_argument("--json", type=Path)
     return p.parse_args(argv)
 
