@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import jax_ops as ops
+from . import kernel_numerics as kn
 from .writer import CodeWriter
 from .layout import comment, loop_expected, unpack_count
 from .torch import _autograd_ok, _grad_items, ran_counters
@@ -75,7 +76,7 @@ class _Module:
         self.funcs = [f for f in program.funcs if f.kind in _KINDS]
         self.names = function_names(program)
         kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
-        self.launched: dict[str, ir.Func] = {} if numerics == "exact" else {
+        self.launched: dict[str, ir.Func] = {} if not kn.runs_kernels(numerics) else {
             f.name: kernels[f.kernel.func] for f in self.funcs
             if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
         used = dict.fromkeys(k.name for k in self.launched.values())
@@ -239,7 +240,7 @@ class _Func(CodeWriter):
     """One function: straight-line bindings, and local functions for control flow."""
 
     NAN_GUARD = True  # float max/min reductions are NaN where a NaN is reduced
-    HALF_IN_F32 = False  # XLA computes f16/bf16 division and math as it likes
+    KERNEL = False  # an op body: XLA computes f16/bf16 division and math as it likes
     #: What a `while` loop's first values pass through: XLA (jaxlib 0.10) works out the
     #: trip count of a loop whose counter starts, steps and stops at constants, and gets
     #: some wrong for steps above 1 (`i = 0; while i < 1 { i = i + 2 }` runs no trip under
@@ -288,7 +289,7 @@ class _Func(CodeWriter):
         args = [self.atom(x, env) for x in getattr(e, "args", ())]
         if isinstance(e, ir.Prim):
             code = ops.prim_expr(e.op, args, [a.type for a in e.args], e.type, e.attrs,
-                                 self.module.numerics, self.NAN_GUARD, self.HALF_IN_F32)
+                                 self.module.numerics, self.NAN_GUARD, self.KERNEL)
         elif isinstance(e, ir.Einsum):
             code = ops.einsum_expr(e.spec, args, [a.type for a in e.args], e.type, e.acc,
                                    self.module.numerics)

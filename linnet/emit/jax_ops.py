@@ -27,6 +27,7 @@ import math
 from typing import Any, Sequence
 
 from ..ir import tensor as ir
+from . import kernel_numerics as kn
 from .torch_ops import (BITS, FLOATS, SIGNED, UNSIGNED, _index_item, _int, _ints, freeze,
                         is_float, py_scalar, shape_code)
 
@@ -71,12 +72,16 @@ def cast_expr(x: str, src: str, dst: str) -> str:
 
 
 def _work(dtype: str) -> str:
-    """The dtype a sum of `dtype` values accumulates in."""
-    return "f32" if dtype in HALF else dtype
+    """The dtype a sum of `dtype` values accumulates in (`kn.accumulates_in`)."""
+    return kn.accumulates_in("reduce_sum", dtype)
 
 
 def precision(numerics: str) -> str:
-    return "lax.Precision.DEFAULT" if numerics == "fast" else "lax.Precision.HIGHEST"
+    """The `lax.Precision` of contractions under `numerics`
+    (`kn.reduced_precision_contractions`)."""
+    if kn.reduced_precision_contractions(numerics):
+        return "lax.Precision.DEFAULT"
+    return "lax.Precision.HIGHEST"
 
 
 def _fit(x: str, tx: ir.TType, shape: tuple[int, ...]) -> str:
@@ -111,7 +116,7 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType,
     raise ValueError(f"unknown binary primitive {op!r}")
 
 
-def _unary(op: str, a: str, ta: ir.TType) -> str:
+def _unary(op: str, a: str, ta: ir.TType, precise_rsqrt: bool = False) -> str:
     if op == "neg":
         return f"(-{a})"
     if op == "not":
@@ -119,26 +124,21 @@ def _unary(op: str, a: str, ta: ir.TType) -> str:
     if op == "abs":
         return a if ta.dtype in UNSIGNED else f"jnp.abs({a})"
     if op == "rsqrt":
-        return f"lax.rsqrt({a})"
+        return f"(1 / jnp.sqrt({a}))" if precise_rsqrt else f"lax.rsqrt({a})"
     if op in _MATH:
         return f"jnp.{op}({a})"
     raise ValueError(f"unknown unary primitive {op!r}")
 
 
-IN_F32 = ("div", "mod", "rsqrt") + _MATH
-
-
 def _in_f32(op: str, args: Sequence[str], tys: Sequence[ir.TType], result: ir.TType,
             attrs: dict, numerics: str, nan_guard: bool) -> str:
-    """A half-precision `op` computed on f32 operands and rounded to the result's dtype.
-
-    Pallas's Triton lowering has no f16/bf16 division (it fails to compile on the GPU), and
-    XLA computes these in f32 anyway. f32 carries more than twice the bits of either half
-    type plus two, so the f32 result rounded once is the correctly rounded half result."""
+    """A half-precision `op` computed on f32 operands and rounded to the result's dtype, as
+    `kn.computes_in_f32` says a kernel computes it (Pallas's Triton lowering has no
+    f16/bf16 division: it fails to compile on the GPU)."""
     wide = [cast_expr(x, t.dtype, "f32") for x, t in zip(args, tys)]
     wide_tys = [ir.TType(t.shape, "f32") for t in tys]
     inner = prim_expr(op, wide, wide_tys, ir.TType(result.shape, "f32"), attrs, numerics,
-                      nan_guard)
+                      nan_guard, kernel=True)
     return cast_expr(inner, "f32", result.dtype)
 
 
@@ -223,24 +223,25 @@ def _nowhere(result: ir.TType) -> str:
 
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
               attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True,
-              half_in_f32: bool = False) -> str:
+              kernel: bool = False) -> str:
     """The JAX expression computing `Prim(op, args)`, over operand names `args`.
 
     `nan_guard`: float max/min reductions give NaN where their slice holds one (see
     `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do.
-    `half_in_f32`: f16/bf16 division, remainder and math written in f32 and rounded once
-    (see `_in_f32`); on in Pallas kernels."""
+    `kernel`: the expression is a Pallas kernel's, computed as `kernel_numerics` says
+    (f16/bf16 division, remainder and math in f32, rounded once: `_in_f32`; `rsqrt` as
+    `kn.precise_rsqrt` says). Off, XLA computes op bodies as it likes."""
     attrs = dict(attrs)
     tys = list(arg_types)
     ir.check_prim_operands(op, args, tys, result)
-    if half_in_f32 and op in IN_F32 and result.dtype in HALF:
+    if kernel and kn.computes_in_f32(op, result.dtype):
         return _in_f32(op, args, tys, result, attrs, numerics, nan_guard)
     a = args[0] if args else ""
     ta = tys[0] if tys else None
     if ir.PRIMS[op][0] == 2:
         return _binary(op, args[0], args[1], tys[0], tys[1], result.shape)
     if op in ("neg", "not", "abs", "rsqrt") + _MATH:
-        return _unary(op, a, ta)
+        return _unary(op, a, ta, kernel and kn.precise_rsqrt(result.dtype, numerics))
     if op == "select":
         return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
     if op == "cast":

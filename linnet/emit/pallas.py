@@ -7,10 +7,12 @@ load or store at an offsets tile, the tensor IR's flat addressing, is
 are `pltriton.atomic_add(ref, offsets, value, mask=...)`. A rank-0 parameter that is not
 memory is a value read as `ref[0]`. A result written by atomics is an input at its first
 contents aliased to the output: the kernel gets a ref for each (`i0_ref`, then `o0_ref`)
-and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`), with f16/bf16
+and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`) under the kernel
+numerics of `linnet.emit.kernel_numerics`, which the Triton printer follows too: f16/bf16
 division, remainder and math computed in f32 and rounded once (the lowering has no half
-division, as the Triton printer's rule); loops are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
-`lax.Precision.HIGHEST` for f32 tiles under `equivalent` (TF32 under `fast`).
+division); loops are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
+`lax.Precision.HIGHEST` where its `precision` is full f32 (`kn.full_f32_products`: f32
+tiles under `equivalent`), else `DEFAULT` (TF32 for f32 tiles, under `fast`).
 
 The launcher calls `pl.pallas_call` on the kernel's grid with the launch hints as an
 explicit `compiler_params` (the default GPU lowering differs between JAX versions), results
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from ..ir import tensor as ir
 from . import jax_ops as ops
+from . import kernel_numerics as kn
 from .jax import _Func, _tuple
 from .layout import comment
 from .triton import _fill, is_memory, memory_names, require_written
@@ -102,7 +105,7 @@ class KernelFunc(_Func):
     """One kernel Func as a Pallas kernel over refs."""
 
     NAN_GUARD = False  # Triton's max/min reductions give NaN themselves
-    HALF_IN_F32 = True  # Pallas's Triton lowering has no f16/bf16 division
+    KERNEL = True  # tile arithmetic as `kernel_numerics` says
     OPAQUE = "_lp_opaque"  # Pallas's Triton lowering has no optimization_barrier
 
     def emit(self, as_name: str | None = None) -> str:
@@ -165,8 +168,8 @@ class KernelFunc(_Func):
 
     def dot(self, e: ir.Prim, args: list[str]) -> str:
         """`jnp.dot` with f32 accumulation; f32 tiles at the precision the e-graph chose."""
-        exact = e.args[0].type.dtype == "f32" and e.attr("precision") != "tf32"
-        how = "lax.Precision.HIGHEST" if exact else "lax.Precision.DEFAULT"
+        full = kn.full_f32_products(e.args[0].type.dtype, str(e.attr("precision") or ""))
+        how = "lax.Precision.HIGHEST" if full else "lax.Precision.DEFAULT"
         product = (f"jnp.dot({args[0]}, {args[1]}, preferred_element_type=jnp.float32, "
                    f"precision={how})")
         return f"({args[2]} + {product})" if len(args) == 3 else product

@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from ..ir import tensor as ir
+from . import kernel_numerics as kn
 from .jax_ops import HALF, _highest, _lowest, value_of
 from .torch_ops import SIGNED, UNSIGNED, _int, _ints, freeze, is_float
 
@@ -269,7 +270,9 @@ def slice_(w: OpWriter, x: Value, starts: Sequence[int], limits: Sequence[int],
 
 
 def precision_props(numerics: str) -> str:
-    if numerics == "fast":
+    """A contraction's `precision_config`: none (the device's default) where
+    `kernel_numerics.reduced_precision_contractions` allows it, else HIGHEST."""
+    if kn.reduced_precision_contractions(numerics):
         return ""
     highest = "#stablehlo<precision HIGHEST>"
     return f", precision_config = [{highest}, {highest}]"

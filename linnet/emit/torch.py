@@ -34,6 +34,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from ..passes.traverse import expr_free_vars, free_vars
 from ..ir.printer import print_expr
+from . import kernel_numerics as kn
 from . import torch_ops as ops
 from . import torch_library as lib
 from . import triton as tri
@@ -85,7 +86,7 @@ class _ModuleEmitter:
             raise ValueError(f"no entry function {program.entry!r}")
         kernels = {f.name: f for f in program.funcs if f.kind == "kernel"}
         # under exact numerics no kernel runs, whatever the program says
-        self.launched: dict[str, ir.Func] = {} if numerics == "exact" else {
+        self.launched: dict[str, ir.Func] = {} if not kn.runs_kernels(numerics) else {
             f.name: kernels[f.kernel.func] for f in program.funcs
             if f.kind == "op" and f.kernel is not None and f.kernel.func in kernels}
         self.kernels = [kernels[k] for k in dict.fromkeys(k.name for k in self.launched.values())]

@@ -15,17 +15,15 @@ semantics (docs/language.md, "Types and generics" and "Kernels", `docs/ir.md`):
   signedness); counts of the width or more give 0 (or the sign for signed `shr`), where
   LLVM would give poison.
 - Float `min`/`max` and their reductions propagate NaN (`PropagateNan.ALL`).
-- `f16`/`bf16`: division, remainder and math are computed in f32 and rounded back (as
-  torch does); sums, products and scans accumulate in f32 and round once. Half dtypes are
-  spelled `_lt_f16`/`_lt_bf16`, which the generated module sets to `tl.float32` under the
-  interpreter (see `linnet.emit.triton.PRELUDE`).
-- Numerics: under "equivalent" f32 `/` and `sqrt` are IEEE (`tl.div_rn`, `tl.sqrt_rn`) and
-  tile products `tl.dot(..., input_precision="ieee")`; "fast" allows Triton's approximate
-  division and square root and TF32 products. `rsqrt` is the device's (`tl.rsqrt`, CUDA's
-  `rsqrtf`, within 2 ulp) under every numerics: it is what `torch.rsqrt` and XLA compute
-  on a GPU, so the kernel matches the op body run there, at a fraction of the cost of an
-  IEEE square root and division (a row's statistics are per-thread scalar work in every
-  program).
+- Numerics are `linnet.emit.kernel_numerics`'s, spelled here: f16/bf16 division,
+  remainder and math computed in f32 and rounded back (`computes_in_f32`), sums, products
+  and scans accumulated in f32 (`accumulates_in`); a correctly rounded f32 division and
+  square root (`rounded`) is `tl.div_rn`/`tl.sqrt_rn`, since Triton's `/` and `tl.sqrt` are
+  the device's approximations for f32 (for f64 they are IEEE already); `rsqrt` is
+  `tl.rsqrt` (`precise_rsqrt`); a tile product's `precision` attribute is Triton's
+  `input_precision` (`tile_product_precision`). Half dtypes are spelled `_lt_f16`/`_lt_bf16`,
+  which the generated module sets to `tl.float32` under the interpreter (see
+  `linnet.emit.triton.PRELUDE`).
 - Unsigned dtypes are Triton's own (`tl.uint16` ...): launchers hand kernels tensors of
   torch's unsigned dtypes, not the wider storage the torch bodies use.
 """
@@ -36,6 +34,7 @@ import math
 from typing import Sequence
 
 from ..ir import tensor as ir
+from . import kernel_numerics as kn
 from . import torch_ops as tops
 
 # ------------------------------------------------------------------ dtypes
@@ -86,14 +85,26 @@ def cast_expr(x: str, src: str, dst: str) -> str:
     return f"{x}.to({tl_dtype(dst)})"
 
 
-def _f32(text: str, dtype: str) -> str:
-    """An f32 result rounded back to a half dtype."""
-    return f"{text}.to({tl_dtype(dtype)})" if dtype in HALF else text
-
-
 def _up(x: str, dtype: str) -> str:
     """A half tile widened to f32 (for math Triton only has in f32)."""
     return f"{x}.to(tl.float32)" if dtype in HALF else x
+
+
+def _widen(x: str, op: str, dtype: str) -> str:
+    """An operand of `op` in the dtype the policy computes it in (`kn.work_dtype`)."""
+    return f"{x}.to(tl.float32)" if kn.computes_in_f32(op, dtype) else x
+
+
+def _narrow(text: str, op: str, dtype: str) -> str:
+    """`op`'s result, computed as `_widen` says, rounded back to `dtype`."""
+    return f"{text}.to({tl_dtype(dtype)})" if kn.computes_in_f32(op, dtype) else text
+
+
+def _rn(op: str, dtype: str, numerics: str) -> bool:
+    """Spell `op` with Triton's correctly rounded form (`tl.div_rn`, `tl.sqrt_rn`)? Where the
+    policy asks for the rounded result and the work is f32: Triton's f32 `/` and `tl.sqrt`
+    are the device's approximations, its f64 ones IEEE already."""
+    return kn.rounded(op, dtype, numerics) and kn.work_dtype(op, dtype) == "f32"
 
 
 # ------------------------------------------------------------ elementwise
@@ -103,19 +114,19 @@ _ARITH = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
 _MATH = ("exp", "log", "sin", "cos")
 
 
-def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, fast: bool) -> str:
+def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) -> str:
     d = ta.dtype
     if op in _ARITH:
         return f"({a} {_ARITH[op]} {b})"
     if op == "div":
         if tops.is_float(d):
-            x, y = _up(a, d), _up(b, d)
-            exact = d != "f64" and not fast
-            return _f32(f"tl.div_rn({x}, {y})" if exact else f"({x} / {y})", d)
+            x, y = _widen(a, op, d), _widen(b, op, d)
+            quotient = f"tl.div_rn({x}, {y})" if _rn(op, d, numerics) else f"({x} / {y})"
+            return _narrow(quotient, op, d)
         return f"_lt_sdiv({a}, {b})" if d in tops.SIGNED else f"({a} // {b})"
     if op == "mod":
         if tops.is_float(d):
-            return _f32(f"({_up(a, d)} % {_up(b, d)})", d)
+            return _narrow(f"({_widen(a, op, d)} % {_widen(b, op, d)})", op, d)
         return f"_lt_smod({a}, {b})" if d in tops.SIGNED else f"({a} % {b})"
     if op in ("min", "max"):
         fn = "tl.minimum" if op == "min" else "tl.maximum"
@@ -138,7 +149,7 @@ def _shift(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
     return f"tl.where({b} < {bits}, {a} {sym} {count}, 0)"
 
 
-def _unary(op: str, a: str, ta: ir.TType, fast: bool) -> str:
+def _unary(op: str, a: str, ta: ir.TType, numerics: str) -> str:
     d = ta.dtype
     if op == "neg":
         return f"(-{a})"
@@ -146,16 +157,17 @@ def _unary(op: str, a: str, ta: ir.TType, fast: bool) -> str:
         return f"(~{a})"  # logical on int1, bitwise on integers
     if op == "abs":
         return a if d in tops.UNSIGNED else f"tl.abs({a})"
-    x = _up(a, d)
-    exact = d != "f64" and not fast  # f32 (halves compute in f32): IEEE sqrt and division
+    x = _widen(a, op, d)
     if op in _MATH:
-        return _f32(f"tl.{op}({x})", d)
+        return _narrow(f"tl.{op}({x})", op, d)
     if op == "sqrt":
-        return _f32(f"tl.sqrt_rn({x})" if exact else f"tl.sqrt({x})", d)
-    if op == "rsqrt":  # the device's rsqrt, as torch.rsqrt and XLA compute it on a GPU
-        return _f32(f"tl.rsqrt({x})", d)
+        return _narrow(f"tl.sqrt_rn({x})" if _rn(op, d, numerics) else f"tl.sqrt({x})", op, d)
+    if op == "rsqrt":
+        precise = kn.precise_rsqrt(d, numerics)
+        return _narrow(f"tl.div_rn(1.0, tl.sqrt_rn({x}))" if precise else f"tl.rsqrt({x})",
+                       op, d)
     if op == "tanh":
-        return _f32(f"_lt_tanh({x})", d)
+        return _narrow(f"_lt_tanh({x})", op, d)
     raise ValueError(f"unknown unary primitive {op!r}")
 
 
@@ -233,7 +245,7 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) 
     x = cast_expr(x, tx.dtype, d)
     if not axes:
         return x
-    x = _up(x, d)
+    x = _up(x, d)  # sums and products: kn.accumulates_in; max and min are exact in either
     for a in axes:
         if op == "sum":
             x = f"tl.sum({x}, axis={a})"
@@ -250,7 +262,7 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) 
 
 def _cumsum(x: str, tx: ir.TType, tr: ir.TType, axis: int) -> str:
     d = tr.dtype
-    x = _up(cast_expr(x, tx.dtype, d), d)
+    x = cast_expr(cast_expr(x, tx.dtype, d), d, kn.accumulates_in("cumsum", d))
     x = f"tl.cumsum({x}, axis={axis % tx.rank})"
     return f"{x}.to({tl_dtype(d)})" if d in NARROW else x
 
@@ -261,14 +273,13 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
               attrs=(), numerics: str = "equivalent") -> str:
     """The Triton expression of a pure tile primitive over operand names `args`."""
     attrs = dict(attrs)
-    fast = numerics == "fast"
     ir.check_prim_operands(op, args, arg_types, result, kind="tiles")
     a = args[0] if args else ""
     ta = arg_types[0] if arg_types else None
     if ir.PRIMS[op][0] == 2:
-        return _binary(op, args[0], args[1], arg_types[0], arg_types[1], fast)
+        return _binary(op, args[0], args[1], arg_types[0], arg_types[1], numerics)
     if op in ("neg", "not", "abs", "sqrt", "rsqrt", "tanh") + _MATH:
-        return _unary(op, a, ta, fast)
+        return _unary(op, a, ta, numerics)
     if op == "dot":
         return dot_expr(args, arg_types, result, str(attrs.get("precision", "")))
     if op == "select":
@@ -352,7 +363,8 @@ _DOT_DTYPES = ("f16", "bf16", "f32")
 
 def dot_expr(args: Sequence[str], types: Sequence[ir.TType], result: ir.TType,
              precision: str) -> str:
-    """`tl.dot(a, b[, acc])` accumulating in f32; f32 operands at the given precision."""
+    """`tl.dot(a, b[, acc])` accumulating in f32; f32 operands at the given precision, the
+    e-graph's `kn.tile_product_precision` ("ieee": full f32, "tf32": TF32)."""
     if result.dtype != "f32" or types[0].dtype not in _DOT_DTYPES:
         raise ValueError(f"tl.dot of {types[0].dtype} to {result.dtype}")
     extra = f", {args[2]}" if len(args) == 3 else ""

@@ -14,7 +14,8 @@ For each function, ONE e-graph holds its floating values as `Tile` terms
 
 The rule sets run (`egraph_run.saturate`) and each translated binding becomes its
 cheapest equivalent (costs in `terms.py`): so `dot(a, b)`, printed as `tl.dot` in
-kernels (`input_precision="ieee"` for f32 unless `--numerics fast`, then "tf32") and
+kernels (`input_precision` as `linnet.emit.kernel_numerics.tile_product_precision` says:
+"ieee" for f32 unless `--numerics fast`, then "tf32") and
 as a matrix product in bodies, `dot_acc` as a dot into an accumulator, and a product
 nothing turned into a dot stays an einsum (in a kernel, a broadcast product and a sum).
 A function with no product and no nested math is skipped. What fired goes into the
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..emit import kernel_numerics as kn
 from ..ir import tensor as ir
 from . import egraph_run
 from .dce import dce
@@ -48,8 +50,7 @@ def egraph_products(program: ir.Program, options=None) -> ir.Program:
         egraph_run.warn_unavailable(program)
         return program
     numerics = getattr(options, "numerics", None) or dict(program.meta).get("numerics")
-    fast = numerics == "fast"
-    pass_ = _Products(egraph_run.rule_sets(options, STAGE), fast)
+    pass_ = _Products(egraph_run.rule_sets(options, STAGE), str(numerics or "equivalent"))
     program = pass_.program(program)
     return dce(egraph_run.with_report(program, STAGE, pass_.reports))
 
@@ -57,9 +58,9 @@ def egraph_products(program: ir.Program, options=None) -> ir.Program:
 class _Products(Rewriter):
     """Per function: translate, saturate, extract; then rewrite the bindings that changed."""
 
-    def __init__(self, sets: tuple, fast: bool) -> None:
+    def __init__(self, sets: tuple, numerics: str) -> None:
         super().__init__()
-        self.sets, self.fast = sets, fast
+        self.sets, self.numerics = sets, numerics
         self.reports: list[str] = []
         self.chosen: dict[ir.Var, object] = {}
         self.symbols: dict[str, ir.Atom] = {}
@@ -134,9 +135,8 @@ class _Products(Rewriter):
         ty = ir.TType((a.type.shape[0], b.type.shape[1]), dtype)
         if fn == product:
             return ir.Einsum("ik,kj->ij", (a, b), ty, dtype)
-        precision = ""
-        if self.kernel and a.type.dtype == "f32":
-            precision = "tf32" if self.fast else "ieee"
+        precision = (kn.tile_product_precision(a.type.dtype, self.numerics) if self.kernel
+                     else "")
         return ir.Prim("dot", tuple(xs), ty, (("precision", precision),))
 
 
