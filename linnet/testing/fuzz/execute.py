@@ -108,6 +108,7 @@ class _Runner:
         self.case, self.plan, self.path = case, plan, path
         self.program, self.index = program, index
         self.result = CaseResult()
+        self.expected: tuple = ()  # the oracle's results (`run_case` sets them)
         self._unstable: list[int] | None = None
         self._wide: tuple | None = None
         self._fd: tuple | object | None = None
@@ -165,11 +166,14 @@ class _Runner:
         return self._wide
 
     def unstable(self) -> list[int]:
+        """The outputs too ill-conditioned to compare (`unstable_outputs`), from the oracle's
+        results and `wide()`: the case is evaluated in f64 once, for both uses. Where the
+        f64 evaluation fails, nothing is unstable."""
         if self._unstable is None:
-            from ..oracle import unstable_outputs
+            from ..oracle import unstable_positions
             try:
-                self._unstable = unstable_outputs(self.case, reduction_length(self.case),
-                                                  path=self.path)
+                self._unstable = unstable_positions(self.expected, self.wide(),
+                                                    reduction_length(self.case))
             except Exception:  # noqa: BLE001 - evaluate ran already: then nothing is unstable
                 self._unstable = []
         return self._unstable
@@ -228,6 +232,7 @@ def run_case(case: Case, plan: Plan, *, path: str = PATH, program: str = "", ind
         return run.result
     if expected is None or only == "oracle":
         return run.result
+    run.expected = tuple(expected)
     run.result.outputs["oracle"] = list(expected)
     if has_kernels is None:
         has_kernels = "kernel" in case.text and _has_kernels(case.text, path)

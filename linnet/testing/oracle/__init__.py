@@ -9,13 +9,14 @@ printers or the runtimes, so that every backend can be held to it. See docs/fuzz
     grads = gradient_fd(case)                     # central differences, in f64
     problem = compare(expected, actual, "f32", reduction_length=64)   # None when equal
     unstable_outputs(case)                        # outputs too ill-conditioned to compare
+    unstable_positions(native, wide)              # the same, from evaluations made already
 """
 
 from .compare import compare, tolerance
-from .conditioning import unstable_outputs
+from .conditioning import unstable_outputs, unstable_positions
 from .errors import OracleError, OracleUndefined
 from .evaluate import evaluate, evaluate_source
 from .grad import gradient_fd
 
 __all__ = ["evaluate", "evaluate_source", "gradient_fd", "compare", "tolerance",
-           "unstable_outputs", "OracleError", "OracleUndefined"]
+           "unstable_outputs", "unstable_positions", "OracleError", "OracleUndefined"]

@@ -10,6 +10,8 @@ the comparison's tolerance is unstable.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ..case import Case
@@ -22,8 +24,14 @@ def unstable_outputs(case: Case, reduction_length: int = 1, path: str = DEFAULT_
                      ) -> list[int]:
     """The positions of the floating outputs whose native value is not within tolerance of
     the same computation in f64."""
-    native = evaluate(case, path=path)
-    wide = evaluate(case, precision="f64", path=path)
+    return unstable_positions(evaluate(case, path=path),
+                              evaluate(case, precision="f64", path=path), reduction_length)
+
+
+def unstable_positions(native: Sequence, wide: Sequence, reduction_length: int = 1
+                       ) -> list[int]:
+    """`unstable_outputs` from the two evaluations, for a caller that has them already (the
+    fuzzer's runner evaluates each case natively and in f64 once, and uses both twice)."""
     found = []
     for k, (n, w) in enumerate(zip(native, wide)):
         dtype = dtype_name(n)
