@@ -6,8 +6,6 @@ a few generated programs (`--block-grad`) agree on every backend."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -150,11 +148,9 @@ def test_generated_block_losses_agree_on_every_backend():
     """Five generated programs (`--block-grad`, sizes up to 4), each a root block's entry
     whose loss every target differentiates with respect to its inputs and params: the
     forward pass, the `--grad` exports and both runtimes' autograd agree with the oracle."""
-    start = time.perf_counter()
     config = GeneratorConfig(grad=True, block_grad=True, max_dim=4)
     report = fuzz(seed=3, count=5, config=config, grad=True, isolate=False)
     found = [f"{f.key}: {f.program}: {f.detail}" for f in report.findings]
     assert not found, "\n".join(found)
     assert report.programs == 5 and report.skipped == 0
     assert report.runs >= 12 * 5  # each program's block entry ran its gradients
-    assert time.perf_counter() - start < 60

@@ -13,7 +13,7 @@ leaving out outputs too ill-conditioned to compare (`unstable_outputs`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -114,6 +114,7 @@ class _Runner:
         self._fd: tuple | object | None = None
         self._differentiable: bool | None = None
         self._layout: Layout | None = None
+        self._slack: tuple | object | None = None
 
     def find(self, kind: str, target: str, stage: str, detail: str, signature: str) -> None:
         self.result.findings.append(Finding(kind, target, stage, detail, signature,
@@ -193,6 +194,20 @@ class _Runner:
             except (Timeout, Exception):  # noqa: BLE001 - the grad attempts report it
                 self._differentiable = True
         return self._differentiable
+
+    def gradient_slack(self) -> tuple | None:
+        """How far an honest backend's gradients may land from the oracle's when its `tanh`
+        is a few ulps off (`oracle.gradient_slack`; computed once, when a gradient first
+        differs; None for a program without `tanh`, or when it cannot be computed)."""
+        if self._slack is None:
+            from ..oracle import gradient_slack
+            try:
+                with backends.time_limit(2 * self.plan.seconds):
+                    self._slack = gradient_slack(self.case, path=self.path,
+                                                 dtypes=("f32", "f64"), base=self._fd)
+            except (Timeout, Exception):  # noqa: BLE001 - then no slack is given
+                self._slack = _FAILED
+        return None if self._slack is _FAILED else self._slack  # type: ignore[return-value]
 
     def layout(self) -> "Layout":
         """How the entry's results and gradients are laid out (after the oracle has
@@ -397,6 +412,11 @@ def _compare(run: _Runner, label: str, got: list, want: list[_Want]) -> None:
         if problem is not None and w.native and want_dtype in FLOATS:
             problem = compare(expected, array, held_to, n, scale_floor=1.0,
                               slack=_rounding_slack(run, w.index, expected))
+        if problem is not None and not w.native and want_dtype in ("f32", "f64"):
+            slack = run.gradient_slack()
+            if slack is not None:
+                problem = compare(expected, array, held_to, n, scale_floor=1.0,
+                                  slack=slack[w.index])
         if problem is None:
             continue
         if not w.native and want_dtype not in ("f32", "f64"):
