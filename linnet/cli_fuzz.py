@@ -26,6 +26,9 @@ there is one, else in their interpreters (TRITON_INTERPRET=1 and
 LINNET_PALLAS_INTERPRET=1 are set for this process). --grad makes entries that
 return one floating scalar and checks the --grad export of every target and
 autograd through linnet.torch and linnet.jax against finite differences.
+--block-grad (implies --grad) makes each program's first entry a root block's,
+whose loss is differentiated with respect to the block tree's params too
+(autograd through the models linnet.torch.load and linnet.jax.load_source give).
 
 Each failure is a finding of a kind: crash (an internal error, or a process
 dying in a backend's native code: programs run in worker processes, and the
@@ -43,6 +46,7 @@ examples:
   linnet fuzz --time 600 --jobs 4 --out found # ten minutes on four processes
   linnet fuzz --kernels --targets torch,jax --count 100
   linnet fuzz --grad --seed 7 --count 30 --json > report.json
+  linnet fuzz --block-grad --count 50         # block entries' gradients
   linnet fuzz --kernels --rules mypkg.rules:MINE --count 200   # fuzz a new rule
 
 The same --seed and --count give the same programs whatever --jobs is.
@@ -71,6 +75,9 @@ def add_fuzz_command(commands) -> None:
                    help="generate kernels and run them through Triton and Pallas")
     p.add_argument("--grad", action="store_true",
                    help="generate scalar losses and check gradients")
+    p.add_argument("--block-grad", action="store_true",
+                   help="make root blocks' entries and differentiate them with respect "
+                        "to their params too (implies --grad)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="worker processes (default 1)")
     p.add_argument("--in-process", action="store_true",
@@ -149,7 +156,8 @@ def run_fuzz_command(args: argparse.Namespace) -> int:
     line = _Line(sys.stderr)
     try:
         report = fuzz(seed=args.seed, count=args.count, time=args.time, targets=args.targets,
-                      kernels=args.kernels, grad=args.grad, jobs=args.jobs, out=args.out,
+                      kernels=args.kernels, grad=args.grad, block_grad=args.block_grad,
+                      jobs=args.jobs, out=args.out,
                       rules=args.rules, progress=line, seconds=args.seconds,
                       isolate=not args.in_process)
     except StartFailed as err:

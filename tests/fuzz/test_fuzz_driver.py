@@ -333,3 +333,27 @@ def test_the_runner_flags_what_unstable_outputs_flags() -> None:
     run = execute._Runner(case, execute.Plan(), execute.PATH, "t", 0)
     run.expected = evaluate(case, path=execute.PATH)
     assert run.unstable() == unstable_outputs(case, path=execute.PATH) == [0]
+
+
+@pytest.mark.parametrize("off, found", [(4, False), (100, True)])
+def test_a_gradient_may_carry_a_saturated_tanh_a_few_ulps_off(monkeypatch, off, found) -> None:
+    """The slope of `tanh(6.9)`, `1 - t*t` = 4e-6, is what reverse mode reads off t: a t 4
+    ulps off (XLA's f32 tanh is up to 4.6 off) makes it 12% off, which the fuzzer allows
+    (`oracle.gradient_slack`, a tanh 5 ulps off); a t 100 ulps off is a disagreement."""
+    import torch
+    from linnet.testing.fuzz import autograd
+    text = ("module fuzz\n\nentry main(x: Tensor[1; f32]) -> f32 {\n"
+            "    return sum[i] tanh(x[i]) * 1000000.0\n}\n")
+    x = np.array([6.9], np.float32)
+    real = autograd.module_autograd
+
+    def skewed(target, fn, case, floats, device):
+        loss, grads = real(target, fn, case, floats, device)
+        t = np.float32(np.tanh(6.9)) - np.float32(off * 2.0 ** -24)
+        return loss, [torch.tensor(1e6 * (1 - np.array([t], np.float64) ** 2),
+                                   dtype=torch.float32)] if target == "torch" else grads
+    monkeypatch.setattr(autograd, "module_autograd", skewed)
+    report = fuzz(programs=[Source("tanh", text, [Case(text, "main", {}, (x,))])], grad=True,
+                  targets=("torch",), isolate=False)
+    assert [f.key for f in report.findings] == (
+        ["disagree | torch autograd | compare | gradient float"] if found else [])

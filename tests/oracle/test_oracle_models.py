@@ -201,6 +201,48 @@ block Lin {
     np.testing.assert_allclose(dw, 2 * x * w, rtol=1e-6)
 
 
+def test_gradients_of_a_block_entry_follow_the_checkpoint_and_the_op_bodies():
+    """An optional param the checkpoint holds is an input and takes a gradient; an absent
+    one is neither, and its `match` takes the `none` arm. An op called from a block's `fn`
+    is differentiated through its body (its `grad` clause, here wrong on purpose, is the
+    compiled backward pass's business, not the oracle's)."""
+    src = """module t
+op sq(a: Tensor[2; f32]) -> f32 {
+    return sum[i] a[i] * a[i]
+} grad(y, dy) {
+    return dy * a
+}
+block Cell {
+    param v: Tensor[2; f32]
+    param bias: Tensor[2; f32]? = none
+    pub fn term(x: Tensor[2; f32]) -> f32 {
+        return match bias { some(b) => sq(b * x)  none => sum[i] v[i] * x[i] }
+    }
+}
+block Net {
+    sub cells: [Cell; 2]
+    pub entry loss(x: Tensor[2; f32]) -> f32 {
+        var total = sum[i] x[i]
+        static for c in cells {
+            total = total + c.term(x)
+        }
+        return total
+    }
+}
+"""
+    x, v0, v1, b1 = f32(1, 2), f32(3, 4), f32(5, 6), f32(0.5, -1)
+    absent = gradient_fd(Case(src, "loss", {}, (x, v0, v1)))
+    np.testing.assert_allclose(absent[0], 1 + v0 + v1, rtol=1e-6)
+    np.testing.assert_allclose(absent[1], x, rtol=1e-6)
+    assert len(absent) == 3
+    dx, dv0, dv1, db1 = gradient_fd(Case(src, "loss", {}, (x, v0, v1, b1),
+                                         frozenset({"cells.1.bias"})))
+    np.testing.assert_allclose(dx, 1 + v0 + 2 * b1 * b1 * x, rtol=1e-6)
+    np.testing.assert_allclose(dv0, x, rtol=1e-6)
+    assert not dv1.any()  # read only on the arm not taken
+    np.testing.assert_allclose(db1, 2 * b1 * x * x, rtol=1e-6)  # the body's, not `dy * a`
+
+
 def test_functions_and_entries_without_a_result_type_return_what_they_return():
     """A `fn` or `entry` without `-> T`, of the module or of a block, has the type its final
     `return` has at the instance: results cross as that type (a literal as its default

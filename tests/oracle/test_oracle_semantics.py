@@ -295,6 +295,31 @@ entry main(x: Tensor[3; f16], s: f32) -> f32 {
     assert np.isnan(skipped).all() and skipped.shape == (3,) and ds32 == ds
 
 
+def test_gradient_slack_is_the_slope_of_a_tanh_a_few_ulps_off():
+    """A `tanh` whose output is k ulps off has the slope `1 - t*t - 2 k u t*t` when reverse
+    mode reads it off the output: near saturation a large part of the true slope. The
+    slack is that change, either way; a program without `tanh` has none."""
+    from linnet.testing.oracle import gradient_slack
+    src = """module t
+entry main(x: Tensor[3; f32]) -> f32 {
+    return sum[i] tanh(x[i])
+}
+"""
+    x = a([0.5, 3.0, 6.9], np.float32)
+    case = Case(src, "main", {}, (x,))
+    (dx,) = gradient_fd(case)
+    t = np.tanh(x.astype(np.float64))
+    assert dx == pytest.approx(1 - t * t, rel=1e-6)
+    (slack,) = gradient_slack(case)
+    assert slack == pytest.approx(2 * 5 * 2.0 ** -24 * t * t, abs=1e-9)  # FD: 1e-10
+    assert slack[2] / dx[2] > 0.1  # 13% of the slope at 6.9
+    (up,) = evaluate(case, precision="f64", tanh_skew=5.0)
+    (plain,) = evaluate(case, precision="f64")
+    assert up == pytest.approx(plain - 10 * 2.0 ** -24 * float(np.sum(x - t)), rel=1e-12)
+    quiet = Case(src.replace("tanh(x[i])", "x[i] * x[i]"), "main", {}, (x,))
+    assert gradient_slack(quiet) is None
+
+
 def test_bad_cases_raise_oracle_error():
     with pytest.raises(OracleError, match="shape"):
         run("    return x", "(x: Tensor[3; f32])", "Tensor[3; f32]", a([1, 2], np.float32))

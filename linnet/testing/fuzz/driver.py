@@ -76,13 +76,15 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
          programs: Iterable[Source] | None = None, config: Any = None,
          seconds: float = 60.0, reduce_per_class: int = 1, reduce_tries: int = 400,
          reduce_time: float = 300.0, reducer: Callable | None = None,
-         isolate: bool = True) -> FuzzReport:
+         isolate: bool = True, block_grad: bool = False) -> FuzzReport:
     """Fuzz the compiler: generate programs (or take `programs`), run every case through
     the oracle and `targets`, and return the findings.
 
     `count` programs, or as many as `time` seconds allow (100 when neither is given).
     `kernels` runs kernels (`--numerics equivalent` on torch and jax) and, unless `config`
-    is given, makes the generator write them; `grad` does the same for gradients. `jobs`
+    is given, makes the generator write them; `grad` does the same for gradients, and
+    `block_grad` (which implies `grad`) makes the first entry of each program a root
+    block's, differentiated with respect to the block's params too. `jobs`
     worker processes share the programs; the report does not depend on how many. `out`: the
     first `reduce_per_class` occurrences of each failure class are reduced (at most
     `reduce_tries` predicate calls, `reduce_time` seconds each) and reported in
@@ -113,10 +115,11 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     if count is None and time is None:
         count = DEFAULT_COUNT
     device = prepare_runtimes()
+    grad = grad or block_grad
     plan = Plan(tuple(targets), kernels, grad, seconds, device)
     if config is None and programs is None:
         from ..programs import GeneratorConfig
-        config = GeneratorConfig(kernels=kernels, grad=grad)
+        config = GeneratorConfig(kernels=kernels, grad=grad, block_grad=block_grad)
     tasks = _tasks(seed, count, config, plan, programs)
     run = _Run(seed, plan, time, out, reduce_per_class, reduce_tries, reduce_time, reducer,
                progress)

@@ -13,13 +13,14 @@ leaving out outputs too ill-conditioned to compare (`unstable_outputs`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import backends
 from ..backends import Timeout
 from ..case import Case
+from . import autograd
 from .findings import Finding
 
 __all__ = ["ALL_TARGETS", "KERNEL_TARGETS", "Plan", "Attempt", "CaseResult", "attempts",
@@ -113,6 +114,8 @@ class _Runner:
         self._wide: tuple | None = None
         self._fd: tuple | object | None = None
         self._differentiable: bool | None = None
+        self._layout: Layout | None = None
+        self._slack: tuple | object | None = None
 
     def find(self, kind: str, target: str, stage: str, detail: str, signature: str) -> None:
         self.result.findings.append(Finding(kind, target, stage, detail, signature,
@@ -196,6 +199,32 @@ class _Runner:
                 self._differentiable = True
         return self._differentiable
 
+    def gradient_slack(self) -> tuple | None:
+        """How far an honest backend's gradients may land from the oracle's when its `tanh`
+        is a few ulps off (`oracle.gradient_slack`; computed once, when a gradient first
+        differs; None for a program without `tanh`, or when it cannot be computed)."""
+        if self._slack is None:
+            from ..oracle import gradient_slack
+            try:
+                with backends.time_limit(2 * self.plan.seconds):
+                    self._slack = gradient_slack(self.case, path=self.path,
+                                                 dtypes=("f32", "f64"), base=self._fd)
+            except (Timeout, Exception):  # noqa: BLE001 - then no slack is given
+                self._slack = _FAILED
+        return None if self._slack is _FAILED else self._slack  # type: ignore[return-value]
+
+    def layout(self) -> "Layout":
+        """How the entry's results and gradients are laid out (after the oracle has
+        evaluated it once)."""
+        if self._layout is None:
+            from ..oracle.evaluate import floating_inputs, returned_states
+            try:
+                self._layout = Layout(returned_states(self.case, self.path),
+                                      floating_inputs(self.case, self.path))
+            except Exception:  # noqa: BLE001 - evaluate ran already: read it as plain
+                self._layout = Layout(0, _float_positions(self.case))
+        return self._layout
+
     def gradients(self) -> tuple | None:
         """The oracle's gradients, computed once: when that fails (past the time limit,
         say), every later attempt stops at once, with the one finding already made."""
@@ -213,6 +242,15 @@ class _Runner:
             if self._fd is not None:
                 self.result.outputs["oracle gradient"] = list(self._fd)
         return self._fd
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the oracle reads of the entry: how many next states it returns after its
+    results (a block entry's), and the positions of the inputs its gradients are taken
+    for (floating inputs; a block entry's own, then its floating params)."""
+    states: int
+    differentiated: list[int]
 
 
 def reduction_length(case: Case) -> int:
@@ -236,7 +274,7 @@ def run_case(case: Case, plan: Plan, *, path: str = PATH, program: str = "", ind
     run.result.outputs["oracle"] = list(expected)
     if has_kernels is None:
         has_kernels = "kernel" in case.text and _has_kernels(case.text, path)
-    scalar = (len(expected) == 1 and expected[0].ndim == 0
+    scalar = (len(expected) == 1 + run.layout().states and expected[0].ndim == 0
               and _dtype(expected[0]) in FLOATS)
     for attempt in attempts(plan, has_kernels, scalar):
         if only is not None and attempt.label != only:
@@ -289,14 +327,18 @@ def _attempt(run: _Runner, attempt: Attempt, expected: tuple) -> None:
         raw = run.guard(label, "run", lambda: list(main(*inputs)))
         got = [(backends.as_numpy(x), backends.dtype_name(x)) for x in raw]
     run.result.outputs[label] = [array for array, _ in got]
-    if attempt.differentiates:
-        fd = run.gradients()
-        if fd is None:
-            return
-        want = [(expected[0], True)] + [(g, False) for g in fd]
-        _compare(run, label, got, want, gradient=True)
-    else:
-        _compare(run, label, got, [(e, True) for e in expected], gradient=False)
+    if not attempt.differentiates:
+        _compare(run, label, got, [_Want(e, "result", k) for k, e in enumerate(expected)])
+        return
+    fd = run.gradients()
+    if fd is None:
+        return
+    want = [_Want(expected[0], "loss", 0)] + [
+        _Want(g, "gradient", k, _dtype(np.asarray(case.inputs[position])))
+        for k, (g, position) in enumerate(zip(fd, run.layout().differentiated))]
+    if attempt.mode == "grad":  # a block entry's `--grad` export: its next states last
+        want += [_Want(e, "state", k) for k, e in enumerate(expected[1:], start=1)]
+    _compare(run, label, got, want)
 
 
 def _torch_inputs(case: Case, device: str) -> list:
@@ -304,17 +346,21 @@ def _torch_inputs(case: Case, device: str) -> list:
 
 
 def _autograd(run: _Runner, attempt: Attempt) -> list[tuple[np.ndarray, str]]:
-    """The loss and the gradient of each floating input by the runtime's own autograd."""
+    """The loss and the gradient of each differentiated input by the runtime's own
+    autograd: through its entry callable, or a block entry through the model it loads."""
     label, case = attempt.label, run.case
     if not run.differentiable():
         raise _Stop()
-    floats = _float_positions(case)
-    if attempt.target == "torch":
-        fn = run.guard(label, "load", lambda: _entry_function("torch", run, attempt))
-        job = lambda: _torch_autograd(fn, case, floats, run.plan.device)  # noqa: E731
+    split = run.guard(label, "load", lambda: autograd.block_case(case, run.path))
+    if split is not None:
+        job = run.guard(label, "load", lambda: autograd.load_block(
+            attempt.target, run.path, case, split, attempt.numerics, run.plan.device))
     else:
-        fn = run.guard(label, "load", lambda: _entry_function("jax", run, attempt))
-        job = lambda: _jax_autograd(fn, case, floats)  # noqa: E731
+        floats = _float_positions(case)
+        fn = run.guard(label, "load", lambda: autograd.entry_function(
+            attempt.target, run.path, case, attempt.numerics))
+        job = lambda: autograd.module_autograd(  # noqa: E731
+            attempt.target, fn, case, floats, run.plan.device)
     loss, grads = run.guard(label, "run", job)
     return [(backends.as_numpy(loss), backends.dtype_name(loss))] + [
         (backends.as_numpy(g), backends.dtype_name(g)) for g in grads]
@@ -324,70 +370,28 @@ def _float_positions(case: Case) -> list[int]:
     return [k for k, x in enumerate(case.inputs) if _dtype(np.asarray(x)) in FLOATS]
 
 
-def _entry_function(target: str, run: _Runner, attempt: Attempt):
-    """The runtime's callable for the entry (`linnet.torch.load_function`'s, or
-    `linnet.jax`'s), from the text; kernel choices from the op headers only."""
-    if target == "torch":
-        from ...torch.loader import EntryFunction as Entry
-    else:
-        from ...jax.loader import JaxEntryFunction as Entry
-    fn = Entry(run.path, run.case.text, run.case.entry, True, attempt.numerics, None)
-    present = run.case.present
-    if present is not None:  # a block entry's checkpoint paths reach each compilation
-        compile_for = fn._compile_source
-        fn._compile_source = lambda values, **options: compile_for(  # type: ignore
-            values, present=present, **options)
-    return fn
+@dataclass(frozen=True)
+class _Want:
+    """What a result is held to: the oracle's value, what it is (a `result`, the `loss`, a
+    `gradient`, a next `state`), its position among those (for a result or state, among
+    the oracle's outputs), and for a gradient its input's dtype."""
+    expected: np.ndarray
+    role: str
+    index: int
+    input_dtype: str | None = None
+
+    @property
+    def native(self) -> bool:
+        return self.role != "gradient"
+
+    @property
+    def what(self) -> str:
+        return {"result": f"result {self.index}", "loss": "loss",
+                "gradient": f"gradient {self.index}", "state": f"state {self.index}"}[
+            self.role]
 
 
-def _call(fn, case: Case, inputs: list) -> Any:
-    """The entry's one result through the runtime's callable. A generic that no input's
-    shape or dtype determines (a `Dim` only the result uses) cannot be bound by the call,
-    so the binding is completed with the case's own before compiling it."""
-    values = fn.binding_for(tuple(inputs), complete=False)
-    if set(case.generics) - set(values):
-        return fn._build({**case.generics, **values})(*inputs)[0]
-    out = fn(*inputs)
-    return out[0] if isinstance(out, tuple) else out
-
-
-def _torch_autograd(fn, case: Case, floats: Sequence[int], device: str):
-    inputs = _torch_inputs(case, device)
-    for k in floats:
-        inputs[k] = inputs[k].detach().clone().requires_grad_()
-    loss = _call(fn, case, inputs)
-    if loss.requires_grad:  # else the loss reads no floating input: every gradient is 0
-        loss.backward()
-    import torch
-    return loss, [inputs[k].grad if inputs[k].grad is not None
-                  else torch.zeros_like(inputs[k]) for k in floats]
-
-
-def _jax_autograd(fn, case: Case, floats: Sequence[int]):
-    import jax
-    with jax.enable_x64(True):  # linnet.jax scopes 64-bit types to its calls: arrays made
-        return _jax_autograd_x64(fn, case, floats)  # here must be made with them on too
-
-
-def _jax_autograd_x64(fn, case: Case, floats: Sequence[int]):
-    import jax
-    import jax.numpy as jnp
-    inputs = [jnp.asarray(x) for x in case.inputs]
-
-    def loss(*xs):
-        args = list(inputs)
-        for k, x in zip(floats, xs):
-            args[k] = x
-        return _call(fn, case, args)
-
-    if not floats:  # nothing to differentiate (jax.grad needs an argument)
-        return loss(), []
-    value, grads = jax.value_and_grad(loss, argnums=tuple(range(len(floats))))(
-        *(inputs[k] for k in floats))
-    return value, list(grads)
-
-
-def _compare(run: _Runner, label: str, got: list, want: list, gradient: bool) -> None:
+def _compare(run: _Runner, label: str, got: list, want: list[_Want]) -> None:
     """Hold each result to the oracle's: its count, dtype and values (`compare`), skipping
     outputs `unstable_outputs` finds ill-conditioned (for gradients: when the loss is)."""
     from ..oracle import compare
@@ -399,28 +403,32 @@ def _compare(run: _Runner, label: str, got: list, want: list, gradient: bool) ->
     n = reduction_length(run.case)
     floats = program_floats(run.case.text, run.case.generics,
                             [_dtype(np.asarray(x)) for x in run.case.inputs])
-    for k, ((array, dtype), (expected, native)) in enumerate(zip(got, want)):
-        what = f"result {k}" if not gradient else ("loss" if k == 0 else f"gradient {k - 1}")
-        want_dtype = _dtype(expected) if native else _input_dtype(run.case, k - 1)
-        if native and dtype != want_dtype and not (
+    for (array, dtype), w in zip(got, want):
+        expected, what = w.expected, w.what
+        want_dtype = _dtype(expected) if w.native else w.input_dtype
+        if w.native and dtype != want_dtype and not (
                 want_dtype == "bf16" and dtype == "f32" and label.startswith("onnx")):
             run.find("disagree", label, "compare",
                      f"{what} has dtype {dtype}, the oracle's {want_dtype}", "dtype")
             continue
         # central differences are good to about 1e-8: an f64 gradient gets f32's tolerance
-        held_to = carried_dtype(want_dtype, floats | ({"f32"} if not native else set()))
+        held_to = carried_dtype(want_dtype, floats | ({"f32"} if not w.native else set()))
         problem = compare(expected, array, held_to, n, scale_floor=1.0)
-        if problem is not None and native and want_dtype in FLOATS:
+        if problem is not None and w.native and want_dtype in FLOATS:
             problem = compare(expected, array, held_to, n, scale_floor=1.0,
-                              slack=_rounding_slack(run, k, expected))
+                              slack=_rounding_slack(run, w.index, expected))
+        if problem is not None and not w.native and want_dtype in ("f32", "f64"):
+            slack = run.gradient_slack()
+            if slack is not None:
+                problem = compare(expected, array, held_to, n, scale_floor=1.0,
+                                  slack=slack[w.index])
         if problem is None:
             continue
-        if gradient and k > 0 and want_dtype not in ("f32", "f64"):
+        if not w.native and want_dtype not in ("f32", "f64"):
             continue  # a half-precision gradient is not the f64 difference quotient's
-        position = 0 if gradient else k
-        if want_dtype in FLOATS and position in run.unstable():
+        if want_dtype in FLOATS and (0 if w.role == "gradient" else w.index) in run.unstable():
             continue
-        if gradient and k > 0 and _only_at_kinks(run, k - 1, expected, array, n):
+        if not w.native and _only_at_kinks(run, w.index, expected, array, n):
             continue
         run.find("disagree", label, "compare", f"{what}: {problem}",
                  _difference_signature(what, want_dtype, problem))
@@ -433,7 +441,7 @@ def _only_at_kinks(run: _Runner, k: int, expected: np.ndarray, array: np.ndarray
     differences disagree, the central one is their mean, and autograd picks a subgradient:
     those elements are not compared."""
     from ..oracle import compare
-    kinks = _kinks(run, _float_positions(run.case)[k])
+    kinks = _kinks(run, run.layout().differentiated[k])
     if not kinks.any():
         return False
     patched = np.where(kinks, expected, np.asarray(array, np.float64))
@@ -472,10 +480,6 @@ def _rounding_slack(run: _Runner, k: int, expected: np.ndarray) -> np.ndarray | 
     if k >= len(wide) or np.shape(wide[k]) != np.shape(expected):
         return None
     return 2 * np.abs(np.asarray(expected, np.float64) - np.asarray(wide[k], np.float64))
-
-
-def _input_dtype(case: Case, k: int) -> str:
-    return _dtype(np.asarray(case.inputs[_float_positions(case)[k]]))
 
 
 def _difference_signature(what: str, dtype: str, problem: str) -> str:

@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from .dtypes import FLOAT, INTEGER, WIDTH, Lit, Precision
+from .dtypes import FLOAT, INTEGER, UNIT_ROUNDOFF, WIDTH, Lit, Precision
 from .errors import OracleError, OracleUndefined
 
 COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -93,9 +93,13 @@ def minmax(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def math_fn(name: str, x: np.ndarray, dtype: str, prec: Precision) -> np.ndarray:
-    """`exp log sqrt rsqrt sin cos tanh` computed in f64 and rounded once to the dtype."""
+    """`exp log sqrt rsqrt sin cos tanh` computed in f64 and rounded once to the dtype
+    (`tanh` skewed as `prec.tanh_skew` says)."""
     with np.errstate(all="ignore"):
-        out = MATH[name](np.asarray(x).astype(np.float64))
+        wide = np.asarray(x).astype(np.float64)
+        out = MATH[name](wide)
+        if name == "tanh" and prec.tanh_skew:
+            out = out - 2 * prec.tanh_skew * UNIT_ROUNDOFF[dtype] * (wide - out)
         return np.asarray(out).astype(prec.np(dtype))
 
 

@@ -60,10 +60,20 @@ class ShapeV(tuple):
     """A shape literal `[A, B]` (a tuple of ints)."""
 
 
+UNIT_ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f32": 2.0 ** -24, "f64": 2.0 ** -53}
+"""Half an ulp of 1 in each float dtype: the relative error of one correct rounding."""
+
+
 @dataclass(frozen=True)
 class Precision:
-    """How floats are held: each in its own dtype ("native"), or every one in f64."""
+    """How floats are held: each in its own dtype ("native"), or every one in f64.
+
+    `tanh_skew` (ulps, signed; 0 for the language's values) makes every `tanh` return
+    `t - 2 * skew * u * (x - t)`, u its dtype's unit roundoff: a function whose slope is
+    `1 - t*t - 2 * skew * u * t*t`, the slope a backend reads off a `tanh` output `skew`
+    ulps off (`oracle.grad.gradient_slack`)."""
     f64: bool = False
+    tanh_skew: float = 0.0
 
     def np(self, dtype: str) -> np.dtype:
         """The NumPy dtype that holds values of `dtype`."""

@@ -30,27 +30,29 @@ from .values import flatten, gather, leaf_types
 DEFAULT_PATH = "oracle_case.linnet"
 
 
-def evaluate(case: Case, precision: str = "native", path: str = DEFAULT_PATH
-             ) -> tuple[np.ndarray, ...]:
+def evaluate(case: Case, precision: str = "native", path: str = DEFAULT_PATH, *,
+             tanh_skew: float = 0.0) -> tuple[np.ndarray, ...]:
     """The entry's results on the case's inputs: one array per result, in the result
     dtypes (every float in f64 when `precision="f64"`). A block entry's results are
     followed by the next value of each state it assigns; `case.present` says which of its
-    optional members the checkpoint holds."""
+    optional members the checkpoint holds. `tanh_skew`: see `Precision`."""
     return evaluate_source(case.text, case.entry, case.generics, case.inputs,
-                           precision=precision, path=path, present=case.present)
+                           precision=precision, path=path, present=case.present,
+                           tanh_skew=tanh_skew)
 
 
 def evaluate_source(text: str, entry: str, generics: Mapping[str, object],
                     inputs: Sequence, *, precision: str = "native",
                     path: str = DEFAULT_PATH, root: str | None = None,
-                    present: frozenset[str] | None = None) -> tuple[np.ndarray, ...]:
+                    present: frozenset[str] | None = None,
+                    tanh_skew: float = 0.0) -> tuple[np.ndarray, ...]:
     """As `evaluate`, without a Case. `path` places the file, for the modules it `use`s;
     `root` names the root block when several blocks have entries (as `--root`);
     `present` holds the parameter paths of the checkpoint (None: no optional member)."""
     if precision not in ("native", "f64"):
         raise ValueError(f"precision is 'native' or 'f64', not {precision!r}")
     analysis = _analysis(path, text)
-    machine = Machine(analysis, Precision(f64=precision == "f64"))
+    machine = Machine(analysis, Precision(f64=precision == "f64", tanh_skew=tanh_skew))
     plan = _plan(analysis, machine, entry, generics, root, present)
     if plan.block is None:
         args = _inputs(plan.inst, inputs, machine.prec)

@@ -25,12 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0:50", help="a range lo:hi")
     ap.add_argument("--kernels", action="store_true")
     ap.add_argument("--grad", action="store_true")
+    ap.add_argument("--block-grad", action="store_true", help="implies --grad")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--numerics", default="equivalent")
     ap.add_argument("--max-dim", type=int, default=17)
     args = ap.parse_args(argv)
     lo, hi = (int(x) for x in args.seeds.split(":"))
-    config = GeneratorConfig(kernels=args.kernels, grad=args.grad, max_dim=args.max_dim)
+    config = GeneratorConfig(kernels=args.kernels, grad=args.grad or args.block_grad,
+                             block_grad=args.block_grad, max_dim=args.max_dim)
     seen: Counter = Counter()
     failed = ran = 0
     for seed in range(lo, hi):

@@ -41,7 +41,11 @@ class GeneratorConfig:
     """The knobs of `generate`.
 
     `kernels`: also generate ops bound to kernels (and the kernels). `grad`: entries return
-    one floating scalar, so `--grad` applies, and ops carry `grad` clauses. `max_statements`
+    one floating scalar, so `--grad` applies, and ops carry `grad` clauses. `block_grad`
+    (with `grad`): the first entry becomes a root block's entry whose loss is differentiated
+    with respect to the block tree's params too, its cells adding terms with optional
+    params and ops with `grad` clauses called from a block's `fn` (off by default, so that
+    the programs of a seed stay the same without it). `max_statements`
     bounds the statements of an entry's body (loops and helpers count one each);
     `models` switches the model layer (the features `struct enum optional block`) on or
     off at once. `max_dim` the value bound to a dimension generic (sizes 0, 1 and ragged ones are
@@ -57,6 +61,7 @@ class GeneratorConfig:
     dtypes: frozenset[str] = frozenset(ALL_DTYPES)
     features: frozenset[str] = field(default=FEATURES)
     models: bool = True
+    block_grad: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.dtypes) - set(ALL_DTYPES)
@@ -67,6 +72,8 @@ class GeneratorConfig:
             raise ValueError(f"unknown features {sorted(bad)}")
         if not any(d in ("f16", "bf16", "f32", "f64") for d in self.dtypes):
             raise ValueError("the generator needs at least one float dtype")
+        if self.block_grad and not self.grad:
+            raise ValueError("block_grad differentiates block entries: it needs grad")
         if self.max_statements < 1 or self.max_dim < 1:
             raise ValueError("max_statements and max_dim must be at least 1")
 

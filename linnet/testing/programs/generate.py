@@ -44,6 +44,8 @@ class _Entry:
     name: str
     params: list[Param]
     bindings: dict[str, int | str]
+    loss: DType | None = None  # a `grad` entry's loss dtype
+    present: frozenset[str] | None = None  # a block entry's optional paths held
 
 
 def generate(seed: int, config: GeneratorConfig = GeneratorConfig(), *,
@@ -53,15 +55,15 @@ def generate(seed: int, config: GeneratorConfig = GeneratorConfig(), *,
     entries = [_entry(g, "main")]
     if g.has("second_entry") and g.chance(0.25):
         entries.append(_entry(g, g.fresh("other")))
-    if not config.grad:  # a block entry returns its states too: no scalar loss
+    if not config.grad or config.block_grad:  # a block entry returns its states too
         _into_block(g, entries[0])
     module = t.Module(("fuzz",), (), tuple(g.items))
     text = print_module(module)
     if check:
         _check(text)
     rng = random.Random(seed ^ 0x5EED)
-    cases = [Case(text, e.name, dict(e.bindings), draw_all(e.params, rng.randrange(1 << 30)))
-             for e in entries]
+    cases = [Case(text, e.name, dict(e.bindings), draw_all(e.params, rng.randrange(1 << 30)),
+                  e.present) for e in entries]
     return Program(text, cases, g.counts, module)
 
 
@@ -127,23 +129,25 @@ def _entry(g: Gen, name: str) -> _Entry:
     rtys = [r.ty for r in result]
     rty = rtys[0].node() if len(rtys) == 1 else t.TupleType(tuple(r.node() for r in rtys))
     tparams = tuple(t.Param(p.var.name, p.var.ty.node()) for p in params)
-    g.items.append(struct_params(g, g.model_rng, t.Function(
-        "entry", name, tuple(generics), tparams, rty, tuple(where), tuple(stmts))))
+    fn = t.Function("entry", name, tuple(generics), tparams, rty, tuple(where), tuple(stmts))
+    if not (g.config.block_grad and name == "main"):  # (struct parameters stay out of blocks)
+        fn = struct_params(g, g.model_rng, fn)
+    g.items.append(fn)
     for p in params:
         g.count(f"dtype:{p.var.ty.dtype.name}")
-    return _Entry(name, params, bindings)
+    return _Entry(name, params, bindings, rtys[0].dtype if g.config.grad else None)
 
 
 def _into_block(g: Gen, entry: _Entry) -> None:
     """Perhaps make the entry a root block's (models.py): its inputs change order."""
     k, fn = next((k, i) for k, i in enumerate(g.items)
                  if isinstance(i, t.Function) and i.kind == "entry" and i.name == entry.name)
-    made = into_block(g, g.model_rng, fn, entry.params)
+    loss = entry.loss if g.config.block_grad else None
+    made = into_block(g, g.model_rng, fn, entry.params, loss)
     if made is None:
         return
-    root, params = made
-    g.items[g.items.index(fn)] = root
-    entry.params = params
+    g.items[g.items.index(fn)] = made.root
+    entry.params, entry.present = made.params, made.present
 
 
 def _kernel_results(g: Gen, scope: Scope) -> list[Var]:

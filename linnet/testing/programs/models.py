@@ -12,13 +12,15 @@ program is the same with or without them.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from ...syntax import tree as t
+from .block_grads import loss_terms, with_terms
 from .exprs import E
 from .scope import Gen, Param, Scope, Var
-from .types import Info, Ty, dt
+from .types import DType, Info, Ty, dt
 
-__all__ = ["MODEL_FEATURES", "rewrite_results", "struct_params", "into_block"]
+__all__ = ["MODEL_FEATURES", "rewrite_results", "struct_params", "into_block", "Made"]
 
 MODEL_FEATURES = ("struct", "enum", "optional", "block")
 STATE_INFO = Info(-50, 50)
@@ -225,14 +227,16 @@ def _replace(fn: t.Function, **changes) -> t.Function:
 
 # ------------------------------------------------------------------ blocks
 
-def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param]
-               ) -> tuple[t.Item, list[Param]] | None:
+def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param],
+               loss: DType | None = None) -> Made | None:
     """The entry as the entry of a root block: some parameters become the block's params
     and buffers, one is held by a sub `first` (and read through its `pub fn`), a sub array
     of the same block is called in a `static for`; each sub counts its reads in a state
     and the root its steps. The values are the same; the inputs are the entry's remaining
-    parameters, then the block's in manifest order."""
-    if not g.has("block") or not params or rng.random() < 0.5:
+    parameters, then the block's in manifest order. With `loss` (the dtype of a `grad`
+    entry's loss) the entry always becomes a block's, and each cell adds a term with an
+    optional param to the loss (block_grads.py)."""
+    if not g.has("block") or not params or (rng.random() < 0.5 and loss is None):
         return None
     by_name = {p.var.name: p for p in params}
     if any(p.name not in by_name for p in fn.params):  # a struct parameter: left alone
@@ -250,6 +254,9 @@ def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param]
                 t.Sub("cells", t.SubType(cell_name, cell_gens, t.IntLit(count))),
                 t.TensorMember("state", "steps", t.TensorType((t.IntLit(1),),
                                                               t.TypeName(counter)))]
+    terms = loss_terms(g, rng, cell, loss, count) if loss is not None else None
+    if terms is not None:
+        cell = terms.cell
     name = held.var.name
     prefix = (
         t.Assign("steps", t.Binary("+", t.Name("steps"), t.IntLit(1))),
@@ -257,17 +264,35 @@ def into_block(g: Gen, rng: random.Random, fn: t.Function, params: list[Param]
         t.ForEach("cell", t.Name("cells"), (t.Assign(name, t.MemberCall(
             t.Name("cell"), "get", None, (t.Arg(t.Some(t.Name(name)), "pick"),))),)),
     )
+    body = prefix + (fn.body if terms is None else with_terms(fn.body, terms, loss))
     entry = t.Function("entry", fn.name, (), tuple(t.Param(p.var.name, p.var.ty.node())
                                                    for p in own),
-                       fn.result, (), prefix + fn.body, public=True)
+                       fn.result, (), body, public=True)
     root = t.BlockDef(g.fresh("Root"), fn.generics, fn.where, tuple(members) + (entry,))
     g.items.insert(0, cell)
     info = STATE_INFO if counter.startswith("i") or counter.startswith("f") else Info(0, 50)
     state = Param(Var("reads", Ty((_one(),), dt(counter)), info), "ints")
     steps = Param(Var("steps", Ty((_one(),), dt(counter)), info), "ints")
-    order = own + moved + [held, state] + [held, state] * count + [steps]
+    cells = [[held, state] for _ in range(1 + count)]
+    present = None
+    if terms is not None:
+        for k, there in enumerate(terms.present):
+            if there:
+                cells[k].insert(1, terms.bias)
+        paths = ["first"] + [f"cells.{k}" for k in range(count)]
+        present = frozenset(f"{p}.bias" for p, there in zip(paths, terms.present) if there)
+    order = own + moved + [p for c in cells for p in c] + [steps]
     g.count("block", "block:sub_array" if count else "block:empty_array")
-    return root, order
+    return Made(root, order, present or None)
+
+
+@dataclass
+class Made:
+    """A root block made of an entry: the block, the inputs of its entry (its own, then the
+    block's in manifest order), and the optional paths its case's checkpoint holds."""
+    root: t.BlockDef
+    params: list[Param]
+    present: frozenset[str] | None = None
 
 
 def _counter_dtype(g: Gen) -> str:
