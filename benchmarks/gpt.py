@@ -15,8 +15,8 @@ are full f32 on both sides unless `--tf32` (Linnet's `--numerics fast`, torch's 
 Before timing, each implementation is warmed up and its outputs checked: the prefill logits
 and the first decode steps' logits against the eager twin, as max |a - b| / max |b| within
 `--tolerance`. A failing check is reported and that implementation is not timed. The Linnet
-rows also say how many kernels each call launched (every norm, linear layer and attention),
-from the entries' `ran()` counts before and after a call.
+rows also say how many kernels each call launched (every norm, linear layer, attention and
+token embedding), from the entries' `ran()` counts before and after a call.
 
     python benchmarks/gpt.py                          # B=8, L=4, H=512 (8 heads), V=8192, T=512
     python benchmarks/gpt.py --json gpt.json          # also write the rows as JSON

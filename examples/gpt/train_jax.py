@@ -11,9 +11,12 @@ interpreter (`LINNET_PALLAS_INTERPRET=1`, set unless already set).
 The weights and batches are those of `train.py` (the twin's weights from `--seed`, step
 `i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The ops' kernels run
 per shard (`--numerics equivalent`, the default): the model is loaded with the mesh and
-`shard=` naming `linear`, `rms_norm` and `attention_from` (docs/scale_jax.md), so each
-device runs each op's kernel on its own rows under `jax.shard_map`, and XLA's SPMD
-partitioner splits the rest (and the ops' backward, their bodies' derivatives). What ran
+`shard=` naming `linear`, `rms_norm`, `attention_from` and `embedding` (docs/scale_jax.md),
+so each device runs each op's kernel on its own rows under `jax.shard_map`, and XLA's SPMD
+partitioner splits the rest (and the ops' backward, their bodies' derivatives). The
+embedding's gradient (`embedding_backward`, whose kernel adds rows into the table's
+gradient) has no batch axis in its result, so it cannot be named: its kernel runs whole,
+on the gathered rows, on each device. What ran
 of each op (kernel or body, `ran()`) is printed and written to `--json`, with the
 per-shard instance of each op instance. `--numerics exact` runs the op bodies only, no
 kernel, split by XLA like any `jnp` code.
@@ -34,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from train import GPT, batch_of, initial_weights, ran_by_op, sizes  # noqa: E402
 
 #: The ops of gpt_ops.linnet whose kernels run per shard, each split over the data axis.
-SHARD = {"linear": "data", "rms_norm": "data", "attention_from": "data"}
+SHARD = {"linear": "data", "rms_norm": "data", "attention_from": "data", "embedding": "data"}
 
 
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:

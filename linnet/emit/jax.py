@@ -185,7 +185,9 @@ def sharded_instances(program: ir.Program, launched: dict[str, ir.Func]) -> dict
 def custom_vjp(f: ir.Func, name: str, run: str) -> str:
     """The op as a `jax.custom_vjp` (docs/language.md, "Gradients"): forward runs `run` (its kernel
     or its body), backward its grad clause, which gives the gradient of each floating
-    tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body."""
+    tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body. The
+    backward enters 64-bit types itself: it runs when the caller pulls the cotangents back,
+    outside `main`'s scope, and an op over i64 ids would otherwise compute them in i32."""
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(params)
     if f.grad is not None:
@@ -211,7 +213,10 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
         "",
         "",
         f"def {name}_bwd(saved, dy):",
-        *backward,
+        "    # with 64-bit types on, as in main: jax.grad and jax.vjp call the backward after",
+        "    # main's call has returned, where the caller's setting holds",
+        "    with jax.enable_x64(True):",
+        *("    " + line for line in backward),
         "",
         "",
         f"{name}.defvjp({name}_fwd, {name}_bwd)"])

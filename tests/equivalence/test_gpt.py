@@ -29,7 +29,10 @@ import twin  # noqa: E402
 GPT = EXAMPLES / "gpt" / "gpt.linnet"
 SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
 PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
-OPS = {"rms_norm", "linear", "attention_from"}  # the ops with a kernel (gpt_ops.linnet)
+# The ops with a kernel (gpt_ops.linnet): those the entries call, and the one the embedding's
+# grad clause calls (listed by every entry's ran(), run only by a backward pass).
+FORWARD = {"rms_norm", "linear", "attention_from", "embedding"}
+OPS = FORWARD | {"embedding_backward"}
 
 
 def linnet_model(path: Path, numerics: str):
@@ -108,12 +111,17 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
         assert prefill == {} and decode == {}
         return
     assert set(prefill) == set(decode) == OPS
-    assert all(c["body"] == 0 and c["kernel"] > 0 for c in [*prefill.values(),
-                                                              *decode.values()])
+    assert all(c["body"] == 0 and c["kernel"] > 0 for ran in (prefill, decode)
+               for op, c in ran.items() if op in FORWARD)
+    assert prefill["embedding_backward"] == decode["embedding_backward"] == {"kernel": 0,
+                                                                             "body": 0}
     L = SIZES["L"]  # every layer's attention ran its kernel in each of the 1 + STEPS calls
     assert prefill["attention_from"]["kernel"] == L
     assert ran_by_op(gpt.prefill, gpt.decode)["attention_from"]["kernel"] == L * (1 + STEPS)
     assert prefill["rms_norm"]["kernel"] == 2 * L + 1
+    # one gather a call; the linear layers: 6 a layer and the tied head (no one-hot product)
+    assert prefill["embedding"]["kernel"] == 1 and decode["embedding"]["kernel"] == STEPS
+    assert prefill["linear"]["kernel"] == 6 * L + 1
 
 
 def test_a_second_prefill_starts_again(model) -> None:
@@ -180,18 +188,21 @@ def test_a_training_steps_gradients_match_autograd(model, numerics: str) -> None
     and its `grad` clause or body backward."""
     reference, path = model
     inputs, targets = loss_case()
+    assert len(set(inputs.flatten().tolist())) < inputs.numel()  # repeated ids: rows added
     want, grads = twin_loss_and_grads(reference, inputs, targets)
     gpt = linnet_model(path, numerics)
     loss = gpt.loss(inputs.to(DEVICE), targets.to(DEVICE))
     loss.backward()
     close(loss.detach(), want)
     assert {name for name, _ in gpt.named_parameters()} == set(grads)
+    assert "embed" in grads  # its gradient: the embedding's scatter-add plus the tied head's
     for name, p in gpt.named_parameters():
         assert p.grad is not None, name
         close(p.grad, grads[name], 1e-4)
     ran = ran_by_op(gpt.loss)
     if numerics == "equivalent":
         assert set(ran) == OPS and all(c["body"] == 0 for c in ran.values())
+        assert ran["embedding"]["kernel"] == ran["embedding_backward"]["kernel"] == 1
     else:
         assert ran == {}
 

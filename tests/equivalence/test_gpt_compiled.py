@@ -21,7 +21,8 @@ import torch
 
 from kernel_cases import DEVICE, EXAMPLES
 
-OPS = {"rms_norm", "linear", "attention_from"}  # the ops with a kernel (gpt_ops.linnet)
+# the ops with a kernel (gpt_ops.linnet), embedding_backward called by embedding's grad clause
+OPS = {"rms_norm", "linear", "attention_from", "embedding", "embedding_backward"}
 SMALL = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd",
          "--lr", "1e-3"]
 

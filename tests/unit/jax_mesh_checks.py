@@ -24,7 +24,10 @@ from linnet.jax import load_function, load_source
 SOFTMAX = "examples/softmax.linnet"
 LAYER_NORM = "examples/layer_norm.linnet"
 GPT = "examples/gpt/gpt.linnet"  # a block model whose ops live in gpt_ops.linnet
-GPT_OPS = {"linear": "data", "rms_norm": "data", "attention_from": "data"}
+GPT_OPS = {"linear": "data", "rms_norm": "data", "attention_from": "data", "embedding": "data"}
+#: The embedding's gradient op: its result sums over the rows, so it has no batch axis to
+#: split; its kernel runs whole (XLA gathers its inputs), in the backward pass only.
+GPT_BACKWARD = "embedding_backward"
 N = len(jax.devices())
 R, C = 8, 16  # 8 rows divide over 2 and 4 devices
 
@@ -257,8 +260,8 @@ def check_one_axis_of_a_2d_mesh() -> None:
 
 
 def gpt_case(batch: int, length: int, mesh: Mesh | None = None) -> tuple:
-    """The gpt model of one layer over `batch` sequences (over the mesh with the three ops
-    sharded, else plain), random params, and a batch of tokens and targets (i64)."""
+    """The gpt model of one layer over `batch` sequences (over the mesh with the ops of
+    GPT_OPS sharded, else plain), random params, and a batch of tokens and targets (i64)."""
     sizes = {"B": batch, "L": 1, "NH": 2, "D": 16, "V": 32, "S": max(8, length)}
     kernels = {} if mesh is None else {"mesh": mesh, "shard": GPT_OPS}
     model = load_source(GPT, generics=sizes, **kernels)
@@ -290,19 +293,20 @@ def check_block_model_kernels_per_shard_and_gradients() -> None:
     for k in grads:
         close(grads[k], want_grads[k], 1e-4)
     ran = model.loss.ran()
-    assert {op.split("__")[0] for op in ran} == set(GPT_OPS), ran
+    assert {op.split("__")[0] for op in ran} == {*GPT_OPS, GPT_BACKWARD}, ran
     assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
     per_shard = model.loss.function.sharded()
-    assert set(per_shard) == set(ran), per_shard
+    assert set(per_shard) == {op for op in ran if not op.startswith(GPT_BACKWARD)}, per_shard
     attention = f"attention_from__B{N}_NH2_L4_S4_D16"
     assert per_shard[attention] == "attention_from__B1_NH2_L4_S4_D16", per_shard
     assert per_shard[f"rms_norm__R{4 * N}_C32"] == "rms_norm__R4_C32", per_shard
     assert per_shard[f"linear__M{4 * N}_N32_K32"] == "linear__M4_N32_K32", per_shard
+    assert per_shard[f"embedding__N{4 * N}_V32_H32"] == "embedding__N4_V32_H32", per_shard
 
 
 def check_block_model_body_where_the_batch_does_not_divide() -> None:
     # N - 1 sequences of N tokens: attention's B does not divide by N (its body runs,
-    # whole), the rows of the linear layers and norms, (N - 1) * N, do
+    # whole), the rows of the embedding, the linear layers and norms, (N - 1) * N, do
     mesh = mesh_1d()
     model, params, tokens, targets = gpt_case(N - 1, N, mesh)
     plain = gpt_case(N - 1, N)[0]
@@ -314,7 +318,9 @@ def check_block_model_body_where_the_batch_does_not_divide() -> None:
     attention = f"attention_from__B{N - 1}_NH2_L{N}_S{N}_D16"
     assert ran[attention]["kernel"] == 0 and ran.pop(attention)["body"] > 0, ran
     assert per_shard.pop(attention) is None, per_shard
-    assert {op.split("__")[0] for op in ran} == {"linear", "rms_norm"}, ran
+    backward = ran.pop(f"{GPT_BACKWARD}__N{(N - 1) * N}_V32_H32")
+    assert backward == {"kernel": 0, "body": 0}, backward  # no gradient taken
+    assert {op.split("__")[0] for op in ran} == {"linear", "rms_norm", "embedding"}, ran
     assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
     assert all(per_shard[op] for op in ran), per_shard
 

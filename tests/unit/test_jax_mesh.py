@@ -169,14 +169,17 @@ def test_block_model_takes_the_mesh_for_each_entry() -> None:
         assert isinstance(fn, MeshBlockEntryFunction)
         assert set(fn.ops) == {"linear", "attention_from"}
         assert fn.ops["attention_from"].rule.split == (True, True, True, False, False)
-    text = model.loss.source(T=4)  # B * T = 8 rows; rms_norm (f2_op) is not named
+    # B * T = 8 rows; embedding (f1_op), its backward (f3_op) and rms_norm (f4_op) are not
+    # named
+    text = model.loss.source(T=4)
     named = re.findall(r"# op (\w+), named in shard=", text)
     assert named == ["linear__M8_N32_K32", "attention_from__B2_NH2_L4_S4_D16",
                      "linear__M8_N128_K32", "linear__M8_N32_K128"]
-    assert '_ln_per_shard = {"f1_op": None, "f3_op": None, "f4_op": None, "f5_op": None}' \
+    assert '_ln_per_shard = {"f2_op": None, "f5_op": None, "f6_op": None, "f7_op": None}' \
         in text
-    rms_norm = text[text.index("def f2_op_run("):text.index("def f2_op_launch(")]
-    assert "_ln_mesh" not in rms_norm
+    for f, op in [(1, "embedding"), (3, "embedding_backward"), (4, "rms_norm")]:
+        run = text[text.index(f"def f{f}_op_run("):text.index(f"def f{f}_op_launch(")]
+        assert f"# op {op}__" in run and "_ln_mesh" not in run
 
 
 # ------------------------------------------------------- compile_source's shard= option

@@ -87,6 +87,41 @@ def test_a_grad_clause_is_the_derivative():
     assert "@jax.custom_vjp" in text and "f1_op_grad(" in text
 
 
+PICKED = """module picked
+
+// w[ids[n]] for each n: the rows an i64 id picks (0 where no row has it), with a grad clause.
+op pick<N: Dim, V: Dim>(ids: Tensor[N; i64], w: Tensor[V; f32]) -> Tensor[N; f32] {
+    let rows = iota<i64>(V)
+    let y[n] = sum[v] select(ids[n] == rows[v], w[v], 0.0)
+    return y
+} grad(y, dy) {
+    let rows = iota<i64>(V)
+    let dw[v] = sum[n] select(ids[n] == rows[v], dy[n], 0.0)
+    return dw
+}
+
+entry main(ids: Tensor[3; i64], w: Tensor[4; f32]) -> Tensor[3; f32] {
+    return pick(ids, w)
+}
+"""
+
+
+def test_a_backward_runs_with_64_bit_types_outside_main():
+    """jax.vjp pulls the cotangent back after `main` has returned, with the caller's x64
+    off: the op's backward enters 64-bit types itself, so the id 2**32 + 1 is no row (in
+    32 bits it would wrap to row 1)."""
+    assert not jax.config.jax_enable_x64
+    fn = load_source(PICKED, "main")
+    ids = np.array([2, 2**32 + 1, 3], dtype=np.int64)
+    w = jnp.asarray([1.0, 2.0, 3.0, 4.0], dtype=jnp.float32)
+    y, vjp = jax.vjp(lambda w: fn(ids, w), w)
+    np.testing.assert_array_equal(np.asarray(y), [3.0, 0.0, 4.0])
+    (dw,) = vjp(jnp.asarray([1.0, 10.0, 100.0], dtype=jnp.float32))
+    np.testing.assert_array_equal(np.asarray(dw), [0.0, 0.0, 1.0, 100.0])
+    text = compile_source(PICKED, entry="main", target="jax").text
+    assert "def f1_op_bwd(saved, dy):" in text
+    assert text.split("def f1_op_bwd(saved, dy):")[1].count("with jax.enable_x64(True):") >= 1
+
 def test_generics_are_bound_per_call_and_jit_works():
     fn = load_function(str(ROOT / "examples" / "softmax.linnet"), "softmax_any")
     for shape in ((2, 3), (4, 7)):

@@ -1,0 +1,152 @@
+"""The gpt example's `embedding` op (`examples/gpt/gpt_ops.linnet`) alone: its kernel
+`embedding_rows` gathers table rows at token ids it loaded, its gradient's op
+`embedding_backward` adds rows of dy into the ids' rows with `atomic_add`, and both bodies
+are one-hot products. The ids cover both ends of the table, repeat (so the scatter-add adds
+several rows into one) and fall outside it (a zero row, nothing added; 2**32 + 3 would wrap
+to 3 if it were narrowed to i32 before its range check). Each run is checked against
+NumPy's gather and `np.add.at`, and kernel against body: through Triton (its interpreter on
+the CPU, `tests/conftest.py`), through Pallas (`linnet.jax`, its interpreter under
+`LINNET_PALLAS_INTERPRET=1`), and by `linnet verify`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from linnet.cli_verify import main as verify
+from linnet.testing import compare_kernel_and_body
+from linnet.testing.backends import as_numpy
+
+from kernel_cases import DEVICE, EXAMPLES
+
+OPS = EXAMPLES / "gpt" / "gpt_ops.linnet"
+V, H = 11, 40  # 40 columns: one ragged column tile of 64
+TOKENS = np.array([0, V - 1, 3, 3, 3, V - 1, 7, -1, V, 2**32 + 3, 0, 5], dtype=np.int64)
+ENTRIES = f"""
+
+entry embed<N: Dim>(tokens: Tensor[N; i64], table: Tensor[{V}, {H}; f32]) -> Tensor[N, {H}; f32] {{
+    return embedding(tokens, table)
+}}
+
+entry scatter<N: Dim>(tokens: Tensor[N; i64], dy: Tensor[N, {H}; f32]) -> Tensor[{V}, {H}; f32] {{
+    return embedding_backward<N, {V}, {H}>(tokens, dy)
+}}
+"""
+
+
+def gathered(tokens: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """table[id] for each id in 0 .. V - 1, a row of zeros for any other."""
+    inside = (tokens >= 0) & (tokens < len(table))
+    return np.where(inside[:, None], table[np.where(inside, tokens, 0)], 0.0)
+
+
+def scattered(tokens: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """The rows of dy added into their ids' rows (ids outside 0 .. V - 1 add nothing)."""
+    out = np.zeros((V, dy.shape[1]))
+    inside = (tokens >= 0) & (tokens < V)
+    np.add.at(out, tokens[inside], dy[inside])
+    return out
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    """gpt_ops.linnet with two entries that call the ops at V = 11, H = 40."""
+    path = tmp_path_factory.mktemp("embedding") / "gpt_ops.linnet"
+    path.write_text(OPS.read_text() + ENTRIES)
+    return path
+
+
+def table_and_dy(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((V, H)).astype(np.float32),
+            rng.standard_normal((len(TOKENS), H)).astype(np.float32))
+
+
+def by_op(ran: dict) -> dict[str, dict[str, int]]:
+    return {instance.split("__")[0]: counts for instance, counts in ran.items()}
+
+
+@pytest.mark.parametrize("numerics", ["exact", "equivalent"])
+def test_triton_gathers_the_rows_and_scatters_the_gradient(program: Path,
+                                                           numerics: str) -> None:
+    """Forward (a gather) and autograd's gradient of the table (the grad clause: a
+    scatter-add) against NumPy; with kernels, both ran (none is listed under exact)."""
+    from linnet.torch import load_function
+    table, dy = table_and_dy()
+    embed = load_function(str(program), "embed", numerics=numerics)
+    weights = torch.tensor(table, device=DEVICE, requires_grad=True)
+    out = embed(torch.tensor(TOKENS, device=DEVICE), weights)
+    np.testing.assert_array_equal(as_numpy(out.detach()), gathered(TOKENS, table))
+    out.backward(torch.tensor(dy, device=DEVICE))
+    np.testing.assert_allclose(as_numpy(weights.grad), scattered(TOKENS, dy), rtol=1e-6,
+                               atol=1e-6)
+    assert not as_numpy(weights.grad)[[1, 2, 4, 6, 8, 9]].any()  # ids no token has
+    ran = by_op(embed.ran())
+    if numerics == "exact":
+        assert ran == {}
+    else:
+        assert ran == {"embedding": {"kernel": 1, "body": 0},
+                       "embedding_backward": {"kernel": 1, "body": 0}}
+
+
+def test_the_backward_op_alone_on_triton(program: Path) -> None:
+    from linnet.torch import load_function
+    _, dy = table_and_dy(1)
+    scatter = load_function(str(program), "scatter")
+    got = scatter(torch.tensor(TOKENS, device=DEVICE), torch.tensor(dy, device=DEVICE))
+    np.testing.assert_allclose(as_numpy(got), scattered(TOKENS, dy), rtol=1e-6, atol=1e-6)
+    assert by_op(scatter.ran()) == {"embedding_backward": {"kernel": 1, "body": 0}}
+
+
+@pytest.mark.parametrize("op", ["embedding", "embedding_backward"])
+def test_kernel_against_body_through_the_harness(op: str) -> None:
+    """`compare_kernel_and_body` (body under exact, kernel under equivalent), outputs and
+    gradients, with the fixed ids above."""
+    table, dy = table_and_dy(2)
+    second = table if op == "embedding" else dy
+    result = compare_kernel_and_body(str(OPS), op, [torch.tensor(TOKENS), torch.tensor(second)],
+                                     device=DEVICE, values={"V": V}, seed=3)
+    assert result.ok, str(result)
+    assert result.kernel_ran
+
+
+def test_pallas_gathers_the_rows_and_scatters_the_gradient(program: Path,
+                                                           monkeypatch) -> None:
+    """The same through `linnet.jax`: the kernels in Pallas (its interpreter on the CPU),
+    `jax.vjp` through the op's custom_vjp (the grad clause, whose op runs its kernel)."""
+    jax = pytest.importorskip("jax")
+    assert not jax.config.jax_enable_x64
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    from linnet.jax import load_function
+    table, dy = table_and_dy(4)
+    results = {}
+    for numerics in ("exact", "equivalent"):
+        embed = load_function(str(program), "embed", numerics=numerics)
+        # x64 off here: the backward enters it for its i64 ids (2**32 + 3 stays outside)
+        out, vjp = jax.vjp(lambda t: embed(TOKENS, t), table)
+        results[numerics] = (np.asarray(out), np.asarray(vjp(dy)[0]))
+        ran = by_op(embed.ran())  # counts of traces: both ops traced, each its kernel
+        if numerics == "equivalent":
+            assert set(ran) == {"embedding", "embedding_backward"}
+            assert all(c["kernel"] >= 1 and c["body"] == 0 for c in ran.values())
+        else:
+            assert ran == {}
+    for out, grad in results.values():
+        np.testing.assert_array_equal(out, gathered(TOKENS, table))
+        np.testing.assert_allclose(grad, scattered(TOKENS, dy), rtol=1e-6, atol=1e-6)
+
+
+def test_linnet_verify_agrees_for_both_ops(capsys) -> None:
+    """Random sizes and ids in [-50, 50] (most outside a small table, many repeated)."""
+    for op in ("embedding", "embedding_backward"):
+        assert verify(["verify", str(OPS), "--op", op, "--examples", "3", "--max-dim",
+                       "70"]) == 0
+        out = capsys.readouterr().out
+        kernel = "embedding_rows" if op == "embedding" else "embedding_backward_rows"
+        assert f"op {op} (kernel {kernel})" in out
+        assert "3 sizes tried: all agree" in out
