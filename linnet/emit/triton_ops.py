@@ -117,7 +117,8 @@ _MATH = ("exp", "log", "sin", "cos")
 def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) -> str:
     d = ta.dtype
     if op in _ARITH:
-        return f"({a} {_ARITH[op]} {b})"
+        text = f"({a} {_ARITH[op]} {b})"
+        return f"({text} != 0)" if _scalar_bool_meets_tile(op, ta, tb) else text
     if op == "div":
         if tops.is_float(d):
             x, y = _widen(a, op, d), _widen(b, op, d)
@@ -187,21 +188,40 @@ def _insert_axes(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str | No
     return f"{x}[{', '.join(items)}]" if k == len(src) else None
 
 
-def _reshape(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+def _scalar_bool_meets_tile(op: str, ta: ir.TType, tb: ir.TType) -> bool:
+    """A logical op of a bool scalar and a bool tile, `odd && inside[j]`: Triton's
+    interpreter holds a 0-d comparison's bool as an integer, and `&` with a tile then gives
+    integers, which a load, store or atomic refuses as a mask ("mask has unsupported
+    dtype"); the printer compares the result with 0 (compiled, that folds away)."""
+    return (op in ("and", "or", "xor") and ta.dtype == "bool"
+            and (ta.rank == 0) != (tb.rank == 0))
+
+
+def _splat(x: str, dst: tuple[int, ...], dtype: str) -> str:
+    """A scalar spread over a tile. A bool is compared with 0 after it: Triton's interpreter
+    spreads a 0-d bool into integers, which a load, store or atomic refuses as a mask
+    ("mask has unsupported dtype"); compiled, the comparison of an i1 folds away."""
+    splat = f"tl.broadcast_to({x}, {dst!r})"
+    return f"({splat} != 0)" if dtype == "bool" else splat
+
+
+def _reshape(x: str, src: tuple[int, ...], dst: tuple[int, ...], dtype: str) -> str:
     if src == dst:
         return x
     if not src:  # a scalar to a tile of ones: a splat
-        return f"tl.broadcast_to({x}, {dst!r})"
+        return _splat(x, dst, dtype)
     if not dst:  # a one-element tile to a scalar: reduce it (the combine never runs)
         return f"tl.reduce({x}, None, _lt_first)"
     inserted = _insert_axes(x, src, dst)
     return inserted if inserted is not None else f"tl.reshape({x}, {dst!r})"
 
 
-def _broadcast(x: str, src: tuple[int, ...], dst: tuple[int, ...]) -> str:
+def _broadcast(x: str, src: tuple[int, ...], dst: tuple[int, ...], dtype: str) -> str:
     if src == dst:
         return x
-    if src and len(src) < len(dst):  # numpy's leading axes, which tl.broadcast_to wants
+    if not src:
+        return _splat(x, dst, dtype)
+    if len(src) < len(dst):  # numpy's leading axes, which tl.broadcast_to wants
         x = f"{x}[{', '.join(['None'] * (len(dst) - len(src)) + [':'] * len(src))}]"
     return f"tl.broadcast_to({x}, {dst!r})"
 
@@ -226,7 +246,7 @@ def _index(x: str, tx: ir.TType, items: tuple) -> str:
             continue
         else:
             raise ValueError(f"kernels cannot slice tiles: index {item!r} of {tx}")
-    return _reshape(x, tx.shape, tuple(keep) + tx.shape[len(items):])
+    return _reshape(x, tx.shape, tuple(keep) + tx.shape[len(items):], tx.dtype)
 
 
 # ------------------------------------------------------------- reductions
@@ -287,9 +307,9 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
     if op == "cast":
         return cast_expr(a, ta.dtype, result.dtype)
     if op == "broadcast_to":
-        return _broadcast(a, ta.shape, result.shape)
+        return _broadcast(a, ta.shape, result.shape, result.dtype)
     if op == "reshape":
-        return _reshape(a, ta.shape, result.shape)
+        return _reshape(a, ta.shape, result.shape, result.dtype)
     if op == "permute":
         return _permute(a, tops._ints(attrs["perm"]))
     if op == "index":
@@ -298,7 +318,7 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], resul
         (n,) = result.shape
         return cast_expr(f"tl.arange(0, {tops._int(n)})", "i32", result.dtype)
     if op == "fill":
-        return _broadcast(cast_expr(a, ta.dtype, result.dtype), (), result.shape)
+        return _broadcast(cast_expr(a, ta.dtype, result.dtype), (), result.shape, result.dtype)
     if op == "cumsum":
         return _cumsum(a, ta, result, tops._int(attrs["axis"]))
     if op.startswith("reduce_"):
@@ -342,7 +362,7 @@ def tile_operands(op: str, args: Sequence[str], types: Sequence[ir.Ty]) -> list[
     tile of positions. Compiled Triton broadcasts them itself, but its interpreter
     (`TRITON_INTERPRET=1`) rejects a scalar mask ("mask has unsupported dtype"), so the
     generated code never relies on it: what it passes has the tile's shape. A bool scalar is
-    compared with 0 after broadcasting, since the interpreter splats one as int32 data.
+    compared with 0 after broadcasting (`_splat`), since the interpreter splats one as integers.
     """
     if not types or not types[0].shape:
         return list(args)
@@ -351,8 +371,7 @@ def tile_operands(op: str, args: Sequence[str], types: Sequence[ir.Ty]) -> list[
     out = list(args)
     for k in range(1, min(count, len(args))):
         if types[k].rank == 0:
-            wide = _broadcast(args[k], (), tile)
-            out[k] = f"({wide} != 0)" if types[k].dtype == "bool" else wide
+            out[k] = _splat(args[k], tile, types[k].dtype)
     return out
 
 

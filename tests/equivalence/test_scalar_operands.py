@@ -138,3 +138,30 @@ def test_integer_division_and_shifts_of_tiles_of_different_ranks(target, monkeyp
         got = [t.cpu().numpy() for t in module.main(*(torch.from_numpy(a).to(device)
                                                       for a in inputs))]
     _agree(got, want)
+
+
+def _joined_expected(x: np.ndarray) -> np.ndarray:
+    return np.where((np.arange(5) % 2 == 1)[:, None], x, np.float32(7.0))
+
+
+def test_a_scalar_bool_with_a_bool_tile_is_a_mask_triton_takes():
+    """`both[j] = odd && inside[j]`: a bool scalar `&` a bool tile. Triton's interpreter
+    holds the 0-d comparison as an integer, so the `&` gives integers, which a load or store
+    refuses as a mask ("mask has unsupported dtype"): the printer compares it with 0."""
+    text = _generate("torch", "equivalent", entry="joined")
+    assert ") != 0)  # both: bool[8] = and(odd, inside)" in text
+    module = _import(text, "scalar_operands_joined_triton")
+    device = torch.device(default_device())
+    x = _inputs()[0]
+    got = module.main(torch.from_numpy(x).to(device))[0].cpu().numpy()
+    np.testing.assert_array_equal(got, _joined_expected(x))
+    assert list(module._ln_ran.values()) == [[1, 0]]  # the kernel ran, not the body
+
+
+def test_a_scalar_bool_with_a_bool_tile_in_pallas(monkeypatch):
+    jax = pytest.importorskip("jax")
+    monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    module = _import(_generate("jax", "equivalent", entry="joined"), "scalar_operands_joined")
+    x = _inputs()[0]
+    got = np.asarray(module.main(jax.numpy.asarray(x))[0])
+    np.testing.assert_array_equal(got, _joined_expected(x))
