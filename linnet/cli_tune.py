@@ -12,10 +12,11 @@ import sys
 
 TUNE_HELP = """\
 Tune the kernel of op NAME of FILE for one binding of its generics: try its
-tile generics (those the op header binds to integer literals) and its launch
-hints over a declared candidate set, check each candidate against the op's
-body on random inputs of the bound shapes, time those that agree, and record
-the fastest in the tuning file, which compiling then reads.
+tile generics (those none of its parameter or result types mentions, which
+the header binds to literals or expressions of the op's sizes) and its
+launch hints over a declared candidate set, check each candidate against the
+op's body on random inputs of the bound shapes, time those that agree, and
+record the fastest in the tuning file, which compiling then reads.
 
 Candidates: --try NAME=v,... per tunable generic (default: the header's value,
 half and double), --warps (default 4,8) and --stages (default 2,3,4), plus the

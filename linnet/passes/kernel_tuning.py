@@ -5,11 +5,13 @@ and the kernel writes its launch hints (`warps(8) stages(3)`). The best values d
 the device and the sizes, so a compilation may carry a `KernelTuning` (`Options.tuning`):
 recorded choices, each for one op at one binding of its generics under one numerics, all
 measured on one device. `choose-kernels` applies it through `apply_tuning`, before deciding
-which kernels run: a matching choice replaces the header's literal arguments and the hints
-in the op instance's `BoundKernel`; the rest of the pipeline sees an ordinary binding.
+which kernels run: a matching choice replaces the values of the kernel's tile choices (its
+`Dim` generics that none of its parameter or result types mentions, whether the header
+binds them to literals or to expressions of the op's sizes) and the hints in the op
+instance's `BoundKernel`; the rest of the pipeline sees an ordinary binding.
 
 A choice that no longer fits the program (the op binds another kernel now, a generic it
-names is no longer a literal of the header, the kernel's `where` fails, a tile is not a
+names is no longer a tile choice of the kernel, the kernel's `where` fails, a tile is not a
 power of two, the grid leaves a result unwritten) is ignored: the header's choice is used
 and the `TuningReport` left in `program.meta` ("tuning", printed in the generated module's
 header) says why. Never an error: a tuning file is advice, the program is the contract.
@@ -28,6 +30,7 @@ from ..check.kernel_tiles import is_tile_size
 from ..check.signatures import Binding
 from ..diagnostics import CompileError
 from ..syntax import tree as t
+from ..syntax.edit import nodes
 from .elaborate_instances import BoundKernel, _checker, _source, binding_text, module_path
 
 
@@ -139,12 +142,43 @@ def op_identity(analysis, bound: BoundKernel) -> tuple[str, str]:
 
 
 def tunable_generics(bound: BoundKernel) -> dict[str, int]:
-    """The kernel's `Dim` generics that the op header binds to integer literals, with
-    their values: the ones a tuned choice may replace (those given by the op's generics,
-    `M`, `N`, `K`, are the op's sizes, not choices)."""
+    """The kernel's tile choices, with the header's value of each at this binding: its
+    `Dim` generics that appear in none of its parameter or result types. Those that do
+    (`M`, `N`, `K` in `x: Tensor[M, K; f32]`) are sizes: changing one would change what
+    the kernel computes on. A choice's header argument may be a literal (`128`) or an
+    expression of the op's sizes (`min(128, next_pow2(M))`); a tuned choice is per
+    binding, so the expression's value there is just the header's default."""
+    sizes = size_names(bound.kernel)
     args = bound.op.kernel.args or ()
-    return {g.name: a.value for g, a in zip(bound.kernel.generics, args)
-            if g.kind == "Dim" and isinstance(a, t.IntLit)}
+    found = {}
+    for g, a in zip(bound.kernel.generics, args):
+        if g.kind != "Dim" or g.name in sizes:
+            continue
+        value = a.value if isinstance(a, t.IntLit) else _bound_value(bound, g.name)
+        if value is not None:
+            found[g.name] = value
+    return found
+
+
+def size_names(kernel: t.Kernel) -> set[str]:
+    """The names that the kernel's parameter and result types mention."""
+    return {n.id for p in kernel.params + kernel.results
+            for n in nodes(p.type) if isinstance(n, t.Name)}
+
+
+def not_tunable(kernel: t.Kernel, name: str) -> str:
+    """Why `name` is not among the kernel's tile choices."""
+    if name not in {g.name for g in kernel.generics}:
+        return f"`{name}` is not a generic of `{kernel.name}`"
+    if name in size_names(kernel):
+        return (f"`{name}` is a size of `{kernel.name}`, not a tile choice (its parameter "
+                f"or result types mention it)")
+    return f"`{name}` is not a `Dim` tile choice of `{kernel.name}`"
+
+
+def _bound_value(bound: BoundKernel, name: str) -> int | None:
+    dim = bound.binding.dims.get(name)
+    return None if dim is None else dim.as_int()
 
 
 def header_hints(analysis, bound: BoundKernel) -> tuple[int | None, int | None]:
@@ -174,8 +208,7 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
     tunable = tunable_generics(bound)
     for name, value in choice.generics:
         if name not in tunable:
-            return (f"`{name}` is not a generic of `{bound.kernel.name}` that the op's "
-                    f"header binds to a literal")
+            return not_tunable(bound.kernel, name)
         if not isinstance(value, int) or value < 1:
             return f"`{name}={value}` is not a positive size"
     for hint, value in (("warps", choice.warps), ("stages", choice.stages)):

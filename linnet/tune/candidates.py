@@ -1,8 +1,10 @@
 """The candidates of a tuning run: tile generics and launch hints to try, filtered and capped.
 
-The tunable generics of an op's kernel are those the op header binds to integer literals
-(`kernel matmul_tiles<M, N, K, f32, 128, 128, 32>`: BM, BN and BK; M, N and K are the op's
-sizes). Each takes the values given for it (`--try BM=64,128`), else the header's value
+The tunable generics of an op's kernel are its tile choices: the `Dim` generics that none of
+its parameter or result types mentions (`kernel matmul_tiles<M, N, K, f32, 128, 128, 32>`:
+BM, BN and BK; M, N and K, in `a: Tensor[M, K; f32]`, are sizes). The header may bind a
+choice to a literal or to an expression of the op's sizes (gpt's `linear` binds BM to
+`min(128, max(16, next_pow2(M)))`); its value at the bound sizes is the header's. Each takes the values given for it (`--try BM=64,128`), else the header's value
 and its neighbours (half and double); the launch hints take `--warps`/`--stages`, else
 small default sets with the kernel's own hints added. Every combination of generics is
 filtered by what the compiler would refuse at the bound sizes (`choice_problem`: the
@@ -22,8 +24,8 @@ from typing import Mapping, Sequence
 
 from ..errors import LinnetError
 from ..passes.elaborate_instances import BoundKernel, _source
-from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, op_identity,
-                                    tunable_generics)
+from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, not_tunable,
+                                    op_identity, tunable_generics)
 
 DEFAULT_WARPS = (4, 8)
 DEFAULT_STAGES = (2, 3, 4)
@@ -132,9 +134,9 @@ def _check_tries(bound: BoundKernel, tunable: dict[str, int],
             raise CandidateError(f"--try {name}: `{kernel.name}` has no generic named "
                                  f"`{name}` (tunable: {', '.join(tunable) or 'none'})")
         if name not in tunable:
-            raise CandidateError(f"--try {name}: `{name}` is not tunable: `{bound.op.name}`'s "
-                                 f"header binds it to an expression of the op's generics, not "
-                                 f"to an integer literal (tunable: {', '.join(tunable) or 'none'})")
+            raise CandidateError(f"--try {name}: `{name}` is not tunable: "
+                                 f"{not_tunable(kernel, name)} "
+                                 f"(tunable: {', '.join(tunable) or 'none'})")
         if not values or not all(isinstance(v, int) and v > 0 for v in values):
             raise CandidateError(f"--try {name}: values must be positive integers")
 

@@ -15,7 +15,7 @@ from linnet.torch import LinnetError, load_function
 from linnet.tune import TuneError, TuningFile, plan, tune
 from linnet.tune.tuner import device_name
 from programs import write_program
-from tuning_programs import MATMUL, ROWS
+from tuning_programs import EIGHT_WIDE, GPT_OPS, LINEAR_BIND, MATMUL, ROWS
 
 ROW_BIND = {"R": 8, "C": 48}
 ROW_OP = "tuning_rows.row_sums"
@@ -76,6 +76,30 @@ def test_the_cap_keeps_those_nearest_the_header_and_says_so(tmp_path) -> None:
                + (c.warps != 4) + (c.stages != 2) for c in space.candidates[1:]]
     assert changed == [1, 1, 1]
     assert space.cap_note().startswith("the cap (4) cut 50 of 54 candidates")
+
+
+def test_tiles_bound_by_expressions_are_tunable_at_their_binding_value() -> None:
+    space = plan(str(GPT_OPS), "linear", LINEAR_BIND, warps=[8], stages=[3])
+    assert space.tunable == {"BM": 128, "BN": 128, "BK": 32}  # min(128, ...) at M=4096
+    assert space.header.describe() == "BM=128 BN=128 BK=32 warps=8 stages=3"
+    assert space.candidates[0] == space.header
+    seen = {tuple(v for _, v in c.generics) for c in space.candidates}
+    assert (128, 64, 32) in seen and (256, 128, 32) in seen and (128, 128, 16) in seen
+    small = plan(str(GPT_OPS), "linear", {"M": 4, "N": 512, "K": 512}, warps=[8], stages=[3])
+    assert small.tunable == {"BM": 16, "BN": 32, "BK": 32}  # the expressions at M=4
+    with pytest.raises(TuneError, match="--try M: `M` is not tunable: `M` is a size of "
+                                        "`linear_tiles`"):
+        plan(str(GPT_OPS), "linear", LINEAR_BIND, candidates={"M": [64]})
+
+
+def test_a_literal_bound_to_a_size_is_not_tunable(tmp_path) -> None:
+    path = write_program(tmp_path, EIGHT_WIDE, "eight.linnet")
+    space = plan(path, "eight_sums", {"R": 32}, warps=[4], stages=[2])
+    assert space.tunable == {"BR": 16}
+    assert {dict(c.generics)["BR"] for c in space.candidates} == {8, 16, 32}
+    with pytest.raises(TuneError, match=r"--try C: `C` is not tunable: `C` is a size of "
+                                        r"`rows_of`, not a tile choice .*\(tunable: BR\)"):
+        plan(path, "eight_sums", {"R": 32}, candidates={"C": [4]})
 
 
 @pytest.mark.parametrize("kw, message", [

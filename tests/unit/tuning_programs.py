@@ -55,3 +55,49 @@ def record(generics: dict, warps=4, stages=2, kernel: str = "matmul_tiles") -> d
     """A tuning file record, as `linnet tune` writes one."""
     return {"kernel": kernel, "generics": generics, "warps": warps, "stages": stages,
             "time_ms": 1.5, "date": "2025-01-31", "linnet": "0.1.0"}
+
+
+GPT_OPS = ROOT / "examples" / "gpt" / "gpt_ops.linnet"
+LINEAR_BIND = {"M": 4096, "N": 512, "K": 512}
+
+
+def _item(text: str, start: str) -> str:
+    """The item of `text` that begins with `start`, up to its closing brace."""
+    begin = text.index(start)
+    return text[begin:text.index("\n}\n", begin) + 3]
+
+
+def linear_program() -> str:
+    """gpt_ops' `linear` op and its kernel, as written there, with an entry that calls it:
+    a header that binds its tiles BM and BN by expressions of the op's sizes."""
+    ops = GPT_OPS.read_text()
+    return ("module tuning_linear\n\n" + _item(ops, "pub kernel linear_tiles<") + "\n"
+            + _item(ops, "pub op linear<") + "\n"
+            + "entry project<M: Dim, N: Dim, K: Dim>(x: Tensor[M, K; f32], "
+              "w: Tensor[N, K; f32]) -> Tensor[M, N; f32] {\n    return linear(x, w)\n}\n")
+
+
+# A header that binds a literal to a size: C appears in `x`'s type, so it is not a tile
+# choice (changing it would change what the kernel reads), though the header writes `8`.
+EIGHT_WIDE = """\
+module tuning_eight
+
+pub kernel rows_of<R: Dim, C: Dim, BR: Dim>(x: Tensor[R, C; f32]) -> y: Tensor[R; f32] grid((R + BR - 1) / BR) warps(4) stages(2)
+where BR >= 1 {
+    let rows = program_id(0) * BR + iota<i32>(BR)
+    let cols = iota<i32>(C)
+    let inside[i, j] = rows[i] < R && cols[j] < C
+    let tile = load(x[rows, cols], inside, 0.0)
+    let part[i] = sum[j] tile[i, j]
+    store(y[rows], part, rows < R)
+}
+
+pub op eight_sums<R: Dim>(x: Tensor[R, 8; f32]) -> Tensor[R; f32] kernel rows_of<R, 8, 16> {
+    let y[r] = sum[c] x[r, c]
+    return y
+}
+
+entry sums<R: Dim>(x: Tensor[R, 8; f32]) -> Tensor[R; f32] {
+    return eight_sums(x)
+}
+"""
