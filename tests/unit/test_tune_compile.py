@@ -11,7 +11,9 @@ import pytest
 from linnet.cli import main
 from linnet.pipeline import compile_source
 from linnet.tune import TuningFile, TuningFileError
-from tuning_programs import MATMUL, matmul_choice, record, tuning_of
+from linnet.passes.kernel_tuning import TunedChoice
+from programs import write_program
+from tuning_programs import LINEAR_BIND, MATMUL, linear_program, matmul_choice, record, tuning_of
 
 BIND = {"M": 64, "N": 64, "K": 64}
 
@@ -76,9 +78,9 @@ def test_a_choice_applies_only_at_its_binding_and_numerics() -> None:
 @pytest.mark.parametrize("choice, why", [
     (matmul_choice(generics=(("BK", 8),)), "`matmul_tiles`'s `where BK >= 16` fails"),
     (matmul_choice(generics=(("BM", 48),)), "E2127: tile sizes must be powers of two"),
-    (matmul_choice(generics=(("BX", 32),)), "`BX` is not a generic of `matmul_tiles` that "
-                                            "the op's header binds to a literal"),
-    (matmul_choice(generics=(("M", 32),)), "`M` is not a generic of `matmul_tiles`"),
+    (matmul_choice(generics=(("BX", 32),)), "`BX` is not a generic of `matmul_tiles`)"),
+    (matmul_choice(generics=(("M", 32),)), "`M` is a size of `matmul_tiles`, not a tile "
+                                           "choice (its parameter or result types mention it)"),
     (matmul_choice(kernel="old_tiles"), "it is for kernel `old_tiles`, and the op binds "
                                         "`matmul_tiles`"),
     (matmul_choice(warps=6), "`warps=6` is not a power of two"),
@@ -90,6 +92,38 @@ def test_a_choice_that_no_longer_fits_is_ignored_with_a_note(choice, why) -> Non
     assert line.startswith("# tuning: op matmul<M=64, N=64, K=64>: header's choice (the "
                            "choice in test choices is ignored: ")
     assert why in line
+
+
+def linear_choice(binding: str = "M=4096 N=512 K=512", **generics) -> TunedChoice:
+    return TunedChoice("tuning_linear.linear", binding, "equivalent", "linear_tiles",
+                       tuple(generics.items()))
+
+
+def test_a_choice_replaces_a_tile_the_header_binds_by_an_expression(tmp_path) -> None:
+    path = write_program(tmp_path, linear_program(), "linear.linnet")
+
+    def linear_text(tuning, bind) -> str:
+        return compile_source(path=path, entry="project", bind=bind, tuning=tuning).text
+
+    header = linear_text(False, LINEAR_BIND)
+    assert "linear_tiles__M4096_N512_K512_BM128_BN128_BK32" in header
+    assert "f1_kernel[(32, 4)](a0, a1, o0, num_warps=8, num_stages=3)" in header
+    tuned = linear_text(tuning_of(linear_choice(BN=64)), LINEAR_BIND)
+    assert tuning_lines(tuned) == [
+        "# tuning: op linear<M=4096, N=512, K=512>: tuned: BN=64 from test choices for cpu"]
+    assert "linear_tiles__M4096_N512_K512_BM128_BN64_BK32" in tuned
+    assert "tl.arange(0, 64)" in tuned  # the BN columns of a tile
+    assert "f1_kernel[(32, 8)](a0, a1, o0, num_warps=8, num_stages=3)" in tuned  # 512 / 64
+    decode = {"M": 16, "N": 512, "K": 512}
+    elsewhere = linear_text(tuning_of(linear_choice(BN=64)), decode)
+    assert "linear_tiles__M16_N512_K512_BM16_BN32_BK32" in elsewhere  # min(128, max(32, 32))
+    assert tuning_lines(elsewhere) == [
+        "# tuning: op linear<M=16, N=512, K=512>: header's choice (test choices has no "
+        "choice for it on cpu under numerics equivalent)"]
+    refused = linear_text(tuning_of(linear_choice("M=16 N=512 K=512", BN=8)), decode)
+    assert "linear_tiles__M16_N512_K512_BM16_BN32_BK32" in refused
+    assert tuning_lines(refused)[0].endswith("is ignored: `linear_tiles`'s `where BN >= 16` "
+                                             "fails)")
 
 
 def test_every_op_instance_gets_a_line(tmp_path) -> None:
