@@ -35,6 +35,8 @@ from .batch_rule import ShardedOp, named_axes, op_binding, shard_entry, sharded_
 from .block_model import JaxBlockEntryFunction
 from .loader import JaxEntryFunction, jitted
 
+WHERE_UNPROVEN = "E2206"  # a callee's `where` not provable at the call
+
 
 @dataclass(frozen=True)
 class ShardPlan:
@@ -147,7 +149,9 @@ class MeshEntryFunction(JaxEntryFunction):
             compiled = compile_source(self.text + entry, path=self.path, entry=name,
                                       numerics=self.numerics, target="jax", device=device,
                                       tuning=False if self.tuning is None else self.tuning)
-        except CompileError:
+        except CompileError as err:  # the op's own `where` refuses the per-shard sizes
+            if {d.code for d in err.diagnostics} != {WHERE_UNPROVEN}:
+                raise  # anything else is a fault of the per-shard entry, not a fallback
             return None, None
         program = compiled.result.stages[-2].ir
         callee = _called_op(program)
