@@ -53,10 +53,10 @@ class BlockMethod:
     def source(self, **values: Any) -> str:
         return self.function.source(**values)
 
-    def prepare(self, *inputs: Any) -> None:
+    def prepare(self, *inputs: Any, **generics: Any) -> None:
         """Compile the entry's binding for these inputs, running nothing: what
         `torch.compile` of a caller needs first (`EntryFunction.prepare`)."""
-        self.function.prepare(*inputs)
+        self.function.prepare(*inputs, **generics)
 
     def ran(self) -> dict[str, dict[str, int]]:
         return self.function.ran()

@@ -62,16 +62,22 @@ class EntryFunction:
         outputs = run(*inputs)
         return outputs if self._tuple_result else outputs[0]
 
-    def prepare(self, *inputs: Any) -> None:
+    def prepare(self, *inputs: Any, **generics: Any) -> None:
         """Compile the binding these inputs select (by their shapes and dtypes, and their
         device where a tuning file is in use) without running it. `torch.compile` cannot
-        trace the compilation of a new binding: prepare it before tracing a call."""
-        self._run_for(inputs)
+        trace the compilation of a new binding: prepare it before tracing a call.
+        `generics` give the values of generics no input determines (a `Dim` only the
+        result has), which later calls with inputs like these then use."""
+        self._run_for(inputs, generics)
 
-    def _run_for(self, inputs: tuple) -> Callable[..., tuple]:
-        """The compiled binding for these inputs (compiled on first use), remembered under
-        the inputs' key for the next call."""
-        values = self.binding_for(inputs)  # raises InputError / InputShapeError: no entry kept
+    def _run_for(self, inputs: tuple, given: dict[str, Any] | None = None
+                 ) -> Callable[..., tuple]:
+        """The compiled binding for these inputs (compiled on first use, the `given`
+        generics added to those the inputs determine), remembered under the inputs' key
+        for the next call."""
+        # raises InputError / InputShapeError: no entry kept
+        values = ({**given, **self.binding_for(inputs, complete=False)} if given
+                  else self.binding_for(inputs))
         device = self.device_name(inputs) if self.tuning is not None else None
         key = tuple(sorted(values.items())) + (device,)
         run = self.cache.get(key)

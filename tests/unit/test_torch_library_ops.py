@@ -150,6 +150,21 @@ def test_prepare_compiles_the_binding_so_the_first_call_can_be_traced():
     assert sum(fn.ran()["softmax__R4_C16"].values()) == 1
 
 
+def test_prepare_binds_a_generic_no_input_determines(tmp_path):
+    """`prepare(x, N=3)` binds `N`, which only the result has; calls with inputs like `x`
+    then run that binding, where alone they cannot bind `N`."""
+    from linnet.errors import InputShapeError
+    path = tmp_path / "spread.linnet"
+    path.write_text("module spread\n\nentry spread<N: Dim>(x: f32) -> Tensor[N; f32] {\n"
+                    "    return fill<f32>([N], 0.0) + x\n}\n")
+    fn = load_function(str(path), "spread")
+    x = torch.tensor(2.0)
+    with pytest.raises(InputShapeError, match="do not determine generic `N`"):
+        fn(x)
+    fn.prepare(x, N=3)
+    torch.testing.assert_close(fn(x), torch.full((3,), 2.0))
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="CUDA graphs need a CUDA device")
 def test_reduce_overhead_replays_the_kernel_from_a_cuda_graph():
     """After warm-up and recording, calls replay the CUDA graph: right results for new
@@ -170,14 +185,18 @@ def test_reduce_overhead_replays_the_kernel_from_a_cuda_graph():
 
 # ----------------------------------------------------------------- torch.export
 
-def test_export_holds_the_custom_op(case):
-    fn, xs, ref = case
-
+def exported(fn, xs: tuple):
+    """`torch.export` of a module whose forward calls `fn`."""
     class Model(torch.nn.Module):
         def forward(self, *a):
             return fn(*a)
 
-    program = torch.export.export(Model(), xs)
+    return torch.export.export(Model(), xs)
+
+
+def test_export_holds_the_custom_op(case):
+    fn, xs, ref = case
+    program = exported(fn, xs)
     assert len(linnet_ops(program.graph)) == 1
     torch.testing.assert_close(program.module()(*xs), ref(*xs), atol=1e-5, rtol=1e-5)
 
@@ -212,12 +231,7 @@ def sample_args(op, args: tuple) -> tuple:
 
 def test_opcheck_passes_for_every_registered_op(case):
     fn, xs, _ = case
-
-    class Model(torch.nn.Module):
-        def forward(self, *a):
-            return fn(*a)
-
-    program = torch.export.export(Model(), xs)
+    program = exported(fn, xs)
     calls = [n for n in program.graph.nodes if str(n.target).startswith("linnet_")]
     assert calls and registered_ops(fn)
     for node in calls:

@@ -53,12 +53,9 @@ def module_autograd(target: str, fn, case: Case, floats: Sequence[int], device: 
 
 
 def _call(fn, case: Case, inputs: list) -> Any:
-    """The entry's one result through the runtime's callable. A generic that no input's
-    shape or dtype determines (a `Dim` only the result uses) cannot be bound by the call,
-    so the binding is completed with the case's own before compiling it."""
-    values = fn.binding_for(tuple(inputs), complete=False)
-    if set(case.generics) - set(values):
-        return fn._build({**case.generics, **values})(*inputs)[0]
+    """The entry's one result through the runtime's callable (`_prime`d with the case's
+    generics)."""
+    _prime(fn, tuple(inputs), case.generics)
     out = fn(*inputs)
     return out[0] if isinstance(out, tuple) else out
 
@@ -150,14 +147,13 @@ def load_block(target: str, path: str, case: Case, split: BlockCase, numerics: s
     return _jax_block(path, case, split, numerics)
 
 
-def _prime(function, own: tuple, entry_generics: dict[str, Any]) -> None:
-    """Bind what the entry's inputs cannot (a `Dim` only its result has) from the case,
-    by compiling that binding ahead of the call."""
-    values = function.binding_for(own, complete=False)
-    if set(entry_generics) - set(values):
-        function.by_inputs[function._input_key(own)] = function._build(
-            {**entry_generics, **values})
-        function._tuple_result = function._returns_tuple
+def _prime(function, inputs: tuple, generics: dict[str, Any]) -> None:
+    """Bind what the entry's inputs cannot (a `Dim` only its result has) from the case's
+    generics, by preparing that binding ahead of the call (`EntryFunction.prepare`)."""
+    values = function.binding_for(inputs, complete=False)
+    missing = {k: v for k, v in generics.items() if k not in values}
+    if missing:
+        function.prepare(*inputs, **missing)
 
 
 def _torch_block(path: str, case: Case, split: BlockCase, numerics: str, device: str):
