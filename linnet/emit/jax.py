@@ -222,14 +222,18 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
         f"{name}.defvjp({name}_fwd, {name}_bwd)"])
 
 
-def chooser(f: ir.Func, name: str, gpu: bool) -> str:
+def chooser(f: ir.Func, name: str, gpu: bool, note: list[str] | None = None,
+            first: list[str] = ()) -> str:
     """The op run: its kernel where Pallas can launch it, else its body (`gpu` false: a
-    kernel Pallas cannot compile for a GPU runs in its interpreter only)."""
+    kernel Pallas cannot compile for a GPU runs in its interpreter only). `note` replaces
+    the comment that says so, and `first` are lines that run before that choice (a sharded
+    op's run under a mesh, `jax_shard.sharded_chooser`)."""
     args = ", ".join(f"v{k}" for k in range(len(f.params)))
     where = "where Pallas runs" if gpu else "in Pallas's interpreter (not on a GPU)"
+    note = note or [f"# op {comment(f.name)}: its kernel {where}, else its body (counted "
+                    "in _ln_ran per trace)"]
     return "\n".join([f"def {name}_run({args}):",
-                      f"    # op {comment(f.name)}: its kernel {where}, else its body (counted "
-                      "in _ln_ran per trace)",
+                      *("    " + line for line in [*note, *first]),
                       f"    if _lp_kernel_ok({'' if gpu else 'gpu=False'}):",
                       f"        _ln_ran_{name}[0] += 1",
                       f"        return {name}_launch({args})",

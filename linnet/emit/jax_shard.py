@@ -88,16 +88,14 @@ def sharded_chooser(f: ir.Func, name: str, gpu: bool, sharded: ShardedOp) -> str
             f"applies and Pallas runs ({split} and the results split by rows{rest}), else "
             "its body. Before that: its kernel where Pallas runs, else its body. Counted in "
             "_ln_ran per trace.")
-    definition, _comment, *choice = chooser(f, name, gpu).splitlines()
-    return "\n".join([
-        definition,
-        *(f"    # {line}" for line in textwrap.wrap(comment(note), 88)),
-        "    if _ln_mesh is not None:",
-        f'        if _ln_per_shard["{name}"] is not None and '
+    under_mesh = [
+        "if _ln_mesh is not None:",
+        f'    if _ln_per_shard["{name}"] is not None and '
         f"_lp_kernel_ok({'' if gpu else 'gpu=False'}):",
-        f"            _ln_ran_{name}[0] += 1",
-        f'            return _ln_shard_map(_ln_per_shard["{name}"], {in_specs}, '
+        f"        _ln_ran_{name}[0] += 1",
+        f'        return _ln_shard_map(_ln_per_shard["{name}"], {in_specs}, '
         f"{out_specs})({args})",
-        f"        _ln_ran_{name}[1] += 1",
-        f"        return {name}_body({args})",
-        *choice])
+        f"    _ln_ran_{name}[1] += 1",
+        f"    return {name}_body({args})"]
+    return chooser(f, name, gpu, [f"# {line}" for line in textwrap.wrap(comment(note), 88)],
+                   under_mesh)
