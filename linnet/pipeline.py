@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from .diagnostics import CompileError
+from .emit.kernel_numerics import MODES
 from .errors import UsageError, suggest
 from .ir.printer import print_program
 from .passes import front
@@ -167,7 +168,7 @@ BACK = {
                        _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True))],
 }
 TARGETS = tuple(BACK)
-NUMERICS = ("exact", "equivalent", "fast")
+NUMERICS = MODES  # the numerics modes (`linnet.emit.kernel_numerics` says what each means)
 
 
 def passes_for(target: str) -> list[Pass]:

@@ -23,9 +23,10 @@ NVIDIA GPUs, so a Pallas kernel's f32 division is within 2 ulp under every numer
 
 from __future__ import annotations
 
+from ..ir.prim_types import FLOATS
+
 MODES = ("exact", "equivalent", "fast")
 HALF = ("f16", "bf16")
-FLOATS = HALF + ("f32", "f64")
 
 #: Elementwise primitives a half-precision kernel computes in f32 and rounds back once.
 IN_F32 = ("div", "mod", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh")

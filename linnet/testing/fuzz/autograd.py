@@ -18,13 +18,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...ir.prim_types import FLOATS
 from .. import backends
 from ..case import Case
 
 __all__ = ["FLOATS", "entry_function", "module_autograd", "BlockCase", "block_case",
            "load_block"]
-
-FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 # ------------------------------------------------------------------ module-level entries
