@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..ir.prim_types import FLOATS
 
-MODES = ("exact", "equivalent", "fast")
+MODES = ("exact", "equivalent", "fast")  # pipeline.NUMERICS: the printers do not import it
 HALF = ("f16", "bf16")
 
 #: Elementwise primitives a half-precision kernel computes in f32 and rounds back once.
