@@ -2,11 +2,12 @@
 
 `BlockBodyChecker` is the body checker with the block's members in scope: params and
 buffers as immutable names, states as the one kind of member a body may assign (same
-type: E2109; any other member: E2108), subs only as the base of a member call, sub
-arrays only as what `static for layer in layers` unrolls over. A member call checks
-against the child function's signature with the child's generics replaced by the
-sub's arguments, so shapes flow from parent to child as they do through a generic call.
-"""
+type: E2109; any other member: E2108), subs only as the base of a member call or of a
+member read (`cache.keys`: a sub's param, buffer or state, which only the sub's own
+functions assign), sub arrays only as what `static for layer in layers` unrolls over. A
+member call checks against the child function's signature with the child's generics
+replaced by the sub's arguments, so shapes flow from parent to child as they do through
+a generic call."""
 
 from __future__ import annotations
 
@@ -169,6 +170,41 @@ class BlockBodyChecker(BodyChecker):
                 return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                                   "a function", help=f"call it: `{e.id}(...)`")
         return super().expr_Name(e)
+
+    def expr_Field(self, e: t.Field) -> Val:
+        """`cache.keys`: a sub's param, buffer or state, read (never assigned: E2108) as
+        the child's own functions see it, its type in the parent's terms."""
+        base = e.base
+        ref = self.subrefs.get(base.id) if isinstance(base, t.Name) \
+            and self.frame.lookup(base.id) is None else None
+        if ref is None:
+            return super().expr_Field(e)
+        if ref.array or ref.optional:
+            how = (f"unroll it: `static for layer in {ref.name} {{ ... layer.{e.name} ... }}`"
+                   if ref.array else f"read it with `match`: `match {ref.name} {{ some(h) "
+                   f"=> h.{e.name}  none => ... }}`")
+            return self.error("E2101", f"sub `{ref.name}` is "
+                              f"{'an array of blocks' if ref.array else 'optional'}",
+                              base.span, "no members to read here", help=how)
+        child = ref.block
+        if child is None or ref.binding is None:
+            return ERR
+        member = child.tensors.get(e.name)
+        if member is None:
+            return self._not_a_member(e, child)
+        if member.type is None:
+            return ERR
+        ty = substitute(member.type, ref.binding)
+        return Val(OptionalT(ty) if member.optional else ty)
+
+    def _not_a_member(self, e: t.Field, child: BlockInfo) -> Val:
+        if e.name in child.fns:
+            return self.error("E2101", f"`{child.name}.{e.name}` is a function, not a value",
+                              e.span, "a function", help=f"call it: `{e.base.id}.{e.name}(...)`")
+        tensors = ", ".join(child.tensors) or "none"
+        return self.error("E1201", f"block `{child.name}` has no param, buffer or state "
+                          f"`{e.name}`", e.span, "no such member",
+                          help=f"its params, buffers and states: {tensors}")
 
     def stmt_Assign(self, s: t.Assign) -> None:
         if self._member(s.name) and not self.frame.lookup(s.name).mutable:

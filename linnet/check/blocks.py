@@ -25,7 +25,7 @@ from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
 from .scope import Globals
-from .signatures import Binding, Signature
+from .signatures import Binding, Signature, where_help, where_note
 from .types import TensorT, Type
 
 @dataclass
@@ -237,13 +237,13 @@ def _kinds_hold(m: t.Sub, child: BlockInfo, b: Binding, checker) -> bool:
 
 
 def _child_where_holds(m: t.Sub, child: BlockInfo, b: Binding, checker) -> bool:
-    for left, op, right, _ in child.where:
+    for left, op, right, written in child.where:
         l, r = left.substitute(b.dims), right.substitute(b.dims)
         if not checker.frame.facts.prove(l, op, r):
             checker.error("E2206", f"cannot prove `{l} {op} {r}`, required by `{child.name}`",
                           m.type.span, "instantiated here",
-                          help=f"restate it in the block's `where` clause: "
-                               f"`where {l} {op} {r}`")
+                          help=where_help(l, op, r, "the block's"),
+                          notes=(where_note(child.name, written),))
             return False
     return True
 

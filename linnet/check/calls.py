@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .scope import CALLABLE_BUILTINS
-from .signatures import Binding, Signature, match_dims, substitute
+from .signatures import Binding, Signature, match_dims, substitute, where_help, where_note
 from .types import count, compile_time_int, ERR, DTYPES, DTypeT, LitT, ShapeT, TensorT, TupleT, Type, Val
 from .unify import Problem, literal_fits, same_type_problem
 
@@ -162,7 +162,8 @@ class CallChecker:
             if not self.frame.facts.prove(l, op, r):
                 self.error("E2206", f"cannot prove `{l} {op} {r}`, required by `{sig.name}`",
                            e.span, "at this call",
-                           help=f"restate it in the caller's `where` clause: `where {l} {op} {r}`")
+                           help=where_help(l, op, r, "the caller's"),
+                           notes=(where_note(sig.name, written),))
                 return False
         return True
 

@@ -37,10 +37,13 @@ class ExprChecker:
         self.types: dict[int, Val] | None = None  # when instantiating: each node's type
         self.reported: set[tuple] = set()  # the keys of mistakes reported once (see error)
         self.notation = 0  # counts index-notation statements: the scope of a free index
+        # inside a `where` clause: each divisor not provably positive (a stated fact
+        # divides; the clause then implies its divisors are positive)
+        self.stated_divisors: list[Dim] | None = None
 
     # ------------------------------------------------------------ reporting
     def error(self, code: str, message: str, span: Span, label: str = "",
-              help: str = "", once: tuple | None = None) -> Val:
+              help: str = "", once: tuple | None = None, notes: tuple[str, ...] = ()) -> Val:
         """Report a mistake. With `once` (a key such as the name involved), a mistake of
         this code with this key is reported the first time only: an undeclared name used
         three times in a body, or a free index used twice in one statement, is one error."""
@@ -48,7 +51,7 @@ class ExprChecker:
             if (code, *once) in self.reported:
                 return ERR
             self.reported.add((code, *once))
-        self.bag.error(code, message, span, label, help)
+        self.bag.error(code, message, span, label, help, notes)
         return ERR
 
     def problem(self, p: Problem, span: Span) -> Val:
@@ -203,11 +206,14 @@ class ExprChecker:
             return Val(scalar("bool"))
         if e.op in BITWISE and kind == "float":
             return self.error("E2104", f"`{e.op}` is not defined for float literals", e.span)
-        if kind == "int" and e.op in ("/", "%") and b.const is not None:
-            if not self.frame.facts.prove_positive(b.const):
-                label, help_ = self._divisor_advice(b.const)
-                return self.error("E2205", f"divisor `{b.const}` is not provably positive",
-                                  e.right.span, label, help=help_)
+        if kind == "int" and e.op in ("/", "%") and b.const is not None \
+                and not self.frame.facts.prove_positive(b.const):
+            if self.stated_divisors is not None:
+                self.stated_divisors.append(b.const)
+                return self.in_i64(_stated_quotient(e.op, a, b), e, "compile-time arithmetic")
+            label, help_ = self._divisor_advice(b.const)
+            return self.error("E2205", f"divisor `{b.const}` is not provably positive",
+                              e.right.span, label, help=help_)
         if a.alternatives or b.alternatives:
             folded = _fold_alternatives(e.op, kind, a, b)
         else:
@@ -458,6 +464,14 @@ def _negated(v: Val) -> Val:
     return Val(v.type, -v.const if v.const is not None else None,
                -v.fconst if v.fconst is not None else None,
                tuple(_negated(x) for x in v.alternatives))
+
+
+def _stated_quotient(op: str, a: Val, b: Val) -> Val:
+    """`a / b` or `a % b` inside a `where` clause, kept symbolic even for a divisor of 0:
+    the clause's implied `b > 0`, checked before it, is what fails then."""
+    if a.const is None:
+        return Val(LitT("int"))
+    return Val(LitT("int"), a.const.floordiv(b.const) if op == "/" else a.const.mod(b.const))
 
 
 def _fold_pair(op: str, kind: str, a: Val, b: Val) -> Val:

@@ -29,6 +29,8 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
                       f"scalar; `{op.name}` returns {sig.result}", op.grad.span,
                       help="differentiate a single floating result")
         return
+    if not _plain_params(op, sig, checker):
+        return
     floats = [ty for ty in sig.params if isinstance(ty, TensorT) and ty.rank > 0
               and _floating(ty, checker)]
     if not floats:
@@ -47,6 +49,22 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
     if not op.grad.body or not isinstance(op.grad.body[-1], t.Return):
         checker.error("E2120", "the `grad` clause does not end with `return`", op.grad.span,
                       help="return the gradient of each float tensor parameter")
+
+
+def _plain_params(op: t.Op, sig: Signature, checker) -> bool:
+    """Every parameter a tensor or scalar (E2125 at the first other one): the clause
+    returns one gradient per floating tensor parameter, and autograd and `jax.grad` pass
+    an op's arguments as arrays, which an optional, a tuple, a struct or an enum is not."""
+    for p, ty in zip(op.params, sig.params):
+        if ty is not None and not isinstance(ty, TensorT):
+            checker.error("E2125", f"an op with a `grad` clause takes tensors and scalars; "
+                          f"parameter `{p.name}` of `{op.name}` is {ty}", p.span,
+                          "not a tensor or scalar",
+                          help="pass the tensors themselves (an optional: one op for each "
+                               "case, each called from a `match`); or leave out the "
+                               "`grad` clause, and the body is differentiated")
+            return False
+    return True
 
 
 def _floating(ty: TensorT, checker) -> bool:

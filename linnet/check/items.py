@@ -69,19 +69,49 @@ def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
     The clauses are a set, not a sequence: one may need another to be well formed, as in
     `where A % G == 0, G > 0`, where the divisor's positivity comes second. So every
     clause is first read silently and assumed; then each is checked again, reporting its
-    diagnostics, under all the others but not itself, so that no clause vouches for its
-    own divisors.
+    diagnostics, under all the others but not itself.
+
+    A `/` or `%` in a clause is part of a stated fact, not a divisor to prove positive
+    (no E2205): the clause holds only where its divisors are positive, so each divisor
+    the other clauses do not make positive becomes a clause of its own, `G > 0`, just
+    before it (written as it: a failure names the clause). Every call and instantiation proves it first
+    (E2206), and the body may divide by it.
     """
     comparisons = [c for c in clauses if _is_comparison(c, checker)]
     base = checker.frame.facts
     silent = [_read_silently(clause, checker) for clause in comparisons]
-    out = []
+    out: list[tuple[Dim, str, Dim, t.Expr]] = []
     for k, clause in enumerate(comparisons):
         checker.frame.facts = _assume_all(base, silent[:k] + silent[k + 1:])
-        left, right = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
+        (left, right), divisors = _read_stated(clause, checker)
         if left is not None and right is not None:
+            out += _positive_divisors(divisors, clause, out)
             out.append((left, clause.op, right, clause))
     checker.frame.facts = _assume_all(base, [(l, op, r) for l, op, r, _ in out])
+    return out
+
+
+def _read_stated(clause: t.Binary, checker: BodyChecker
+                 ) -> tuple[tuple[Dim | None, Dim | None], list[Dim]]:
+    """Both sides of a clause, and the divisors in them not provably positive."""
+    saved, checker.stated_divisors = checker.stated_divisors, []
+    try:
+        sides = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
+        return sides, checker.stated_divisors
+    finally:
+        checker.stated_divisors = saved
+
+
+def _positive_divisors(divisors: list[Dim], clause: t.Expr, known: list
+                       ) -> list[tuple[Dim, str, Dim, t.Expr]]:
+    """`d > 0` for each divisor of a clause not already implied, written as the clause
+    (what a failure at a call names)."""
+    out: list[tuple[Dim, str, Dim, t.Expr]] = []
+    seen = {left for left, op, right, _ in known if op == ">" and right == Dim.const(0)}
+    for d in divisors:
+        if d not in seen:
+            seen.add(d)
+            out.append((d, ">", Dim.const(0), clause))
     return out
 
 
@@ -97,7 +127,7 @@ def _read_silently(clause: t.Binary, checker: BodyChecker) -> tuple[Dim, str, Di
     """The clause as a comparison, its diagnostics dropped (they are reported later)."""
     saved, checker.bag = checker.bag, DiagnosticBag()
     try:
-        left, right = checker.dim_expr(clause.left), checker.dim_expr(clause.right)
+        (left, right), _ = _read_stated(clause, checker)
     finally:
         checker.bag = saved
     return None if left is None or right is None else (left, clause.op, right)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..syntax import tree as t
+from ..syntax.printer import print_expr
 from .dim_normal_form import Dim
 from .types import DimItem, MemT, PackDim, TensorT, TupleT, Type
 from .value_types import map_parts
@@ -89,3 +90,17 @@ def _bind_dim(want: DimItem, got: DimItem, generics: set[str], b: Binding) -> No
         (name,) = symbols
         if name in generics and name not in b.dims and want == Dim.sym(name):
             b.dims[name] = got
+
+
+def where_note(owner: str, clause: t.Expr) -> str:
+    """Which clause a failed `where` proof comes from, as its owner wrote it (a divisor's
+    `d > 0` comes from the clause that divides by it)."""
+    return f"`{owner}` states `where {print_expr(clause)}`"
+
+
+def where_help(left: Dim, op: str, right: Dim, whose: str) -> str:
+    """The cure for an unproved `where`: restate it in `whose` clause, unless no symbol is
+    left in it (then it is false for the values given)."""
+    if not left.symbols() and not right.symbols():
+        return f"`{left} {op} {right}` is false: give values that satisfy the clause"
+    return f"restate it in {whose} `where` clause: `where {left} {op} {right}`"

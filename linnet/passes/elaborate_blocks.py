@@ -16,6 +16,8 @@ whose entry the rest of the pipeline compiles like any other, for every target:
   the branch or loop body that holds it, or to the front of the `match` arm that holds
   it (the arm's value becomes a `Block`, as an `if` branch is);
 * `static for layer in layers` is unrolled, `layer` naming each element in turn;
+* a sub's member read in the parent (`cache.keys`) is the name the parent's function
+  holds it by: a state's `var` (up to date after every member call), else its input;
 * the entry takes its own inputs, then every parameter, and returns its results, then
   the next value of each state that it (or anything it calls) assigns.
 
@@ -220,6 +222,9 @@ class _Rewriter:
         if isinstance(e, t.Call) and e.callee in self.inst.info.fns:
             args = tuple(_map(a, lambda x: self.expr(x, pre)) for a in e.args)
             return self.call(self.inst, e.callee, e.generics, args, e.span, pre)
+        if isinstance(e, t.Field) and isinstance(e.base, t.Name) \
+                and isinstance(self.subs.get(e.base.id), Inst):
+            return self.sub_member(self.subs[e.base.id], e, pre)
         if isinstance(e, t.If):
             return dataclasses.replace(e, cond=self.expr(e.cond, pre), then=self.branch(e.then),
                                        orelse=self.branch(e.orelse))
@@ -237,6 +242,20 @@ class _Rewriter:
             return dataclasses.replace(e, scrutinee=self.expr(e.scrutinee, pre),
                                        arms=tuple(self.arm(a) for a in e.arms))
         return _map(e, lambda x: self.expr(x, pre))
+
+    def sub_member(self, child: Inst, e: t.Field, pre: list):
+        """`cache.keys`: the sub's member as this function holds it (a state its `var`,
+        which a member call that assigns it updates; anything else its input); an
+        optional one is a `let` of `some` of it or `none` before the statement (the checker
+        saw that no local takes a sub's name)."""
+        rel = child.path[len(self.inst.path):] + (e.name,)
+        m = next(m for m in members(child, rel[:-1]) if m.rel == rel)
+        if not m.info.optional:
+            return t.Name(_held_as(m), span=e.span)
+        self.fresh += 1
+        name = f"__m{self.fresh}"
+        pre.append(dataclasses.replace(_optional_member(m), name=name))
+        return t.Name(name, span=e.span)
 
     def optional_sub(self, e: t.Match) -> Inst | None:
         """The instance of the optional sub a `match` reads (`match head { ... }`), if it

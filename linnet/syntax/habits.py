@@ -126,7 +126,7 @@ def syntax_habit(tok: Token, tokens: Sequence[Token], path: str) -> Diagnostic |
     index = next((i for i, x in enumerate(tokens) if x.start_pos == tok.start_pos), None)
     if index is None:
         return None
-    for recognise in (_method, _power, _word_operator, _unknown_reduction):
+    for recognise in (_member_assignment, _method, _power, _word_operator, _unknown_reduction):
         found = recognise(tokens, index, path)
         if found is not None:
             return found
@@ -137,6 +137,21 @@ def syntax_habit(tok: Token, tokens: Sequence[Token], path: str) -> Diagnostic |
 
 def _kind(tokens: Sequence[Token], i: int) -> str | None:
     return tokens[i].type if 0 <= i < len(tokens) else None
+
+
+def _member_assignment(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:
+    """`cache.keys = x`: a sub's state (or a struct's field) assigned from outside. Only
+    the block's own functions assign its states, and fields are immutable (E2108)."""
+    if _kind(tokens, i) != "DOT" or _kind(tokens, i - 1) != "NAME" \
+            or _kind(tokens, i + 1) != "NAME" or _kind(tokens, i + 2) != "ASSIGN":
+        return None
+    base, member = tokens[i - 1].value, tokens[i + 1].value
+    return Diagnostic("E2108", f"`{base}.{member}` cannot be assigned",
+                      Span(path, tokens[i - 1].start_pos, tokens[i + 1].end_pos),
+                      "cannot assign",
+                      help=f"a sub's state is assigned only by its own block's functions: "
+                           f"call one (`{base}.update(...)`, say) that assigns `{member}`; "
+                           "a struct's fields are immutable: build a new struct")
 
 
 def _method(tokens: Sequence[Token], i: int, path: str) -> Diagnostic | None:

@@ -1,9 +1,9 @@
-"""An optional parameter of an op that binds a kernel or has a `grad` clause.
+"""An optional parameter of an op that binds a kernel, or of an op differentiated.
 
 The kernel takes what the optional holds and runs for an instance where it is known
-present; `none`, or a presence known only at run time, runs the body. The grad clause is
-instantiated with the op, for the same choice; an optional takes no gradient from it.
-Spec program 173.
+present; `none`, or a presence known only at run time, runs the body. An op with an
+optional parameter has no `grad` clause (E2125): its body, for the choice made, is
+differentiated, and an optional's value gets its true gradient. Spec program 173.
 """
 
 from __future__ import annotations
@@ -62,31 +62,36 @@ def test_main_matches_numpy(c: bool) -> None:
         np.testing.assert_allclose(as_numpy(y), want, rtol=1e-6, atol=1e-6)
 
 
-def test_the_grad_clause_follows_the_instance_and_gives_an_optional_none() -> None:
-    grads = {f.name: f.grad for f in _funcs("loss").values() if f.grad is not None}
-    shapes = sorted((tuple(p.name for p in g.params), str(g.body.result.type))
-                    for g in grads.values())
-    assert shapes == [
-        (("x", "s", "y", "dy"), "f32[4]"),
-        (("x", "s_present", "s", "shift", "y", "dy"), "(f32[4], f32[4])"),
-        (("x", "shift", "y", "dy"), "(f32[4], f32[4])"),
-        (("x", "y", "dy"), "f32[4]"),
-    ]
+GRAD_CLAUSE = ("    return match shift { some(v) => base + v  none => base }\n}\n",
+               "    return match shift { some(v) => base + v  none => base }\n"
+               "} grad(y, dy) {\n    return match s { some(k) => dy * k  none => dy }\n}\n")
 
 
-RAMP = np.arange(4) * 0.5  # `loss`'s shifts: constants, so the clauses are true derivatives
+def test_a_grad_clause_on_an_op_with_optionals_is_refused() -> None:
+    """A clause would give the optionals no gradient, silently wrong where one carries an
+    input (`some(t)`): E2125, at the first optional parameter."""
+    text = PROGRAM.read_text()
+    assert GRAD_CLAUSE[0] in text
+    result = check_program(str(PROGRAM), text.replace(*GRAD_CLAUSE))
+    [d] = result.diagnostics
+    assert (d.code, d.label) == ("E2125", "not a tensor or scalar")
+    assert d.message.endswith("parameter `s` of `scaled` is f32?")
+    assert text[d.span.start:d.span.end] == "s: f32? = none"
+
+
+RAMP = np.arange(4) * 0.5  # `loss`'s shifts
 T_AS_SHIFT = ("scaled(x, maybe, some(ramp))", "scaled(x, maybe, some(t))")
 
 
 def _expected(x: np.ndarray, t: np.ndarray, c: bool, t_shift: bool = False
               ) -> tuple[float, np.ndarray, np.ndarray]:
-    """The loss, and its gradients by the clauses: `x` and `t` each through `scaled`'s `x`.
-    With `t_shift` (the program with `some(t)` for a shift), `t` is also a shift, which the
-    clause does not count: the optional `shift` takes no gradient."""
+    """The loss and its true gradients: `x` and `t` each through `scaled`'s `x`; with
+    `t_shift` (the program with `some(t)` for a shift), `t` also through the optional
+    `shift`, which the differentiated body counts."""
     k = 2.0 if c else 1.0
     shift = t if t_shift else RAMP
     y = x + 3.0 * x + (k * x + shift) + (t + RAMP)
-    return float((y * y).sum()), 2.0 * y * (1.0 + 3.0 + k), 2.0 * y
+    return float((y * y).sum()), 2.0 * y * (1.0 + 3.0 + k), 2.0 * y * (2.0 if t_shift else 1.0)
 
 
 def _check_grads(text: str, target: str, t_shift: bool) -> None:
@@ -104,20 +109,19 @@ def _check_grads(text: str, target: str, t_shift: bool) -> None:
 
 
 @pytest.mark.parametrize("target", ["interpreter", "torch", "jax", "onnx", "stablehlo"])
-def test_grad_of_the_loss_uses_the_clauses(target: str) -> None:
+def test_grad_of_the_loss_differentiates_the_bodies(target: str) -> None:
     _check_grads(PROGRAM.read_text(), target, t_shift=False)
 
 
 @pytest.mark.parametrize("target", ["interpreter", "torch", "jax"])
-def test_an_optional_takes_no_gradient(target: str) -> None:
-    """`t` as the optional `shift` gets nothing from the clause: its gradient is that of
-    its other path alone (half of the true derivative here)."""
+def test_an_optional_gets_its_true_gradient(target: str) -> None:
+    """`t` as the optional `shift` too: its gradient counts both paths."""
     text = PROGRAM.read_text()
     assert T_AS_SHIFT[0] in text
     _check_grads(text.replace(*T_AS_SHIFT), target, t_shift=True)
 
 
-def test_torch_autograd_runs_the_clauses_too() -> None:
+def test_torch_autograd_differentiates_the_bodies_too() -> None:
     loss_fn = load_function(str(PROGRAM), "loss")
     x = torch.randn(4, dtype=torch.float32, requires_grad=True)
     t = torch.randn(4, dtype=torch.float32, requires_grad=True)

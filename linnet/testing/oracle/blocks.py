@@ -3,7 +3,8 @@
 Inside a block its params, buffers and states are bare names, read from the values the
 entry was given; a state is assigned (`calls = calls + 1`) and keeps its new value for the
 rest of the entry call, in every function of its block that reads it; a member call
-(`head.forward(x)`) runs the child instance's function, with the child's members; `static
+(`head.forward(x)`) runs the child instance's function, with the child's members, which
+the parent reads as `head.w`; `static
 for layer in layers` runs its body once per element of the sub array, `layer` naming it.
 A compiled block entry takes its own inputs, then one input per present parameter in
 manifest order, and returns its own results, then the next value of each state it assigns
@@ -84,6 +85,23 @@ class BlockBody(Body):
             return self.expr(arm.value)
         finally:
             self.subvars = saved
+
+    def expr_Field(self, e: t.Field):
+        """`cache.keys`: a sub's member, its value now (after any call that assigned it)."""
+        name = e.base.id if isinstance(e.base, t.Name) else None
+        child = None if name is None or self._is_local(name) \
+            else self.subvars.get(name) or self.node.children.get(name)
+        if child is None:
+            return super().expr_Field(e)
+        if not isinstance(child, Node) or not child.present:
+            raise OracleError(f"`{name}.{e.name}` of a sub array or an absent sub")
+        tensor = child.info.tensors.get(e.name)
+        if tensor is None:
+            raise OracleError(f"block `{child.info.name}` has no member `{e.name}`")
+        value = self.store.get(child.member_path(e.name))
+        if not tensor.optional:
+            return value
+        return SomeV(value) if child.has(e.name) else NONE
 
     def expr_MemberCall(self, e: t.MemberCall):
         if not isinstance(e.base, t.Name):
