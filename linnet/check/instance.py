@@ -20,7 +20,7 @@ from .dim_normal_form import Dim
 from .dims import Facts
 from .items import check_kernel_header, signature_of
 from .scope import Frame
-from .signatures import Binding, Signature
+from .signatures import Binding, Signature, where_note
 from .types import Val
 
 
@@ -76,11 +76,18 @@ def instantiate(item, binding: Binding, module: Checked) -> Instance:
     checker = BodyChecker(frame, bag, module.signatures)
     checker.types, checker.call_bindings = {}, {}
     sig = signature_of(item, checker)
-    for left, op, right, clause in sig.where:
-        if not Facts().prove(left, op, right):
-            bag.error("E2206", f"the bound values fail `where {left} {op} {right}`",
-                      clause.span, "not satisfied",
+    failed = next(((l, op, r, c) for l, op, r, c in sig.where if not Facts().prove(l, op, r)),
+                  None)
+    if failed is not None:
+        # the first clause the values fail, alone: under a false clause (a divisor's
+        # `0 > 0`) every other fact is provable, and the types say nothing useful
+        left, op, right, clause = failed
+        failure = DiagnosticBag()
+        failure.error("E2206", f"the bound values fail `where {left} {op} {right}`",
+                      clause.span, "not satisfied", notes=(where_note(item.name, clause),),
                       help="choose values that satisfy every `where` clause")
+        return Instance(item, binding, sig, checker.types, checker.call_bindings,
+                        failure.sorted())
     if isinstance(item, t.Kernel):
         frame.kernel = item
         check_kernel_header(item, sig, checker)

@@ -186,20 +186,26 @@ class NotationChecker:
         return True
 
     def _slice_extent(self, s: t.Slice, dim: Dim) -> Dim | bool:
+        """The kept extent of `lo:hi:step`: bounds compile-time and non-negative, the step
+        positive (E2209); bounds past the end clamp to the axis, as Python's do."""
         facts = self.frame.facts
         lo = self.expect_const_int(s.lo, "a slice bound") if s.lo is not None else Dim.const(0)
         hi = self.expect_const_int(s.hi, "a slice bound") if s.hi is not None else dim
         step = self.expect_const_int(s.step, "a slice step") if s.step is not None else Dim.const(1)
         if lo is None or hi is None or step is None:
             return False
-        ok = (facts.prove_nonnegative(lo) and facts.prove(lo, "<=", hi)
-              and facts.prove(hi, "<=", dim) and facts.prove_positive(step))
-        if not ok:
-            self.error("E2209", f"slice {lo}:{hi}:{step} not provably within 0..{dim}", s.span,
-                       "invalid slice", help="bounds must satisfy 0 <= lo <= hi <= extent, "
-                                             "and the step must be positive")
+        for bound, written in ((lo, s.lo), (hi, s.hi)):
+            if written is not None and not facts.prove_nonnegative(bound):
+                self.error("E2209", f"slice bound {bound} not provably non-negative",
+                           written.span, "may be negative",
+                           help="slice bounds count from 0 (there are no negative indices); "
+                                "a bound past the end is clamped to the axis")
+                return False
+        if not facts.prove_positive(step):
+            self.error("E2209", f"slice step {step} not provably positive", s.step.span,
+                       "invalid step", help="the step of `lo:hi:step` is at least 1")
             return False
-        return _slice_length(lo, hi, step, facts)
+        return slice_length(lo, hi, step, dim, facts)
 
     # -------------------------------------------- access in index notation
     def notation_access(self, e: t.Index) -> Val:
@@ -369,9 +375,27 @@ def _show(domain) -> str:
 __all__ = ["NotationChecker", "PackDim"]
 
 
-def _slice_length(lo: Dim, hi: Dim, step: Dim, facts: Facts) -> Dim:
-    """How many positions `lo:hi:step` keeps, `(hi - lo + step - 1) / step`, simplified
-    under the facts: `[0::2]` of an even `L` keeps `L / 2`, `[::2]` of `2*L` keeps `L`."""
-    if step.as_int() == 1:
-        return hi - lo
-    return facts.simplify((hi - lo + step - 1).floordiv(step))
+def slice_length(lo: Dim, hi: Dim, step: Dim, dim: Dim, facts: Facts) -> Dim:
+    """How many positions `lo:hi:step` keeps of an axis of `dim`, its bounds clamped to the
+    axis as Python's are: `max(0, (min(hi, dim) - min(lo, dim) + step - 1) / step)`,
+    simplified under the facts: `[0::2]` and `[1::2]` of an even `L` keep `L / 2` (0 of
+    an empty axis), `[::2]` of `2*L` keeps `L`, `[2:9]` of 4 keeps 2.
+
+    `min(lo, dim)` is `lo` where `lo <= dim`, and also where `lo < step`: past the end,
+    `min(hi, dim) - lo + step - 1` is then in `0 .. step - 1`, a length of 0 either way."""
+    if facts.prove(hi, "<=", lo):
+        return Dim.const(0)
+    first = lo if facts.prove(lo, "<", step) else _clamped(lo, dim, facts)
+    last = _clamped(hi, dim, facts)
+    n = facts.simplify(last - first if step.as_int() == 1
+                       else (last - first + step - 1).floordiv(step))
+    if facts.prove(lo, "<=", hi) or facts.prove_nonnegative(n):
+        return n
+    return Dim.maximum(0, n)
+
+
+def _clamped(bound: Dim, dim: Dim, facts: Facts) -> Dim:
+    if facts.prove(bound, "<=", dim):
+        return bound
+    return dim if facts.prove(dim, "<=", bound) else Dim.minimum(bound, dim)
+

@@ -11,7 +11,7 @@ from ..diagnostics import Span
 from ..syntax import tree as t
 from .calls import _signature_help
 from .signatures import Binding, Signature, substitute
-from .types import ERR, TensorT, Val, count
+from .types import ERR, PackDim, TensorT, Val, count
 
 Slots = list  # per parameter: the expression given for it, or None
 
@@ -152,13 +152,48 @@ class ValueCallChecker:
         base = self.expr(e.base)
         if base.is_error:
             return ERR
-        if not isinstance(base.type, TensorT) or base.type.has_pack:
+        if not isinstance(base.type, TensorT):
             return self.error("E2104", f"cannot index {base.type} with `...`", e.base.span)
+        if base.type.has_pack:
+            return self.index_around_pack(e, base.type)
         expanded = expand_ellipsis(e, base.type.rank)
         if expanded is None:
             return self.error("E2204", f"{count(len(e.items) - 1, 'index', 'indices')} and "
                               f"`...` for a tensor of rank {base.type.rank}", e.span)
         return super().index(expanded)
+
+
+    def index_around_pack(self, e: t.Index, tensor: TensorT) -> Val:
+        """`x[..., 0::2]` of a `Tensor[*S, D; T]`: `...` stands for the pack (and any axis
+        not written beside it); the items before it index the axes before the pack, those
+        after it the axes after. An item that would fall inside the pack is E2204: the
+        pack's length is not known here."""
+        k = next(i for i, x in enumerate(e.items) if isinstance(x, t.EllipsisIx))
+        before, after = e.items[:k], e.items[k + 1:]
+        at = next(i for i, d in enumerate(tensor.dims) if isinstance(d, PackDim))
+        if len(before) > at or len(after) > len(tensor.dims) - at - 1:
+            return self.error("E2204", f"indices reach into the shape pack of {tensor}",
+                              e.span, "inside the pack",
+                              help="index only the axes written beside the pack; `...` "
+                                   "stands for the pack")
+        tail = len(tensor.dims) - len(after)
+        lead = self._kept_axes(before, tensor.dims[:len(before)])
+        trail = self._kept_axes(after, tensor.dims[tail:])
+        if lead is None or trail is None:
+            return ERR
+        return Val(TensorT(lead + tensor.dims[len(before):tail] + trail, tensor.dtype))
+
+    def _kept_axes(self, items: tuple, dims: tuple) -> tuple | None:
+        """The axes that items (an integer or a slice each) leave of dims; None after an
+        error."""
+        out = []
+        for item, dim in zip(items, dims):
+            kept = self._index_item(item, dim)
+            if kept is False:
+                return None
+            if kept is not None:
+                out.append(kept)
+        return tuple(out)
 
 
 def expand_ellipsis(e: t.Index, rank: int) -> t.Index | None:

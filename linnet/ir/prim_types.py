@@ -158,8 +158,9 @@ def _index_type(items: object, shape: tuple[int, ...], dtype: str) -> ir.TType |
     for item, extent in zip(items, shape):
         if item[0] == "at" and len(item) == 2 and 0 <= item[1] < extent:
             continue
-        if item[0] == "slice" and len(item) == 4 and 0 <= item[1] and item[3] > 0:
-            out.append(len(range(item[1], min(item[2], extent), item[3])))
+        if item[0] == "slice" and len(item) == 4 and 0 <= item[1] <= item[2] <= extent \
+                and item[3] > 0:  # bounds clamped to the axis by elaboration
+            out.append(len(range(item[1], item[2], item[3])))
             continue
         return f"invalid index item {item!r} for an axis of {extent}"
     return ir.TType(tuple(out) + shape[len(items):], dtype)

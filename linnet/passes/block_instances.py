@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..check.blocks import BlockInfo, SubInfo, TensorInfo
 from ..check.dim_normal_form import Dim
 from ..check.dims import Facts
+from ..check.signatures import where_note
 from ..check.types import TensorT
 from ..diagnostics import CompileError, Diagnostic
 from ..parameters import Parameter
@@ -72,7 +73,7 @@ def instance_tree(info: BlockInfo, dims: dict[str, int], dtypes: dict[str, str],
         if not Facts().prove(l, op, r):
             raise CompileError([Diagnostic(
                 "E2206", f"the bound values fail `where {l} {op} {r}` of `{info.name}`",
-                clause.span, "not satisfied",
+                clause.span, "not satisfied", notes=(where_note(info.name, clause),),
                 help="choose values that satisfy every `where` clause")])
     size = _size(info, dims, dtypes)
     if size > MAX_INSTANCES:

@@ -188,12 +188,15 @@ class _Expressions:
                            "index")
 
     def index_item(self, item, extent: int):
-        """("at", k), ("slice", lo, hi, step), or an i64 atom for a runtime position."""
+        """("at", k), ("slice", lo, hi, step), or an i64 atom for a runtime position. A
+        slice's bounds are clamped to the axis here, as the language clamps them
+        (`0 <= lo <= hi <= extent`), so that no printer or pass need clamp again."""
         if isinstance(item, t.Slice):
             lo = self.const_int(item.lo) if item.lo is not None else 0
             hi = self.const_int(item.hi) if item.hi is not None else extent
             step = self.const_int(item.step) if item.step is not None else 1
-            return ("slice", lo, hi, step)
+            lo = min(lo, extent)
+            return ("slice", lo, min(max(hi, lo), extent), step)
         value = self.fold(item)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < extent:
             return ("at", value)  # out of range, it is a run-time position the checker let

@@ -154,3 +154,34 @@ def register(r: ModuleType) -> None:
         shifted = scaled(x, 2.0 if c else None, ramp) + scaled(t, shift=ramp)
         y = scaled(x) + scaled(x, 3.0) + shifted
         return (y * y).sum()
+
+    _register_strided(r)
+
+
+def _register_strided(r: ModuleType) -> None:
+    """Spec 178: `...` before a shape pack, and slices clamped to their axis (an even and
+    an odd axis, empty results included)."""
+    fl, args, ref, dims = r.fl, r.args, r.ref, r.dims
+
+    def halves(x):
+        return x[..., 0::2] * 2.0 + x[..., 1::2]
+
+    def rotate(x):
+        return np.concatenate([-x[..., 1::2], x[..., 0::2]], axis=-1)
+
+    @ref("178_strided_ellipsis", "even_axis", out="f32 f32",
+         inputs=dims((0, 6)).flatmap(lambda d: args(fl((3, 2 * d[0])))))
+    def _even_axis(x):
+        return halves(x), rotate(x)
+
+    @ref("178_strided_ellipsis", "batched", out="f32 f32", inputs=args(fl((2, 3, 6))))
+    def _batched(x):
+        return halves(x), rotate(x)
+
+    @ref("178_strided_ellipsis", "odd_axis", out="f32 f32 f32 f32", inputs=args(fl((2, 5))))
+    def _odd_axis(x):
+        return x[..., 0::2], x[..., 1::2], x[..., 5:9], x[:, 3:9]
+
+    @ref("178_strided_ellipsis", "single", out="f32 f32 f32", inputs=args(fl((4, 1))))
+    def _single(x):
+        return x[..., 0::2], x[..., 1::2], np.float64(0.0)

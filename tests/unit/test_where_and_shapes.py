@@ -24,10 +24,14 @@ def test_where_clauses_in_any_order(where: str) -> None:
     assert diagnostics(source) == []
 
 
-def test_a_clause_does_not_vouch_for_its_own_divisor() -> None:
-    source = ("fn f<A: Dim, G: Dim>(v: Tensor[A; f32]) -> Tensor[A; f32] where A / G >= 1 {\n"
-              "    return v\n}\n")
-    assert diagnostics(source) == [("E2205", "divisor `G` is not provably positive")]
+def test_a_clause_states_its_divisor_positive() -> None:
+    """`/` in a clause is part of the stated fact (no E2205 there): the clause implies
+    `G > 0`, which the body may use and each call proves first."""
+    source = ("fn f<A: Dim, G: Dim>(v: Tensor[A; f32]) -> Tensor[A / G; f32] where A / G >= 1 {\n"
+              "    return fill<f32>([A / G], 0.0)\n}\n"
+              "fn g<B: Dim, H: Dim>(v: Tensor[B; f32]) -> Tensor[B; f32] {\n"
+              "    let w = f<B, H>(v)\n    return v\n}\n")
+    assert diagnostics(source) == [("E2206", "cannot prove `H > 0`, required by `f`")]
 
 
 @pytest.mark.parametrize(("divisor", "where", "label", "help_"), [
@@ -144,8 +148,34 @@ def test_strided_slices_check_against_their_declared_types() -> None:
     assert diagnostics(source) == []
 
 
-def test_a_slice_may_not_start_past_an_empty_axis() -> None:
-    """`L % 2 == 0` allows L = 0, where `1::2` starts past the end."""
+def test_a_slice_past_an_empty_axis_keeps_nothing() -> None:
+    """`L % 2 == 0` allows L = 0, where `1::2` starts past the end: its bounds clamp to
+    the axis, and it keeps L / 2 positions, 0 there."""
     source = ("fn odds<L: Dim>(v: Tensor[L; f32]) -> Tensor[L / 2; f32] where L % 2 == 0 {\n"
               "    return v[1::2]\n}\n")
-    assert diagnostics(source) == [("E2209", "slice 1:L:2 not provably within 0..L")]
+    assert diagnostics(source) == []
+
+
+@pytest.mark.parametrize("param, index, extent", [
+    ("L", "1::2", "[L / 2]"),                       # 0 of an empty axis too
+    ("L", "3::2", "[(L - min(L, 3) + 1) / 2]"),     # past the end of a short axis
+    ("L", "5:2", "[0]"),
+    ("L", "L:", "[0]"),
+    ("L", "0:L + 1", "[L]"),
+    ("4", "2:9", "[2]"),
+    ("5", "1::2", "[2]"),
+    ("1", "1::2", "[0]"),
+    ("3", "5:9", "[0]"),
+])
+def test_slice_bounds_clamp_to_the_axis(param: str, index: str, extent: str) -> None:
+    assert slice_type(param, "", index) == extent
+
+
+@pytest.mark.parametrize("index, message", [
+    ("L - 4:", "slice bound L - 4 not provably non-negative"),
+    (":L - 4", "slice bound L - 4 not provably non-negative"),
+    ("::0", "slice step 0 not provably positive"),
+])
+def test_slice_bounds_are_non_negative_and_the_step_positive(index: str, message: str) -> None:
+    source = f"fn f<L: Dim>(v: Tensor[L; f32]) -> f32 {{\n    let w = v[{index}]\n    return 0.0\n}}\n"
+    assert diagnostics(source) == [("E2209", message)]
