@@ -51,6 +51,7 @@ BINDINGS: dict[tuple[str, str], dict] = {
     ("61_kernel_dtype_generic", "any_dtype"): {"dims": {"N": 8}, "dtypes": {"T": "bf16"}},
     ("76_index_notation_positions", "positions"): {"dims": {"R": 3, "C": 5}},
     ("110_next_pow2", "tiles"): {"dims": {"R": 3, "C": 5}},
+    ("178_strided_ellipsis", "even_axis"): {"dims": {"D": 6}},
 }
 
 
