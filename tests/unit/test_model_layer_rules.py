@@ -1,5 +1,5 @@
 """Four rules of the model layer (docs/models.md, docs/language.md): `...` before a shape
-pack; a parent reading a sub's members (`cache.keys`); a `/` or `%` in a `where` clause as
+pack (its types: test_where_and_shapes.py); a parent reading a sub's members (`cache.keys`); a `/` or `%` in a `where` clause as
 a stated fact; an op with a `grad` clause taking tensors and scalars only. Each case is a
 program the checker refused (or let through) before; spec programs 176-178 run them on
 every target."""
@@ -23,43 +23,7 @@ def _codes(source: str) -> list[tuple[str, str]]:
     return [(d.code, d.message) for d in _check(source)]
 
 
-def _type_of(param: str, generics: str, where: str, index: str) -> str:
-    """The shape of `x[index]`, read from the E2202 of a wrong result."""
-    source = (f"fn f<{generics}>(x: {param}) -> Tensor[1000; f32] {where} {{\n"
-              f"    return x[{index}]\n}}\n")
-    [(code, message)] = _codes(source)
-    assert code == "E2202", message
-    return message.split("found ")[1]
-
-
 # ------------------------------------------------------------- `...` before a shape pack
-
-@pytest.mark.parametrize("param, index, found", [
-    ("Tensor[*S, D; f32]", "..., 0::2", "[*S, (D + 1) / 2]"),
-    ("Tensor[*S, D; f32]", "..., 1::2", "[*S, D / 2]"),
-    ("Tensor[*S, D; f32]", "..., D - 1", "[*S]"),
-    ("Tensor[B, *S, D; f32]", "B - 1, ..., 1:", "[*S, D - 1]"),
-    ("Tensor[B, *S, D; f32]", "1:, ...", "[B - 1, *S, D]"),
-    ("Tensor[*S, D; f32]", "...", "[*S, D]"),
-])
-def test_ellipsis_stands_for_a_shape_pack(param: str, index: str, found: str) -> None:
-    generics = "*S: Shape, D: Dim" + (", B: Dim" if "B" in param else "")
-    assert _type_of(param, generics, "where D >= 1, B >= 1" if "B" in param else
-                    "where D >= 1", index) == found
-
-
-def test_the_halves_of_an_even_axis_add() -> None:
-    source = ("fn halves<*S: Shape, D: Dim>(x: Tensor[*S, D; f32]) -> Tensor[*S, D / 2; f32] "
-              "where D % 2 == 0 {\n    return x[..., 0::2] + x[..., 1::2]\n}\n")
-    assert _codes(source) == []
-
-
-def test_an_index_inside_the_pack_is_refused() -> None:
-    source = ("fn f<*S: Shape, D: Dim>(x: Tensor[*S, D; f32]) -> f32 {\n"
-              "    let y = x[0, 1, ...]\n    return 0.0\n}\n")
-    assert _codes(source) == [("E2204", "indices reach into the shape pack of "
-                                        "Tensor[*S, D; f32]")]
-
 
 def test_a_pack_instance_indexes_as_checked() -> None:
     """The instance, its pack bound, indexes as the checker said: odd and even axes, an

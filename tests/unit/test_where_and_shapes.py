@@ -1,5 +1,6 @@
 """`where` clauses as a set, parameter types under `where`, `reshape` counts over several
-untouched dims, and the extents of strided slices (checked programs, end to end)."""
+untouched dims, the extents of strided slices (bounds clamped to the axis), and `...`
+before a shape pack (checked programs, end to end)."""
 
 from __future__ import annotations
 
@@ -111,8 +112,13 @@ def test_reshape_without_divisibility_is_refused() -> None:
 
 
 def slice_type(param: str, where: str, index: str) -> str:
-    """The type the checker gives `v[index]`, read from the E2202 of a wrong result."""
-    source = (f"fn f<L: Dim>(v: Tensor[{param}; f32]) -> Tensor[L, 1000; f32] {where} {{\n"
+    """The shape the checker gives `v[index]`, read from the E2202 of a wrong result; `v`
+    is a `Tensor[param; f32]`, or `param` itself when it is a whole tensor type (with a
+    shape pack `*S` and dims `B` and `D`)."""
+    packed = param.startswith("Tensor[")
+    ty = param if packed else f"Tensor[{param}; f32]"
+    generics = "*S: Shape, D: Dim, B: Dim" if packed else "L: Dim"
+    source = (f"fn f<{generics}>(v: {ty}) -> Tensor[1000, 1000; f32] {where} {{\n"
               f"    return v[{index}]\n}}\n")
     [(code, message)] = diagnostics(source)
     assert code == "E2202", message
@@ -128,6 +134,23 @@ def slice_type(param: str, where: str, index: str) -> str:
     ("3 * L", "", "::3", "[L]"),
     ("L", "where L % 4 == 0", "::4", "[L / 4]"),
     ("L", "", "0::2", "[(L + 1) / 2]"),
+    # bounds clamp to the axis
+    ("L", "", "1::2", "[L / 2]"),                       # 0 of an empty axis too
+    ("L", "", "3::2", "[(L - min(L, 3) + 1) / 2]"),     # past the end of a short axis
+    ("L", "", "5:2", "[0]"),
+    ("L", "", "L:", "[0]"),
+    ("L", "", "0:L + 1", "[L]"),
+    ("4", "", "2:9", "[2]"),
+    ("5", "", "1::2", "[2]"),
+    ("1", "", "1::2", "[0]"),
+    ("3", "", "5:9", "[0]"),
+    # `...` before a shape pack
+    ("Tensor[*S, D; f32]", "where D >= 1", "..., 0::2", "[*S, (D + 1) / 2]"),
+    ("Tensor[*S, D; f32]", "where D >= 1", "..., 1::2", "[*S, D / 2]"),
+    ("Tensor[*S, D; f32]", "where D >= 1", "..., D - 1", "[*S]"),
+    ("Tensor[B, *S, D; f32]", "where D >= 1, B >= 1", "B - 1, ..., 1:", "[*S, D - 1]"),
+    ("Tensor[B, *S, D; f32]", "where D >= 1, B >= 1", "1:, ...", "[B - 1, *S, D]"),
+    ("Tensor[*S, D; f32]", "", "...", "[*S, D]"),
 ])
 def test_strided_slice_extents(param: str, where: str, index: str, extent: str) -> None:
     assert slice_type(param, where, index) == extent
@@ -156,21 +179,6 @@ def test_a_slice_past_an_empty_axis_keeps_nothing() -> None:
     assert diagnostics(source) == []
 
 
-@pytest.mark.parametrize("param, index, extent", [
-    ("L", "1::2", "[L / 2]"),                       # 0 of an empty axis too
-    ("L", "3::2", "[(L - min(L, 3) + 1) / 2]"),     # past the end of a short axis
-    ("L", "5:2", "[0]"),
-    ("L", "L:", "[0]"),
-    ("L", "0:L + 1", "[L]"),
-    ("4", "2:9", "[2]"),
-    ("5", "1::2", "[2]"),
-    ("1", "1::2", "[0]"),
-    ("3", "5:9", "[0]"),
-])
-def test_slice_bounds_clamp_to_the_axis(param: str, index: str, extent: str) -> None:
-    assert slice_type(param, "", index) == extent
-
-
 @pytest.mark.parametrize("index, message", [
     ("L - 4:", "slice bound L - 4 not provably non-negative"),
     (":L - 4", "slice bound L - 4 not provably non-negative"),
@@ -179,3 +187,18 @@ def test_slice_bounds_clamp_to_the_axis(param: str, index: str, extent: str) -> 
 def test_slice_bounds_are_non_negative_and_the_step_positive(index: str, message: str) -> None:
     source = f"fn f<L: Dim>(v: Tensor[L; f32]) -> f32 {{\n    let w = v[{index}]\n    return 0.0\n}}\n"
     assert diagnostics(source) == [("E2209", message)]
+
+
+# -------------------------------------------------------------- `...` before a shape pack
+
+
+@pytest.mark.parametrize("result, where, body, found", [
+    ("Tensor[*S, D / 2; f32]", "where D % 2 == 0", "x[..., 0::2] + x[..., 1::2]", []),
+    ("Tensor[*S, D; f32]", "", "x[0, 1, ...]",
+     [("E2204", "indices reach into the shape pack of Tensor[*S, D; f32]")]),
+])
+def test_halves_of_a_packed_axis_and_an_index_inside_the_pack(
+        result: str, where: str, body: str, found: list) -> None:
+    source = (f"fn f<*S: Shape, D: Dim>(x: Tensor[*S, D; f32]) -> {result} {where} {{\n"
+              f"    return {body}\n}}\n")
+    assert diagnostics(source) == found
