@@ -74,8 +74,8 @@ def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
     A `/` or `%` in a clause is part of a stated fact, not a divisor to prove positive
     (no E2205): the clause holds only where its divisors are positive, so each divisor
     the other clauses do not make positive becomes a clause of its own, `G > 0`, just
-    before it (written as it: a failure names the clause). Every call and instantiation proves it first
-    (E2206), and the body may divide by it.
+    before it (written as it: a failure names the clause). Every call and instantiation
+    proves it first (E2206), and the body may divide by it.
     """
     comparisons = [c for c in clauses if _is_comparison(c, checker)]
     base = checker.frame.facts

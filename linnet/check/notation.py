@@ -398,4 +398,3 @@ def _clamped(bound: Dim, dim: Dim, facts: Facts) -> Dim:
     if facts.prove(bound, "<=", dim):
         return bound
     return dim if facts.prove(dim, "<=", bound) else Dim.minimum(bound, dim)
-

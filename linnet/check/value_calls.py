@@ -162,7 +162,6 @@ class ValueCallChecker:
                               f"`...` for a tensor of rank {base.type.rank}", e.span)
         return super().index(expanded)
 
-
     def index_around_pack(self, e: t.Index, tensor: TensorT) -> Val:
         """`x[..., 0::2]` of a `Tensor[*S, D; T]`: `...` stands for the pack (and any axis
         not written beside it); the items before it index the axes before the pack, those
