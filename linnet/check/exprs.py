@@ -17,6 +17,7 @@ from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
+from .broadcast_advice import rank_advice
 from .ranges import overflow_problem
 from .unify import Problem, broadcast, literal_fits
 
@@ -242,6 +243,8 @@ class ExprChecker:
         dims_b = b.type.dims if isinstance(b.type, TensorT) else ()
         dims = broadcast(dims_a, dims_b, self.frame.facts)
         if isinstance(dims, Problem):
+            if isinstance(e, t.Binary) and self.ix is None:
+                dims = rank_advice(dims, e, dims_a, dims_b)
             self.problem(dims, e.span)
             return None
         return dims, dtype

@@ -46,3 +46,29 @@ def test_a_misspelled_function_of_the_module_gets_did_you_mean() -> None:
     text = ("module m\n\nfn scale(x: f32) -> f32 {\n    return x * 2.0\n}\n\n"
             "fn f(x: f32) -> f32 {\n    return scael(x)\n}\n")
     assert _first(text)[3] == "did you mean `scale`?"
+
+
+def test_a_rank_mismatch_in_broadcasting_suggests_index_notation() -> None:
+    text = ("module m\n\nfn f<R: Dim, C: Dim>(x: Tensor[R, C; f32], s: Tensor[R; f32])"
+            " -> Tensor[R, C; f32] {\n    return x / s\n}\n")
+    code, spanned, _, help_ = _first(text)
+    assert (code, spanned) == ("E2207", "x / s")
+    assert "against the wrong axes of `x`" in help_
+    assert help_.endswith("`let y[r, c] = x[r, c] / s[r]`"), help_
+
+
+def test_a_same_rank_broadcast_keeps_the_where_advice() -> None:
+    text = ("module m\n\nfn f<N: Dim, M: Dim>(a: Tensor[N; f32], b: Tensor[M; f32])"
+            " -> Tensor[N; f32] {\n    return a + b\n}\n")
+    assert "`where` clause" in _first(text)[3]
+
+
+def test_an_index_over_the_wrong_extent_names_the_declared_shape() -> None:
+    text = ("module m\n\nfn f<R: Dim, C: Dim>(x: Tensor[R, C; f32],\n"
+            "    w: Tensor[R; f32]) -> Tensor[R, C; f32] {\n"
+            "    let y[r, c] = x[r, c] * w[c]\n    return y\n}\n")
+    code, spanned, message, help_ = _first(text)
+    assert (code, spanned) == ("E2201", "c")
+    assert message == "index `c` ranges over R here but C elsewhere"
+    assert help_ == ("`w` is declared `Tensor[R; f32]` at line 4, so its axis 0 has R "
+                     "elements; index it with `r`, which runs over R")
