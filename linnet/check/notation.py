@@ -206,6 +206,9 @@ class NotationChecker:
         if not isinstance(e.base, t.Name):
             return self._computed_access(e)
         local = self.frame.lookup(e.base.id)
+        if local is not None and local.val.is_error:  # its mistake is reported already
+            self.ix_used.update(_index_names(e, self.ix))
+            return ERR
         if local is None or not isinstance(local.val.type, (TensorT, MemT)):
             if local is None and e.base.id not in self.frame.globals.consts:
                 return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span,

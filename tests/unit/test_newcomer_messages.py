@@ -72,3 +72,13 @@ def test_an_index_over_the_wrong_extent_names_the_declared_shape() -> None:
     assert message == "index `c` ranges over R here but C elsewhere"
     assert help_ == ("`w` is declared `Tensor[R; f32]` at line 4, so its axis 0 has R "
                      "elements; index it with `r`, which runs over R")
+
+
+def test_a_mistake_is_not_followed_by_errors_that_only_follow_from_it() -> None:
+    """`a` and `y` have no type after their first mistakes: indexing them in index notation
+    used to add E2104 "cannot index" for each use."""
+    text = ("module m\n\nfn f<R: Dim>(x: Tensor[R; f32], y: Tensor[R; f23]) -> Tensor[R; f32] {\n"
+            "    let a = tahn(x)\n    let b[r] = a[r] * 2.0\n    let c[r] = y[r] + x[r]\n"
+            "    let d = sum[k] a[k] * y[k]\n    return b + c + d\n}\n")
+    found = [(d.code, text[d.span.start:d.span.end]) for d in _diagnostics(text)]
+    assert found == [("E1201", "f23"), ("E1201", "tahn")]
