@@ -23,3 +23,32 @@ def test_verify_an_unknown_entry_suggests_the_near_one(capsys) -> None:
     assert capsys.readouterr().err.strip() == (
         f"linnet verify: no entry named `mian` in {SOFTMAX}; its entries: main, softmax_any "
         "(did you mean `main`?)")
+
+
+def _report(op: str):
+    """A one-trial report of the op of examples/ (softmax: no grad clause; relu: one), the
+    comparison made up: printing the report is what is tested, not running kernels."""
+    from linnet.testing.comparison import Comparison, OutputError, Tolerance
+    from linnet.testing.harness import target_spec
+    from linnet.verify import Report, Trial
+    spec = target_spec(str(ROOT / "examples" / f"{op}.linnet"), op)
+    err = OutputError("x", "f32", (2, 3), 1e-8, 1e-7, 0.01, Tolerance(1e-5, 1e-5))
+    same = OutputError("x", "f32", (2, 3), 0.0, 0.0, 0.0, Tolerance(1e-5, 1e-5))
+    comparison = Comparison(op, {}, "equivalent", "cpu", [err], [same], True, True, "cpu")
+    values = {g.name: 2 for g in spec.generics}
+    return Report(spec, [Trial(values, "normal", 0, comparison)])
+
+
+def test_verify_an_op_without_grad_clause_does_not_claim_its_gradient(capsys) -> None:
+    from linnet.verify import format_report
+    text = format_report(_report("softmax"), "cpu", "equivalent")
+    assert "body's in both" in text and "0.0e+00" not in text
+    assert "tried: the forward pass agrees" in text and "all agree" not in text
+    assert ("note: `softmax` has no `grad` clause, so both runs differentiate its body: the "
+            "gradient was not compared against the kernel") in text
+
+
+def test_verify_an_op_with_a_grad_clause_reports_its_gradient(capsys) -> None:
+    from linnet.verify import format_report
+    text = format_report(_report("relu"), "cpu", "equivalent")
+    assert "0.0e+00/0.0e+00" in text and "all agree" in text and "no `grad`" not in text
