@@ -52,3 +52,30 @@ def test_verify_an_op_with_a_grad_clause_reports_its_gradient(capsys) -> None:
     from linnet.verify import format_report
     text = format_report(_report("relu"), "cpu", "equivalent")
     assert "0.0e+00/0.0e+00" in text and "all agree" in text and "no `grad`" not in text
+
+
+NOT_RUN = "// differentiate did not run: it runs under --grad only; the IR is its input, unchanged"
+
+
+def test_a_dump_after_a_pass_that_did_not_run_says_so(capsys, tmp_path) -> None:
+    dumps = tmp_path / "stages"
+    assert main(["compile", str(ROOT / "examples" / "relu.linnet"), "--entry", "main",
+                 "--dump-after=differentiate,fast-math", "--dump-dir", str(dumps)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    after = out.index("// ----- IR after differentiate (tensor-core) -----")
+    assert out[after + 1] == NOT_RUN
+    fast = out.index("// ----- IR after fast-math (tensor-core) -----")
+    assert out[fast + 1] == ("// fast-math did not run: it runs under --numerics fast only; "
+                             "the IR is its input, unchanged")
+    (written,) = dumps.glob("*-differentiate.txt")
+    assert written.read_text().splitlines()[0] == NOT_RUN
+    (ran,) = dumps.glob("*-lower-index-notation.txt")
+    assert "did not run" not in ran.read_text()
+
+
+def test_the_dump_of_a_pass_that_did_not_run_says_so_from_python() -> None:
+    from linnet.pipeline import compile_file
+    compiled = compile_file(ROOT / "examples" / "relu.linnet", entry="main")
+    assert compiled.dump("differentiate").splitlines()[0] == NOT_RUN
+    assert compiled.result.stages[[s.name for s in compiled.result.stages].index(
+        "differentiate")].skipped == "it runs under --grad only"
