@@ -79,3 +79,36 @@ def test_the_dump_of_a_pass_that_did_not_run_says_so_from_python() -> None:
     assert compiled.dump("differentiate").splitlines()[0] == NOT_RUN
     assert compiled.result.stages[[s.name for s in compiled.result.stages].index(
         "differentiate")].skipped == "it runs under --grad only"
+
+
+def test_inspect_without_a_flag_shows_what_the_file_declares(capsys) -> None:
+    assert main(["inspect", SOFTMAX]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{SOFTMAX}: module examples.softmax",
+        "entries:",
+        "  main(x: Tensor[64, 1000; f32]) -> Tensor[64, 1000; f32]",
+        "  softmax_any<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32]",
+        "ops:",
+        "  softmax<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32], kernel "
+        "row_softmax<R, C, 1024>, no grad clause",
+        "kernels:",
+        "  row_softmax<R: Dim, C: Dim, B: Dim>(x: Tensor[R, C; f32]) writes "
+        "(y: Tensor[R, C; f32])",
+    ]
+
+
+def test_inspect_without_a_flag_lists_blocks_and_their_members(capsys) -> None:
+    import json
+    model = str(ROOT / "examples" / "block_model.linnet")
+    assert main(["inspect", model]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("  block Model<L: Dim = 3, H: Dim = 4, V: Dim = 5>")
+    assert out[start + 1:start + 6] == [
+        "    param embed: Tensor[V, H; f32]", "    sub layers: [Mlp<H, 2 * H>; L]",
+        "    state steps: Tensor[1; i64]",
+        "    entry main<B: Dim = 2>(x: Tensor[B, H; f32]) -> Tensor[B, V; f32]",
+        "    entry loss<B: Dim = 2>(x: Tensor[B, H; f32]) -> f32"]
+    assert main(["inspect", "--json", model]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [b["name"] for b in data["blocks"]] == ["Mlp", "Model"]
+    assert data["fns"][0]["name"] == "linear"
