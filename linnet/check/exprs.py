@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..diagnostics import DiagnosticBag, Span
+from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
@@ -95,9 +96,15 @@ class ExprChecker:
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
-                          help=name_habit(e.id)
-                          or "declare it with `let`, or as a parameter or generic",
-                          once=(e.id,))
+                          help=name_habit(e.id) or self.undeclared_help(e.id), once=(e.id,))
+
+    def undeclared_help(self, name: str) -> str:
+        """The name in scope that `name` is a slip for (`did you mean `x`?`), else how to
+        declare one."""
+        near = closest(name, self.frame.visible_names())
+        if near is not None:
+            return f"did you mean `{near}`?"
+        return "declare it with `let`, or as a parameter or generic"
 
     def expr_MemberCall(self, e: t.MemberCall) -> Val:
         """Outside a block there are no subs (check/block_bodies.py checks them inside):

@@ -212,6 +212,7 @@ class NotationChecker:
         if local is None or not isinstance(local.val.type, (TensorT, MemT)):
             if local is None and e.base.id not in self.frame.globals.consts:
                 return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span,
+                                  "not found", help=self.undeclared_help(e.base.id),
                                   once=(e.base.id,))
             return self.error("E2104", f"cannot index `{e.base.id}`", e.base.span)
         tensor = local.val.type

@@ -62,6 +62,12 @@ class Frame:
              span: Span | None = None) -> None:
         self.scopes[-1][name] = Local(val, mutable, span)
 
+    def visible_names(self) -> set[str]:
+        """Every value name this body can read: locals, parameters, generics and the
+        module's constants (where a misspelled name finds the one meant)."""
+        return {n for scope in self.scopes for n in scope} | set(self.generics) \
+            | set(self.globals.consts)
+
     def push(self) -> None:
         self.scopes.append({})
 

@@ -82,3 +82,13 @@ def test_a_mistake_is_not_followed_by_errors_that_only_follow_from_it() -> None:
             "    let d = sum[k] a[k] * y[k]\n    return b + c + d\n}\n")
     found = [(d.code, text[d.span.start:d.span.end]) for d in _diagnostics(text)]
     assert found == [("E1201", "f23"), ("E1201", "tahn")]
+
+
+def test_a_misspelled_name_or_dtype_gets_did_you_mean() -> None:
+    text = ("module m\n\nfn f<R: Dim>(xs: Tensor[R; f23], bias: f32) -> Tensor[R; f32] {\n"
+            "    let total = sum[r] xs[r]\n    let y[r] = xs[r] + totl + baos[r]\n"
+            "    return y * bias + zebra\n}\n")
+    found = [(text[d.span.start:d.span.end], d.help) for d in _diagnostics(text)]
+    assert found == [("f23", "did you mean `f32`?"), ("totl", "did you mean `total`?"),
+                     ("baos", "did you mean `bias`?"),
+                     ("zebra", "declare it with `let`, or as a parameter or generic")]
