@@ -1,5 +1,7 @@
 """`linnet inspect`: what a program declares, without compiling an entry.
 
+Without a flag it lists the file's entries, ops, kernels, fns and blocks
+(`linnet/declarations.py`).
 `--parameters` prints the root block's manifest: one line per param, buffer and state,
 with its kind and type. With a value for each of the root's generics (`--bind`, or their
 defaults), every path is concrete (`layers.0.up: param Tensor[16, 4; f32]`); otherwise an
@@ -20,11 +22,15 @@ from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence
 from .cli_report import Reporter, add_report_options
 
 INSPECT_HELP = """\
-Show what FILE declares. --parameters lists the root block's parameter manifest:
-every param, buffer and state with its path, kind and type (the inputs a compiled
-block entry takes after its own, in this order).
+Show what FILE declares. Without a flag: its entries and fns with their signatures,
+its ops with the kernels they bind (and whether they have a grad clause), its kernels,
+and its blocks with their params, buffers, states, subs and entries. --parameters
+lists the root block's parameter manifest instead: every param, buffer and state with
+its path, kind and type (the inputs a compiled block entry takes after its own, in
+this order).
 
 examples:
+  linnet inspect examples/softmax.linnet
   linnet inspect --parameters examples/block_model.linnet
   linnet inspect --parameters examples/block_model.linnet --root Model \
       --bind L=2 --bind H=64 --bind V=100
@@ -37,7 +43,8 @@ with every generic given, it is followed by `present` or `absent`.""" + PRESENCE
 
 
 def add_inspect_command(commands) -> None:
-    p = commands.add_parser("inspect", help="show a program's parameter manifest",
+    p = commands.add_parser("inspect", help="show what a program declares, or its parameter "
+                                            "manifest",
                             description=INSPECT_HELP,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="a .linnet file, or - (stdin)")
@@ -59,8 +66,9 @@ def run_inspect(args: argparse.Namespace) -> int:
     from .diagnostics import CompileError
     from .errors import UsageError
     from .program import load_program
-    if not args.parameters:
-        print("linnet inspect: say what to inspect: --parameters", file=sys.stderr)
+    if not args.parameters and (args.root or args.bind or args.present or args.weights):
+        print("linnet inspect: --root, --bind, --present and --weights go with --parameters",
+              file=sys.stderr)
         return 2
     program = read_program(args.file)
     report = Reporter(args)
@@ -70,7 +78,8 @@ def run_inspect(args: argparse.Namespace) -> int:
         if diagnostics:
             raise CompileError(diagnostics, loaded.sources)
         text = manifest_text(analyze_program(loaded), args.root, _bindings(args.bind),
-                             args.json, presence(args))
+                             args.json, presence(args)) if args.parameters \
+            else _declared(analyze_program(loaded), program.path, args.json)
     except UsageError as err:
         print(f"linnet inspect: {err.command_line}", file=sys.stderr)
         return 2
@@ -81,6 +90,12 @@ def run_inspect(args: argparse.Namespace) -> int:
     report.finish(1)
     print(text)
     return 0
+
+
+def _declared(analysis, path: str, as_json: bool) -> str:
+    """Without a flag: what the file declares (`linnet/declarations.py`)."""
+    from .declarations import declarations_json, declarations_text
+    return declarations_json(analysis) if as_json else declarations_text(analysis, path)
 
 
 def manifest_text(analysis, root: str | None, bind: dict[str, str], as_json: bool,

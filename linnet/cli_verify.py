@@ -157,8 +157,11 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
         print(f"linnet verify: {err.command_line}", file=sys.stderr)
         return 2
     except KeyError:
-        where = f"the block `{args.root}`" if args.root else path
-        print(f"linnet verify: no entry named `{args.entry}` in {where}", file=sys.stderr)
+        if args.root:
+            print(f"linnet verify: no entry named `{args.entry}` in the block `{args.root}`",
+                  file=sys.stderr)
+        else:
+            print(f"linnet verify: {_unknown_target(args, path, args.entry)}", file=sys.stderr)
         return 2
 
 
@@ -184,7 +187,7 @@ def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec)
     try:
         spec = target_spec(path, name)
     except KeyError:
-        return f"no {'op' if args.op else 'entry'} named `{name}` in {path}"
+        return _unknown_target(args, path, name)
     if args.op and spec.kind != "op":
         return f"`{name}` is an entry; use --entry {name}"
     if args.entry and spec.kind != "entry":
@@ -192,6 +195,18 @@ def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec)
     if args.op and spec.kernel is None:
         return f"op `{name}` binds no kernel; nothing to verify"
     return ""
+
+
+def _unknown_target(args: argparse.Namespace, path: str, name: str) -> str:
+    """"no op named `softmx` in FILE; its ops with a kernel: softmax (did you mean
+    `softmax`?)", as the generating commands answer an unknown --entry."""
+    from .errors import suggest
+    from .testing.harness import entries, kernel_ops
+    kind = "op" if args.op else "entry"
+    names = kernel_ops(path) if args.op else entries(path)
+    listed = ", ".join(names) or "none"
+    what = "ops with a kernel" if args.op else "entries"
+    return f"no {kind} named `{name}` in {path}; its {what}: {listed}{suggest(name, names)}"
 
 
 def build_parser() -> argparse.ArgumentParser:

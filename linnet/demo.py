@@ -69,9 +69,21 @@ def run_main(path: Path) -> str:
     kernels = ", ".join(_kernel_names(path)) or "none"
     where = result.runtime if result.kernel_ran else "not launched (the body ran)"
     worst = max((e.ratio for e in result.outputs + result.grads), default=0.0)
-    verdict = (f"forward and gradient agree with the body (worst error {worst:.2g} of the "
-               f"tolerance)" if result.ok else "DISAGREES: " + "; ".join(result.failures()))
+    body_grads = _ops_without_grad(path)
+    agree = "forward agrees" if body_grads else "forward and gradient agree"
+    verdict = (f"{agree} with the body (worst error {worst:.2g} of the tolerance)"
+               if result.ok else "DISAGREES: " + "; ".join(result.failures()))
+    if body_grads:  # differentiated through its body in both runs: nothing to compare
+        verdict += (f"; the gradient of {', '.join(body_grads)} is its body's in both runs "
+                    "(no grad clause)")
     return f"main: kernel {kernels} on {where}, {ms:.0f} ms; {verdict}"
+
+
+def _ops_without_grad(path: Path) -> list[str]:
+    """The ops with a kernel and no `grad` clause: their gradient is the body's with or
+    without the kernel."""
+    module = check_program(str(path)).program.root_module
+    return [i.name for i in module.items if isinstance(i, t.Op) and i.kernel and not i.grad]
 
 
 def run_exports(path: Path) -> str:

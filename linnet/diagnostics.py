@@ -87,9 +87,16 @@ class Diagnostic:
 class DiagnosticBag:
     """Collects diagnostics; passes report into it and keep going."""
 
-    def __init__(self) -> None:
+    def __init__(self, sources: "dict[str, SourceFile] | None" = None) -> None:
         self.items: list[Diagnostic] = []
         self._seen: set[tuple[str, Span, str]] = set()
+        self.sources = sources or {}  # the files spans point into, for `place`
+
+    def place(self, span: Span) -> str:
+        """` at line 3` for a span in a known file (where a message points to a second
+        place, such as a declaration), else nothing."""
+        source = self.sources.get(span.file)
+        return f" at line {source.position(span.start)[0]}" if source is not None else ""
 
     def error(self, code: str, message: str, span: Span, label: str = "",
               help: str = "", notes: Iterable[str] = ()) -> None:

@@ -61,6 +61,13 @@ class InputShapeError(LinnetError, ValueError):
 
 def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     """` (did you mean `x`?)` for the closest of choices, or nothing."""
+    close = closest(word, choices)
+    return f" (did you mean `{close}`?)" if close else ""
+
+
+def closest(word: str, choices: "list[str] | tuple[str, ...] | set[str]") -> str | None:
+    """The choice nearest to `word` when one is near enough to be a slip of the keyboard
+    (`tahn` for `tanh`, `retrun` for `return`), else None."""
     import difflib
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return close[0] if close else None

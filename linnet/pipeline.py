@@ -19,7 +19,7 @@ from .ir.printer import print_program
 from .passes import front
 from .passes.egraph_cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
-                             run_pipeline)
+                             run_pipeline, skipped_note)
 
 
 def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, Options], Any]:
@@ -109,7 +109,8 @@ MIDDLE = [
     Pass("differentiate", "under --grad only: a new entry returning the loss and, by reverse "
          "mode, its gradient with respect to every floating input (op grad clauses honoured)",
          "tensor-core", "tensor-core",
-         _lazy("linnet.passes.differentiate", "differentiate", options=True)),
+         _lazy("linnet.passes.differentiate", "differentiate", options=True),
+         skipped=lambda o: "" if o.grad else "it runs under --grad only"),
     Pass("fold-constants", "evaluate operations on literals with the language's exact "
          "integer semantics", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_constants", "fold_constants")),
@@ -138,7 +139,8 @@ MIDDLE = [
          _lazy("linnet.passes.exact_division", "exact_division")),
     Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
          "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.fast_math", "fast_math", options=True)),
+         _lazy("linnet.passes.fast_math", "fast_math", options=True),
+         skipped=lambda o: "" if o.numerics == "fast" else "it runs under --numerics fast only"),
     Pass("lower-kernel-scans", "turn the scans in kernels into loops that carry their stacks "
          "and write one row per trip", "tensor-core", "tensor-core",
          _lazy("linnet.passes.lower_kernel_scans", "lower_kernel_scans")),
@@ -262,9 +264,11 @@ class Compiled:
         return self._stage(name).ir
 
     def dump(self, name: str) -> str:
-        """The text `--dump-after=NAME` prints for the stage `name`."""
+        """The text `--dump-after=NAME` prints for the stage `name` (for a pass that this
+        compilation did not need, such as `differentiate` without `grad=True`, a first line
+        says that it did not run)."""
         found = self._stage(name)
-        return PRINTERS[found.language](found.ir)
+        return skipped_note(name, found.skipped) + PRINTERS[found.language](found.ir)
 
     @property
     def parameters(self):

@@ -191,8 +191,13 @@ def _verdict(t: Trial) -> str:
 
 def _row(spec: TargetSpec, t: Trial) -> list[str]:
     c = t.comparison
+    grad = _err(c.worst_grad if c else None) if spec.grad_clause else BODY_GRADIENT
     return [spec.describe(t.values) or "-", spec.describe_inputs(t.values), t.style,
-            _err(c.worst if c else None), _err(c.worst_grad if c else None), _verdict(t)]
+            _err(c.worst if c else None), grad, _verdict(t)]
+
+
+BODY_GRADIENT = "body's in both"
+"""The gradient cell of an op without a `grad` clause: both runs differentiate its body."""
 
 
 def format_table(rows: list[list[str]], head: list[str]) -> list[str]:
@@ -224,7 +229,7 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
     lines += format_table(rows, head)
     compared = [t.comparison for t in report.trials if t.comparison is not None]
     fw = [e for c in compared for e in c.outputs if not e.problem]
-    gr = [e for c in compared for e in c.grads if not e.problem]
+    gr = [e for c in compared for e in c.grads if not e.problem and spec.grad_clause]
     worst = (f"worst forward error {max(e.max_abs for e in fw):.2e} abs, "
              f"{max(e.ratio for e in fw):.2g} of the tolerance" if fw else "no forward compared")
     if gr:
@@ -232,7 +237,8 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
                   f"{max(e.ratio for e in gr):.2g} of the tolerance")
     n = len(report.trials)
     if report.ok:
-        lines.append(f"  {n} size{'s' if n != 1 else ''} tried: all agree ({worst})")
+        what = "the forward pass agrees" if not spec.grad_clause else "all agree"
+        lines.append(f"  {n} size{'s' if n != 1 else ''} tried: {what} ({worst})")
         if not report.kernel_used:
             lines.append("  note: the kernel never ran (the compiled module ran the op's body "
                          "for every size), so this compared the body with itself")
@@ -242,6 +248,9 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
         lines.append(f"  smallest failing sizes found: {spec.describe(s.values) or '(fixed)'} "
                      f"({spec.describe_inputs(s.values)}; {s.style} values, seed {s.seed})")
         lines += _details(s)
+    if not spec.grad_clause and any(c.grads for c in compared):
+        lines.append(f"  note: `{spec.name}` has no `grad` clause, so both runs differentiate "
+                     "its body: the gradient was not compared against the kernel")
     return "\n".join(lines)
 
 

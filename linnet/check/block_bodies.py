@@ -86,7 +86,7 @@ def _checked_fn(info: BlockInfo, fn: t.Function, globals_: Globals, bag: Diagnos
         checker.frame.facts = checker.frame.facts.assume(left, op, right)
     checker.bind_members()
     for p, ty in zip(fn.params, sig.params):
-        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
+        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR, span=p.span)
     checker.expected_result = sig.result
     checker.stmts(fn.body)
     if not fn.body or not isinstance(fn.body[-1], t.Return):

@@ -46,7 +46,7 @@ def check_modules(program: Program) -> list[Diagnostic]:
 
 def analyze(program: Program) -> tuple[list[Diagnostic], dict[tuple[str, ...], Checked]]:
     """The diagnostics, and what each module declares (for instantiating items later)."""
-    bag = DiagnosticBag()
+    bag = DiagnosticBag(program.sources)
     done: dict[tuple[str, ...], Checked] = {}
     for path in reversed(list(program.modules)):
         done[path] = check_module(program.modules[path], done, bag)

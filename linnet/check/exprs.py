@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..diagnostics import DiagnosticBag, Span
+from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
@@ -17,6 +18,7 @@ from .scope import Frame
 from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
+from .broadcast_advice import rank_advice
 from .ranges import overflow_problem
 from .unify import Problem, broadcast, literal_fits
 
@@ -97,9 +99,15 @@ class ExprChecker:
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
-                          help=name_habit(e.id)
-                          or "declare it with `let`, or as a parameter or generic",
-                          once=(e.id,))
+                          help=name_habit(e.id) or self.undeclared_help(e.id), once=(e.id,))
+
+    def undeclared_help(self, name: str) -> str:
+        """The name in scope that `name` is a slip for (`did you mean `x`?`), else how to
+        declare one."""
+        near = closest(name, self.frame.visible_names())
+        if near is not None:
+            return f"did you mean `{near}`?"
+        return "declare it with `let`, or as a parameter or generic"
 
     def expr_MemberCall(self, e: t.MemberCall) -> Val:
         """Outside a block there are no subs (check/block_bodies.py checks them inside):
@@ -248,6 +256,8 @@ class ExprChecker:
         dims_b = b.type.dims if isinstance(b.type, TensorT) else ()
         dims = broadcast(dims_a, dims_b, self.frame.facts)
         if isinstance(dims, Problem):
+            if isinstance(e, t.Binary) and self.ix is None:
+                dims = rank_advice(dims, e, dims_a, dims_b)
             self.problem(dims, e.span)
             return None
         return dims, dtype

@@ -93,7 +93,7 @@ def instantiate(item, binding: Binding, module: Checked) -> Instance:
         check_kernel_header(item, sig, checker)
     else:
         for p, ty in zip(item.params, sig.params):
-            frame.bind(p.name, Val(ty))
+            frame.bind(p.name, Val(ty), span=p.span)
         checker.expected_result = sig.result
     checker.stmts(item.body)
     return Instance(item, binding, sig, checker.types, checker.call_bindings, bag.sorted())

@@ -171,7 +171,7 @@ def signature_of(item, checker: BodyChecker) -> Signature:
 
 def bind_params(item, sig: Signature, checker: BodyChecker) -> None:
     for p, ty in zip(item.params, sig.params):
-        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR)
+        checker.frame.bind(p.name, Val(ty) if ty is not None else ERR, span=p.span)
 
 
 def check_kernel_header(k: t.Kernel, sig: Signature, checker: BodyChecker) -> None:

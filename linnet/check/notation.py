@@ -212,16 +212,20 @@ class NotationChecker:
         if not isinstance(e.base, t.Name):
             return self._computed_access(e)
         local = self.frame.lookup(e.base.id)
+        if local is not None and local.val.is_error:  # its mistake is reported already
+            self.ix_used.update(_index_names(e, self.ix))
+            return ERR
         if local is None or not isinstance(local.val.type, (TensorT, MemT)):
             if local is None and e.base.id not in self.frame.globals.consts:
                 return self.error("E1201", f"undeclared name `{e.base.id}`", e.base.span,
+                                  "not found", help=self.undeclared_help(e.base.id),
                                   once=(e.base.id,))
             return self.error("E2104", f"cannot index `{e.base.id}`", e.base.span)
         tensor = local.val.type
         if isinstance(tensor, MemT):
             return self.error("E2127", "a kernel's memory is read only through `load`",
                               e.span, help="write `load(x[...], mask)` and index the tile")
-        return self._bind_axes(e, tensor)
+        return self._bind_axes(e, tensor, self._declared(e.base.id, tensor))
 
     def _computed_access(self, e: t.Index) -> Val:
         """`f(x)[i]`, `(a + b)[i, j]`: any tensor expression may be indexed. It is computed
@@ -253,7 +257,13 @@ class NotationChecker:
         finally:
             self.ix, self.ix_used = saved
 
-    def _bind_axes(self, e: t.Index, tensor: TensorT) -> Val:
+    def _declared(self, name: str, tensor: TensorT) -> str:
+        """"`w` is declared `Tensor[R; f32]` at line 3": where an access's extents come from."""
+        local = self.frame.lookup(name)
+        span = local.span if local is not None else None
+        return f"`{name}` is declared `{tensor}`" + (self.bag.place(span) if span else "")
+
+    def _bind_axes(self, e: t.Index, tensor: TensorT, declared: str = "") -> Val:
         packs = [it for it in e.items if isinstance(it, t.PackIx)]
         plain = len(e.items) - len(packs)
         if len(packs) > 1 or (not packs and plain != tensor.rank) or plain > tensor.rank:
@@ -265,12 +275,12 @@ class NotationChecker:
         for item in e.items:
             extent = tensor.dims[axis:axis + width] if isinstance(item, t.PackIx) \
                 else tensor.dims[axis]
-            if not self._bind_one(item, extent):
+            if not self._bind_one(item, extent, (declared, axis)):
                 return ERR
             axis += width if isinstance(item, t.PackIx) else 1
         return Val(TensorT((), tensor.dtype))
 
-    def _bind_one(self, item, extent) -> bool:
+    def _bind_one(self, item, extent, origin: tuple[str, int] = ("", 0)) -> bool:
         if isinstance(item, t.Slice):
             self.error("E3104", "slices are not allowed in index notation", item.span)
             return False
@@ -297,11 +307,25 @@ class NotationChecker:
             self.ix[name] = (extent, is_pack)
             return True
         if not self._domains_agree(domain, extent, is_pack):
-            self.error("E2201", f"index `{name}` ranges over {_show(domain)} here but "
-                       f"{_show(extent)} elsewhere", item.span, "extents disagree",
-                       help="make the extents provably equal with a `where` clause")
+            self.error("E2201", f"index `{name}` ranges over {_show(extent)} here but "
+                       f"{_show(domain)} elsewhere", item.span, "extents disagree",
+                       help=self._extent_help(name, extent, is_pack, origin))
             return False
         return True
+
+    def _extent_help(self, name: str, extent, is_pack: bool, origin: tuple[str, int]) -> str:
+        """E2201's help: where this axis's extent is declared, an index variable that does
+        run over it, and only then a `where` clause (which cannot make R equal C)."""
+        declared, axis = origin
+        fits = [n for n, (d, pack) in (self.ix or {}).items()
+                if n != name and d is not None and pack == is_pack
+                and self._domains_agree(d, extent, is_pack)]
+        head = f"{declared}, so its axis {axis} has {_show(extent)} elements; " if declared \
+            else ""
+        if fits:
+            return head + f"index it with `{fits[0]}`, which runs over {_show(extent)}"
+        return head + ("index it with a variable over that extent, or make the extents "
+                       "provably equal with a `where` clause")
 
     def _compile_time_name(self, name: str) -> bool:
         """Is `name` a compile-time integer here (a `let` of one, a `Dim`, a `const`)?"""

@@ -7,6 +7,7 @@ Each builtin is one small method. Arguments are checked by position; only
 
 from __future__ import annotations
 
+from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import function_habit
 from .dim_normal_form import Dim
@@ -28,14 +29,23 @@ class PreludeChecker:
         if name not in ARITY and name != "concat":
             names = [a.value.id for a in e.args if isinstance(a.value, t.Name)]
             habit = function_habit(name, *names[:2])
-            message, help_ = habit or (f"undeclared function `{name}`",
-                                       "declare it with `fn`, or check the spelling")
+            message, help_ = habit or (f"undeclared function `{name}`", self._near_function(name))
             return self.error("E1201", message, e.callee_span, "not found", help=help_,
                               once=(name,))
         if not self._arity_ok(e):
             return ERR
         method = getattr(self, "builtin_" + ("math" if name in MATH else name))
         return method(e)
+
+    def _near_function(self, name: str) -> str:
+        """Help for an undeclared function: the prelude function or item it is a slip
+        for (`tahn`: `tanh`), else how to declare one."""
+        items = self.frame.globals.items  # type: ignore[attr-defined]
+        callable_ = {n for n, i in items.items() if isinstance(i, (t.Function, t.Op))}
+        near = closest(name, set(ARITY) | {"concat"} | callable_)
+        if near is not None:
+            return f"did you mean `{near}`?"
+        return "declare it with `fn`, or check the spelling"
 
     def _arity_ok(self, e: t.Call) -> bool:
         named = [a for a in e.args if a.name is not None]

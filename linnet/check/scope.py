@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..diagnostics import Span
 from ..syntax import tree as t
 from .dims import Facts
 from .types import Val
@@ -34,6 +35,7 @@ class Globals:
 class Local:
     val: Val
     mutable: bool = False
+    span: Span | None = None  # where it is declared, for messages that point there
 
 
 @dataclass
@@ -56,8 +58,15 @@ class Frame:
                 return scope[name]
         return None
 
-    def bind(self, name: str, val: Val, mutable: bool = False) -> None:
-        self.scopes[-1][name] = Local(val, mutable)
+    def bind(self, name: str, val: Val, mutable: bool = False,
+             span: Span | None = None) -> None:
+        self.scopes[-1][name] = Local(val, mutable, span)
+
+    def visible_names(self) -> set[str]:
+        """Every value name this body can read: locals, parameters, generics and the
+        module's constants (where a misspelled name finds the one meant)."""
+        return {n for scope in self.scopes for n in scope} | set(self.generics) \
+            | set(self.globals.consts)
 
     def push(self) -> None:
         self.scopes.append({})

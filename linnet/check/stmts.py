@@ -51,7 +51,7 @@ class StmtChecker:
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         bound = self._bound(value, s.value)
-        self.frame.bind(s.name, bound)
+        self.frame.bind(s.name, bound, span=s.span)
         self._record(s, bound)
 
     def _record(self, s: t.Stmt, v: Val) -> None:
@@ -91,7 +91,7 @@ class StmtChecker:
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
         self.declare(s, (s.name,))
         value = self.let_index(s)  # type: ignore[attr-defined]
-        self.frame.bind(s.name, value)
+        self.frame.bind(s.name, value, span=s.span)
         self._record(s, value)
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
@@ -100,7 +100,7 @@ class StmtChecker:
         if s.annotation is not None:
             value = self.annotate(s.annotation, value, s.value)
         value = self.settled(value, s.value.span)
-        self.frame.bind(s.name, value, mutable=True)
+        self.frame.bind(s.name, value, mutable=True, span=s.span)
         self._record(s, value)
 
     def stmt_Assign(self, s: t.Assign) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import closest
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .types import compile_time_int, DTYPES, KINDS, LitT, PackDim, ShapeT, TensorT, TupleT, Type, scalar
@@ -48,9 +49,11 @@ class TypeExprChecker:
         if g is not None:
             self.error("E2101", f"`{te.name}` is a {g.kind}, not a dtype", te.span)
             return None
+        near = closest(te.name, DTYPES)
         self.error("E1201", f"undeclared type `{te.name}`", te.span, "not a dtype",
-                   help="dtypes are bool, i8..i64, u8..u64, f16, bf16, f32, f64, or a dtype "
-                        "generic", once=(te.name,))
+                   help=f"did you mean `{near}`?" if near else
+                   "dtypes are bool, i8..i64, u8..u64, f16, bf16, f32, f64, or a dtype generic",
+                   once=(te.name,))
         return None
 
     def dim_item(self, d) -> Dim | PackDim | None:

@@ -27,6 +27,10 @@ from ..errors import LinnetError
 from ..torch.loader import EntryFunction, read_program, read_tuning
 
 
+WIDER = {"f32": "f64", "i32": "i64", "u32": "u64"}
+"""The 64-bit dtype that JAX, with `jax_enable_x64` off, turns into each 32-bit one."""
+
+
 class JaxEntryFunction(EntryFunction):
     """A callable for one entry on JAX arrays; compiles once per binding of its generics."""
     TARGET = "jax"
@@ -38,6 +42,19 @@ class JaxEntryFunction(EntryFunction):
     def _op_names(self, program: Any) -> dict[str, str]:
         from ..emit.jax import function_names
         return {mangled: name for name, mangled in function_names(program).items()}
+
+    def dtype_hint(self, got: str, want: str) -> str:
+        """With `jax_enable_x64` off, JAX makes a 64-bit array 32-bit (`jnp.asarray`, or a
+        `jax.jit` of the caller's) before Linnet sees it: an `f64` input arrives as `f32`.
+        Say so, and how to keep 64 bits, instead of "cast it"."""
+        import jax
+        if WIDER.get(got) != want or jax.config.jax_enable_x64:
+            return ""
+        return (f"with `jax_enable_x64` off, JAX turns {want} arrays into {got} before Linnet "
+                f"sees them: to pass {want}, create the array (and call under your own "
+                "`jax.jit`) inside `with jax.enable_x64(True):`, pass a NumPy array, or turn "
+                "64-bit types on for the process with "
+                "`jax.config.update(\"jax_enable_x64\", True)`; else cast it")
 
     def device_name(self, inputs: tuple) -> str:
         """JAX's default device, named as tuning files name it: a GPU's kind (the name

@@ -27,6 +27,10 @@ class Pass:
     source: str  # the IR language it takes
     target: str  # the IR language it returns
     run: Callable[[Any, "Options"], Any]
+    # why this compilation does not run the pass ("it runs under --grad only"), or "" when
+    # it does: a dump of a pass that did not run says so instead of showing its input as
+    # if it were the pass's work
+    skipped: Callable[["Options"], str] | None = None
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Stage:
     language: str
     ir: Any
     seconds: float
+    skipped: str = ""  # why the pass did not run (its IR is its input's), or ""
 
 
 @dataclass
@@ -114,18 +119,27 @@ def _run_passes(passes: Iterable[Pass], ir: Any, options: Options,
         if p.name in shown.dump_before or "all" in shown.dump_before:
             shown.emit(f"{banner('before', p)}\n{_print(p.source, ir)}")
         start = time.perf_counter()
-        ir = p.run(ir, options)
-        stages.append(Stage(p.name, p.target, ir, time.perf_counter() - start))
-        if shown.verify_each:
+        skipped = p.skipped(options) if p.skipped is not None else ""
+        if not skipped:
+            ir = p.run(ir, options)
+        stages.append(Stage(p.name, p.target, ir, time.perf_counter() - start, skipped))
+        if shown.verify_each and not skipped:
             _verify(p, ir)
+        note = skipped_note(p.name, skipped)
         if p.name in shown.dump_after or "all" in shown.dump_after:
-            shown.emit(f"{banner('after', p)}\n{_print(p.target, ir)}")
+            shown.emit(f"{banner('after', p)}\n{note}{_print(p.target, ir)}")
         if shown.dump_dir is not None:
             shown.dump_dir.mkdir(parents=True, exist_ok=True)
-            (shown.dump_dir / f"{number:02d}-{p.name}.txt").write_text(_print(p.target, ir))
+            (shown.dump_dir / f"{number:02d}-{p.name}.txt").write_text(note + _print(p.target, ir))
         if p.name == shown.stop_after:
             break
     return Result(ir, stages)
+
+
+def skipped_note(name: str, skipped: str) -> str:
+    """The first line of the dump of a pass that did not run ("" for one that ran)."""
+    return f"// {name} did not run: {skipped}; the IR is its input, unchanged\n" \
+        if skipped else ""
 
 
 def _print(lang: str, ir: Any) -> str:

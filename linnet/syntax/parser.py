@@ -20,6 +20,7 @@ from ..diagnostics import Diagnostic, Span
 from . import tree as t
 from .habits import syntax_habit
 from .lexer import BLOCK_WORDS, MODEL_WORDS, tokenize
+from .misspelling import misspelled_keyword
 from .parser_values import ValueBuild
 from .tables import load_parser
 
@@ -97,6 +98,9 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], path: str, end: int
     if habit is not None:
         return habit
     expected = sorted(getattr(err, "expected", ()) or ())
+    slip = misspelled_keyword(tok, tokens, expected, path)
+    if slip is not None:
+        return slip
     shown = ", ".join(_describe(e) for e in expected[:8])
     if len(expected) > 8:
         shown += f" or {len(expected) - 8} other kinds of token"

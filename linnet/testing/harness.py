@@ -87,6 +87,9 @@ class TargetSpec:
     kernel: str | None = None
     kernel_where: list[tuple[Dim, str, Dim]] = field(default_factory=list)
     kernel_args: dict[str, Dim] = field(default_factory=dict)
+    # an op without a `grad` clause is differentiated through its body, with or without its
+    # kernel: comparing the two gradients compares the body with itself
+    grad_clause: bool = True
     block: BlockEntry | None = field(default=None, repr=False, compare=False)
     """A root block's entry: its parameters at given generic values, the inputs after the
     entry's own, and how it compiles (`block_specs.py`)."""
@@ -270,6 +273,7 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
     spec = TargetSpec(path, text, name, "op", entry_name, source, item.generics,
                       [(p.name, ty.inner if isinstance(ty, OptionalT) else ty)
                        for p, ty in zip(item.params, sig.params)], sig.result, where)
+    spec.grad_clause = item.grad is not None
     if item.kernel is not None:
         spec.kernel = item.kernel.name
         spec.kernel_args, spec.kernel_where = _kernel_binding(item, module)

@@ -17,11 +17,13 @@ from typing import Any, Callable
 from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, match_dims, substitute
 from ..check.types import TensorT
-from ..errors import InputError, InputShapeError, LinnetError
+from ..errors import InputError, InputShapeError, LinnetError, suggest
 from ..passes.front import choose_entry
 from ..pipeline import NUMERICS, check_choice, compile_source
 
 __all__ = ["EntryFunction", "LoadedModule", "LinnetError", "load", "load_function"]
+
+_MISSING = object()  # an input a call gave neither by position nor by name
 
 TORCH_DTYPES = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                 "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -54,13 +56,44 @@ class EntryFunction:
         return (f"<linnet.{self.TARGET} entry {self.name} of {self.path} ({how}, "
                 f"numerics={self.numerics}, {len(self.cache)} binding(s))>")
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: Any, **named: Any) -> Any:
+        if named:
+            inputs = self.positional(inputs, named)
         try:  # the fast path of a repeated call: its inputs' shape and dtype objects
             run = self.by_inputs[self._input_key(inputs)]
         except (KeyError, TypeError):  # a new key, or one that cannot be hashed
             run = self._run_for(inputs)
         outputs = run(*inputs)
         return outputs if self._tuple_result else outputs[0]
+
+    def param_names(self) -> list[str]:
+        """The name of each input, in order: the entry's parameters (a struct parameter's
+        fields, one input each, as `p.field`)."""
+        sig = self._signature()
+        names = [p.name for p in sig.item.params]
+        if len(names) == len(sig.params):
+            return names
+        full = signature_of(checked(self.text, self.path), self.name, flatten=False)
+        return [leaf for name, ty in zip(names, full.params) for leaf in _leaf_names(name, ty)]
+
+    def positional(self, inputs: tuple, named: dict[str, Any]) -> tuple:
+        """A call's inputs in order, keyword arguments (by parameter name) put in place: a
+        name the entry does not have, one given twice, or a gap is an InputError."""
+        names = self.param_names()
+        slots: list[Any] = list(inputs) + [_MISSING] * max(0, len(names) - len(inputs))
+        for key, value in named.items():
+            if key not in names:
+                raise InputError(f"{self.name}() has no parameter named `{key}`; its "
+                                 f"parameters: {', '.join(names)}{suggest(key, names)}")
+            k = names.index(key)
+            if k < len(inputs):
+                raise InputError(f"{self.name}(): `{key}` (input {k}) is given twice, by "
+                                 "position and by name")
+            slots[k] = value
+        missing = [names[k] for k, v in enumerate(slots) if v is _MISSING]
+        if missing:
+            raise InputError(f"{self.name}(): no value for `{missing[0]}`")
+        return tuple(slots)
 
     def prepare(self, *inputs: Any, **generics: Any) -> None:
         """Compile the binding these inputs select (by their shapes and dtypes, and their
@@ -156,11 +189,18 @@ class EntryFunction:
                              f"got {len(inputs)}")
         generics = {g.name for g in sig.generics}
         b = Binding()
+        origins: dict[str, int] = {}  # each dim generic: the input that bound it
         for k, (param, value) in enumerate(zip(sig.params, inputs)):
             if not _bind_input(param, value, generics, b):
                 raise InputShapeError(self._mismatch(k, param, value, "rank"))
+            for name in b.dims:
+                origins.setdefault(name, k)
         for k, (param, value) in enumerate(zip(sig.params, inputs)):
-            self._check_input(k, substitute(param, b), param, value)
+            try:
+                self._check_input(k, substitute(param, b), param, value)
+            except InputShapeError as err:
+                conflict = self._conflict(k, param, value, b, origins)
+                raise (InputShapeError(conflict) if conflict else err) from None
         values = _plain_values(b, sig)
         missing = [g.name for g in sig.generics if g.name not in values and g.default is None]
         if missing and complete:
@@ -178,8 +218,37 @@ class EntryFunction:
             raise InputShapeError(self._mismatch(k, param, value, "shape"))
         if dtype is not None and want.dtype != dtype:
             raise InputError(f"{self.name}(): input {k} has dtype {dtype}, expected "
-                             f"{want.dtype} ({param}); the language converts no dtype "
-                             "implicitly: cast it first")
+                             f"{want.dtype} ({param}); "
+                             + (self.dtype_hint(dtype, want.dtype)
+                                or "the language converts no dtype implicitly: cast it first"))
+
+    def dtype_hint(self, got: str, want: str) -> str:
+        """What to do about an input of dtype `got` where `want` is expected, when the
+        runtime knows more than "cast it" (JAX's 64-bit switch); "" otherwise."""
+        return ""
+
+    def _conflict(self, k: int, param: Any, value: Any, b: Binding,
+                  origins: dict[str, int]) -> str:
+        """"run(): C = 100 from `x` (input 0), but `b` (input 1) has 99 (axis 0 of
+        Tensor[C; f32])": the binding an input's extent contradicts, and where it came
+        from; "" when the mismatch is not of one generic bound by another input."""
+        shape, _ = _shape_and_dtype(value)
+        if shape is None or not isinstance(param, TensorT) or len(param.dims) != len(shape):
+            return ""
+        names = self.param_names()
+        for axis, (want, got) in enumerate(zip(param.dims, shape)):
+            if not isinstance(want, Dim) or len(want.symbols()) != 1:
+                continue
+            (name,) = want.symbols()
+            source = origins.get(name)
+            bound = b.dims.get(name)
+            if source is None or source == k or want != Dim.sym(name) or bound is None \
+                    or bound.as_int() == got:
+                continue
+            return (f"{self.name}(): {name} = {bound} from `{names[source]}` (input "
+                    f"{source}), but `{names[k]}` (input {k}) has {got} (axis {axis} of "
+                    f"{param})")
+        return ""
 
     def _mismatch(self, k: int, param: Any, value: Any, what: str) -> str:
         shape, _ = _shape_and_dtype(value)
@@ -265,18 +334,29 @@ def checked(text: str, path: str):
     return compile_source(text, path=path, passes=FRONT[:2]).text
 
 
-def signature_of(analysis, name: str):
+def signature_of(analysis, name: str, flatten: bool = True):
     """The signature of the entry `name` (a UsageError when there is none), as the compiled
     entry takes and gives values: a struct parameter is its fields, one input each, and a
-    struct result the tuple of its fields."""
+    struct result the tuple of its fields (unless not `flatten`)."""
     import dataclasses
     from ..check.value_types import as_tuples, leaves
     sig = analysis.root.signatures[choose_entry(analysis, name).name]
+    if not flatten:
+        return sig
     inputs = [leaf for ty in sig.params for leaf in leaves(ty)]
     result = as_tuples(sig.result)
     if inputs == sig.params and result == sig.result:
         return sig
     return dataclasses.replace(sig, params=inputs, result=result)
+
+
+def _leaf_names(name: str, ty: Any) -> list[str]:
+    """`p` for a plain parameter; `p.a`, `p.b.c` for the fields of a struct parameter, one
+    input each (as `value_types.leaves` lays them out)."""
+    fields = getattr(ty, "fields", None)
+    if fields is None:
+        return [name]
+    return [leaf for field_name, x in fields for leaf in _leaf_names(f"{name}.{field_name}", x)]
 
 
 def _bind_input(param, value: Any, generics: set[str], b: Binding) -> bool:

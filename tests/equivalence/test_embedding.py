@@ -149,4 +149,6 @@ def test_linnet_verify_agrees_for_both_ops(capsys) -> None:
         out = capsys.readouterr().out
         kernel = "embedding_rows" if op == "embedding" else "embedding_backward_rows"
         assert f"op {op} (kernel {kernel})" in out
-        assert "3 sizes tried: all agree" in out
+        # embedding_backward has no grad clause: its gradient is its body's in both runs
+        agree = "all agree" if op == "embedding" else "the forward pass agrees"
+        assert f"3 sizes tried: {agree}" in out

@@ -107,7 +107,10 @@ def test_inspect_lists_the_manifest(capsys) -> None:
     first = data["parameters"][0]
     assert (data["root"], first["path"], first["shape"], first["input"]) == (
         "Stack", "pairs.0.leaves.0.w", [3], "pairs__0__leaves__0__w")
-    assert main(["inspect", str(NESTING)]) == 2
+    capsys.readouterr()
+    assert main(["inspect", str(NESTING)]) == 0  # no flag: what the file declares
+    assert capsys.readouterr().out.startswith(f"{NESTING}: module ")
+    assert main(["inspect", str(NESTING), "--bind", "H=3"]) == 2  # --bind is --parameters'
     assert main(["inspect", "--parameters", str(NESTING), "--bind", "Q=1"]) == 2
 
 
