@@ -14,7 +14,7 @@ from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
 from .dim_normal_form import Dim
 from .scope import Frame
-from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
+from .types import (choice_of, compile_time_int, default_dtype, joint_literal, known_zero, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
 from .ranges import overflow_problem
@@ -281,7 +281,10 @@ class ExprChecker:
         return a.type.dtype  # type: ignore[union-attr]
 
     def _provably_zero(self, v: Val) -> bool:
-        """Is v a compile-time integer that is zero (a literal `0`, `N - N`, a const)?"""
+        """Is v known to be zero: a compile-time integer (a literal `0`, `N - N`, a const) or
+        a tensor of zeros (`cast<i32>(0)`, `fill<i32>([4], 0)`, `select(true, 0, 1)`)?"""
+        if known_zero(v):
+            return True
         d = compile_time_int(v)
         return d is not None and (d.as_int() == 0 or self.frame.facts.prove(d, "==",
                                                                             Dim.const(0)))
