@@ -14,7 +14,7 @@ from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
 from .dim_normal_form import Dim
 from .scope import Frame
-from .types import (choice_of, compile_time_int, default_dtype, joint_literal, known_zero, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
+from .types import (choice_of, compile_time_int, default_dtype, joint_literal, known_zero, literal_values, ERR, DTYPES, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
 from .ranges import overflow_problem
@@ -80,8 +80,8 @@ class ExprChecker:
         local = self.frame.lookup(e.id)
         if local is not None:
             return self._in_notation(local.val, e)
-        generic = self.frame.generics.get(e.id)
-        if generic is not None:
+        generic = self.frame.generics.get(e.id) if e.id not in DTYPES else None
+        if generic is not None:  # a generic named like a dtype is E1207; the dtype stays
             return self._generic_value(generic, e)
         if e.id in self.frame.globals.consts:
             return self.frame.globals.consts[e.id]
@@ -90,7 +90,6 @@ class ExprChecker:
         if e.id in self.frame.globals.items:
             return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                               "a function", help=f"call it: `{e.id}(...)`")
-        from .types import DTYPES
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
