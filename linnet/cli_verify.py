@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Sequence
 
-from .cli_io import positive_int
+from .cli_io import positive_int, print_error
 from .cli_presence import add_presence_options, presence
 
 VERIFY_HELP = """\
@@ -118,7 +118,7 @@ def run_verify_command(args: argparse.Namespace) -> int:
     try:
         device = prepare_pallas() if args.target == "jax" else prepare_triton(args.device)
     except ValueError as err:
-        print(f"linnet verify: {err}", file=sys.stderr)
+        print_error("linnet verify", err)
         return 2
     report, status = Reporter(args), 0
     for program in programs:
@@ -144,7 +144,7 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
         if name is not None:
             problem = _target_problem(args, path, name, target_spec)
             if problem:
-                print(f"linnet verify: {problem}", file=sys.stderr)
+                print_error("linnet verify", problem)
                 return 2
         return run_verify(path, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
@@ -154,11 +154,11 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
         report.add(err.diagnostics, err.sources)
         return 1
     except UsageError as err:
-        print(f"linnet verify: {err.command_line}", file=sys.stderr)
+        print_error("linnet verify", err.command_line)
         return 2
     except KeyError:
         where = f"the block `{args.root}`" if args.root else path
-        print(f"linnet verify: no entry named `{args.entry}` in {where}", file=sys.stderr)
+        print_error("linnet verify", f"no entry named `{args.entry}` in {where}")
         return 2
 
 
