@@ -54,8 +54,18 @@ examples:
 exit status: 0 no errors, 1 errors in the input, 2 a command-line mistake."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose one-line errors (`invalid choice: ...`) quote what was
+    typed with its control characters escaped, as every other one-line error does."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        print_error(f"{self.prog}: error", message)
+        self.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="linnet", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"linnet {__version__}")

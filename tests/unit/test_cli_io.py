@@ -247,3 +247,11 @@ def test_one_line_errors_escape_control_characters(argv, capsys):
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\\x1b[31m" in err
     assert err.count("\n") == 1, err  # one line: a newline in a name is escaped too
+
+
+def test_argparse_errors_escape_control_characters(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["torch", str(RELU), f"--bogus{ESC}"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "unrecognized arguments: --bogus\\x1b[31m" in err
