@@ -313,3 +313,15 @@ def test_keys_of_a_tuning_file_are_printed_escaped(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "\x1b" not in err and "cpu\\x1b[31m/op\\x0a: expected an object" in err
     assert err.count("\n") == 1
+
+
+def test_verify_takes_the_tuning_options(tmp_path, capsys) -> None:
+    """`linnet verify` reads the tuning file as the generating commands do (it read none
+    for --target torch and the file beside the program for --target jax)."""
+    source = tmp_path / "matmul.linnet"
+    source.write_text(MATMUL.read_text())
+    (tmp_path / "linnet.tuning.json").write_text("{broken")
+    assert main(["verify", str(source), "--op", "matmul", "--device", "cpu"]) == 1
+    assert "linnet.tuning.json: not valid JSON" in capsys.readouterr().err
+    assert main(["verify", str(source), "--tuning", str(tmp_path / "none.json")]) == 2
+    assert "no such tuning file" in capsys.readouterr().err
