@@ -81,3 +81,38 @@ def test_a_zero_divisor_at_run_time_gives_zero_on_every_target(target):
 def test_the_oracle_gives_zero_for_a_zero_divisor():
     out = evaluate_source(DIVIDE, "main", {}, [x.numpy() for x in INPUTS])
     assert [x.tolist() for x in out] == EXPECTED
+
+
+KERNEL = """module kd
+
+pub kernel divide_blocks<N: Dim, B: Dim>(a: Tensor[N; i32], b: Tensor[N; i32]) -> (q: Tensor[N; i32], r: Tensor[N; i32]) grid((N + B - 1) / B)
+where B >= 1 {
+    let offs = program_id(0) * B + iota<i32>(B)
+    let mask = offs < N
+    let x = load(a[offs], mask, 0)
+    let y = load(b[offs], mask, 1)
+    store(q[offs], x / y, mask)
+    store(r[offs], x % y, mask)
+}
+
+pub op divide<N: Dim>(a: Tensor[N; i32], b: Tensor[N; i32]) -> (Tensor[N; i32], Tensor[N; i32]) kernel divide_blocks<N, 16> {
+    return (a / b, a % b)
+}
+
+entry main(a: Tensor[8; i32], b: Tensor[8; i32]) -> (Tensor[8; i32], Tensor[8; i32]) {
+    return divide(a, b)
+}
+"""
+
+
+@pytest.mark.parametrize("target, guards", [
+    ("jax", ["jnp.where(v6 == 0, 0, lax.div(v5, jnp.where(v6 == 0, jnp.ones_like(v6), v6)))",
+             "lax.rem(v5, jnp.where(v6 == 0, jnp.ones_like(v6), v6))"]),   # Pallas kernel
+    ("torch", ["_lt_sdiv(", "_lt_smod(", "z = b == 0"]),                      # Triton kernel
+])
+def test_kernels_guard_a_zero_divisor(target, guards):
+    text = compile_entry(KERNEL, "kd.linnet", "main", {}, target, numerics="equivalent")
+    kernel = text[text.index("_kernel("):text.index("def ", text.index("_kernel(") + 1)]
+    for guard in guards[:2]:
+        assert guard in kernel
+    assert all(guard in text for guard in guards)
