@@ -147,12 +147,28 @@ def check_checkpoint(manifest: Manifest, checkpoint: Checkpoint) -> None:
             problems.append(f"{p.path}: unexpected ({_absent_why(p, manifest)})")
         else:
             problems.extend(_mismatches(p, found))
-    for path in sorted(set(checkpoint.weights) - set(by_path)):
+    problems.extend(_unknown(manifest, checkpoint.weights))
+    if problems:
+        raise CheckpointError(problems, checkpoint.source)
+
+
+def check_present(manifest: Manifest, paths: Any, source: str = "named by --present") -> None:
+    """The paths said to be in a checkpoint (`--present`) against the manifest: a path the
+    model has no parameter for (a misspelling) is a CheckpointError, as in a checkpoint."""
+    problems = _unknown(manifest, paths)
+    if problems:
+        raise CheckpointError(problems, source)
+
+
+def _unknown(manifest: Manifest, paths: Any) -> list[str]:
+    """A problem for each of `paths` that names no parameter of the manifest."""
+    by_path = manifest.by_path()
+    problems = []
+    for path in sorted(set(paths) - set(by_path)):
         close = suggest(path, sorted(by_path)).strip()[1:-1].replace("`", "")
         problems.append(f"{path}: unexpected (the model has no such parameter"
                         f"{'; ' + close if close else ''})")
-    if problems:
-        raise CheckpointError(problems, checkpoint.source)
+    return problems
 
 
 def _mismatches(p: Parameter, found: Weight) -> list[str]:

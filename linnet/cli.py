@@ -17,7 +17,7 @@ from . import __version__
 from .cli_compile import add_commands
 from .cli_fuzz import add_fuzz_command
 from .cli_inspect import add_inspect_command
-from .cli_io import CliError, missing_extra, program_files
+from .cli_io import CliError, missing_extra, print_error, program_files
 from .cli_report import Reporter, add_report_options, plural
 from .cli_tune import add_tune_command
 from .cli_verify import add_verify_command
@@ -54,8 +54,18 @@ examples:
 exit status: 0 no errors, 1 errors in the input, 2 a command-line mistake."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose one-line errors (`invalid choice: ...`) quote what was
+    typed with its control characters escaped, as every other one-line error does."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        print_error(f"{self.prog}: error", message)
+        self.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="linnet", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"linnet {__version__}")
@@ -117,13 +127,13 @@ def run_guarded(job: Callable[[], int], command: str | None = None) -> int:
     except KeyboardInterrupt:
         return interrupted()
     except CliError as err:
-        print(f"{name}: {err}", file=sys.stderr)
+        print_error(name, err)
         return err.status
     except ModuleNotFoundError as err:
         message = missing_extra(err)
         if message is None:
             return internal_error(err)
-        print(f"{name}: {message}", file=sys.stderr)
+        print_error(name, message)
         return 2
     except Exception as err:  # noqa: BLE001 - the boundary of the program
         return internal_error(err)
@@ -133,7 +143,7 @@ def internal_error(err: BaseException) -> int:
     """A bug in Linnet: one line (the traceback too with LINNET_DEBUG=1), exit status 3."""
     if os.environ.get("LINNET_DEBUG") == "1":
         traceback.print_exception(err)
-    print(f"linnet: internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+    print_error("linnet", f"internal compiler error: {type(err).__name__}: {err}")
     return 3
 
 

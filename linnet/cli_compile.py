@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_io import (ProgramInput, check_output, prepare_dir, read_program, write_bytes,
-                     write_text)
-from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence
+from .cli_io import (ProgramInput, check_output, prepare_dir, print_error, read_program,
+                     write_bytes, write_text)
+from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence, presence_problem
 from .cli_report import Reporter, add_report_options
 
 COMPILE_HELP = """\
@@ -103,14 +103,11 @@ def add_commands(commands) -> None:
         command = commands.add_parser(target, help=f"generate {what}",
                                       description=TARGET_HELP.format(
                                           what=what, target=target, extra=extra, suffix=suffix,
-                                          presence=PRESENCE_EPILOG,
-                                          tuning=TUNING_HELP if target in ("torch", "jax")
-                                          else ""),
+                                          presence=PRESENCE_EPILOG, tuning=TUNING_HELP),
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
         command.add_argument("file", metavar="FILE", help="a .linnet file, or - (stdin)")
         _add_common(command)
-        if target in ("torch", "jax"):
-            _add_tuning(command)
+        _add_tuning(command)  # every generating command takes the same tuning options
         command.set_defaults(run=run_target, target=target)
 
 
@@ -182,7 +179,7 @@ def run_compile(args: argparse.Namespace) -> int:
     try:
         check_pass_names(asked, passes_for(args.target), args.target)
     except UsageError as err:
-        print(f"linnet compile: {err.command_line}", file=sys.stderr)
+        print_error("linnet compile", err.command_line)
         return 2
     shown = Instrumentation(
         dump_before=_names(args.dump_before), dump_after=_names(args.dump_after),
@@ -206,7 +203,7 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
     program = read_program(args.file)
     check_output(args.output, program)
     if getattr(args, "tuning", None) and not os.path.isfile(args.tuning):
-        print(f"linnet {args.command}: no such tuning file: {args.tuning}", file=sys.stderr)
+        print_error(f"linnet {args.command}", f"no such tuning file: {args.tuning}")
         return 2
     report = Reporter(args)
     try:
@@ -217,17 +214,23 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
                                   tuning=tuning_argument(args),
                                   device=getattr(args, "device", None))
     except UsageError as err:  # its command-line wording (`--bind R=8`), not the library's
-        print(f"linnet {args.command}: {err.command_line}",
-              file=sys.stderr)
+        print_error(f"linnet {args.command}", err.command_line)
         return 2
     except TuningFileError as err:
-        print(f"linnet {args.command}: {err}", file=sys.stderr)
+        print_error(f"linnet {args.command}", err)
         return 1
     except CompileError as err:
         report.add(err.diagnostics, _sources(program, err))
         report.finish(1)
         return 1
     report.finish(1)
+    problem = presence_problem(args, compiled.parameters)
+    if problem is not None:  # a head line, then one line per problem, as the library says
+        status, err = problem
+        print_error(f"linnet {args.command}", str(err).split("\n")[0])
+        for line in err.problems:
+            print_error("", f"  {line}")
+        return status
     if getattr(args, "time_passes", False):
         print(timing_table(compiled.result), file=sys.stderr)
     if final and isinstance(compiled.text, str):

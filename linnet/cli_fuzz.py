@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TextIO
 
-from .cli_io import positive_int
+from .cli_io import positive_int, print_error
 
 FUZZ_HELP = """\
 Differential testing. Generate random well-typed programs, evaluate each case
@@ -150,7 +150,7 @@ def run_fuzz_command(args: argparse.Namespace) -> int:
         try:
             load_rules(args.rules)
         except (ImportError, ValueError) as err:
-            print(f"linnet fuzz: --rules {args.rules}: {err}", file=sys.stderr)
+            print_error("linnet fuzz", f"--rules {args.rules}: {err}")
             return 2
     from .testing.fuzz.isolate import StartFailed
     line = _Line(sys.stderr)
@@ -161,7 +161,7 @@ def run_fuzz_command(args: argparse.Namespace) -> int:
                       rules=args.rules, progress=line, seconds=args.seconds,
                       isolate=not args.in_process)
     except StartFailed as err:
-        print(f"linnet fuzz: {err}", file=sys.stderr)
+        print_error("linnet fuzz", err)
         return 2
     finally:
         line.close()

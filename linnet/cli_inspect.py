@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from .cli_io import read_program
+from .cli_io import print_error, read_program
 from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence
 from .cli_report import Reporter, add_report_options
 
@@ -81,7 +81,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                              args.json, presence(args)) if args.parameters \
             else _declared(analyze_program(loaded), program.path, args.json)
     except UsageError as err:
-        print(f"linnet inspect: {err.command_line}", file=sys.stderr)
+        print_error("linnet inspect", err.command_line)
         return 2
     except CompileError as err:
         report.add(err.diagnostics, loaded.sources)

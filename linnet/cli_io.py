@@ -24,6 +24,16 @@ EXTRAS = {"torch": "torch", "triton": "torch", "jax": "jax", "jaxlib": "jax",
 """The optional package (`pip install 'linnet[EXTRA]'`) that provides each import."""
 
 
+def print_error(prefix: str, message: object) -> None:
+    """One line on standard error, `PREFIX: MESSAGE`, its control characters escaped as
+    diagnostics escape them (`\\x1b`, `\\x0a`): a file name, a `--bind` value or a key of a
+    tuning file can hold any character, and none may move the cursor, recolour the
+    terminal or start a second line that looks like another message. An empty prefix
+    prints the message alone (a continuation line of a list)."""
+    from .diagnostics import visible
+    print(visible(f"{prefix}: {message}" if prefix else str(message)), file=sys.stderr)
+
+
 class CliError(Exception):
     """A mistake on the command line or with the files it names: one line, exit status 2."""
 

@@ -45,6 +45,29 @@ def presence(args: argparse.Namespace) -> frozenset[str] | None:
     return frozenset(paths)
 
 
+def presence_problem(args: argparse.Namespace, manifest) -> tuple[int, Exception] | None:
+    """(exit status, CheckpointError) when the flags do not fit the compiled block entry's
+    manifest, as the library reports a checkpoint that does not fit (`CheckpointError`):
+    a --weights file with params or buffers missing, names the model does not have, or
+    other shapes or dtypes (status 1, the input's fault); a --present path the model has
+    no parameter for, a misspelling (status 2). None when they fit or do not apply."""
+    from .checkpoint import CheckpointError, check_checkpoint, check_present, open_checkpoint
+    if manifest is None:
+        return None
+    try:
+        if getattr(args, "present", None):
+            check_present(manifest, args.present)
+        weights = getattr(args, "weights", None)
+        if weights is not None:
+            try:
+                check_checkpoint(manifest, open_checkpoint(weights))
+            except CheckpointError as err:
+                return 1, err
+    except CheckpointError as err:
+        return 2, err
+    return None
+
+
 def weight_names(path: str) -> list[str]:
     """The tensor names of a safetensors file, read from its header alone
     (`linnet.checkpoint.open_checkpoint`); a file it cannot read is a command-line mistake."""

@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from .cli_io import print_error
+
 TUNE_HELP = """\
 Tune the kernel of op NAME of FILE for one binding of its generics: try its
 tile generics (those none of its parameter or result types mentions, which
@@ -109,7 +111,7 @@ def _tries(items: list[str]) -> dict[str, list[int]]:
 
 
 def _fail(message: str, status: int) -> int:
-    print(f"linnet tune: {message}", file=sys.stderr)
+    print_error("linnet tune", message)
     return status
 
 

@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Sequence
 
-from .cli_io import positive_int
+from .cli_compile import tuning_argument
+from .cli_io import positive_int, print_error
 from .cli_presence import add_presence_options, presence
 
 VERIFY_HELP = """\
@@ -83,6 +84,11 @@ def add_verify_command(commands) -> None:
     p.add_argument("--device", choices=("cpu", "cuda"),
                    help="where inputs live (default cuda when available)")
     p.add_argument("--no-grad", action="store_true", help="compare the forward pass only")
+    p.add_argument("--tuning", metavar="PATH",
+                   help="kernel choices recorded by `linnet tune` (default: $LINNET_TUNING, "
+                        "else linnet.tuning.json beside FILE if there is one)")
+    p.add_argument("--no-tuning", action="store_true",
+                   help="use the kernel choices of the op headers only")
     from .cli_report import add_report_options
     add_report_options(p)
     p.set_defaults(run=run_verify_command)
@@ -115,10 +121,13 @@ def run_verify_command(args: argparse.Namespace) -> int:
     from .cli_io import program_files
     from .cli_report import Reporter
     programs = program_files(args.files, allow_stdin=False)
+    if args.tuning and not os.path.isfile(args.tuning):
+        print_error("linnet verify", f"no such tuning file: {args.tuning}")
+        return 2
     try:
         device = prepare_pallas() if args.target == "jax" else prepare_triton(args.device)
     except ValueError as err:
-        print(f"linnet verify: {err}", file=sys.stderr)
+        print_error("linnet verify", err)
         return 2
     report, status = Reporter(args), 0
     for program in programs:
@@ -132,6 +141,7 @@ def run_verify_command(args: argparse.Namespace) -> int:
 def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> int:
     from .errors import UsageError
     from .testing.harness import ProgramError, target_spec
+    from .tune.records import TuningFileError
     from .verify import run_verify
     try:
         block = _block_request(args, path, target_spec)
@@ -139,29 +149,32 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
             return run_verify(path, entry=args.entry, examples=args.examples, seed=args.seed,
                               numerics=args.numerics, device=device, grad=not args.no_grad,
                               max_dim=args.max_dim, target=args.target,
-                              max_elements=args.max_elements, block=block)
+                              max_elements=args.max_elements, block=block,
+                              tuning=tuning_argument(args))
         name = args.op or args.entry
         if name is not None:
             problem = _target_problem(args, path, name, target_spec)
             if problem:
-                print(f"linnet verify: {problem}", file=sys.stderr)
+                print_error("linnet verify", problem)
                 return 2
         return run_verify(path, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
                           grad=not args.no_grad, max_dim=args.max_dim, target=args.target,
-                          max_elements=args.max_elements)
+                          max_elements=args.max_elements, tuning=tuning_argument(args))
+    except TuningFileError as err:
+        print_error("linnet verify", err)
+        return 1
     except ProgramError as err:
         report.add(err.diagnostics, err.sources)
         return 1
     except UsageError as err:
-        print(f"linnet verify: {err.command_line}", file=sys.stderr)
+        print_error("linnet verify", err.command_line)
         return 2
     except KeyError:
         if args.root:
-            print(f"linnet verify: no entry named `{args.entry}` in the block `{args.root}`",
-                  file=sys.stderr)
+            print_error("linnet verify", f"no entry named `{args.entry}` in the block `{args.root}`")
         else:
-            print(f"linnet verify: {_unknown_target(args, path, args.entry)}", file=sys.stderr)
+            print_error("linnet verify", _unknown_target(args, path, args.entry))
         return 2
 
 

@@ -318,9 +318,10 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     `tuning` gives the kernel choices recorded by `linnet tune`: None (the default) reads
     `$LINNET_TUNING`, else `linnet.tuning.json` beside the file at path if there is one;
     a path or a `linnet.tune.TuningFile` reads that file; a `KernelTuning` is used as it
-    is; False uses the op headers' choices only. `device` names the device whose choices
-    apply (default: the only device the file records). A file that cannot be read raises
-    `linnet.tune.TuningFileError`.
+    is; False uses the op headers' choices only, and reads no file. `device` names the
+    device whose choices apply (default: the only device the file records). A file that
+    cannot be read raises `linnet.tune.TuningFileError`. A pipeline without
+    `choose-kernels` (the front end alone, say) reads no tuning file.
 
     `present` is, for a block entry, the parameter paths a checkpoint holds (any iterable
     of paths, such as a checkpoint's keys): an optional param is present when its path is
@@ -345,12 +346,14 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     if text is None and not Path(path).is_file():
         raise UsageError(f"no program to compile: no text given, and no file at {path!r}",
                          f"no such file: {path}")
+    pipeline = passes or passes_for(target)
+    chooses = any(p.name == "choose-kernels" for p in pipeline)
     options = Options(target=target, entry=entry, root=root, numerics=numerics, grad=grad,
                       path=path, present=None if present is None else frozenset(present),
                       bind={k: _bind_text(v) for k, v in (bind or {}).items()},
                       rules=tuple(rules) if rules is not None else _RULES.get(),
-                      tuning=tuning_for(tuning, path, device), shard=_shard_option(shard))
-    pipeline = passes or passes_for(target)
+                      tuning=tuning_for(tuning, path, device) if chooses else None,
+                      shard=_shard_option(shard))
     if shown is not None:
         check_pass_names(shown.dump_before | shown.dump_after |
                          ({shown.stop_after} if shown.stop_after else set()), pipeline, target)

@@ -84,11 +84,12 @@ def read_private(path: Path) -> bytes | None:
     """The bytes of path if it is a regular file of ours that others cannot write; else None.
 
     The checks run on the open descriptor (opened without following a final
-    link), so the file checked is the file read.
+    link, and without blocking: opening a named pipe would wait for a writer), so the
+    file checked is the file read.
     """
     if not is_private_dir(path.parent):
         return None
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
     except OSError:

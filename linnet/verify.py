@@ -65,13 +65,13 @@ def _stable_seed(seed: int, name: str) -> int:
 
 
 def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numerics: str,
-               device: str, grad: bool, target: str = "torch") -> Trial:
+               device: str, grad: bool, target: str = "torch", tuning: Any = False) -> Trial:
     trial = Trial(dict(values), style, seed)
     try:
         inputs = make_inputs(spec, values, seed=seed, style=style, device=device)
         trial.comparison = compare_kernel_and_body(
             spec.path, spec, inputs, numerics=numerics, device=device, grad=grad,
-            text=spec.text, values=values, seed=seed, target=target)
+            text=spec.text, values=values, seed=seed, target=target, tuning=tuning)
     except ProgramError:
         raise
     except Exception as err:  # noqa: BLE001 - reported as a failing trial
@@ -114,7 +114,10 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
                   numerics: str = "equivalent", device: str = "cpu", grad: bool = True,
                   max_dim: int = 130, shrink_budget: int = 60,
                   progress: Callable[[Trial], None] | None = None,
-                  target: str = "torch", max_elements: int | None = None) -> Report:
+                  target: str = "torch", max_elements: int | None = None,
+                  tuning: Any = False) -> Report:
+    """Draw sizes and inputs, compare the kernel with the body on each, and shrink the
+    first failure. `tuning` is compile_source's for the kernels (False: the headers')."""
     report = Report(spec)
     rng = random.Random(_stable_seed(seed, spec.name))
     draws = _draw_trials(spec, rng, examples, max_dim, max_elements)
@@ -124,7 +127,8 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
     for k, values in enumerate(draws):
         style = DEFAULT_STYLES[k % len(DEFAULT_STYLES)]
         trial = _run_trial(spec, values, style, _stable_seed(seed + k, spec.name),
-                           numerics=numerics, device=device, grad=grad, target=target)
+                           numerics=numerics, device=device, grad=grad, target=target,
+                           tuning=tuning)
         report.trials.append(trial)
         if progress:
             progress(trial)
@@ -137,7 +141,7 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
 
         def fails(values: dict[str, Any]) -> bool:
             t = _run_trial(spec, values, failing.style, failing.seed, numerics=numerics,
-                           device=device, grad=grad, target=target)
+                           device=device, grad=grad, target=target, tuning=tuning)
             last["trial"] = t
             return not t.ok
 
@@ -146,7 +150,7 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
         if best != failing.values:
             report.smallest = _run_trial(spec, best, failing.style, failing.seed,
                                          numerics=numerics, device=device, grad=grad,
-                                         target=target)
+                                         target=target, tuning=tuning)
     return report
 
 
@@ -258,12 +262,18 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
                examples: int = 10, seed: int = 0, numerics: str = "equivalent",
                device: str | None = None, grad: bool = True, max_dim: int | None = None,
                write: Callable[[str], None] = print, target: str = "torch",
-               max_elements: int | None = None, block: dict[str, Any] | None = None) -> int:
+               max_elements: int | None = None, block: dict[str, Any] | None = None,
+               tuning: Any = None) -> int:
     """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
     `ProgramError` for a program with errors and KeyError for an unknown op or entry.
     `target="jax"` runs the kernels through Pallas (`linnet jax`). `block` verifies a
-    block entry: `{"root": B or None, "bind": the root's generics, "present": paths}`."""
+    block entry: `{"root": B or None, "bind": the root's generics, "present": paths}`.
+    `tuning` is compile_source's, read once (None: `$LINNET_TUNING`, else
+    `linnet.tuning.json` beside the file; False: the op headers' choices only); a file that
+    cannot be read raises `linnet.tune.TuningFileError`."""
     from .testing.harness import default_device
+    from .tune.records import tuning_for
+    tuning = tuning_for(tuning, path) or False
     if target == "jax":
         from .testing.jax_compare import pallas_runtime
         _, runtime = pallas_runtime()
@@ -281,7 +291,7 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
     for spec in specs:
         report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
                                device=device, grad=grad, max_dim=max_dim, target=target,
-                               max_elements=max_elements)
+                               max_elements=max_elements, tuning=tuning)
         write(format_report(report, runtime, numerics))
         if not report.ok:
             status = 1

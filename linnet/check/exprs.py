@@ -15,7 +15,7 @@ from ..syntax.habits import name_habit
 from ..syntax.parser import VALUED_FOR
 from .dim_normal_form import Dim
 from .scope import Frame
-from .types import (choice_of, compile_time_int, default_dtype, joint_literal, literal_values, ERR, FLOAT, INTEGER, NUMERIC,
+from .types import (choice_of, compile_time_int, default_dtype, joint_literal, known_zero, literal_values, ERR, DTYPES, FLOAT, INTEGER, NUMERIC,
                     KINDS, DTypeT, ErrorT, LitT, MemT, PackDim, ShapeT, TensorT, TupleT, Val, is_scalar,
                     materialize, scalar)
 from .broadcast_advice import rank_advice
@@ -85,8 +85,8 @@ class ExprChecker:
         local = self.frame.lookup(e.id)
         if local is not None:
             return self._in_notation(local.val, e)
-        generic = self.frame.generics.get(e.id)
-        if generic is not None:
+        generic = self.frame.generics.get(e.id) if e.id not in DTYPES else None
+        if generic is not None:  # a generic named like a dtype is E1207; the dtype stays
             return self._generic_value(generic, e)
         if e.id in self.frame.globals.consts:
             return self.frame.globals.consts[e.id]
@@ -95,7 +95,6 @@ class ExprChecker:
         if e.id in self.frame.globals.items:
             return self.error("E2101", f"`{e.id}` is a function, not a value", e.span,
                               "a function", help=f"call it: `{e.id}(...)`")
-        from .types import DTYPES
         if e.id in DTYPES:
             return Val(DTypeT(e.id))
         return self.error("E1201", f"undeclared name `{e.id}`", e.span, "not found",
@@ -297,7 +296,10 @@ class ExprChecker:
         return a.type.dtype  # type: ignore[union-attr]
 
     def _provably_zero(self, v: Val) -> bool:
-        """Is v a compile-time integer that is zero (a literal `0`, `N - N`, a const)?"""
+        """Is v known to be zero: a compile-time integer (a literal `0`, `N - N`, a const) or
+        a tensor of zeros (`cast<i32>(0)`, `fill<i32>([4], 0)`, `select(true, 0, 1)`)?"""
+        if known_zero(v):
+            return True
         d = compile_time_int(v)
         return d is not None and (d.as_int() == 0 or self.frame.facts.prove(d, "==",
                                                                             Dim.const(0)))

@@ -9,7 +9,7 @@ from .dim_normal_form import Dim
 from .dims import Facts
 from .scope import CALLABLE_BUILTINS, KERNEL_BUILTINS, PRELUDE, Frame, Globals
 from .signatures import Signature
-from .types import ERR, compile_time_int, DTYPE_KINDS, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
+from .types import ERR, compile_time_int, DTYPE_KINDS, DTYPES, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
 
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 RESERVED_CALLS = PRELUDE | KERNEL_BUILTINS | {"store", "atomic_add", "atomic_max", "atomic_min"}
@@ -39,6 +39,10 @@ def check_generics(item, checker: BodyChecker) -> list[t.Generic]:
             checker.error("E1205", f"duplicate generic `{g.name}`", g.span, "declared twice")
         seen.add(g.name)
         check_local_name(g.name, g.span, checker.bag, "a generic")
+        if g.name in DTYPES:
+            checker.error("E1207", f"`{g.name}` is a dtype and cannot name a generic", g.span,
+                          "redeclared", help="in a type it would still mean the dtype; "
+                                             "choose another name, such as `T`")
         if g.kind not in KINDS:
             checker.error("E1201", f"unknown generic kind `{g.kind}`", g.span,
                           help="kinds are Dim, Shape, DType, Numeric, Integer and Float")

@@ -55,7 +55,13 @@ class NotationChecker:
             domain = domains[v.name][0]
             dims.extend(domain if v.pack else (domain,))
         element = self.settled(value, s.value.span)
-        return ERR if element.is_error else Val(TensorT(tuple(dims), element.type.dtype))
+        if element.is_error:
+            return ERR
+        if not isinstance(element.type, TensorT):
+            return self.error("E3104", f"index notation computes one tensor element at a time, "
+                              f"but this is {element.type}", s.value.span, "not a scalar",
+                              help="write one `let y[...] = ...` for each element value")
+        return Val(TensorT(tuple(dims), element.type.dtype))
 
     # --------------------------------------------------------- reductions
     def reduction(self, e: t.Reduce) -> Val:
@@ -225,7 +231,7 @@ class NotationChecker:
         if isinstance(tensor, MemT):
             return self.error("E2127", "a kernel's memory is read only through `load`",
                               e.span, help="write `load(x[...], mask)` and index the tile")
-        return self._bind_axes(e, tensor, self._declared(e.base.id, tensor))
+        return self._bind_axes(e, tensor, self._declared(e.base.id, tensor), local.val.zero)
 
     def _computed_access(self, e: t.Index) -> Val:
         """`f(x)[i]`, `(a + b)[i, j]`: any tensor expression may be indexed. It is computed
@@ -246,7 +252,7 @@ class NotationChecker:
         if not isinstance(base.type, TensorT) or base.type.rank == 0:
             return self.error("E2104", f"cannot index {base.type}", e.base.span,
                               f"this is {base.type}")
-        return self._bind_axes(e, base.type)
+        return self._bind_axes(e, base.type, zero=base.zero)
 
     def outside_notation(self, e: t.Expr) -> Val:
         """e checked as an ordinary expression, with no index variable in scope."""
@@ -263,7 +269,8 @@ class NotationChecker:
         span = local.span if local is not None else None
         return f"`{name}` is declared `{tensor}`" + (self.bag.place(span) if span else "")
 
-    def _bind_axes(self, e: t.Index, tensor: TensorT, declared: str = "") -> Val:
+    def _bind_axes(self, e: t.Index, tensor: TensorT, declared: str = "",
+                   zero: bool = False) -> Val:
         packs = [it for it in e.items if isinstance(it, t.PackIx)]
         plain = len(e.items) - len(packs)
         if len(packs) > 1 or (not packs and plain != tensor.rank) or plain > tensor.rank:
@@ -278,7 +285,7 @@ class NotationChecker:
             if not self._bind_one(item, extent, (declared, axis)):
                 return ERR
             axis += width if isinstance(item, t.PackIx) else 1
-        return Val(TensorT((), tensor.dtype))
+        return Val(TensorT((), tensor.dtype), zero=zero)
 
     def _bind_one(self, item, extent, origin: tuple[str, int] = ("", 0)) -> bool:
         if isinstance(item, t.Slice):

@@ -11,7 +11,7 @@ from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import function_habit
 from .dim_normal_form import Dim
-from .types import choice_of, compile_time_int, joint_literal, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
+from .types import choice_of, compile_time_int, joint_literal, known_zero, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 
 MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
@@ -107,7 +107,7 @@ class PreludeChecker:
         if dtype is False or x.is_error:
             return ERR
         dims = x.type.dims if isinstance(x.type, TensorT) else ()
-        return Val(TensorT(dims, dtype))
+        return Val(TensorT(dims, dtype), zero=known_zero(x))
 
     def builtin_math(self, e: t.Call) -> Val:
         if not self._no_generics(e):
@@ -180,7 +180,12 @@ class PreludeChecker:
         if not isinstance(c.type, TensorT) or c.type.dtype != "bool":
             return self.error("E2101", f"`select` needs a bool condition, found {c.type}",
                               e.args[0].value.span, f"this is {c.type}")
+        condition = e.args[0].value
+        picked = (a if condition.value else b) if isinstance(condition, t.BoolLit) else None
         if isinstance(a.type, LitT) and isinstance(b.type, LitT) and c.type.rank == 0:
+            if picked is not None:
+                return Val(joint_literal(a.type, b.type), picked.const, picked.fconst,
+                           picked.alternatives)
             return choice_of(joint_literal(a.type, b.type), a, b)  # as `if c {a} else {b}`
         joined = self.join(a, b, e)
         if joined is None:
@@ -188,7 +193,8 @@ class PreludeChecker:
         dims = broadcast(c.type.dims, joined[0], self.frame.facts)
         if isinstance(dims, Problem):
             return self.problem(dims, e.span)
-        return Val(TensorT(dims, joined[1]))
+        zero = known_zero(picked) if picked is not None else known_zero(a) and known_zero(b)
+        return Val(TensorT(dims, joined[1]), zero=zero)
 
     def builtin_shl(self, e: t.Call) -> Val:
         return self._shift(e)
@@ -342,7 +348,7 @@ class PreludeChecker:
         elif value.type.dtype != dtype:
             return self.error("E2103", f"`fill<{dtype}>` of a {value.type.dtype} value",
                               e.args[1].value.span, help="cast the value")
-        return Val(TensorT(shape.dims, dtype))
+        return Val(TensorT(shape.dims, dtype), zero=known_zero(value))
 
     def builtin_cumsum(self, e: t.Call) -> Val:
         x = self._tensor_arg(e.args[0])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Span
 from ..syntax import tree as t
 from .dims import Facts
-from .types import Val
+from .types import DTYPE_KINDS, DTYPES, Val
 
 if TYPE_CHECKING:
     from .signatures import Binding
@@ -75,6 +75,7 @@ class Frame:
         self.scopes.pop()
 
     def dtype_kind(self, dtype: str) -> str | None:
-        """The kind of a generic dtype name, or None for a concrete dtype."""
-        g = self.generics.get(dtype)
-        return g.kind if g is not None else None
+        """The kind of a generic dtype name, or None for a concrete dtype. A concrete dtype's
+        name is never a generic's here, as in types: a generic named so is E1207."""
+        g = None if dtype in DTYPES else self.generics.get(dtype)
+        return g.kind if g is not None and g.kind in DTYPE_KINDS else None

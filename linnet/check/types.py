@@ -123,11 +123,14 @@ class Val:
     A literal chosen at run time (`if c { 300 } else { 0 }`, `select(c, 1.0, 2.0)`) has no
     single value, but each value it may take is known: `alternatives` lists them, so that
     wherever the literal takes a dtype each one is checked for range as a written literal is.
+    `zero` marks a tensor every element of which is known to be zero (`cast<i32>(0)`,
+    `fill<i32>([4], 0)`), so that an integer division by it is E2130 as by a literal `0`.
     """
     type: Type
     const: Dim | None = None
     fconst: float | None = None
     alternatives: tuple["Val", ...] = ()
+    zero: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -184,6 +187,13 @@ def compile_time_int(v: Val) -> Dim | None:
     if isinstance(v.type, TensorT) and v.type.rank == 0 and v.type.dtype in INTEGER:
         return v.const
     return None
+
+
+def known_zero(v: Val) -> bool:
+    """Is every element of v known to be zero: a literal `0` or `0.0`, or a zero tensor?"""
+    if v.zero or v.fconst == 0.0:
+        return True
+    return v.const is not None and not v.alternatives and v.const.as_int() == 0
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -5,7 +5,9 @@ the call), so every Linnet dtype is a JAX dtype of its own, unsigned ones includ
 XLA's integer semantics are the language's (docs/language.md, "Types and generics", `docs/ir.md`):
 
 - Integer arithmetic wraps; `div` (`lax.div`) truncates toward zero and `mod` (`lax.rem`)
-  takes the sign of the dividend; `MIN / -1` is `MIN` and `MIN % -1` is 0 in XLA.
+  takes the sign of the dividend; `MIN / -1` is `MIN` and `MIN % -1` is 0 in XLA. An
+  integer `/` or `%` by zero gives 0, as on every backend: the divisor is 1 there and the
+  quotient 0 (XLA alone would give -1 and the dividend).
 - Float `div` is true division; float `mod` is `lax.rem`, C's `fmod`.
 - Float-to-int `cast` truncates toward zero; a cast to bool is `!= 0`; integer casts keep
   the low bits.
@@ -91,6 +93,12 @@ def _fit(x: str, tx: ir.TType, shape: tuple[int, ...]) -> str:
     return x if tuple(tx.shape) == tuple(shape) else f"jnp.broadcast_to({x}, {shape_code(shape)})"
 
 
+def _nonzero(b: str) -> str:
+    """An integer divisor with its zeros made 1: `x / 0` and `x % 0` are 0 in the language,
+    and the quotient by 1 is then masked (`div`) or already 0 (`mod`)."""
+    return f"jnp.where({b} == 0, jnp.ones_like({b}), {b})"
+
+
 def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType,
             shape: tuple[int, ...]) -> str:
     d = ta.dtype
@@ -99,9 +107,11 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType,
     if op in ("div", "mod", "shl", "shr") and not (op == "div" and is_float(d)):
         a, b = _fit(a, ta, shape), _fit(b, tb, shape)  # lax.div, lax.rem, lax.shift_*
     if op == "div":
-        return f"({a} / {b})" if is_float(d) else f"lax.div({a}, {b})"
+        if is_float(d):
+            return f"({a} / {b})"
+        return f"jnp.where({b} == 0, 0, lax.div({a}, {_nonzero(b)}))"
     if op == "mod":
-        return f"lax.rem({a}, {b})"
+        return f"lax.rem({a}, {b})" if is_float(d) else f"lax.rem({a}, {_nonzero(b)})"
     if op in ("min", "max"):
         return f"jnp.{'minimum' if op == 'min' else 'maximum'}({a}, {b})"
     if op in _BITWISE:

@@ -8,7 +8,8 @@ language's (docs/language.md, "Types and generics", `docs/ir.md`), bit for bit o
   truncates toward zero, and `mod` is `a - (a / b) * b`, the sign of the dividend (not
   `Mod(fmod=1)`, which onnxruntime 1.30 computes through doubles). A signed
   divisor of -1 is replaced by 1 first (`MIN / -1` traps in C++): the quotient is then
-  negated, so `MIN / -1 == MIN` and `MIN % -1 == 0`.
+  negated, so `MIN / -1 == MIN` and `MIN % -1 == 0`. A zero divisor is replaced by 1
+  too (the language's `x / 0` and `x % 0` are 0; C++ would trap), and the quotient made 0.
 - `cast` is ONNX `Cast`: float to integer truncates toward zero, integer to integer keeps
   the low bits, anything to bool is `!= 0`.
 - `shl`/`shr` are `BitShift` on the unsigned dtype of the same width. ONNX leaves counts of
@@ -253,19 +254,22 @@ def _div_mod(g: Nodes, op: str, a: str, b: str, d: str) -> str:
     """Float: true division, fmod. Integer: truncating `Div`, and the remainder as
     `a - (a / b) * b` (onnxruntime before 1.32 takes an integer `Mod` through doubles,
     inexact for 64-bit values); a signed divisor of -1 becomes 1 (C++ traps on
-    MIN / -1), the quotient then negated."""
+    MIN / -1), the quotient then negated; a zero divisor becomes 1, the quotient then 0
+    (and so the remainder)."""
     if is_float(d):
         return g.op("Div", [a, b], d) if op == "div" else g.op("Mod", [a, b], d, fmod=1)
-    safe = b
+    one = g.const(1, d)
+    zero = g.op("Equal", [b, g.const(0, d)], d, out="bool")
+    safe = select(g, zero, one, b, d)
     if d in SIGNED:
         minus_one = g.op("Equal", [b, g.const(-1, d)], d, out="bool")
-        safe = select(g, minus_one, g.const(1, d), b, d)
+        safe = select(g, minus_one, one, safe, d)
     quotient = g.op("Div", [a, safe], d)
     if op == "mod":  # x % 1 == x % -1 == 0
         return g.op("Sub", [a, g.op("Mul", [quotient, safe], d)], d)
-    if d not in SIGNED:
-        return quotient
-    return select(g, minus_one, g.op("Neg", [quotient], d), quotient, d)
+    if d in SIGNED:
+        quotient = select(g, minus_one, g.op("Neg", [quotient], d), quotient, d)
+    return select(g, zero, g.const(0, d), quotient, d)
 
 
 def select(g: Nodes, c: str, a: str, b: str, dtype: str) -> str:

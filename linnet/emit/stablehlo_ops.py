@@ -10,7 +10,8 @@ The semantics are the JAX table's (`jax_ops.py`), which are XLA's, row for row:
 - Elementwise operands are broadcast to the result shape first (`broadcast_in_dim`, axes
   aligned on the right, size-1 axes stretched), since StableHLO never broadcasts implicitly.
 - Integers wrap; `div` is `stablehlo.divide` (truncating; `MIN / -1` is `MIN`), `mod` is
-  `stablehlo.remainder` (the dividend's sign; `fmod` for floats).
+  `stablehlo.remainder` (the dividend's sign; `fmod` for floats). An integer divisor of 0
+  is made 1 and the quotient 0 (`_int_div_mod`): the language's `x / 0` and `x % 0` are 0.
 - `shl`/`shr` convert the count to the shifted dtype and use `shift_left`,
   `shift_right_arithmetic` (signed) or `shift_right_logical` (unsigned): counts of the width
   or more give 0, or the sign for an arithmetic shift, as `lax` does.
@@ -344,7 +345,26 @@ def _elementwise(r: Row, name: str, dtype: str | None = None) -> Value:
 
 
 def _binary(op: str) -> Callable[[Row], Value]:
+    if op in ("div", "mod"):
+        return lambda r: _int_div_mod(r, op)
     return lambda r: _elementwise(r, f"stablehlo.{_BINARY[op]}")
+
+
+def _int_div_mod(r: Row, op: str) -> Value:
+    """Float `/` and `%` as they are; an integer one divides by 1 where the divisor is 0 and
+    gives 0 there (XLA alone gives -1 for `/` and the dividend for `%`)."""
+    name = f"stablehlo.{_BINARY[op]}"
+    d = r.result.dtype
+    if is_float(d):
+        return _elementwise(r, name)
+    a, b = (broadcast(r.w, x, r.result.shape) for x in r.args)
+    shape = r.result.shape
+    zero = compare(r.w, "EQ", b, constant(r.w, 0, d, shape))
+    safe = r.w.op1("stablehlo.select", [zero, constant(r.w, 1, d, shape), b], b.type)
+    q = r.w.op1(name, [a, safe], r.result)
+    if op == "mod":  # x % 1 == 0
+        return q
+    return r.w.op1("stablehlo.select", [zero, constant(r.w, 0, d, shape), q], r.result)
 
 
 def _compare_row(op: str) -> Callable[[Row], Value]:

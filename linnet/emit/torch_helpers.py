@@ -97,14 +97,28 @@ def _ln_lit(value, dtype, device, _made={}):
 
 
 def _ln_sdiv(a, b):
-    """Signed division truncating toward zero; MIN / -1 wraps to MIN (torch would trap)."""
-    m = b == -1
-    return torch.where(m, -a, torch.div(a, b.masked_fill(m, 1), rounding_mode="trunc"))
+    """Signed division truncating toward zero; MIN / -1 wraps to MIN (torch would trap), and
+    a zero divisor gives 0 (torch raises on the CPU)."""
+    m, z = b == -1, b == 0
+    q = torch.div(a, b.masked_fill(m | z, 1), rounding_mode="trunc")
+    return torch.where(z, 0, torch.where(m, -a, q))
 
 
 def _ln_smod(a, b):
-    """Signed remainder with the dividend's sign; MIN % -1 is 0 (x % 1 == x % -1)."""
-    return torch.fmod(a, b.masked_fill(b == -1, 1))
+    """Signed remainder with the dividend's sign; MIN % -1 is 0 (x % 1 == x % -1), and a zero
+    divisor gives 0 (as x % 1)."""
+    return torch.fmod(a, b.masked_fill((b == -1) | (b == 0), 1))
+
+
+def _ln_udiv(a, b):
+    """Unsigned division (u8, u16, u32 values) truncating; a zero divisor gives 0."""
+    z = b == 0
+    return torch.where(z, 0, torch.div(a, b.masked_fill(z, 1), rounding_mode="trunc"))
+
+
+def _ln_umod(a, b):
+    """Unsigned remainder (u8, u16, u32 values); a zero divisor gives 0 (as x % 1)."""
+    return torch.fmod(a, b.masked_fill(b == 0, 1))
 
 
 def _ln_flip(x):
@@ -122,19 +136,20 @@ def _ln_lshr64(x, n):
 
 
 def _ln_udiv64(a, b):
-    """Unsigned 64-bit division on int64 bits, truncating (division by zero is undefined)."""
-    big = b < 0  # a divisor of 2**63 or more: the quotient is 0 or 1
-    bs = torch.where(big, 1, b)
+    """Unsigned 64-bit division on int64 bits, truncating; a zero divisor gives 0."""
+    big, z = b < 0, b == 0  # a divisor of 2**63 or more: the quotient is 0 or 1
+    bs = torch.where(big | z, 1, b)
     half = (a >> 1) & 0x7FFFFFFFFFFFFFFF  # a // 2, now a non-negative int64
     q = torch.div(half, bs, rounding_mode="trunc") << 1
     r = a - q * bs  # in [0, 2 * bs): one correction step
     q = q + (_ln_flip(r) >= _ln_flip(bs)).to(torch.int64)
-    return torch.where(big, (_ln_flip(a) >= _ln_flip(b)).to(torch.int64), q)
+    q = torch.where(big, (_ln_flip(a) >= _ln_flip(b)).to(torch.int64), q)
+    return torch.where(z, 0, q)
 
 
 def _ln_umod64(a, b):
-    """Unsigned 64-bit remainder on int64 bits."""
-    return a - _ln_udiv64(a, b) * b
+    """Unsigned 64-bit remainder on int64 bits; a zero divisor gives 0."""
+    return torch.where(b == 0, 0, a - _ln_udiv64(a, b) * b)
 
 
 def _ln_u64_to_float(x, dtype):
@@ -271,7 +286,8 @@ def _ln_library(namespace, name, schema, run, fake, function):
 
 
 HELPERS: dict[str, Callable[..., Any]] = {
-    f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_flip,
+    f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_udiv,
+                            _ln_umod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
                             _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_own,
                             _ln_vjp, _ln_fresh, _ln_traced, _ln_library)}

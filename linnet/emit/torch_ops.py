@@ -19,7 +19,8 @@ Semantics (docs/language.md, "Types and generics", `docs/ir.md`):
 - Integer arithmetic wraps at the dtype's width; integer `div` truncates toward zero and
   `mod` takes the sign of the dividend (`torch.div(..., rounding_mode="trunc")`, `torch.fmod`);
   `MIN / -1` wraps to `MIN` (torch would trap on the CPU) and `MIN % -1` is 0.
-  Division by zero is undefined (torch raises on the CPU).
+  An integer `/` or `%` by zero gives 0 (torch would raise on the CPU): `_ln_sdiv`,
+  `_ln_udiv` and their kin divide by 1 there and put 0 in the quotient.
 - Float `div` is true division. Float `mod` is `fmod`: the result has the sign of the dividend
   (C's `fmod`, the same convention as the integer `%`), not Python's floored modulo.
 - float-to-int `cast` truncates toward zero; out-of-range values are undefined.
@@ -254,14 +255,14 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
             return f"({a} / {b})"  # true division
         if d in SIGNED:
             return f"_ln_sdiv({a}, {b})"
-        if d == "u64":
-            return f"_ln_udiv64({a}, {b})"
-        return f'torch.div({a}, {b}, rounding_mode="trunc")'
+        return f"_ln_udiv64({a}, {b})" if d == "u64" else f"_ln_udiv({a}, {b})"
     if op == "mod":
         # floats: fmod, the sign of the dividend (like the integer `%`), not Python's floored %
+        if is_float(d):
+            return f"torch.fmod({a}, {b})"
         if d in SIGNED:
             return f"_ln_smod({a}, {b})"
-        return f"_ln_umod64({a}, {b})" if d == "u64" else f"torch.fmod({a}, {b})"
+        return f"_ln_umod64({a}, {b})" if d == "u64" else f"_ln_umod({a}, {b})"
     if op in ("min", "max"):
         fn = "minimum" if op == "min" else "maximum"
         if d == "u64":

@@ -77,14 +77,28 @@ JIT_HELPERS = {
     "_lt_sdiv": '''
 @triton.jit
 def _lt_sdiv(a, b):
-    """Signed division truncating toward zero; MIN / -1 wraps to MIN (LLVM leaves it undefined)."""
+    """Signed division truncating toward zero; MIN / -1 wraps to MIN and x / 0 is 0 (LLVM
+    leaves both undefined)."""
     m = b == -1
-    return tl.where(m, -a, a // tl.where(m, 1, b))''',
+    z = b == 0
+    q = tl.where(m, -a, a // tl.where(m | z, 1, b))
+    return tl.where(z, 0, q)''',
     "_lt_smod": '''
 @triton.jit
 def _lt_smod(a, b):
-    """Signed remainder with the dividend's sign; MIN % -1 is 0, as x % 1."""
-    return a % tl.where(b == -1, 1, b)''',
+    """Signed remainder with the dividend's sign; MIN % -1 and x % 0 are 0, as x % 1."""
+    return a % tl.where((b == -1) | (b == 0), 1, b)''',
+    "_lt_udiv": '''
+@triton.jit
+def _lt_udiv(a, b):
+    """Unsigned division truncating; x / 0 is 0 (LLVM leaves it undefined)."""
+    z = b == 0
+    return tl.where(z, 0, a // tl.where(z, 1, b))''',
+    "_lt_umod": '''
+@triton.jit
+def _lt_umod(a, b):
+    """Unsigned remainder; x % 0 is 0, as x % 1."""
+    return a % tl.where(b == 0, 1, b)''',
     "_lt_mul": '''
 @triton.jit
 def _lt_mul(a, b):

@@ -9,7 +9,9 @@ semantics (docs/language.md, "Types and generics" and "Kernels", `docs/ir.md`):
   Python numbers, whose type Triton would pick), `inf`/`nan` come from constexpr globals.
 - Integer arithmetic wraps natively. Triton's integer `//` and `%` truncate toward zero
   (C semantics; the interpreter models the same); `MIN / -1` and `MIN % -1` are routed
-  through `_lt_sdiv`/`_lt_smod` so they give `MIN` and 0 instead of undefined behaviour.
+  through `_lt_sdiv`/`_lt_smod` so they give `MIN` and 0 instead of undefined behaviour,
+  and a zero divisor through them and `_lt_udiv`/`_lt_umod` so that `x / 0` and `x % 0`
+  give 0, as on every backend.
   Float `%` is `fmod` (`frem`).
 - Shifts: `>>` is arithmetic on signed and logical on unsigned dtypes (Triton follows the
   signedness); counts of the width or more give 0 (or the sign for signed `shr`), where
@@ -124,11 +126,11 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) 
             x, y = _widen(a, op, d), _widen(b, op, d)
             quotient = f"tl.div_rn({x}, {y})" if _rn(op, d, numerics) else f"({x} / {y})"
             return _narrow(quotient, op, d)
-        return f"_lt_sdiv({a}, {b})" if d in tops.SIGNED else f"({a} // {b})"
+        return f"_lt_sdiv({a}, {b})" if d in tops.SIGNED else f"_lt_udiv({a}, {b})"
     if op == "mod":
         if tops.is_float(d):
             return _narrow(f"({_widen(a, op, d)} % {_widen(b, op, d)})", op, d)
-        return f"_lt_smod({a}, {b})" if d in tops.SIGNED else f"({a} % {b})"
+        return f"_lt_smod({a}, {b})" if d in tops.SIGNED else f"_lt_umod({a}, {b})"
     if op in ("min", "max"):
         fn = "tl.minimum" if op == "min" else "tl.maximum"
         nan = ", propagate_nan=tl.PropagateNan.ALL" if tops.is_float(d) else ""

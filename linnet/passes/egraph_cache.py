@@ -2,15 +2,21 @@
 
 Importing egglog and declaring the rule sets costs about a second, more than everything
 else `linnet torch FILE` does. What `egraph-tiles` and `egraph-products` make of a program
-depends only on the program (its IR, meta included), the numerics, the library's rule sets
-and the code of the passes: so their result is kept in the private cache
-(`linnet.privatecache`, folder `egraph/`), under a hash of all of those, and a later run
-with the same input reads it back instead of importing egglog.
+depends only on the program (its IR, meta included), the numerics, egglog and the code the
+pass runs: so their result is kept in the private cache (`linnet.privatecache`, folder
+`egraph/`), named by a hash of the input, and a later run with the same input reads it back
+instead of importing egglog.
+
+An entry is a header line and the pickled result. The header holds the entry's key, a
+hash of the result's bytes, and a hash of the source of every module of this package that
+was loaded when the result was made (the pass's modules, the rules, the numerics policy
+and whatever they import: the modules actually imported, not a list kept by hand). A read
+trusts an entry only if all of these match: an entry copied over another's name, a torn
+or corrupt file, or one made by code edited since, is ignored and the pass runs again.
 
 Not kept: results under edited rule sets (`rules=`, `--rules`: a researcher's rules
 change with every edit), and what a pass returns when egglog cannot run (the warning must
-be given again, and egglog may be installed later). A file that cannot be read or
-unpickled is ignored; the pass then runs.
+be given again, and egglog may be installed later).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import io
+import json
 import pickle
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -27,10 +35,7 @@ from .. import privatecache
 
 FOLDER = "egraph"
 _PACKAGE = Path(__file__).resolve().parents[1]
-# the code an e-graph pass's result depends on (the IR's definition, the passes, the rules)
-_SOURCES = ("ir/*.py", "passes/egraph.py", "passes/egraph_products.py",
-            "passes/egraph_run.py", "passes/egraph_translate.py", "passes/dce.py",
-            "passes/traverse.py", "rules/*.py")
+_FORMAT = "linnet-egraph-cache 2"
 
 
 def cached_pass(module: str, function: str) -> Callable[[Any, Any], Any]:
@@ -43,7 +48,7 @@ def cached_pass(module: str, function: str) -> Callable[[Any, Any], Any]:
                 return hit
         result = getattr(importlib.import_module(module), function)(program, options)
         if key is not None and _egglog_ran():
-            _write(key, result)
+            _write(key, result, loaded_sources())
         return result
     run.__name__ = function
     return run
@@ -59,7 +64,7 @@ def _key(function: str, program: Any, options: Any) -> str | None:
         return None
     h = hashlib.sha256(ir_bytes)
     h.update(f"\0{function}\0{getattr(options, 'numerics', None)}\0".encode())
-    h.update(_fingerprint().encode())
+    h.update(_versions().encode())
     return h.hexdigest()
 
 
@@ -75,19 +80,44 @@ def _canonical(program: Any) -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _fingerprint() -> str:
-    """The version of everything a result depends on besides its input."""
+def _versions() -> str:
+    """The versions a result depends on besides its input and the package's source."""
     from .. import __version__
-    h = hashlib.sha256(__version__.encode())
-    for pattern in _SOURCES:
-        for path in sorted(_PACKAGE.glob(pattern)):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
         from importlib.metadata import version
-        h.update(version("egglog").encode())
+        egglog = version("egglog")
     except Exception:  # no egglog: nothing new is written anyway
-        h.update(b"no egglog")
-    return h.hexdigest()
+        egglog = "no egglog"
+    return f"{__version__}\0{egglog}"
+
+
+def loaded_sources() -> dict[str, str]:
+    """{path in the package: sha256 of its bytes} for every module of this package loaded
+    now: after a pass ran, a superset of the code it ran."""
+    out: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py"):
+            rel = _relative(Path(path))
+            if rel is not None:
+                out[rel] = _source_hash(rel)
+    return dict(sorted(out.items()))
+
+
+def _relative(path: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(_PACKAGE).as_posix()
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=None)
+def _source_hash(rel: str) -> str:
+    """The hash of one source file of the package ("" when it cannot be read)."""
+    try:
+        return hashlib.sha256((_PACKAGE / rel).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def _egglog_ran() -> bool:
@@ -101,20 +131,40 @@ def _path(key: str) -> Path | None:
 
 
 def _read(key: str) -> Any | None:
+    """The result kept under key, or None unless the entry proves it is that result, made
+    by the code that runs now."""
     path = _path(key)
     data = None if path is None else privatecache.read_private(path)
     if data is None:
         return None
+    head, _, payload = data.partition(b"\n")
     try:
-        return pickle.loads(data)
+        header = json.loads(head)
+        ok = (isinstance(header, dict) and header.get("format") == _FORMAT
+              and header.get("key") == key
+              and header.get("result") == hashlib.sha256(payload).hexdigest()
+              and _sources_unchanged(header.get("sources")))
+        result = pickle.loads(payload) if ok else None
     except Exception:  # a file from another version or a torn write: run the pass
         return None
+    from ..ir import tensor as ir
+    return result if isinstance(result, ir.Program) else None
 
 
-def _write(key: str, result: Any) -> None:
+def _sources_unchanged(sources: Any) -> bool:
+    return (isinstance(sources, dict) and bool(sources)
+            and all(isinstance(rel, str) and _source_hash(rel) == digest
+                    for rel, digest in sources.items()))
+
+
+def _write(key: str, result: Any, sources: dict[str, str]) -> None:
     path = _path(key)
-    if path is not None:
-        try:
-            privatecache.write_private(path, pickle.dumps(result, protocol=4))
-        except (pickle.PicklingError, TypeError, AttributeError):
-            pass
+    if path is None:
+        return
+    try:
+        payload = pickle.dumps(result, protocol=4)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return
+    header = {"format": _FORMAT, "key": key, "result": hashlib.sha256(payload).hexdigest(),
+              "sources": sources}
+    privatecache.write_private(path, json.dumps(header).encode() + b"\n" + payload)

@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
+import math
+
 from ..check.dim_normal_form import Dim
 from ..check.kernel_tiles import is_tile_size
 from ..check.signatures import Binding
@@ -32,6 +34,34 @@ from ..diagnostics import CompileError
 from ..syntax import tree as t
 from ..syntax.edit import nodes
 from .elaborate_instances import BoundKernel, _checker, _source, binding_text, module_path
+
+
+#: The launch hints and tiles a choice may take: Triton launches at most 32 warps (1024
+#: threads) and pipelines a handful of stages; a tile holds at most 2**20 elements
+#: (Triton's TRITON_MAX_TENSOR_NUMEL). A tuning file outside them is refused when read.
+MAX_WARPS = 32
+MAX_STAGES = 8
+MAX_TILE_ELEMENTS = 2 ** 20
+
+
+def hint_problem(name: str, value: object) -> str | None:
+    """Why `value` cannot be the launch hint `name` ("warps" or "stages"), or None."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return "a positive integer"
+    if name == "warps" and (not is_tile_size(value) or value > MAX_WARPS):
+        return f"a power of two up to {MAX_WARPS}"
+    if name == "stages" and value > MAX_STAGES:
+        return f"an integer from 1 to {MAX_STAGES}"
+    return None
+
+
+def tile_problem(value: object) -> str | None:
+    """Why `value` cannot be a tile generic's value, or None."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return "a positive integer"
+    if value > MAX_TILE_ELEMENTS:
+        return f"at most {MAX_TILE_ELEMENTS} (2**20, the largest tile)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -209,13 +239,11 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
     for name, value in choice.generics:
         if name not in tunable:
             return not_tunable(bound.kernel, name)
-        if not isinstance(value, int) or value < 1:
-            return f"`{name}={value}` is not a positive size"
+        if tile_problem(value) is not None:
+            return f"`{name}={value}` is not {tile_problem(value)}"
     for hint, value in (("warps", choice.warps), ("stages", choice.stages)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            return f"`{hint}={value}` is not a positive integer"
-    if choice.warps is not None and not is_tile_size(choice.warps):
-        return f"`warps={choice.warps}` is not a power of two"
+        if value is not None and hint_problem(hint, value) is not None:
+            return f"`{hint}={value}` is not {hint_problem(hint, value)}"
     chosen = with_choice(bound, choice)
     failing = failing_where(analysis, chosen.kernel, chosen.binding)
     if failing is not None:
@@ -223,11 +251,23 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
     if grid_problem(analysis, chosen.kernel, chosen.binding) is not None:
         return f"the grid leaves a result unwritten with {choice.describe()}"
     try:
-        elaborate_kernel(analysis, chosen.kernel, chosen.binding)
+        funcs = elaborate_kernel(analysis, chosen.kernel, chosen.binding)
     except CompileError as err:
         first = err.diagnostics[0]
         return f"{first.code}: {first.message}"
+    largest = largest_tile(funcs)
+    if largest > MAX_TILE_ELEMENTS:
+        return (f"a tile of {largest} elements with {choice.describe()} (a tile holds at "
+                f"most {MAX_TILE_ELEMENTS})")
     return None
+
+
+def largest_tile(funcs) -> int:
+    """The most elements any value of the kernel Funcs' bodies holds."""
+    from ..ir.walk import all_binds
+    shapes = [getattr(b.var.type, "shape", ()) for f in funcs for b in all_binds(f.body)]
+    sizes = [math.prod(s) for s in shapes if all(isinstance(d, int) for d in s)]
+    return max(sizes, default=1)
 
 
 def tuned_library(library, options) -> tuple[object, tuple]:

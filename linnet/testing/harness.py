@@ -447,7 +447,7 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
                             values: Mapping[str, Any] | None = None,
                             reduction_length: int | None = None, seed: int = 0,
                             tolerance: Mapping[str, Tolerance] | Tolerance | None = None,
-                            target: str = "torch") -> Comparison:
+                            target: str = "torch", tuning: Any = False) -> Comparison:
     """Run `op_or_entry` of the program at `path` with `numerics="exact"` (the op's body) and
     with `numerics` (its kernel where the kernel's `where` holds) on the same `inputs`, and
     compare every output and, when `grad`, the gradient of every floating tensor input
@@ -461,7 +461,8 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
     dimension of any input); `tolerance` replaces it, one for all outputs or one per dtype.
 
     `target="jax"` compiles both through `linnet jax` instead (the kernel through Pallas;
-    `jax_compare.py`), with the inputs on the CPU.
+    `jax_compare.py`), with the inputs on the CPU. `tuning` is compile_source's for the
+    kernel (False, the default: the op headers' tiles and hints).
 
     Returns a `Comparison`: `.ok`, the worst errors per output and gradient, and whether the
     kernel was chosen and launched (`.kernel_ran`). A program with errors raises
@@ -490,9 +491,10 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
 
     if target == "jax":
         from .jax_compare import compare_jax
-        return compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed, tol=tol)
+        return compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed, tol=tol,
+                           tuning=tuning)
     body_main, _ = compiled(spec, bound, "exact")
-    kernel_main, kernel_text = compiled(spec, bound, numerics)
+    kernel_main, kernel_text = compiled(spec, bound, numerics, tuning)
     chosen = "@triton.jit" in kernel_text
     result = Comparison(spec.label, dict(bound), numerics, str(device), [], [], chosen,
                         chosen and ran, runtime if chosen else "the body (no kernel chosen)")

@@ -32,14 +32,16 @@ def pallas_runtime() -> tuple[bool, str]:
     return False, "the body (no GPU, and LINNET_PALLAS_INTERPRET is not 1)"
 
 
-def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str
+def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str, tuning: Any = False
              ) -> tuple[Callable[..., tuple], str]:
-    """`main` of the generated JAX module of `spec`'s entry at `values`, and its text."""
+    """`main` of the generated JAX module of `spec`'s entry at `values`, and its text.
+    `tuning` is compile_source's (False: the op headers' tiles, as `harness.compiled`)."""
     from ..pipeline import compile_source
     from ..torch.runtime import import_generated
     try:
         compiled = compile_source(spec.source, path=spec.path, target="jax",
-                                  numerics=numerics, **spec.compile_options(values))
+                                  numerics=numerics, tuning=tuning,
+                                  **spec.compile_options(values))
     except CompileError as err:
         from ..diagnostics import SourceFile
         raise _program_error(err.diagnostics,
@@ -73,23 +75,23 @@ def _to_torch(x):
 
 def compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
                 numerics: str, grad: bool, seed: int,
-                tol: Callable[[str], Tolerance]) -> Comparison:
+                tol: Callable[[str], Tolerance], tuning: Any = False) -> Comparison:
     """Body and kernel of `spec` at `bound` on `inputs`, through generated JAX, with 64-bit
     types on for the comparison only (the inputs' i64, u64 and f64 stay 64-bit arrays)."""
     import jax
     with jax.enable_x64(True):
         return _compare_jax(spec, bound, inputs, numerics=numerics, grad=grad, seed=seed,
-                            tol=tol)
+                            tol=tol, tuning=tuning)
 
 
 def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[Any], *,
                  numerics: str, grad: bool, seed: int,
-                 tol: Callable[[str], Tolerance]) -> Comparison:
+                 tol: Callable[[str], Tolerance], tuning: Any = False) -> Comparison:
     import jax
     import torch
     ran, runtime = pallas_runtime()
     body_main, _ = jax_main(spec, bound, "exact")
-    kernel_main, text = jax_main(spec, bound, numerics)
+    kernel_main, text = jax_main(spec, bound, numerics, tuning)
     chosen = "pl.pallas_call(" in text
     result = Comparison(spec.label, dict(bound), numerics, jax.default_backend(), [], [],
                         chosen, chosen and ran,

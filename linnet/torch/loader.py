@@ -323,7 +323,8 @@ class EntryFunction:
         from ..pipeline import passes_for
         from .interpreter import run
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
-        compiled = self._compile_source(values, numerics="exact", passes=passes)  # bodies
+        compiled = self._compile_source(values, numerics="exact", passes=passes,  # bodies
+                                        tuning=False)
         program = compiled.text
         return lambda *inputs: run(program, *inputs)
 

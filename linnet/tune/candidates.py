@@ -24,8 +24,8 @@ from typing import Mapping, Sequence
 
 from ..errors import LinnetError
 from ..passes.elaborate_instances import BoundKernel, _source
-from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, not_tunable,
-                                    op_identity, tunable_generics)
+from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, hint_problem,
+                                    not_tunable, op_identity, tunable_generics)
 
 DEFAULT_WARPS = (4, 8)
 DEFAULT_STAGES = (2, 3, 4)
@@ -155,10 +155,10 @@ def _values(name: str, header: int, tries: Mapping[str, Sequence[int]]) -> list[
 def _hint_values(name: str, given: Sequence[int] | None, default: Sequence[int],
                  header: int | None) -> list[int | None]:
     if given is not None:
-        if not given or not all(isinstance(v, int) and v > 0 for v in given):
-            raise CandidateError(f"--{name}: values must be positive integers")
-        if name == "warps" and any(v & (v - 1) for v in given):
-            raise CandidateError("--warps: values must be powers of two (Triton's rule)")
+        problems = [hint_problem(name, v) for v in given] or ["a positive integer"]
+        if any(problems):
+            what = next(p for p in problems if p)
+            raise CandidateError(f"--{name}: each value must be {what}")
         return sorted(set(given))
     return sorted(set(default) | ({header} if header is not None else set()))
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinnetError
-from ..passes.kernel_tuning import KernelTuning, TunedChoice
+from ..passes.kernel_tuning import KernelTuning, TunedChoice, hint_problem, tile_problem
 
 FORMAT = "linnet-tuning"
 VERSION = 1
@@ -68,6 +68,9 @@ class TuningFile:
         except json.JSONDecodeError as err:
             raise TuningFileError(f"{path}: not valid JSON (line {err.lineno}, column "
                                   f"{err.colno}: {err.msg})") from None
+        except (ValueError, RecursionError) as err:  # a 5,000-digit number, deep nesting
+            why = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            raise TuningFileError(f"{path}: not a tuning file ({why})") from None
         return cls(str(path), _validated(str(path), data))
 
     def device_names(self) -> list[str]:
@@ -214,21 +217,32 @@ def _check_record(path: str, where: str, record: Any) -> None:
 
     def bad(name: str, what: str) -> TuningFileError:
         return TuningFileError(f"{path}: {where}: `{name}` must be {what}, found "
-                               f"{record.get(name)!r}")
+                               f"{_shown(record.get(name))}")
 
     if not isinstance(record.get("kernel"), str) or not record["kernel"]:
         raise bad("kernel", "the kernel's name")
     generics = record.get("generics")
-    if not isinstance(generics, dict) or not all(
-            isinstance(k, str) and _positive(v) for k, v in generics.items()):
-        raise bad("generics", "an object of positive integers")
+    if not isinstance(generics, dict) or not all(isinstance(k, str) for k in generics):
+        raise bad("generics", "an object of tile sizes")
+    for name, value in generics.items():
+        if tile_problem(value) is not None:
+            raise TuningFileError(f"{path}: {where}: generic `{name}` must be "
+                                  f"{tile_problem(value)}, found {_shown(value)}")
     for hint in ("warps", "stages"):
-        if record.get(hint) is not None and not _positive(record[hint]):
-            raise bad(hint, "a positive integer or null")
+        if record.get(hint) is not None and hint_problem(hint, record[hint]) is not None:
+            raise bad(hint, f"{hint_problem(hint, record[hint])} or null")
     time = record.get("time_ms")
     if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float))):
         raise bad("time_ms", "a number")
 
 
-def _positive(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _shown(value: Any, width: int = 40) -> str:
+    """A value of the file, short: an integer of 5,000 digits or a list nested a
+    thousand deep has a repr too long, or none at all."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"a deeply nested {type(value).__name__}"
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -50,10 +50,10 @@ def test_integer_division_truncates_toward_zero():
     assert uq.tolist() == [2**31 - 1, 1]
 
 
-def test_integer_division_by_zero_is_undefined():
-    with pytest.raises(OracleUndefined):
-        run("    return a / b", "(a: Tensor[2; i32], b: Tensor[2; i32])", "Tensor[2; i32]",
-            a([1, 2], np.int32), a([1, 0], np.int32))
+def test_integer_division_by_zero_gives_zero():
+    q, r = run("    return (a / b, a % b)", "(a: Tensor[2; i32], b: Tensor[2; i32])",
+               "(Tensor[2; i32], Tensor[2; i32])", a([7, 2], np.int32), a([2, 0], np.int32))
+    assert q.tolist() == [3, 0] and r.tolist() == [1, 0]
 
 
 def test_abs_and_negation_wrap():

@@ -227,3 +227,31 @@ def test_ctrl_c_during_a_long_check_ends_at_once(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip() == "linnet: interrupted"
     assert time.perf_counter() - start < 10
+
+
+# ------------------------------------------------- control characters in one-line errors
+
+ESC = "\x1b[31m"
+
+
+@pytest.mark.parametrize("argv", [
+    ["torch", str(RELU), "--bind", f"N{ESC}=3"],                         # --bind
+    ["torch", str(RELU), "--entry", f"ma{ESC}in"],                       # --entry
+    ["torch", str(RELU), "--tuning", f"/no/such{ESC}.json"],             # --tuning
+    ["torch", str(RELU), "--entry", "main", "-o", f"/no/such{ESC}/x.py"],  # -o
+    ["torch", f"/no/such{ESC}.linnet"],                                  # no such file
+    ["check", f"/no/such\n{ESC}.linnet"],
+])
+def test_one_line_errors_escape_control_characters(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\x1b[31m" in err
+    assert err.count("\n") == 1, err  # one line: a newline in a name is escaped too
+
+
+def test_argparse_errors_escape_control_characters(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["torch", str(RELU), f"--bogus{ESC}"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "unrecognized arguments: --bogus\\x1b[31m" in err

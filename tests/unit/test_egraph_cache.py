@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from linnet.cli import main
 from linnet.passes import egraph_cache
 from linnet.pipeline import compile_source
 from linnet.testing.child_env import child_env
@@ -78,3 +83,69 @@ def test_equal_programs_have_one_key_whatever_objects_they_share():
         egraph_cache._key("egraph_tiles", equal, None)
     assert egraph_cache._key("egraph_tiles", shared, None) != \
         egraph_cache._key("egraph_products", shared, None)
+
+
+# ----------------------------------------- what is read is checked against its key
+
+RELU = ROOT / "examples" / "relu.linnet"
+MATMUL = ROOT / "examples" / "matmul.linnet"
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted((folder / "egraph").glob("*.pickle"))
+
+
+CORRUPTIONS = [
+    lambda data: pickle.dumps(42),                          # a pickle of something else
+    lambda data: data[:len(data) // 2],                     # a torn write
+    lambda data: data[:-40] + bytes(40),                    # the result's bytes changed
+    lambda data: data.partition(b"\n")[2],                  # no header: an older format
+]
+
+
+def test_a_corrupt_entry_is_ignored(tmp_path, monkeypatch):
+    """Each corruption is a miss; the CLI then runs the pass (it exited 3 on a pickle of
+    something else)."""
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    fresh = compile_source(path=str(RELU), entry="main", target="torch").text
+    good = {p: p.read_bytes() for p in _entries(tmp_path)}
+    for corrupt in CORRUPTIONS:
+        for path, data in good.items():
+            path.write_bytes(data)
+            assert egraph_cache._read(path.stem) is not None
+            path.write_bytes(corrupt(data))
+            assert egraph_cache._read(path.stem) is None
+    out = tmp_path / "y.py"
+    assert main(["torch", str(RELU), "--entry", "main", "-o", str(out)]) == 0
+    assert out.read_text() == fresh
+
+
+def test_an_entry_copied_over_another_name_is_not_trusted(tmp_path, monkeypatch):
+    """relu's results renamed as matmul's: matmul's module is still matmul's."""
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    relu = compile_source(path=str(RELU), entry="main", target="torch").text
+    relu_entries = _entries(tmp_path)
+    matmul = compile_source(path=str(MATMUL), entry="main", target="torch").text
+    matmul_entries = [p for p in _entries(tmp_path) if p not in relu_entries]
+    assert len(relu_entries) == len(matmul_entries) == 2 and relu != matmul
+    for source, target in zip(relu_entries, matmul_entries):
+        target.write_bytes(source.read_bytes())
+    assert compile_source(path=str(MATMUL), entry="main", target="torch").text == matmul
+
+
+def test_an_entry_records_the_source_of_every_module_the_pass_ran(tmp_path, monkeypatch):
+    """The numerics policy, the rules and the passes are among them; an entry made by a
+    numerics policy edited since is not read."""
+    monkeypatch.setenv("LINNET_CACHE", str(tmp_path))
+    compile_source(path=str(SOFTMAX), entry="main", target="torch")
+    (entry, *_) = _entries(tmp_path)
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    header = json.loads(head)
+    for rel in ("emit/kernel_numerics.py", "rules/mask_facts.py", "passes/egraph.py",
+                "passes/egraph_products.py", "ir/tensor.py"):
+        assert rel in header["sources"], rel
+    key = header["key"]
+    assert egraph_cache._read(key) is not None
+    header["sources"]["emit/kernel_numerics.py"] = "0" * 64  # as if edited since
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    assert egraph_cache._read(key) is None

@@ -534,21 +534,27 @@ def test_row_product_with_reduce_prod():
     close(p, x.double().prod(1).float(), rtol=1e-5, atol=0)
 
 
-@pytest.mark.parametrize("dtype", ["i32", "i8"])
+@pytest.mark.parametrize("dtype", ["i32", "i8", "u8"])
 def test_integer_division_and_modulo_truncate(dtype):
-    bits = {"i32": 32, "i8": 8}[dtype]
-    low = -(1 << (bits - 1))
+    """... and `x / 0`, `x % 0` are 0 (docs/language.md), not LLVM's undefined value."""
+    bits = {"i32": 32, "i8": 8, "u8": 8}[dtype]
+    low = -(1 << (bits - 1)) if dtype != "u8" else 255
     a = [7, -7, 7, -7, 0, 13, -13, low, low, low, 1 - low - 2, 5] * 5 + [3, -3, 100, -100]
-    b = [2, 2, -2, -2, 5, -4, 4, -1, 1, 3, -7, 1] * 5 + [7, 7, -9, -9]
+    b = [2, 2, -2, -2, 5, -4, 4, -1, 1, 3, -7, 0] * 5 + [7, 0, -9, 0]
+    if dtype == "u8":
+        a, b = [x % 256 for x in a], [y % 256 for y in b]
     text, module = generate(int_divmod(dtype=dtype))
-    assert "_lt_sdiv(" in text and "_lt_smod(" in text
+    kind = "u" if dtype == "u8" else "s"
+    assert f"_lt_{kind}div(" in text and f"_lt_{kind}mod(" in text
     q, r = module.main(*on(torch.tensor(a, dtype=TORCH[dtype]),
                            torch.tensor(b, dtype=TORCH[dtype])))
 
     def trunc(x, y):
+        if y == 0:
+            return 0, 0
         q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
         w = (q + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))  # MIN / -1 wraps
-        return w, x - q * y
+        return (w % 256 if kind == "u" else w), x - q * y
     assert q.cpu().tolist() == [trunc(x, y)[0] for x, y in zip(a, b)]
     assert r.cpu().tolist() == [trunc(x, y)[1] for x, y in zip(a, b)]
 

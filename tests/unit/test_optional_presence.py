@@ -172,6 +172,29 @@ def test_the_compiling_commands_take_the_flags(capsys, tmp_path) -> None:
     assert "absent (optional): layers.0.up_bias, layers.1.up_bias, head.up" in header
 
 
+def test_a_misspelled_present_path_is_reported(capsys, tmp_path) -> None:
+    """As the library reports a checkpoint name the model lacks (a command-line mistake)."""
+    assert main(["torch", str(MODEL), "--entry", "main", "--present", "out_bais",
+                 "-o", str(tmp_path / "m.py")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "linnet torch: the checkpoint named by --present does not fit the model (1 problem):",
+        "  out_bais: unexpected (the model has no such parameter; did you mean out_bias?)"]
+    assert not (tmp_path / "m.py").exists()
+
+
+def test_weights_with_missing_or_extra_names_are_reported(capsys, tmp_path) -> None:
+    from safetensors.numpy import save_file
+    weights = tmp_path / "model.safetensors"
+    save_file({"embed": np.zeros((5, 4), np.float32), "extra": np.zeros(2, np.float32)},
+              str(weights))
+    assert main(["jax", str(MODEL), "--entry", "main", "--weights", str(weights),
+                 "-o", str(tmp_path / "m.py")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("linnet jax: the checkpoint ") and "(5 problems):" in err[0]
+    assert "  layers.0.up: missing (param Tensor[8, 4; f32])" in err
+    assert "  extra: unexpected (the model has no such parameter)" in err
+
+
 @pytest.mark.parametrize("command", ["torch", "inspect"])
 def test_an_unreadable_weights_file_is_a_usage_error(capsys, tmp_path, command) -> None:
     bad = tmp_path / "bad.safetensors"

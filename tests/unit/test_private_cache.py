@@ -98,6 +98,19 @@ def test_damaged_tables_are_rebuilt_and_rewritten(tmp_path, damage):
     tables.parser_from_tables(rewritten, {"linnet-token-list": parser._TokenList}, parser._Build())
 
 
+def test_a_named_pipe_at_the_tables_path_is_not_waited_on(tmp_path):
+    """A FIFO where the tables live made every command hang (opening it waits for a
+    writer): only regular files are opened, and the tables are built and put in its place."""
+    env = {"LINNET_CACHE": str(tmp_path / "cache")}
+    assert _run(PARSE, env).returncode == 0
+    (file,) = (tmp_path / "cache" / "parser").iterdir()
+    file.unlink()
+    os.mkfifo(file, 0o600)
+    result = _run(PARSE, env)  # timeout=120: a hang fails the test
+    assert result.stdout == "parsed\n", result.stderr
+    assert stat.S_ISREG(os.lstat(file).st_mode)
+
+
 def test_tables_round_trip_through_json():
     grammar = (Path(parser.__file__).parent / "linnet.lark").read_text()
     built = parser._build_lark(grammar)

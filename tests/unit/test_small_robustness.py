@@ -7,6 +7,8 @@
 - An integer `/` or `%` by a literal or provably zero divisor is E2130.
 - A source whose lines end with a lone `\\r` checks from a string as from a file.
 - Every entry of `linnet.torch.load` is reachable by item access, whatever its name.
+- A tuple in index notation is E3104; a generic named like a dtype is E1207, and the name
+  still means the dtype (no KeyError in the checker).
 """
 
 from __future__ import annotations
@@ -198,3 +200,23 @@ def test_a_loaded_module_can_be_copied(tmp_path):
     import copy
     m = lt.load(write_program(tmp_path, ENTRIES), compile=False)
     assert copy.copy(m)["run"] is m["run"]
+
+
+# ------------------------------------------- tuples in notation, dtype-named generics
+
+def test_a_tuple_in_index_notation_is_e3104(tmp_path):
+    text = ("module m\n\nfn f(x: Tensor[4; f32]) -> Tensor[4; f32] {\n"
+            "    let b[c] = (x[c], x[c])\n    return x\n}\n")
+    assert diagnostics_of(tmp_path, text) == [("E3104", "(x[c], x[c])")]
+
+
+def test_a_generic_named_like_a_dtype_is_e1207_and_the_dtype_keeps_its_meaning(tmp_path):
+    """`i32` in `program_id(0) * 2` is the dtype, not the `Dim` generic (was KeyError)."""
+    text = """module m
+
+kernel k<N: Dim, i32: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid(1) {
+    let offs = program_id(0) * 2 + iota<i32>(4)
+    store(y[offs], load(x[offs], offs < N, 0.0), offs < N)
+}
+"""
+    assert diagnostics_of(tmp_path, text) == [("E1207", "i32: Dim")]

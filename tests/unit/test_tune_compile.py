@@ -83,7 +83,12 @@ def test_a_choice_applies_only_at_its_binding_and_numerics() -> None:
                                            "choice (its parameter or result types mention it)"),
     (matmul_choice(kernel="old_tiles"), "it is for kernel `old_tiles`, and the op binds "
                                         "`matmul_tiles`"),
-    (matmul_choice(warps=6), "`warps=6` is not a power of two"),
+    (matmul_choice(warps=6), "`warps=6` is not a power of two up to 32"),
+    (matmul_choice(warps=2 ** 30), "`warps=1073741824` is not a power of two up to 32"),
+    (matmul_choice(stages=10 ** 9), "`stages=1000000000` is not an integer from 1 to 8"),
+    (matmul_choice(generics=(("BM", 2 ** 20),)),
+     "a tile of 134217728 elements with BM=1048576 warps=4 stages=2 (a tile holds at most "
+     "1048576)"),
 ])
 def test_a_choice_that_no_longer_fits_is_ignored_with_a_note(choice, why) -> None:
     text = matmul_text(tuning_of(choice))
@@ -201,13 +206,26 @@ def test_the_file_beside_the_source_and_the_environment(tmp_path, monkeypatch) -
      "devices: expected an object, found list"),
     ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
      '{"fast": {"kernel": "k", "generics": {"B": "x"}}}}}}}',
-     "cpu/m.op/N=4/fast: `generics` must be an object of positive integers, found "
-     "{'B': 'x'}"),
+     "cpu/m.op/N=4/fast: generic `B` must be a positive integer, found 'x'"),
     ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
      '{"quick": {"kernel": "k", "generics": {}}}}}}}', "unknown numerics 'quick'"),
     ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
      '{"fast": {"kernel": "k", "generics": {}, "warps": 0}}}}}}',
      "`warps` must be a positive integer or null, found 0"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {}, "warps": 1073741824}}}}}}',
+     "`warps` must be a power of two up to 32 or null, found 1073741824"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {}, "stages": 1000000000}}}}}}',
+     "`stages` must be an integer from 1 to 8 or null, found 1000000000"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {"BM": 2097152}}}}}}}',
+     "generic `BM` must be at most 1048576 (2**20, the largest tile), found 2097152"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": {"cpu": {"m.op": {"N=4": '
+     '{"fast": {"kernel": "k", "generics": {"BM": ' + "9" * 5000 + '}}}}}}}',
+     "not a tuning file (Exceeds the limit (4300 digits)"),
+    ('{"format": "linnet-tuning", "version": 1, "devices": ' + "[" * 100_000
+     + "]" * 100_000 + "}", "not a tuning file (nested too deeply)"),
 ])
 def test_a_corrupt_or_foreign_file_is_a_clear_error(tmp_path, text, message) -> None:
     path = tmp_path / "t.json"
@@ -260,4 +278,50 @@ def test_linnet_torch_with_a_bad_tuning_file(tmp_path, capsys) -> None:
     assert main(argv + ["--tuning", str(bad)]) == 1
     assert "not a Linnet tuning file" in capsys.readouterr().err
     assert main(argv + ["--tuning", str(tmp_path / "none.json")]) == 2
+    assert "no such tuning file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["torch", "jax", "onnx", "stablehlo", "compile"])
+def test_every_generating_command_takes_no_tuning(tmp_path, capsys, target) -> None:
+    """A broken linnet.tuning.json beside the program: read (exit 1) unless --no-tuning."""
+    source = tmp_path / "matmul.linnet"
+    source.write_text(MATMUL.read_text())
+    (tmp_path / "linnet.tuning.json").write_text("{broken")
+    argv = [target, str(source), "--entry", "main", "-o", str(tmp_path / "out")]
+    assert main(argv) == 1
+    assert "linnet.tuning.json: not valid JSON" in capsys.readouterr().err
+    assert main(argv + ["--no-tuning"]) == 0
+
+
+def test_tuning_false_reads_no_file(tmp_path) -> None:
+    """`tuning=False` means no file, also where the loaders check the program first."""
+    import linnet.torch as lt
+    source = tmp_path / "matmul.linnet"
+    source.write_text(MATMUL.read_text())
+    (tmp_path / "linnet.tuning.json").write_text("{broken")
+    assert lt.load_function(str(source), "main", tuning=False) is not None
+    assert lt.load(str(source), tuning=False).main is not None
+    with pytest.raises(Exception, match="not valid JSON"):
+        lt.load_function(str(source), "main")
+
+
+def test_keys_of_a_tuning_file_are_printed_escaped(tmp_path, capsys) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('{"format": "linnet-tuning", "version": 1, "devices": '
+                    '{"cpu\\u001b[31m": {"op\\n": 3}}}')
+    assert main(["torch", str(MATMUL), "--entry", "main", "--tuning", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "cpu\\x1b[31m/op\\x0a: expected an object" in err
+    assert err.count("\n") == 1
+
+
+def test_verify_takes_the_tuning_options(tmp_path, capsys) -> None:
+    """`linnet verify` reads the tuning file as the generating commands do (it read none
+    for --target torch and the file beside the program for --target jax)."""
+    source = tmp_path / "matmul.linnet"
+    source.write_text(MATMUL.read_text())
+    (tmp_path / "linnet.tuning.json").write_text("{broken")
+    assert main(["verify", str(source), "--op", "matmul", "--device", "cpu"]) == 1
+    assert "linnet.tuning.json: not valid JSON" in capsys.readouterr().err
+    assert main(["verify", str(source), "--tuning", str(tmp_path / "none.json")]) == 2
     assert "no such tuning file" in capsys.readouterr().err

@@ -107,7 +107,9 @@ def test_a_literal_bound_to_a_size_is_not_tunable(tmp_path) -> None:
                                    "(tunable: BR, BC)"),
     (dict(candidates={"R": [8]}), "--try R: `R` is not tunable"),
     (dict(candidates={"BC": [0]}), "--try BC: values must be positive integers"),
-    (dict(warps=[3]), "--warps: values must be powers of two"),
+    (dict(warps=[3]), "--warps: each value must be a power of two up to 32"),
+    (dict(warps=[64]), "--warps: each value must be a power of two up to 32"),
+    (dict(stages=[9]), "--stages: each value must be an integer from 1 to 8"),
     (dict(numerics="exact"), "numerics 'exact': kernels run under equivalent or fast"),
 ])
 def test_candidate_mistakes_are_tune_errors(tmp_path, kw, message) -> None:

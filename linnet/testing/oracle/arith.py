@@ -2,7 +2,7 @@
 "Statements and expressions").
 
 Integers wrap (two's complement, NumPy's own integer arithmetic), `/` and `%` truncate toward
-zero (`MIN / -1` wraps to `MIN`, `MIN % -1` is 0), a zero divisor is undefined. Floats
+zero (`MIN / -1` wraps to `MIN`, `MIN % -1` is 0), and `/` or `%` by zero gives 0. Floats
 follow IEEE 754 in their own dtype: `f16` and `bf16` operations run in f32 and round once,
 which gives the correctly rounded result of each operation; math functions are computed in
 f64 and rounded once to the dtype. Both operands of a binary operator already hold the one
@@ -55,12 +55,12 @@ def _int_arith(op: str, a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     if op in ("+", "-", "*"):
         fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
         return np.asarray(fn(a, b)).astype(a.dtype, copy=False)
-    if np.any(b == 0):
-        raise OracleUndefined(f"integer `{op}` by zero")
-    quotient = truncating_div(a, b, dtype)
+    zero = np.asarray(b == 0)
+    safe = np.where(zero, np.ones_like(b), b)  # `x / 0` and `x % 0` are 0 (x % 1 == 0)
+    quotient = truncating_div(a, safe, dtype)
     if op == "/":
-        return quotient
-    return np.asarray(a - quotient * b).astype(a.dtype, copy=False)
+        return np.asarray(np.where(zero, 0, quotient)).astype(a.dtype, copy=False)
+    return np.asarray(a - quotient * safe).astype(a.dtype, copy=False)
 
 
 def truncating_div(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
@@ -151,7 +151,7 @@ def _fold_int(op: str, x: int, y: int) -> int:
     if op in _INT_FOLD:
         return _INT_FOLD[op](x, y)
     if y == 0:
-        raise OracleUndefined(f"integer `{op}` by zero")
+        return 0  # `x / 0` and `x % 0` are 0
     q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
     return q if op == "/" else x - q * y
 
