@@ -199,6 +199,7 @@ def run_target(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace, shown, final: bool) -> int:
     from .diagnostics import CompileError
+    from .errors import MissingGeneric
     from .passes.front import UsageError
     from .passes.manager import timing_table
     from .pipeline import compile_source
@@ -209,13 +210,18 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
         print(f"linnet {args.command}: no such tuning file: {args.tuning}", file=sys.stderr)
         return 2
     report = Reporter(args)
+    options = dict(entry=args.entry, root=args.root, bind=_bindings(args.bind),
+                   present=presence(args), numerics=args.numerics, grad=args.grad,
+                   shown=shown, tuning=tuning_argument(args))
     try:
-        compiled = compile_source(program.text, path=program.path, target=args.target,
-                                  entry=args.entry, root=args.root,
-                                  bind=_bindings(args.bind), present=presence(args),
-                                  numerics=args.numerics, grad=args.grad, shown=shown,
-                                  tuning=tuning_argument(args),
-                                  device=getattr(args, "device", None))
+        try:
+            compiled = compile_source(program.text, path=program.path, target=args.target,
+                                      device=getattr(args, "device", None), **options)
+        except MissingGeneric as missing:
+            if args.target != "onnx":
+                raise
+            from .onnx_symbolic import export_symbolic  # an unbound Dim stays symbolic
+            compiled = export_symbolic(program.text, program.path, missing, **options)
     except UsageError as err:  # its command-line wording (`--bind R=8`), not the library's
         print(f"linnet {args.command}: {err.command_line}",
               file=sys.stderr)
