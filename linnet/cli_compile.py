@@ -65,7 +65,11 @@ module's header says, per op, which was used."""
 ONNX_EXTRA = """
 
 The model's readable text form goes to stdout; -o model.onnx writes the
-binary model instead (load it with onnx.load or onnxruntime)."""
+binary model instead (load it with onnx.load or onnxruntime). Inputs and
+outputs are named after the entry's parameters and results (x, result,
+result_0, ...). A Dim generic that --bind leaves unbound is symbolic: one
+model for every size (E2190 where the graph would depend on the size; bind
+it then). See docs/exports.md."""
 
 
 def add_commands(commands) -> None:

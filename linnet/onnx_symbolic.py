@@ -134,10 +134,8 @@ def _same_graph(x: Any, y: Any, free: dict, a: dict, path: str) -> None:
         "depends on the size", _span(g, path), "left symbolic",
         help=f"bind it to export one size: --bind {g.name}={a[g.name]}",
         notes=("a symbolic export needs a graph in which no node takes a size as a "
-               "constant: elementwise arithmetic, reductions, contractions, casts and "
-               "`select` qualify; a broadcast to a computed shape, a reshape, a slice, "
-               "`iota`, a loop over a size, or a size used as a value does not yet "
-               "(docs/exports.md, \"Symbolic sizes\")",))])
+               "constant (docs/exports.md, \"Symbolic sizes\", says which operations "
+               "qualify)",))])
 
 
 def _skeleton(graph: Any) -> Any:
