@@ -65,7 +65,11 @@ module's header says, per op, which was used."""
 ONNX_EXTRA = """
 
 The model's readable text form goes to stdout; -o model.onnx writes the
-binary model instead (load it with onnx.load or onnxruntime)."""
+binary model instead (load it with onnx.load or onnxruntime). Inputs and
+outputs are named after the entry's parameters and results (x, result,
+result_0, ...). A Dim generic that --bind leaves unbound is symbolic: one
+model for every size (E2190 where the graph would depend on the size; bind
+it then). See docs/exports.md."""
 
 
 def add_commands(commands) -> None:
@@ -196,6 +200,7 @@ def run_target(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace, shown, final: bool) -> int:
     from .diagnostics import CompileError
+    from .errors import MissingGeneric
     from .passes.front import UsageError
     from .passes.manager import timing_table
     from .pipeline import compile_source
@@ -206,13 +211,18 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
         print_error(f"linnet {args.command}", f"no such tuning file: {args.tuning}")
         return 2
     report = Reporter(args)
+    options = dict(entry=args.entry, root=args.root, bind=_bindings(args.bind),
+                   present=presence(args), numerics=args.numerics, grad=args.grad,
+                   shown=shown, tuning=tuning_argument(args))
     try:
-        compiled = compile_source(program.text, path=program.path, target=args.target,
-                                  entry=args.entry, root=args.root,
-                                  bind=_bindings(args.bind), present=presence(args),
-                                  numerics=args.numerics, grad=args.grad, shown=shown,
-                                  tuning=tuning_argument(args),
-                                  device=getattr(args, "device", None))
+        try:
+            compiled = compile_source(program.text, path=program.path, target=args.target,
+                                      device=getattr(args, "device", None), **options)
+        except MissingGeneric as missing:
+            if args.target != "onnx":
+                raise
+            from .onnx_symbolic import export_symbolic  # an unbound Dim stays symbolic
+            compiled = export_symbolic(program.text, program.path, missing, **options)
     except UsageError as err:  # its command-line wording (`--bind R=8`), not the library's
         print_error(f"linnet {args.command}", err.command_line)
         return 2

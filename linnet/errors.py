@@ -49,6 +49,15 @@ class UsageError(LinnetError):
         self.command_line = command_line if command_line is not None else message
 
 
+class MissingGeneric(UsageError):
+    """A generic that needs a value and has none (`generic` the declaration: its name,
+    kind and span). `linnet onnx` leaves such a `Dim` symbolic (docs/exports.md)."""
+
+    def __init__(self, message: str, command_line: str, generic: object) -> None:
+        super().__init__(message, command_line)
+        self.generic = generic
+
+
 class InputError(LinnetError, TypeError):
     """A call of a loaded entry with inputs it does not take: their number, or a dtype
     other than the parameter's (the language never converts one implicitly)."""

@@ -156,8 +156,15 @@ def _result_inference(globals_: Globals, signatures: dict[str, Signature]):
 
 def check_body(item, globals_: Globals, bag: DiagnosticBag,
                signatures: dict[str, Signature], infer=None) -> list:
-    """Check one item's body in a fresh frame; returns the calls it makes."""
-    calls, _ = _run_body(item, globals_, bag, signatures, infer)
+    """Check one item's body in a fresh frame; returns the calls it makes. A `fn` or
+    `entry` without `-> T` that no call inferred yet gets its result here, from what its
+    body returns: every later reader of the signature (loaders, printers, exports) sees
+    the result the body gives, not the absence of a written one."""
+    calls, returned = _run_body(item, globals_, bag, signatures, infer)
+    sig = signatures[item.name]
+    if sig.result is None and getattr(item, "result", None) is None \
+            and returned is not None and not returned.is_error:
+        sig.result = materialize(returned)
     return calls
 
 

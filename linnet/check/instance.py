@@ -19,6 +19,7 @@ from .checker import Checked, analyze
 from .dim_normal_form import Dim
 from .dims import Facts
 from .items import check_kernel_header, signature_of
+from .types import materialize
 from .scope import Frame
 from .signatures import Binding, Signature, where_note
 from .types import Val
@@ -96,6 +97,8 @@ def instantiate(item, binding: Binding, module: Checked) -> Instance:
             frame.bind(p.name, Val(ty), span=p.span)
         checker.expected_result = sig.result
     checker.stmts(item.body)
+    if sig.result is None and checker.returned is not None and not checker.returned.is_error:
+        sig.result = materialize(checker.returned)  # without `-> T`: what the body returns
     return Instance(item, binding, sig, checker.types, checker.call_bindings, bag.sorted())
 
 

@@ -4,12 +4,11 @@ The model imports the default ONNX domain at `OPSET` 21 with IR version 10, whic
 onnxruntime runs from release 1.20 on (a newer opset would shut out the runtimes most
 deployments have: onnxruntime 1.30 refuses IR version 14, which opset 28 needs), and
 `emit_onnx` checks it with `onnx.checker.check_model(full_check=True)`; a model that fails
-the check is an internal error. The graph's inputs are the entry's parameters (`in0`,
-`in1`, ...; each input's doc string holds its source name; a block entry's params,
-buffers and states are named by their parameter path, `layers.0.up`, made only of
-identifiers, digits and dots), its outputs the entry's
-results in order (`out0`, ...; a tuple result gives one output per item), all with their
-declared dtypes and shapes.
+the check is an internal error. The graph's inputs are the entry's parameters and its
+outputs its results, in order (a tuple result gives one output per item), named as users
+know them (`onnx_names.py`: `x`, `p.a`, `layers.0.up`; `result`, `result_0`, a struct
+result's fields, `loss` and `grad.x` under `--grad`, a state's next value `PATH.next`), all
+with their declared dtypes and shapes.
 Values are named `v0, v1, ...`, constants `c0, c1, ...`, nodes `n0, n1, ...`: no user
 text reaches a name, only doc strings.
 
@@ -32,7 +31,6 @@ dtypes). This module lays out the program:
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from typing import Iterator, Union
 
@@ -43,6 +41,7 @@ from ..diagnostics import CompileError, Diagnostic, Span
 from ..ir import tensor as ir
 from . import onnx_ops as ops
 from .layout import loop_expected, unpack_count
+from .onnx_names import input_names, output_names
 
 #: The ONNX opset: every operator the table uses has its current definition at 21, and
 #: onnxruntime runs opset 21 (IR version 10) from release 1.20 on.
@@ -65,16 +64,6 @@ def emit_onnx(program: ir.Program, options=None) -> onnx.ModelProto:
         raise ValueError(f"internal error: the ONNX model of {program.entry} fails "
                          f"onnx.checker: {err}") from err
     return model
-
-
-def _parameter_paths(program: ir.Program) -> dict[str, str]:
-    """A block entry's inputs by name -> their parameter paths (`layers.0.up`); a path
-    spelled like the model's own names (`v0`, `c1`, `in2`) keeps the input's `inK`."""
-    manifest = dict(program.meta).get("parameters")
-    if manifest is None:
-        return {}
-    return {p.input: p.path for p in manifest.inputs
-            if not re.fullmatch(r"(?:v|c|g|n|in|out)[0-9]+", p.path)}
 
 
 def _info(name: str, ty: ir.TType, doc: str = "") -> onnx.ValueInfoProto:
@@ -133,19 +122,20 @@ class _Exporter:
         entry = self.program.func(self.program.entry)
         g = ops.Nodes(self.scope)
         inputs, env = [], {}
-        paths = _parameter_paths(self.program)
-        for k, p in enumerate(entry.params):
+        names = input_names(self.program)
+        for name, p in zip(names, entry.params):
             if not isinstance(p.type, ir.TType):
                 raise ValueError(f"entry parameter {p.name} is not a tensor")
-            name = paths.get(p.name, f"in{k}")
             inputs.append(_info(name, p.type, doc=f"parameter {p.name}: {p.type}"))
             env[p.name] = name
         result = self.block(entry.body, env, g)
         outputs = []
-        for k, (name, ty) in enumerate(zip(_flatten(result), _leaves(entry.body.result.type))):
-            g.nodes.append(helper.make_node("Identity", [name], [f"out{k}"],
+        leaves = list(zip(_flatten(result), _leaves(entry.body.result.type)))
+        for k, ((value, ty), out) in enumerate(zip(leaves, output_names(
+                self.program, len(leaves), names))):
+            g.nodes.append(helper.make_node("Identity", [value], [out],
                                             name=self.scope.fresh("n")))
-            outputs.append(_info(f"out{k}", ty, doc=f"result {k}: {ty}"))
+            outputs.append(_info(out, ty, doc=f"result {k}: {ty}"))
         graph = helper.make_graph(g.nodes, "linnet_entry", inputs, outputs,
                                   initializer=self.scope.initializers,
                                   doc_string=f"entry {entry.name}")

@@ -518,6 +518,33 @@ def _einsum_diagonals(g: Nodes, x: str, letters: list[str], shape: tuple[int, ..
 
 # -------------------------------------------------------------- the table
 
+def _reshape(g: Nodes, x: str, shape: tuple[int, ...], to: tuple[int, ...]) -> str:
+    """A reshape that only adds axes of 1 is an `Unsqueeze`, one that only drops them a
+    `Squeeze`: their axes say nothing of the other sizes, so the node serves every size
+    (a symbolic export needs that: linnet/onnx_symbolic.py); any other is a `Reshape`."""
+    added = _unit_axes(to, shape)
+    if added is not None:
+        return g.add("Unsqueeze", [x, g.ints(added)]) if added else x
+    dropped = _unit_axes(shape, to)
+    if dropped is not None:
+        return g.add("Squeeze", [x, g.ints(dropped)])
+    return g.add("Reshape", [x, g.ints(to)], allowzero=1)
+
+
+def _unit_axes(longer: tuple[int, ...], shorter: tuple[int, ...]) -> list[int] | None:
+    """The axes of `longer` that are 1 and absent from `shorter`, when `longer` is
+    `shorter` with such axes added (matched from the left), else None."""
+    axes, k = [], 0
+    for axis, n in enumerate(longer):
+        if k < len(shorter) and n == shorter[k]:
+            k += 1
+        elif n == 1:
+            axes.append(axis)
+        else:
+            return None
+    return axes if k == len(shorter) else None
+
+
 def prim(g: Nodes, op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
          attrs: Any = ()) -> str:
     """Add the nodes computing `Prim(op, args)`; the name of its value."""
@@ -537,7 +564,7 @@ def prim(g: Nodes, op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], res
     if op == "broadcast_to":
         return g.op("Expand", [x], result.dtype, post=[g.ints(result.shape)])
     if op == "reshape":
-        return g.add("Reshape", [x, g.ints(result.shape)], allowzero=1)
+        return _reshape(g, x, tuple(tx.shape), tuple(result.shape))
     if op == "permute":
         return g.add("Transpose", [x], perm=list(_ints(attrs["perm"])))
     if op == "concat":

@@ -43,10 +43,10 @@ def differentiate(program: ir.Program, options) -> ir.Program:
     frozen = _not_trained(manifest)
     body = _reverse_body(entry, {f.name: f for f in funcs}, grads, frozen, states)
     new_entry = replace(entry, body=body)
-    floats = ", ".join(p.name for p in entry.params
-                       if is_float(p.type) and p.name not in frozen) or "none"
+    wrt = tuple(p.name for p in entry.params if is_float(p.type) and p.name not in frozen)
+    floats = ", ".join(wrt) or "none"
     meta = program.meta + (("grad", f"returns the loss, then its gradient with respect to: "
-                                    f"{floats}"),)
+                                    f"{floats}"), ("grad_inputs", wrt))
     return replace(program, funcs=tuple(new_entry if f.name == entry.name else f
                                         for f in funcs), meta=meta)
 

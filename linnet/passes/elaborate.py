@@ -71,6 +71,7 @@ from .elaborate_structs import _Values
 from .elaborate_values import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64,
                                IX_NODES, MATH, Value, _default, _dtype, _lit, _param_dtype)
 from .elaborate_walks import _assigned, _children, assigned_outer
+from .entry_interface import Interface, result_labels
 
 # Re-exported, as they were defined here before the split: the tables, `Value`,
 # `assigned_outer` and the underscored helpers this module does not use itself.
@@ -102,6 +103,7 @@ class _Elaborator:
         self.queue: list[tuple] = []
         self.kernels: dict[str, BoundKernel] = {}  # op Func name -> its kernel binding
         self.body_class = _Body
+        self.interface: Interface | None = None  # the entry's user names, once translated
 
     def program(self, entry: t.Function, binding: Binding) -> ir.Program:
         binding = _with_defaults(self.analysis, entry, binding)
@@ -113,11 +115,13 @@ class _Elaborator:
         return ir.Program(tuple(funcs), entry_name, self.meta())
 
     def meta(self) -> tuple:
-        """("kernels", library) when some op binds a kernel, for `choose-kernels`."""
+        """("interface", the entry's user names: entry_interface.py), and ("kernels",
+        library) when some op binds a kernel, for `choose-kernels`."""
+        named = (("interface", self.interface),) if self.interface is not None else ()
         if not self.kernels:
-            return ()
+            return named
         from .elaborate_kernel import KernelLibrary  # it builds on this module
-        return (("kernels", KernelLibrary(self.analysis, dict(self.kernels))),)
+        return named + (("kernels", KernelLibrary(self.analysis, dict(self.kernels))),)
 
     def request(self, item, binding: Binding, presence: tuple = ()) -> str:
         """The Func name of an instance, queueing it the first time it is asked for.
@@ -155,6 +159,9 @@ class _Elaborator:
         body = self.body_class(self, inst, _Builder())
         body.presence = dict(key[2]) if len(key) > 2 else {}
         params, block = body.function(item.params, item.body, inst.signature.result)
+        if key == self.queue[0]:  # the entry: its user names
+            self.interface = Interface(tuple(body.input_names),
+                                       tuple(result_labels(inst.signature.result)))
         kernel = None
         if kind == "op" and item.kernel is not None and _all_present(item, inst, body.presence):
             kernel, bound = _kernel_choice(self.analysis, item, binding)

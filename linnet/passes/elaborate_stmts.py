@@ -16,6 +16,7 @@ from ..ir import tensor as ir
 from ..syntax import tree as t
 from .elaborate_values import Const, ElaborationError, I64, _dtype, _param_dtype
 from .elaborate_walks import assigned_outer, has_effect
+from .entry_interface import input_labels
 
 MAX_UNROLL = 100_000
 """The most iterations a `static for` unrolls (the limit of a block tree's size too)."""
@@ -33,8 +34,12 @@ class _Statements:
         sig = self.inst.signature
         declared = [(p.name, ty) for p, ty in zip(params, sig.params)]
         ir_params = []
+        self.input_names: list[tuple[str, str]] = []  # (IR name, user name): entry_interface
         for name, ty in declared + list(extra):
-            ir_params.extend(self.param_vars(name, ty))
+            parts = self.param_vars(name, ty)
+            ir_params.extend(parts)
+            self.input_names += zip((v.name for v in parts),
+                                    input_labels(name, ty, len(parts)))
         for s in stmts:
             if isinstance(s, t.Return):
                 value = self.value_atom(s.value, result)

@@ -15,7 +15,7 @@ from ..check.signatures import Binding
 from ..check.types import DTYPE_KINDS
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import CompileError
-from ..errors import UsageError, suggest
+from ..errors import MissingGeneric, UsageError, suggest
 from ..program import Program, load_program
 from ..syntax import tree as t
 
@@ -120,8 +120,8 @@ def parse_bindings(entry: t.Function, raw: dict[str, str]) -> dict[str, object]:
             values[name] = _default_value(g)
         else:
             head = f"generic `{name}: {g.kind}` of `{entry.name}` needs a value: "
-            raise UsageError(head + f"bind={{{name!r}: {_example(g, True)}}}",
-                             head + f"--bind {name}={_example(g)}")
+            raise MissingGeneric(head + f"bind={{{name!r}: {_example(g, True)}}}",
+                                 head + f"--bind {name}={_example(g)}", g)
     return values
 
 

@@ -117,7 +117,7 @@ def test_inspect_lists_the_manifest(capsys) -> None:
 def test_onnx_names_inputs_by_path() -> None:
     model = compile_file(EXAMPLE, target="onnx", entry="main", bind={"L": 2}).text
     names = [i.name for i in model.graph.input]
-    assert names[:4] == ["in0", "embed", "layers.0.up", "layers.0.down"]
+    assert names[:4] == ["x", "embed", "layers.0.up", "layers.0.down"]
     assert names[-1] == "steps"
 
 

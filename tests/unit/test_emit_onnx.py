@@ -357,14 +357,14 @@ def test_model_layout_opset_names_and_doc_strings():
     graph = model.graph
     assert [i.name for i in graph.input] == ["in0"]
     assert "user_tensor" in graph.input[0].doc_string
-    assert [o.name for o in graph.output] == ["out0", "out1"]
+    assert [o.name for o in graph.output] == ["result_0", "result_1"]
     for o in graph.output:
         t = o.type.tensor_type
         assert t.elem_type == onnx.TensorProto.FLOAT
         assert [d.dim_value for d in t.shape.dim] == [2, 3]
     names = {n for node in graph.node for n in [*node.input, *node.output, node.name]}
     names |= {i.name for i in graph.initializer}
-    assert all(n.isascii() and n.isalnum() for n in names if n), names
+    assert all(n.isascii() and n.replace("_", "").isalnum() for n in names if n), names
 
 
 def test_work_dtypes_are_one_table():
@@ -378,7 +378,7 @@ def test_work_dtypes_are_one_table():
 def test_cli_prints_the_model_text(capsys):
     assert cli_main(["onnx", "examples/relu.linnet"]) == 0
     out = capsys.readouterr().out
-    assert "ir_version" in out and "in0" in out and "out0 = Identity" in out
+    assert "ir_version" in out and "float[5000] x" in out and "result = Identity" in out
 
 
 def test_cli_writes_a_loadable_binary(tmp_path, capsys):
@@ -391,6 +391,6 @@ def test_cli_writes_a_loadable_binary(tmp_path, capsys):
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     session = ort.InferenceSession(path.read_bytes(), providers=["CPUExecutionProvider"])
     x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape) / 7
-    got, = session.run(None, {"in0": x})
+    got, = session.run(None, {"x": x})
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)

@@ -116,6 +116,6 @@ def test_onnx_writes_large_constants_as_a_scalar_and_expand():
     k = np.arange(n, dtype=np.int64).astype(np.int32) * 4099  # the sum wraps at 32 bits
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {"in0": k})
+    (got,) = session.run(None, {"k": k})
     want = np.int64(sum(int(v) for v in k)) % 2**32
     assert int(got) % 2**32 == int(want) and onnx is not None

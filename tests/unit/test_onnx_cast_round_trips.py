@@ -53,7 +53,7 @@ def test_a_round_trip_inside_a_loop_runs_in_onnxruntime(src, mid, op):
     chained = [n for n in model.graph.node if n.op_type == "Cast" and n.input[0] in made]
     assert (chained == []) == lossless(src, mid)  # a cast of a cast only where it loses
     x, y = VALUES[src], VALUES[src][::-1].copy()
-    feeds = {"in0": x, "in1": y}
+    feeds = {"x": x, "y": y}
     want = ReferenceEvaluator(model).run(None, feeds)[0]
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])

@@ -5,6 +5,7 @@ parameters' dtypes and shapes, and runs tame through the interpreter and generat
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 
@@ -48,6 +49,7 @@ def test_same_seed_same_program_and_inputs():
     assert generate(12).text != a.text
 
 
+@functools.lru_cache(maxsize=None)  # one pass over the seeds for every family
 def _coverage(config: GeneratorConfig, seeds: range) -> Counter:
     total: Counter = Counter()
     for seed in seeds:
@@ -72,7 +74,9 @@ FAMILIES = {
     "items": ["fn", "op", "generic_call", "explicit_generics", "dtype_generic", "where",
               "tuple_return", "tuple_result"],
     "models": ["struct", "struct:param", "enum", "optional", "optional:runtime", "block",
-               "block:sub_array", "block:empty_array"],
+               "block:sub_array", "block:empty_array", "optional:none"],
+    "forms": ["untyped:fn", "untyped:entry", "untyped:tuple", "ellipsis:start",
+              "ellipsis:end", "ellipsis:empty"],
 }
 GRAD_FAMILY = ["grad", "grad:scalar", "loss"]
 KERNEL_FAMILY = ["kernel:grid1", "kernel:grid2", "kernel:grid3", "kernel:masked_load",

@@ -20,7 +20,7 @@ import numpy as np
 from .. import backends
 from ..backends import Timeout
 from ..case import Case
-from . import autograd
+from . import autograd, runtime_forward
 from .findings import Finding
 
 __all__ = ["ALL_TARGETS", "KERNEL_TARGETS", "Plan", "Attempt", "CaseResult", "attempts",
@@ -314,6 +314,9 @@ def _attempt(run: _Runner, attempt: Attempt, expected: tuple) -> None:
     label, case = attempt.label, run.case
     if attempt.mode.startswith("autograd"):
         got = _autograd(run, attempt)
+    elif attempt.target == "interpreter" and attempt.mode == "forward" \
+            and run.guard(label, "compile", lambda: runtime_forward.module_entry(case, run.path)):
+        got = _through_runtime(run, label)
     else:
         grad = attempt.mode == "grad"
         compiled = run.guard(label, "compile", lambda: backends.compile_entry(
@@ -339,6 +342,17 @@ def _attempt(run: _Runner, attempt: Attempt, expected: tuple) -> None:
     if attempt.mode == "grad":  # a block entry's `--grad` export: its next states last
         want += [_Want(e, "state", k) for k, e in enumerate(expected[1:], start=1)]
     _compare(run, label, got, want)
+
+
+def _through_runtime(run: _Runner, label: str) -> list[tuple[np.ndarray, str]]:
+    """A module-level entry's interpreter run through `load_function(compile=False)`'s
+    callable, as users call it (runtime_forward.py)."""
+    case = run.case
+    inputs = _torch_inputs(case, run.plan.device)
+    fn = run.guard(label, "compile",
+                   lambda: runtime_forward.interpreter_function(case, run.path, inputs))
+    raw = run.guard(label, "run", lambda: runtime_forward.as_outputs(fn(*inputs)))
+    return [(backends.as_numpy(x), backends.dtype_name(x)) for x in raw]
 
 
 def _torch_inputs(case: Case, device: str) -> list:

@@ -14,6 +14,7 @@ from typing import Iterator
 from ...syntax import tree as t
 from .body import Body
 from .exprs import E, Exprs
+from .forms import untyped
 from .scope import Gen, Scope, Var
 from .types import DType, Dim, Ty
 
@@ -146,7 +147,8 @@ class Calls:
         name = g.fresh("f" if kind == "fn" else "o")
         params_t = tuple(t.Param(p.name, p.ty.node()) for p in params)
         if kind == "fn":
-            item = t.Function("fn", name, tuple(sig.generics), params_t, rty, (), tuple(stmts))
+            item = untyped(g, t.Function("fn", name, tuple(sig.generics), params_t, rty, (),
+                                         tuple(stmts)))
         else:
             item = t.Op(name, tuple(sig.generics), params_t, rty, None, (), tuple(stmts))
         g.items.append(item)

@@ -28,6 +28,8 @@ FEATURES: frozenset[str] = frozenset({
     # items
     "fn", "explicit_generics", "dtype_generic", "op", "grad", "where", "tuple_return",
     "second_entry",
+    # forms written more than one way: no `-> T` on fns and entries, `...` in an index
+    "untyped", "ellipsis",
     # the model layer (docs/models.md)
     "struct", "enum", "optional", "block",
 })

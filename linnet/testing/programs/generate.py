@@ -17,6 +17,7 @@ from ..case import Case
 from .body import Body
 from .config import GeneratorConfig
 from .exprs import E, Exprs
+from .forms import untyped
 from .index import IndexNotation
 from .inputs import draw_all
 from .models import into_block, rewrite_results, struct_params
@@ -52,6 +53,7 @@ def generate(seed: int, config: GeneratorConfig = GeneratorConfig(), *,
              check: bool = True) -> Program:
     g = Gen(random.Random(seed), config)
     g.model_rng = random.Random(seed ^ 0x40DE1)  # the model layer's own stream (models.py)
+    g.form_rng = random.Random(seed ^ 0xF0235)  # untyped results and `...` (forms.py)
     entries = [_entry(g, "main")]
     if g.has("second_entry") and g.chance(0.25):
         entries.append(_entry(g, g.fresh("other")))
@@ -132,7 +134,7 @@ def _entry(g: Gen, name: str) -> _Entry:
     fn = t.Function("entry", name, tuple(generics), tparams, rty, tuple(where), tuple(stmts))
     if not (g.config.block_grad and name == "main"):  # (struct parameters stay out of blocks)
         fn = struct_params(g, g.model_rng, fn)
-    g.items.append(fn)
+    g.items.append(untyped(g, fn))
     for p in params:
         g.count(f"dtype:{p.var.ty.dtype.name}")
     return _Entry(name, params, bindings, rtys[0].dtype if g.config.grad else None)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ...syntax import tree as t
 from .block_grads import loss_terms, with_terms
 from .exprs import E
+from .forms import explicit_none
 from .scope import Gen, Param, Scope, Var
 from .types import DType, Info, Ty, dt
 
@@ -174,8 +175,8 @@ def _through_optional(g, rng, generics, scope, r):
                               (t.Return(t.Match(t.Name("alt"), arms)),)))
     flags = [v for v in scope.vars() if v.ty.dtype.is_bool and not v.ty.dims]
     choice = rng.randrange(3)
-    if choice == 0:
-        return pre, t.Call(fname, explicit, (t.Arg(value),))
+    if choice == 0:  # `alt` left to its default, or given `none`
+        return pre, t.Call(fname, explicit, (t.Arg(value),) + explicit_none(g, "alt"))
     if choice == 1 or not flags:
         x = t.Name(other.name) if other is not None else value
         arg = t.Arg(t.Some(value), "alt" if rng.random() < 0.5 else None)

@@ -101,6 +101,7 @@ class Gen:
     float_generic: DType | None = None
     kernel_results: set[str] = field(default_factory=set)  # names bound to kernel op calls
     model_rng: random.Random | None = None  # the model layer's decisions (models.py)
+    form_rng: random.Random | None = None  # untyped results and `...` (forms.py)
 
     def fresh(self, base: str) -> str:
         """A name not used anywhere in the module yet, and not a dtype's (`i8`, `u16`, `f32`:

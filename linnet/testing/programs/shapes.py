@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ...syntax import tree as t
 from .exprs import E, Exprs, call, int_lit, shape_list
+from .forms import with_ellipsis
 from .scope import Gen, Scope, Var
 from .types import Dim, Info, Ty, dim_op, dt, lit_dim, scale_sum, settle, fits
 
@@ -42,9 +43,10 @@ class Shapes:
         if not cands:
             return None
         v = g.pick(cands)
-        items, dims = [], []
+        items, dims, full = [], [], []
         for d in v.ty.dims:
-            if g.chance(0.4):
+            full.append(g.chance(0.4))
+            if full[-1]:
                 items.append(t.Slice(t.IntLit(0), d.node, None))
                 dims.append(d)
                 continue
@@ -67,7 +69,8 @@ class Shapes:
         g.count("slice")
         if any(s.step is not None and s.step != t.IntLit(1) for s in items):
             g.count("slice:step")
-        return E(t.Index(t.Name(v.name), tuple(items)), Ty(tuple(dims), v.ty.dtype), v.info)
+        return E(t.Index(t.Name(v.name), with_ellipsis(g, items, full) or tuple(items)),
+                 Ty(tuple(dims), v.ty.dtype), v.info)
 
     def int_index(self) -> E | None:
         """`x[k]`, `x[N - 1, 0:M]`: a compile-time index provably in range drops the axis."""
@@ -85,7 +88,9 @@ class Shapes:
         rest = tuple(t.Slice(t.IntLit(0), e.node, None) for e in v.ty.dims[1:]
                      ) if g.chance(0.5) else ()
         g.count("int_index")
-        return E(t.Index(t.Name(v.name), (first,) + rest),
+        whole = [t.Slice(t.IntLit(0), e.node, None) for e in v.ty.dims[1:]]  # what x[k] keeps
+        items = with_ellipsis(g, [first, *whole], [False] + [True] * len(whole))
+        return E(t.Index(t.Name(v.name), items or (first,) + rest),
                  Ty(v.ty.dims[1:] if rest or g.chance(1) else (), v.ty.dtype), v.info)
 
     def reshape(self) -> E | None:
