@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TextIO
 
-from .cli_io import positive_int
+from .cli_io import duration, positive_int
 
 FUZZ_HELP = """\
 Differential testing. Generate random well-typed programs, evaluate each case
@@ -67,7 +67,7 @@ def add_fuzz_command(commands) -> None:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--count", type=positive_int, metavar="N",
                         help="programs to generate (default 100)")
-    budget.add_argument("--time", type=_seconds, metavar="T",
+    budget.add_argument("--time", type=duration, metavar="T",
                         help="generate programs for T seconds (30, 90s, 10m, 1h)")
     p.add_argument("--targets", type=_targets, default=TARGETS, metavar="T1,T2",
                    help=f"the targets to run (default all: {','.join(TARGETS)})")
@@ -89,24 +89,11 @@ def add_fuzz_command(commands) -> None:
     p.add_argument("--rules", metavar="MODULE[:NAME]",
                    help="add these e-graph rule sets to the library's (NAME defaults to "
                         "RULE_SET; a rule set or a list of them)")
-    p.add_argument("--seconds", type=_seconds, default=60.0, metavar="T",
+    p.add_argument("--seconds", type=duration, default=60.0, metavar="T",
                    help="time limit of each compile, load or run (default 60)")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON on stdout (classes, findings, reductions)")
     p.set_defaults(run=run_fuzz_command)
-
-
-def _seconds(text: str) -> float:
-    units = {"s": 1, "m": 60, "h": 3600}
-    scale = units.get(text[-1:], 1)
-    try:
-        value = float(text[:-1] if text[-1:] in units else text) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (30, 90s, 10m, 1h)") \
-            from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not positive")
-    return value
 
 
 def _targets(text: str) -> tuple[str, ...]:

@@ -1,0 +1,105 @@
+"""`linnet verify` survives a kernel that kills its process: the sizes run in a child, a
+death is the verdict `crashed: SIGABRT` at those sizes (shrunk like a disagreement), and
+the command goes on with a fresh child and exits 1.
+
+The planted crash (`aborting_kernels.py`, imported by the child through
+`verify_trials.CHILD_IMPORTS`) is deterministic and needs no kernel to misbehave; the real
+one is a kernel whose store is unmasked (tile 128 over 100 columns), which corrupts the
+Triton interpreter's heap until `linnet check` rejects it (E2131).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from linnet import verify_trials
+from linnet.cli_verify import main
+from linnet.frontend import check_program
+from linnet.testing.harness import Comparison, target_spec
+from linnet.verify import format_report, verify_target
+from linnet.verify_trials import Settings, Trial
+
+from kernel_cases import example
+
+UNMASKED = """\
+module unmasked
+
+kernel rows_unmasked<R: Dim, C: Dim, B: Dim>(x: Tensor[R, C; f32]) -> y: Tensor[R, C; f32] grid(R)
+where B >= C {
+    let row = program_id(0)
+    let cols = iota<i32>(B)
+    let v = load(x[row, cols], cols < C)
+    store(y[row, cols], v * 2.0)
+}
+
+op double<R: Dim>(x: Tensor[R, 100; f32]) -> Tensor[R, 100; f32] kernel rows_unmasked<R, 100, 128> {
+    return x * 2.0
+}
+"""
+
+
+def test_a_kernel_that_aborts_is_a_verdict_and_the_command_goes_on(monkeypatch,
+                                                                   capsys) -> None:
+    """The first file's kernel aborts its child; the second file runs in a new child."""
+    monkeypatch.setattr(verify_trials, "CHILD_IMPORTS", ("aborting_kernels",))
+    assert main(["verify", example("softmax"), example("relu"), "--examples", "1",
+                 "--no-grad"]) == 1
+    out = capsys.readouterr().out
+    softmax, relu = out.split("op relu")
+    assert "R=1 C=1" in softmax and "crashed: SIGABRT" in softmax
+    assert "crash after 1 size" in softmax
+    assert "smallest failing sizes found: R=1 C=1 (x: f32[1, 1]" in softmax
+    assert "the process running these sizes died of SIGABRT" in softmax
+    assert "1 size tried: all agree" in relu
+
+
+class _Planted:
+    """Trials with no process: sizes with more than 16 columns crash, the rest agree."""
+
+    def __init__(self) -> None:
+        self.sizes: list[dict] = []
+
+    def __call__(self, spec, values, style, seed, settings: Settings) -> Trial:
+        self.sizes.append(dict(values))
+        if values["C"] > 16:
+            return Trial(dict(values), style, seed, crashed="SIGSEGV")
+        return Trial(dict(values), style, seed, comparison=Comparison(
+            spec.label, dict(values), settings.numerics, "cpu", [], [], True, True, "planted"))
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_crash_is_shrunk_to_the_smallest_sizes_that_crash() -> None:
+    spec = target_spec(example("softmax"), "softmax")
+    planted = _Planted()
+    report = verify_target(spec, examples=8, seed=2, max_dim=300, trials=planted)
+    assert report.crashed and not report.ok
+    assert report.smallest.values == {"R": 1, "C": 17}
+    assert report.smallest.crashed == "SIGSEGV"
+    text = format_report(report, "planted", "equivalent")
+    assert "crashed: SIGSEGV" in text and "crash after" in text
+    assert "smallest failing sizes found: R=1 C=17 (x: f32[1, 17]" in text
+    assert len(planted.sizes) < 30
+
+
+def test_same_failure_keeps_a_crash_a_crash() -> None:
+    crash = Trial({}, "normal", 0, crashed="SIGABRT")
+    wrong = Trial({}, "normal", 0, error="RuntimeError: launch failed")
+    assert crash.same_failure(crash) and wrong.same_failure(wrong)
+    assert not wrong.same_failure(crash) and not crash.same_failure(wrong)
+    assert not Trial({}, "normal", 0, crashed="SIGSEGV").same_failure(crash)
+
+
+def test_an_unmasked_store_is_rejected_or_a_crash_verdict(tmp_path, capsys) -> None:
+    """A store of a 128-wide tile over 100 columns with no mask: `linnet check` rejects it
+    once it proves memory accesses in bounds (E2131); until then `verify` must report the
+    crash it causes, not die of it (it died of SIGABRT, with no table)."""
+    path = tmp_path / "unmasked.linnet"
+    path.write_text(UNMASKED)
+    if any(d.code == "E2131" for d in check_program(str(path)).diagnostics):
+        pytest.skip("linnet check rejects the unmasked store (E2131)")
+    assert main(["verify", str(path), "--examples", "1", "--no-grad"]) == 1
+    out = capsys.readouterr().out
+    assert "op double (kernel rows_unmasked)" in out
+    assert "R=1    x: f32[1, 100]" in out and "crashed: SIG" in out
