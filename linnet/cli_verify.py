@@ -144,6 +144,8 @@ def run_verify_command(args: argparse.Namespace) -> int:
                 return 2
     finally:
         trials.close()
+    from .verify import report_deaths
+    status = max(status, report_deaths(trials))
     report.finish(len(programs))
     return status
 

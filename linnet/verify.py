@@ -277,4 +277,13 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
     finally:
         if trials is None:
             run.close()
+    if trials is None:
+        status = max(status, report_deaths(run, write))
     return status
+
+
+def report_deaths(trials: Trials, write: Callable[[str], None] = print) -> int:
+    """Say each death of a process no one size explains (after `close`); 1 if any."""
+    for death in trials.deaths:
+        write(f"crash: {death}")
+    return 1 if trials.deaths else 0

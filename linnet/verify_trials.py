@@ -69,7 +69,10 @@ class Settings:
 
 class Trials(Protocol):
     """Runs one size of a spec; `close` ends whatever process it keeps. One serves the
-    specs of a whole command, whatever their settings."""
+    specs of a whole command, whatever their settings. `deaths`: processes that died with
+    no one size to blame (said after the tables; they fail the command)."""
+
+    deaths: list[str]
 
     def __call__(self, spec: TargetSpec, values: dict[str, Any], style: str, seed: int,
                  settings: Settings) -> Trial: ...
@@ -98,6 +101,9 @@ def run_trial(spec: TargetSpec, values: dict[str, Any], style: str, seed: int,
 class InProcessTrials:
     """Every size in this process."""
 
+    def __init__(self) -> None:
+        self.deaths: list[str] = []
+
     def __call__(self, spec: TargetSpec, values: dict[str, Any], style: str, seed: int,
                  settings: Settings) -> Trial:
         return run_trial(spec, values, style, seed, settings)
@@ -108,22 +114,50 @@ class InProcessTrials:
 
 class ChildTrials:
     """Every size in one child process, a new one after each that died (`Trial.crashed`)
-    or ran past `seconds` (killed)."""
+    or ran past `seconds` (killed).
+
+    Memory a kernel corrupts may abort its process only later, when it is freed: a death
+    in a child that ran other sizes before is tried again alone, in a new child, and is the
+    size's only when it dies there too; otherwise, and for a child that dies as it ends,
+    the sizes it ran are named in `deaths`."""
 
     def __init__(self, seconds: float = DEFAULT_SECONDS) -> None:
         self.seconds = seconds
         self.worker = Worker(_init_child, tuple(CHILD_IMPORTS), "verify child")
+        self.deaths: list[str] = []
+        self.ran: list[str] = []  # the sizes the current child ran
 
     def __call__(self, spec: TargetSpec, values: dict[str, Any], style: str, seed: int,
                  settings: Settings) -> Trial:
         job = (spec_ref(spec), dict(values), style, seed, settings)
+        here = f"{spec.label} at {spec.describe(values) or 'its sizes'}"
+        if self.worker.fresh:
+            self.ran = []
         answer = self.worker.call(_run_job, job, self.seconds)
+        if isinstance(answer, Died) and answer.timeout is None and self.ran:
+            before, self.ran = self.ran, []
+            answer_alone = self.worker.call(_run_job, job, self.seconds)
+            if not isinstance(answer_alone, Died):
+                self.deaths.append(
+                    f"the verify child died of {answer.cause} running {here}, which did not "
+                    f"crash alone: {_blame(before)}")
+            answer = answer_alone
         if isinstance(answer, Died):
+            self.ran = []
             return Trial(dict(values), style, seed, crashed=answer.cause)
+        self.ran.append(here)
         return answer
 
     def close(self) -> None:
-        self.worker.close()
+        died = self.worker.close()
+        if died is not None and self.ran:
+            self.deaths.append(f"the verify child died of {died.cause} as it ended: "
+                               f"{_blame(self.ran)}")
+        self.ran = []
+
+
+def _blame(sizes: list[str]) -> str:
+    return ("a size it ran before may have corrupted its memory (" + "; ".join(sizes) + ")")
 
 
 def _init_child(imports: tuple[str, ...]) -> None:

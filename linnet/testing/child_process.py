@@ -94,6 +94,7 @@ class Worker:
                  what: str = "worker process") -> None:
         self.init, self.init_arg, self.what = init, init_arg, what
         self.starts = 0  # children started so far (tests and reports read it)
+        self.served = 0  # calls the current child answered
         self._process: Any = None
         self._requests: Any = None
         self._answers: Any = None
@@ -113,27 +114,37 @@ class Worker:
         answer = _receive(self._answers)
         if answer is None:
             return self._lost(None)
+        self.served += 1
         ok, value = answer
         if not ok:
             raise value
         return value
 
-    def close(self) -> None:
-        """Ask the child to stop, and wait for it (killing it if it does not)."""
+    def close(self) -> Died | None:
+        """Ask the child to stop, and wait for it (killing it if it does not). `Died` when
+        it ended badly all the same: memory an earlier call corrupted can abort a process
+        only when it frees it, at exit."""
         if self._process is None:
-            return
+            return None
         try:
             self._requests.send(None)
         except OSError:
             pass
         self._process.join(5)
+        exitcode = self._process.exitcode
         self._forget()
+        return Died(exitcode) if exitcode else None
 
     def __enter__(self) -> "Worker":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    @property
+    def fresh(self) -> bool:
+        """Will the next call be the first its child runs (nothing before it to blame)?"""
+        return self._process is None or self.served == 0
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
@@ -146,6 +157,7 @@ class Worker:
         answers_in.close()
         self._process, self._requests, self._answers = process, requests_in, answers_out
         self.starts += 1
+        self.served = 0
         started = _receive(answers_out)
         if started != _STARTED:
             process.join()

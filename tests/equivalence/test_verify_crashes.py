@@ -17,6 +17,7 @@ from linnet.cli_verify import main
 from linnet.frontend import check_program
 from linnet.testing.harness import Comparison, target_spec
 from linnet.verify import format_report, verify_target
+from linnet.testing.child_process import Died
 from linnet.verify_trials import Settings, Trial
 
 from kernel_cases import example
@@ -103,3 +104,46 @@ def test_an_unmasked_store_is_rejected_or_a_crash_verdict(tmp_path, capsys) -> N
     out = capsys.readouterr().out
     assert "op double (kernel rows_unmasked)" in out
     assert "R=1    x: f32[1, 100]" in out and "crashed: SIG" in out
+
+
+class _FakeWorker:
+    """Answers planted in turn: a `Died` ends the current child, the next call starts one."""
+
+    def __init__(self, answers: list, at_close: Died | None) -> None:
+        self.answers, self.at_close, self.served = iter(answers), at_close, 0
+
+    @property
+    def fresh(self) -> bool:
+        return self.served == 0
+
+    def call(self, fn, job, timeout=None):
+        answer = next(self.answers)
+        self.served = 0 if isinstance(answer, Died) else self.served + 1
+        return answer
+
+    def close(self) -> Died | None:
+        return self.at_close
+
+
+def test_a_death_after_other_sizes_is_tried_alone_before_it_is_blamed() -> None:
+    """Size 2 kills a child that ran size 1 but passes alone: the death is said, naming
+    size 1; size 4 kills a child that ran size 3 and kills a fresh one too: its verdict;
+    the last child dies as it ends: the sizes it ran are named."""
+    spec = target_spec(example("relu"), "relu")
+    ok = [Trial({"N": n}, "normal", 0, comparison=Comparison(
+        spec.label, {"N": n}, "equivalent", "cpu", [], [], True, True, "planted"))
+        for n in range(6)]
+    trials = verify_trials.ChildTrials()
+    trials.worker = _FakeWorker([ok[1], Died(-6), ok[2], ok[3], Died(-11), Died(-11),
+                                 ok[5]], at_close=Died(-6))
+    settings = Settings()
+    got = [trials(spec, {"N": n}, "normal", 0, settings) for n in (1, 2, 3, 4, 5)]
+    assert [t.crashed for t in got] == [None, None, None, "SIGSEGV", None]
+    assert got[1] is ok[2]
+    trials.close()
+    assert trials.deaths == [
+        "the verify child died of SIGABRT running op relu (kernel relu_blocks) at N=2, which "
+        "did not crash alone: a size it ran before may have corrupted its memory (op relu "
+        "(kernel relu_blocks) at N=1)",
+        "the verify child died of SIGABRT as it ended: a size it ran before may have "
+        "corrupted its memory (op relu (kernel relu_blocks) at N=5)"]

@@ -65,3 +65,19 @@ def test_an_exception_is_raised_here_and_a_call_past_its_timeout_is_killed() -> 
 def test_a_child_that_cannot_start_is_start_failed() -> None:
     with pytest.raises(StartFailed, match="a verify child could not start: ValueError: planted"):
         Worker(fail, None, "verify child").call(square, 2)
+
+
+def abort_at_exit(_: object) -> None:
+    import atexit
+    atexit.register(os.abort)
+
+
+def test_close_says_when_the_child_dies_as_it_ends() -> None:
+    """Memory corrupted by one call may abort the process only when it is freed, at exit."""
+    with Worker() as worker:
+        worker.call(square, 2)
+        assert worker.close() is None
+        assert worker.fresh
+        worker.call(abort_at_exit, None)
+        assert not worker.fresh
+        assert worker.close() == Died(-6)
