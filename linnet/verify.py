@@ -118,15 +118,18 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
     failing = next((t for t in report.trials if not t.ok), None)
     if failing is not None:
         report.smallest = failing
+        tried: dict[str, Trial] = {}  # a crash costs a new child: run no size twice
 
         def fails(values: dict[str, Any]) -> bool:
-            return run(spec, values, failing.style, failing.seed,
-                       settings).same_failure(failing)
+            trial = run(spec, values, failing.style, failing.seed, settings)
+            tried[repr(sorted(values.items()))] = trial
+            return trial.same_failure(failing)
 
         best = shrink(spec, failing.values, fails, budget=shrink_budget,
                       kernel=spec.kind == "op")
         if best != failing.values:
-            report.smallest = run(spec, best, failing.style, failing.seed, settings)
+            report.smallest = tried.get(repr(sorted(best.items()))) or \
+                run(spec, best, failing.style, failing.seed, settings)
     return report
 
 
