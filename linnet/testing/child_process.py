@@ -95,6 +95,7 @@ class Worker:
         self.init, self.init_arg, self.what = init, init_arg, what
         self.starts = 0  # children started so far (tests and reports read it)
         self.served = 0  # calls the current child answered
+        self._busy = False
         self._process: Any = None
         self._requests: Any = None
         self._answers: Any = None
@@ -105,6 +106,7 @@ class Worker:
         raised here."""
         if self._process is None:
             self._start()
+        self._busy = True  # till the answer comes: a KeyboardInterrupt here leaves it so
         try:
             self._requests.send((fn, arg))
         except (BrokenPipeError, ConnectionResetError, EOFError):
@@ -114,6 +116,7 @@ class Worker:
         answer = _receive(self._answers)
         if answer is None:
             return self._lost(None)
+        self._busy = False
         self.served += 1
         ok, value = answer
         if not ok:
@@ -125,6 +128,9 @@ class Worker:
         it ended badly all the same: memory an earlier call corrupted can abort a process
         only when it frees it, at exit."""
         if self._process is None:
+            return None
+        if self._busy:  # interrupted while the child runs a call: no waiting for it
+            self._forget()
             return None
         try:
             self._requests.send(None)
@@ -186,6 +192,7 @@ class Worker:
         for end in (self._requests, self._answers):
             end.close()
         self._process = self._requests = self._answers = None
+        self._busy = False
 
 
 def isolated(fn: Callable[[Any], Any], arg: Any, rules: str | None = None,
@@ -219,7 +226,9 @@ def _receive(connection: Any) -> Any:
 def _serve(requests: Any, answers: Any, init: Callable[[Any], None] | None,
            init_arg: Any) -> None:
     """The child: `init`, then each call sent until told to stop (None) or the parent
-    goes away."""
+    goes away. Ctrl-C is the parent's to handle (it stops the child): the child, in the
+    terminal's process group too, ignores it rather than die with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         if init is not None:
             init(init_arg)
