@@ -10,12 +10,14 @@ Triton interpreter's heap until `linnet check` rejects it (E2131).
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from linnet import verify_trials
 from linnet.cli_verify import main
 from linnet.frontend import check_program
-from linnet.testing.harness import Comparison, target_spec
+from linnet.testing.harness import Comparison, ProgramError, target_spec
 from linnet.verify import format_report, verify_target
 from linnet.testing.child_process import Died
 from linnet.verify_trials import Settings, Trial
@@ -152,3 +154,14 @@ def test_a_death_after_other_sizes_is_tried_alone_before_it_is_blamed() -> None:
         "(kernel relu_blocks) at N=1)",
         "the verify child died of SIGABRT as it ended: a size it ran before may have "
         "corrupted its memory (op relu (kernel relu_blocks) at N=5)"]
+
+
+def test_a_program_error_comes_back_from_the_child_whole() -> None:
+    """The child sends what it raises pickled: a program with errors keeps its diagnostics
+    and sources, so the command prints them as it does in one process."""
+    with pytest.raises(ProgramError) as caught:
+        target_spec("bad.linnet", "f", "module bad\nfn f(x: f32, y: bf16) -> f32 {\n"
+                                       "    return x + y\n}\n")
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert [d.code for d in again.diagnostics] == ["E2103"]
+    assert list(again.sources) == ["bad.linnet"] and "bad.linnet:3:12" in str(again)
