@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TextIO
 
-from .cli_io import positive_int, print_error
+from .cli_io import duration, positive_int, print_error
 
 FUZZ_HELP = """\
 Differential testing. Generate random well-typed programs, evaluate each case
@@ -51,8 +51,18 @@ examples:
 
 The same --seed and --count give the same programs whatever --jobs is.
 
+--negative N runs nothing: it generates N kernels whose load, store or atomic
+can leave its tensor (no mask over a tile wider than the axis, a mask with the
+wrong bound or on the wrong axis, a grid with more programs than rows, negative
+offsets), one fault each, and checks that `linnet check` rejects every one with
+E2131 and accepts its twin with the fault mended; each program it accepts is a
+finding (with --out, written to DIR/negative/).
+
+  linnet fuzz --negative 100 --seed 3
+
 exit status: 0 nothing failed, 1 a crash, late diagnostic, hang, fault or
-disagreement, 2 a command-line mistake."""
+disagreement (with --negative: an out-of-bounds kernel check accepted), 2 a
+command-line mistake."""
 
 TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
 
@@ -67,8 +77,11 @@ def add_fuzz_command(commands) -> None:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--count", type=positive_int, metavar="N",
                         help="programs to generate (default 100)")
-    budget.add_argument("--time", type=_seconds, metavar="T",
+    budget.add_argument("--time", type=duration, metavar="T",
                         help="generate programs for T seconds (30, 90s, 10m, 1h)")
+    budget.add_argument("--negative", type=positive_int, metavar="N",
+                        help="instead: generate N kernels that access memory out of bounds "
+                             "and check that `linnet check` rejects each (E2131)")
     p.add_argument("--targets", type=_targets, default=TARGETS, metavar="T1,T2",
                    help=f"the targets to run (default all: {','.join(TARGETS)})")
     p.add_argument("--kernels", action="store_true",
@@ -89,24 +102,11 @@ def add_fuzz_command(commands) -> None:
     p.add_argument("--rules", metavar="MODULE[:NAME]",
                    help="add these e-graph rule sets to the library's (NAME defaults to "
                         "RULE_SET; a rule set or a list of them)")
-    p.add_argument("--seconds", type=_seconds, default=60.0, metavar="T",
+    p.add_argument("--seconds", type=duration, default=60.0, metavar="T",
                    help="time limit of each compile, load or run (default 60)")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON on stdout (classes, findings, reductions)")
     p.set_defaults(run=run_fuzz_command)
-
-
-def _seconds(text: str) -> float:
-    units = {"s": 1, "m": 60, "h": 3600}
-    scale = units.get(text[-1:], 1)
-    try:
-        value = float(text[:-1] if text[-1:] in units else text) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (30, 90s, 10m, 1h)") \
-            from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not positive")
-    return value
 
 
 def _targets(text: str) -> tuple[str, ...]:
@@ -141,6 +141,8 @@ class _Line:
 
 
 def run_fuzz_command(args: argparse.Namespace) -> int:
+    if args.negative:
+        return _run_negative(args)
     from .testing.fuzz import fuzz, load_rules
     if args.in_process and args.jobs > 1:
         print("linnet fuzz: --in-process runs one program at a time: leave out --jobs",
@@ -169,4 +171,13 @@ def run_fuzz_command(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=1))
     else:
         print(report.summary())
+    return 1 if report.failed else 0
+
+
+def _run_negative(args: argparse.Namespace) -> int:
+    """`--negative N`: the negative corpus through `linnet check`; 1 when check accepted
+    one (or a finding of another kind), else 0."""
+    from .testing.fuzz.negative import check_negative
+    report = check_negative(args.seed, args.negative, args.out)
+    print(json.dumps(report.to_json(), indent=1) if args.json else report.summary())
     return 1 if report.failed else 0

@@ -191,3 +191,19 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
+
+
+def duration(text: str) -> float:
+    """argparse type of a time such as `linnet fuzz --time` or `--seconds`: seconds, or a
+    number with the unit s, m or h (30, 90s, 10m, 1h); positive."""
+    import argparse
+    units = {"s": 1, "m": 60, "h": 3600}
+    scale = units.get(text[-1:], 1)
+    try:
+        value = float(text[:-1] if text[-1:] in units else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (30, 90s, 10m, 1h)") \
+            from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not positive")
+    return value

@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from .cli_compile import tuning_argument
-from .cli_io import positive_int, print_error
+from .cli_io import duration, positive_int, print_error
 from .cli_presence import add_presence_options, presence
 
 VERIFY_HELP = """\
@@ -30,6 +30,13 @@ interpreter on the CPU (TRITON_INTERPRET=1 is set for this process). With
 --target jax they run through Pallas: on a GPU backend, else in Pallas's
 interpreter (LINNET_PALLAS_INTERPRET=1 is set for this process).
 
+The sizes run in a child process, one for the whole command: a kernel that
+kills it (a store out of bounds corrupting the heap: SIGABRT; a segfault) or
+runs past --seconds (it is killed) gets the verdict `crashed: SIGABRT` (or
+`crashed: timed out after 600 s`) at its sizes, which are shrunk like a
+disagreement's, and a new child runs the rest. --in-process runs them in the
+command's own process (for a debugger: a native crash then ends the command).
+
 examples:
   linnet verify examples/softmax.linnet
   linnet verify examples/matmul.linnet --op matmul --examples 20 --seed 3
@@ -46,8 +53,8 @@ random weights for every param, buffer and state of the block's tree as inputs a
 its own; the root's generics take --bind values, else their defaults, and the entry's
 are drawn. --present/--weights say which optional members are there.
 
-exit status: 0 every kernel agrees with its body, 1 a disagreement (or errors in
-the program), 2 a command-line mistake (also: torch, or jax for --target jax, not
+exit status: 0 every kernel agrees with its body, 1 a disagreement or a crash (or
+errors in the program), 2 a command-line mistake (also: torch, or jax for --target jax, not
 installed), 130 interrupted."""
 
 
@@ -89,6 +96,12 @@ def add_verify_command(commands) -> None:
                         "else linnet.tuning.json beside FILE if there is one)")
     p.add_argument("--no-tuning", action="store_true",
                    help="use the kernel choices of the op headers only")
+    p.add_argument("--seconds", type=duration, metavar="T",
+                   help="time limit of each size, past which its process is killed and the "
+                        "size is a crash (default 600; 90s, 10m)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the sizes in this process, not in a child (for a debugger: a "
+                        "native crash then ends the command)")
     from .cli_report import add_report_options
     add_report_options(p)
     p.set_defaults(run=run_verify_command)
@@ -129,16 +142,24 @@ def run_verify_command(args: argparse.Namespace) -> int:
     except ValueError as err:
         print_error("linnet verify", err)
         return 2
+    from .verify_trials import DEFAULT_SECONDS, ChildTrials, InProcessTrials
     report, status = Reporter(args), 0
-    for program in programs:
-        status = max(status, _verify_file(args, program.path, device, report))
-        if status == 2:
-            return 2
+    trials = InProcessTrials() if args.in_process else \
+        ChildTrials(args.seconds or DEFAULT_SECONDS)
+    try:
+        for program in programs:
+            status = max(status, _verify_file(args, program.path, device, report, trials))
+            if status == 2:
+                return 2
+    finally:
+        trials.close()
+    from .verify import report_deaths
+    status = max(status, report_deaths(trials))
     report.finish(len(programs))
     return status
 
 
-def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> int:
+def _verify_file(args: argparse.Namespace, path: str, device: str, report, trials) -> int:
     from .errors import UsageError
     from .testing.harness import ProgramError, target_spec
     from .tune.records import TuningFileError
@@ -150,7 +171,7 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
                               numerics=args.numerics, device=device, grad=not args.no_grad,
                               max_dim=args.max_dim, target=args.target,
                               max_elements=args.max_elements, block=block,
-                              tuning=tuning_argument(args))
+                              tuning=tuning_argument(args), trials=trials)
         name = args.op or args.entry
         if name is not None:
             problem = _target_problem(args, path, name, target_spec)
@@ -160,7 +181,8 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report) -> in
         return run_verify(path, op=args.op, entry=args.entry, examples=args.examples,
                           seed=args.seed, numerics=args.numerics, device=device,
                           grad=not args.no_grad, max_dim=args.max_dim, target=args.target,
-                          max_elements=args.max_elements, tuning=tuning_argument(args))
+                          max_elements=args.max_elements, tuning=tuning_argument(args),
+                          trials=trials)
     except TuningFileError as err:
         print_error("linnet verify", err)
         return 1

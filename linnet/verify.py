@@ -13,7 +13,10 @@ A block entry (`--root B`, or `--entry E` naming an entry of the file's root blo
 random weights for its parameters as inputs after its own (`testing/block_specs.py`).
 
 Kernels run on CUDA when a device is present, else in the Triton interpreter: the command
-sets `TRITON_INTERPRET=1` before Triton is imported.
+sets `TRITON_INTERPRET=1` before Triton is imported. The sizes run in a child process
+(`verify_trials.py`): a kernel that kills its process (a write out of bounds corrupting
+the heap, a segfault in a runtime) or hangs past the time limit is the verdict
+`crashed: SIGABRT` of its sizes, shrunk like a disagreement, and the command goes on.
 """
 
 from __future__ import annotations
@@ -23,24 +26,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .testing.harness import (Comparison, OutputError, ProgramError, TargetSpec, _first_line,
-                              compare_kernel_and_body, draw_values, dtype_choices, kernel_ops,
-                              kernel_runtime, make_inputs, shrink, target_spec)
+from .testing.harness import (OutputError, TargetSpec, draw_values, dtype_choices, kernel_ops,
+                              kernel_runtime, shrink, target_spec)
+from .verify_trials import (DEFAULT_SECONDS, ChildTrials, InProcessTrials, Settings, Trial,
+                            Trials)
 
 DEFAULT_STYLES = ("normal", "uniform")
-
-
-@dataclass
-class Trial:
-    values: dict[str, Any]
-    style: str
-    seed: int
-    comparison: Comparison | None = None
-    error: str | None = None  # the harness itself failed (compiling, say)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.comparison is not None and self.comparison.ok
 
 
 @dataclass
@@ -56,27 +47,16 @@ class Report:
         return all(t.ok for t in self.trials)
 
     @property
+    def crashed(self) -> bool:
+        return any(t.crashed for t in self.trials)
+
+    @property
     def kernel_used(self) -> bool:
         return any(t.comparison is not None and t.comparison.kernel_ran for t in self.trials)
 
 
 def _stable_seed(seed: int, name: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(name.encode())) & 0x7FFFFFFF
-
-
-def _run_trial(spec: TargetSpec, values: dict, style: str, seed: int, *, numerics: str,
-               device: str, grad: bool, target: str = "torch", tuning: Any = False) -> Trial:
-    trial = Trial(dict(values), style, seed)
-    try:
-        inputs = make_inputs(spec, values, seed=seed, style=style, device=device)
-        trial.comparison = compare_kernel_and_body(
-            spec.path, spec, inputs, numerics=numerics, device=device, grad=grad,
-            text=spec.text, values=values, seed=seed, target=target, tuning=tuning)
-    except ProgramError:
-        raise
-    except Exception as err:  # noqa: BLE001 - reported as a failing trial
-        trial.error = f"{type(err).__name__}: {_first_line(err)}"
-    return trial
 
 
 def _draw_trials(spec: TargetSpec, rng: random.Random, examples: int, max_dim: int,
@@ -115,9 +95,13 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
                   max_dim: int = 130, shrink_budget: int = 60,
                   progress: Callable[[Trial], None] | None = None,
                   target: str = "torch", max_elements: int | None = None,
-                  tuning: Any = False) -> Report:
-    """Draw sizes and inputs, compare the kernel with the body on each, and shrink the
-    first failure. `tuning` is compile_source's for the kernels (False: the headers')."""
+                  trials: Trials | None = None, tuning: Any = False) -> Report:
+    """Draw sizes for `spec`, run them (through `trials`; default: in this process) until
+    one fails, and shrink that one to the smallest sizes that fail the same way (a crash
+    stays a crash of the same cause). `tuning` is compile_source's for the kernels (False:
+    the op headers')."""
+    settings = Settings(numerics, device, grad, target, tuning)
+    run = trials or InProcessTrials()
     report = Report(spec)
     rng = random.Random(_stable_seed(seed, spec.name))
     draws = _draw_trials(spec, rng, examples, max_dim, max_elements)
@@ -126,9 +110,7 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
         return report
     for k, values in enumerate(draws):
         style = DEFAULT_STYLES[k % len(DEFAULT_STYLES)]
-        trial = _run_trial(spec, values, style, _stable_seed(seed + k, spec.name),
-                           numerics=numerics, device=device, grad=grad, target=target,
-                           tuning=tuning)
+        trial = run(spec, values, style, _stable_seed(seed + k, spec.name), settings)
         report.trials.append(trial)
         if progress:
             progress(trial)
@@ -137,20 +119,18 @@ def verify_target(spec: TargetSpec, *, examples: int = 10, seed: int = 0,
     failing = next((t for t in report.trials if not t.ok), None)
     if failing is not None:
         report.smallest = failing
-        last: dict[str, Trial] = {}
+        tried: dict[str, Trial] = {}  # a crash costs a new child: run no size twice
 
         def fails(values: dict[str, Any]) -> bool:
-            t = _run_trial(spec, values, failing.style, failing.seed, numerics=numerics,
-                           device=device, grad=grad, target=target, tuning=tuning)
-            last["trial"] = t
-            return not t.ok
+            trial = run(spec, values, failing.style, failing.seed, settings)
+            tried[repr(sorted(values.items()))] = trial
+            return trial.same_failure(failing)
 
         best = shrink(spec, failing.values, fails, budget=shrink_budget,
                       kernel=spec.kind == "op")
         if best != failing.values:
-            report.smallest = _run_trial(spec, best, failing.style, failing.seed,
-                                         numerics=numerics, device=device, grad=grad,
-                                         target=target, tuning=tuning)
+            report.smallest = tried.get(repr(sorted(best.items()))) or \
+                run(spec, best, failing.style, failing.seed, settings)
     return report
 
 
@@ -181,6 +161,8 @@ def _err(e: OutputError | None) -> str:
 
 
 def _verdict(t: Trial) -> str:
+    if t.crashed:
+        return f"crashed: {t.crashed}"
     if t.error:
         return "ERROR"
     c = t.comparison
@@ -211,6 +193,8 @@ def format_table(rows: list[list[str]], head: list[str]) -> list[str]:
 
 
 def _details(t: Trial) -> list[str]:
+    if t.crashed:
+        return [f"    the process running these sizes {_death(t.crashed)}"]
     if t.error:
         return [f"    {t.error}"]
     c = t.comparison
@@ -220,6 +204,10 @@ def _details(t: Trial) -> list[str]:
     lines += [f"    forward  {e}" for e in c.outputs if not e.ok]
     lines += [f"    gradient {e}" for e in c.grads if not e.ok]
     return lines
+
+
+def _death(cause: str) -> str:
+    return f"was killed: it {cause}" if cause.startswith("timed out") else f"died of {cause}"
 
 
 def format_report(report: Report, runtime: str, numerics: str) -> str:
@@ -247,7 +235,9 @@ def format_report(report: Report, runtime: str, numerics: str) -> str:
             lines.append("  note: the kernel never ran (the compiled module ran the op's body "
                          "for every size), so this compared the body with itself")
     else:
-        lines.append(f"  disagreement after {n} size{'s' if n != 1 else ''} ({worst})")
+        what = "crash" if report.crashed else "disagreement"
+        after = f" ({worst})" if fw else ""
+        lines.append(f"  {what} after {n} size{'s' if n != 1 else ''}{after}")
         s = report.smallest
         lines.append(f"  smallest failing sizes found: {spec.describe(s.values) or '(fixed)'} "
                      f"({spec.describe_inputs(s.values)}; {s.style} values, seed {s.seed})")
@@ -263,14 +253,18 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
                device: str | None = None, grad: bool = True, max_dim: int | None = None,
                write: Callable[[str], None] = print, target: str = "torch",
                max_elements: int | None = None, block: dict[str, Any] | None = None,
-               tuning: Any = None) -> int:
-    """Verify and print the tables; 0 when everything agrees, 1 otherwise. Raises
-    `ProgramError` for a program with errors and KeyError for an unknown op or entry.
-    `target="jax"` runs the kernels through Pallas (`linnet jax`). `block` verifies a
-    block entry: `{"root": B or None, "bind": the root's generics, "present": paths}`.
-    `tuning` is compile_source's, read once (None: `$LINNET_TUNING`, else
-    `linnet.tuning.json` beside the file; False: the op headers' choices only); a file that
-    cannot be read raises `linnet.tune.TuningFileError`."""
+               trials: Trials | None = None, isolate: bool = True,
+               seconds: float = DEFAULT_SECONDS, tuning: Any = None) -> int:
+    """Verify and print the tables; 0 when everything agrees, 1 otherwise (a disagreement,
+    or a size whose process crashed). Raises `ProgramError` for a program with errors and
+    KeyError for an unknown op or entry. `target="jax"` runs the kernels through Pallas
+    (`linnet jax`). `block` verifies a block entry: `{"root": B or None, "bind": the
+    root's generics, "present": paths}`. `tuning` is compile_source's, read once (None:
+    `$LINNET_TUNING`, else `linnet.tuning.json` beside the file; False: the op headers'
+    choices only); a file that cannot be read raises `linnet.tune.TuningFileError`.
+
+    Sizes run through `trials` (the caller closes it), else in a child process made for
+    this call (`isolate`; killed past `seconds` a size) or in this one."""
     from .testing.harness import default_device
     from .tune.records import tuning_for
     tuning = tuning_for(tuning, path) or False
@@ -287,12 +281,26 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
     if not specs:
         write(f"{path}: no op binds a kernel; nothing to verify")
         return 0
+    run = trials or (ChildTrials(seconds) if isolate else InProcessTrials())
     status = 0
-    for spec in specs:
-        report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
-                               device=device, grad=grad, max_dim=max_dim, target=target,
-                               max_elements=max_elements, tuning=tuning)
-        write(format_report(report, runtime, numerics))
-        if not report.ok:
-            status = 1
+    try:
+        for spec in specs:
+            report = verify_target(spec, examples=examples, seed=seed, numerics=numerics,
+                                   device=device, grad=grad, max_dim=max_dim, target=target,
+                                   max_elements=max_elements, trials=run, tuning=tuning)
+            write(format_report(report, runtime, numerics))
+            if not report.ok:
+                status = 1
+    finally:
+        if trials is None:
+            run.close()
+    if trials is None:
+        status = max(status, report_deaths(run, write))
     return status
+
+
+def report_deaths(trials: Trials, write: Callable[[str], None] = print) -> int:
+    """Say each death of a process no one size explains (after `close`); 1 if any."""
+    for death in trials.deaths:
+        write(f"crash: {death}")
+    return 1 if trials.deaths else 0

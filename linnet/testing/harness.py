@@ -207,8 +207,8 @@ def _analysis(path: str, text: str) -> Analysis:
 class ProgramError(LinnetError):
     """The program has errors; `diagnostics` and `sources` render them."""
 
-    def __init__(self, message: str, diagnostics, sources) -> None:
-        super().__init__("", diagnostics, sources)
+    def __init__(self, message: str = "", diagnostics=None, sources=None) -> None:
+        super().__init__("", diagnostics, sources)  # defaults: it pickles (verify's child)
 
 
 def _program_error(diagnostics, sources) -> ProgramError:

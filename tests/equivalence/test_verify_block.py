@@ -12,7 +12,7 @@ ARGS = ["--examples", "2", "--max-dim", "20"]
 
 
 def test_a_block_entry_is_verified_with_its_weights(capsys) -> None:
-    assert main(["verify", str(PROGRAM), "--root", "Net", *ARGS]) == 0
+    assert main(["verify", str(PROGRAM), "--root", "Net", *ARGS, "--in-process"]) == 0
     out = capsys.readouterr().out
     assert "entry Net.main" in out and "2 sizes tried: all agree" in out
     assert "w: f32[6]" in out and "bias" not in out and "head.w" not in out
@@ -21,7 +21,7 @@ def test_a_block_entry_is_verified_with_its_weights(capsys) -> None:
 
 def test_present_optional_members_are_inputs_too(capsys) -> None:
     assert main(["verify", str(PROGRAM), "--entry", "main", "--bind", "C=5", "--present",
-                 "bias", "--present", "head.w", *ARGS]) == 0
+                 "bias", "--present", "head.w", *ARGS]) == 0  # in a child: the spec remade
     out = capsys.readouterr().out
     assert "w: f32[5], bias: f32[5], head.w: f32[5]" in out
     assert "2 sizes tried: all agree" in out
@@ -31,7 +31,7 @@ def test_a_wrong_kernel_under_a_block_is_caught(capsys, tmp_path) -> None:
     wrong = tmp_path / "block_softmax.linnet"
     wrong.write_text(PROGRAM.read_text().replace("e / sum[c] e[c], mask",
                                                  "e / sum[c] e[c] * 1.01, mask"))
-    assert main(["verify", str(wrong), "--root", "Net", *ARGS]) == 1
+    assert main(["verify", str(wrong), "--root", "Net", *ARGS, "--in-process"]) == 1
     assert "DISAGREE" in capsys.readouterr().out
 
 

@@ -3,7 +3,9 @@
 `linnet.cli_verify.main` runs the command alone (until `linnet/cli.py` registers it, after
 which `linnet verify` is the same command). The wrong softmax of `wrong_softmax.linnet` is
 caught only once the compiler really runs kernels; the shrinking test plants a wrong kernel
-in the harness, so it checks the command whatever the compiler does.
+in the harness, so it checks the command whatever the compiler does; the planted kernels
+live in this process, so those tests pass `--in-process` (sizes run in a child otherwise:
+`test_verify_crashes.py`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def test_agreeing_kernel_exits_0_with_a_table(capsys) -> None:
 
 
 def test_tuple_results_and_every_kernel_op(capsys) -> None:
-    assert main(["verify", example("column_stats"), "--examples", "2", "--max-dim", "40"]) == 0
+    assert main(["verify", example("column_stats"), "--examples", "2", "--max-dim", "40",
+                 "--in-process"]) == 0
     out = capsys.readouterr().out
     assert "op column_stats (kernel column_stats_tiles)" in out
     assert "2 sizes tried: the forward pass agrees" in out  # no grad clause: body's gradient
@@ -68,7 +71,7 @@ def _planted(monkeypatch, wrong_from: int) -> None:
 def test_shrinks_to_the_smallest_failing_sizes(monkeypatch, capsys) -> None:
     _planted(monkeypatch, wrong_from=16)
     assert main(["verify", example("softmax"), "--examples", "8", "--seed", "2",
-                 "--max-dim", "300"]) == 1
+                 "--max-dim", "300", "--in-process"]) == 1
     out = capsys.readouterr().out
     assert "DISAGREE" in out
     assert "smallest failing sizes found: R=1 C=17 (x: f32[1, 17]" in out
@@ -77,7 +80,7 @@ def test_shrinks_to_the_smallest_failing_sizes(monkeypatch, capsys) -> None:
 
 def test_planted_kernel_that_agrees_passes(monkeypatch, capsys) -> None:
     _planted(monkeypatch, wrong_from=10_000)
-    assert main(["verify", example("softmax"), "--examples", "3"]) == 0
+    assert main(["verify", example("softmax"), "--examples", "3", "--in-process"]) == 0
     out = capsys.readouterr().out
     assert "the forward pass agrees" in out and "never ran" not in out
 
@@ -89,7 +92,7 @@ def test_kernel_that_raises_is_a_failure(monkeypatch, capsys) -> None:
     original = harness.compiled
     monkeypatch.setattr(harness, "compiled", lambda spec, values, numerics: (
         original(spec, values, numerics) if numerics == "exact" else (broken, "@triton.jit")))
-    assert main(["verify", example("relu"), "--examples", "2"]) == 1
+    assert main(["verify", example("relu"), "--examples", "2", "--in-process"]) == 1
     out = capsys.readouterr().out
     assert "ERROR" in out or "DISAGREE" in out
     assert "the kernel raised RuntimeError: launch failed" in out
