@@ -27,9 +27,11 @@ __all__ = ["Outcome", "SIZES", "choose_values", "run_entry", "own_inputs", "clos
            "run_export", "export_outcome", "is_loss", "kernels_chosen", "seed_of",
            "sizes_text"]
 
-BASE = (2, 3, 4, 5)
-"""The sizes the `Dim` generics take first, in turn: small, and apart, so that an axis
-mixed up with another shows."""
+BASE = (2, 1, 3, 4)
+"""The sizes the `Dim` generics take first, in turn: small and apart, so that an axis
+mixed up with another shows, and one of them 1 (a single head, row or layer: an edge of
+broadcasting, and half the programs of a grid over two such axes, which Triton's
+interpreter runs one by one)."""
 RAISED = (16, 32)
 """The sizes one generic is raised to when no kernel applies at the base sizes: the powers
 of two that tile kernels often require (attention's head dim is 16, 32, 64 or 128)."""
