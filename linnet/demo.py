@@ -67,20 +67,24 @@ def has_kernels(program) -> bool:
                for item in module.items)
 
 
-def run_example(path: Path) -> tuple[bool, list[str]]:
-    """Check the example and run it; (whether it agrees, the lines to print)."""
+INDENT = 22  # the width of the examples' names: each run's line starts under the summary
+
+
+def run_example(path: Path) -> tuple[bool, str]:
+    """Check the example and run it: whether it agrees, and what to print after its name
+    (the summary, the diagnostics, then a line per run)."""
     result = check_program(str(path))
     module = result.program.root_module
     summary = describe(module) if module is not None else "did not parse"
-    lines = [f"{'ok' if result.ok else 'ERRORS':<7}{summary}"]
-    lines += ["\n" + render(d, result.sources) + "\n" for d in result.diagnostics]
+    text = f"{'ok' if result.ok else 'ERRORS':<7}{summary}"
+    text += "".join("\n\n" + render(d, result.sources) + "\n" for d in result.diagnostics)
     if not result.ok:
-        return False, lines
+        return False, text
     outcomes = run_program(path, has_kernels(result.program))
-    if not outcomes:
-        lines.append("  nothing to run: no entries and no root block")
-    lines += [f"  {o.label}: {o.line}" for o in outcomes]
-    return all(o.ok for o in outcomes), lines
+    lines = [f"{o.label}: {o.line}" for o in outcomes] or [
+        "nothing to run: no entries and no root block"]
+    return all(o.ok for o in outcomes), text + "".join(
+        f"\n{' ' * (INDENT + 2)}{line}" for line in lines)
 
 
 def run_program(path: Path, kernels: bool) -> list[Outcome]:
@@ -133,12 +137,12 @@ def main(folder: Path = EXAMPLES) -> int:
     failed = []
     for path in files:
         name = str(path.relative_to(folder))
-        print(f"{name:<22}", end="", flush=True)
+        print(f"{name:<{INDENT}}", end="", flush=True)
         try:
-            ok, lines = run_example(path)
+            ok, text = run_example(path)
         except Exception as err:  # noqa: BLE001 - this example's failure, not the demo's
-            ok, lines = False, [f"FAILED: {_failure(name, err).line[len('FAILED: '):]}"]
-        print(("\n" + " " * 22).join(lines), flush=True)
+            ok, text = False, _failure(name, err).line
+        print(text, flush=True)
         if not ok:
             failed.append(name)
     agree = len(files) - len(failed)

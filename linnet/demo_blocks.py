@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .demo_entries import (Outcome, choose_values, close, export_outcome, is_loss,
+from .demo_entries import (Outcome, choose_values, close, count, export_outcome, is_loss,
                            kernels_chosen, own_inputs, run_export, seed_of, sizes_text)
 
-__all__ = ["block_entry_names", "run_model"]
+__all__ = ["block_entry_names", "checkpoints", "run_model"]
 
 WEIGHT_SCALE = 0.3  # random weights this small keep tanh and softmax away from saturation
 
@@ -44,7 +44,7 @@ def run_model(path: Path, names: list[str], has_kernels: bool) -> list[Outcome]:
     drawn = choose_values(first, seed_of(path.name), kernels=chooser)
     root_values = {g: drawn[g] for g in first.block.generics}
     outcomes = []
-    for present, weights in _checkpoints(path, root_values):
+    for present, weights in checkpoints(path, root_values):
         run = _KernelRun(path, root_values, weights) if has_kernels \
             else _ExportRun(path, root_values, weights)
         for spec in specs:
@@ -59,7 +59,7 @@ def run_model(path: Path, names: list[str], has_kernels: bool) -> list[Outcome]:
     return outcomes
 
 
-def _checkpoints(path: Path, root_values: dict) -> list[tuple[str, dict]]:
+def checkpoints(path: Path, root_values: dict) -> list[tuple[str, dict]]:
     """("", weights) for a root without optional members; else a checkpoint without
     them and one with them all."""
     import torch
@@ -153,7 +153,8 @@ class _ExportRun:
         if is_loss(spec):
             exported = self._compile(spec, values, "onnx", grad=True)
             got, want = self._gradients(spec, exported, inputs)
-            verdicts.append((f"--grad ({len(want) - 1} gradients, ONNX)", close(got, want)))
+            verdicts.append((f"--grad ({count(len(want) - 1, 'gradient')}, ONNX)",
+                             close(got, want)))
         self.model.reset_state()
         return export_outcome(label, verdicts, "linnet.torch.load's model")
 

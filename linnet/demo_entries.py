@@ -24,7 +24,7 @@ from .check.types import DTYPE_KINDS, TensorT
 from .ir.prim_types import FLOATS
 
 __all__ = ["Outcome", "SIZES", "choose_values", "run_entry", "own_inputs", "close",
-           "run_export", "export_outcome", "is_loss", "kernels_chosen", "seed_of",
+           "run_export", "export_outcome", "count", "is_loss", "kernels_chosen", "seed_of",
            "sizes_text"]
 
 BASE = (2, 1, 3, 4)
@@ -202,7 +202,8 @@ def _exports_against_torch(path: Path, spec: Any, values: dict, inputs: list,
         grads = [_array(o) for o in _tuple(grad_torch.main(*inputs))]
         onnx = run_export("onnx", compile_source(text, path=str(path), target="onnx",
                                                  grad=True, **options).text, arrays)
-        verdicts.append((f"--grad ({len(grads) - 1} gradients, ONNX)", close(onnx, grads)))
+        verdicts.append((f"--grad ({count(len(grads) - 1, 'gradient')}, ONNX)",
+                         close(onnx, grads)))
     return export_outcome(label, verdicts, "the generated PyTorch")
 
 
@@ -225,6 +226,11 @@ def run_export(target: str, exported: Any, arrays: list) -> list:
         return session.run(None, dict(zip(names, arrays)))
     from .testing.stablehlo_run import run_stablehlo
     return list(run_stablehlo(exported, *arrays))
+
+
+def count(n: int, noun: str) -> str:
+    """`1 gradient`, `6 gradients`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _array(x: Any) -> Any:
