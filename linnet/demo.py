@@ -24,6 +24,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 from .demo_entries import Outcome
 from .diagnostics import render
@@ -118,7 +119,9 @@ def _failure(label: str, err: BaseException) -> Outcome:
                    False)
 
 
-def main(folder: Path = EXAMPLES) -> int:
+def main(folder: Path = EXAMPLES, jobs: int | None = None) -> int:
+    """Run the examples of `folder`, `jobs` at a time (default: one per core, at most
+    `JOBS`), print what each ran, and return the exit status."""
     files = example_files(folder) if folder.is_dir() else []
     if not files:  # an installed wheel ships the compiler, not the repository's examples
         print(f"linnet.demo: no example programs in {folder}: the demo runs the `examples/` "
@@ -135,14 +138,9 @@ def main(folder: Path = EXAMPLES) -> int:
           "on random inputs (kernels against op bodies, exports against PyTorch), each root "
           "block loaded with random weights\n", flush=True)
     failed = []
-    for path in files:
+    for path, (ok, text) in zip(files, _results(files, jobs or min(JOBS, os.cpu_count() or 1))):
         name = str(path.relative_to(folder))
-        print(f"{name:<{INDENT}}", end="", flush=True)
-        try:
-            ok, text = run_example(path)
-        except Exception as err:  # noqa: BLE001 - this example's failure, not the demo's
-            ok, text = False, _failure(name, err).line
-        print(text, flush=True)
+        print(f"{name:<{INDENT}}{text}", flush=True)
         if not ok:
             failed.append(name)
     agree = len(files) - len(failed)
@@ -151,5 +149,29 @@ def main(folder: Path = EXAMPLES) -> int:
     return 1 if failed else 0
 
 
+JOBS = 4  # examples run side by side, each in a process of its own, at most this many
+
+
+def guarded_example(path: Path) -> tuple[bool, str]:
+    """`run_example`, an exception in it being the example's failure, not the demo's."""
+    try:
+        return run_example(path)
+    except Exception as err:  # noqa: BLE001 - this example's failure, on its line
+        return False, _failure(path.name, err).line
+
+
+def _results(files: list[Path], jobs: int) -> Iterator[tuple[bool, str]]:
+    """Each example's `guarded_example`, in order: in `jobs` fresh processes (spawned, not
+    forked: torch's threads do not survive a fork), or here for one job."""
+    if jobs <= 1 or len(files) <= 1:
+        yield from map(guarded_example, files)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(guarded_example, files)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from linnet import demo  # by its name, so that the worker processes find its functions
+    sys.exit(demo.main())

@@ -27,11 +27,10 @@ __all__ = ["Outcome", "SIZES", "choose_values", "run_entry", "own_inputs", "clos
            "run_export", "export_outcome", "count", "is_loss", "kernels_chosen", "seed_of",
            "sizes_text"]
 
-BASE = (2, 1, 3, 4)
-"""The sizes the `Dim` generics take first, in turn: small and apart, so that an axis
-mixed up with another shows, and one of them 1 (a single head, row or layer: an edge of
-broadcasting, and half the programs of a grid over two such axes, which Triton's
-interpreter runs one by one)."""
+BASE = (2, 3, 4, 5)
+"""The sizes the `Dim` generics take first, in turn: small (Triton's interpreter runs the
+programs of a grid one by one, in Python), and apart, so that an axis mixed up with
+another shows."""
 RAISED = (16, 32)
 """The sizes one generic is raised to when no kernel applies at the base sizes: the powers
 of two that tile kernels often require (attention's head dim is 16, 32, 64 or 128)."""
@@ -123,11 +122,14 @@ def kernels_chosen(spec: Any, values: Mapping[str, Any]) -> list[str]:
 
 
 def own_inputs(spec: Any, values: Mapping[str, Any], seed: int) -> list:
-    """Random inputs for the entry's own parameters (not a block's): floats normal,
-    float scalars in [0.05, 1], integers in [0, 16) (token ids, say), on the CPU."""
+    """Random inputs for the entry's own parameters (not a block's), on the CPU: floats
+    normal, float scalars in [0.05, 1], and integers (ids, such as tokens) in [0, n), n the
+    smallest size above 1 among the values (at most 16): an id valid on any axis it may
+    index."""
     import torch
     from .testing.harness import make_inputs
-    ints = {name: (lambda shape, dtype, g: torch.randint(0, 16, shape, generator=g))
+    n = min([v for v in values.values() if isinstance(v, int) and v > 1] + [16])
+    ints = {name: (lambda shape, dtype, g: torch.randint(0, n, shape, generator=g))
             for name, ty in spec.params
             if isinstance(ty, TensorT) and ty.dtype not in FLOATS and ty.dtype != "bool"}
     return make_inputs(spec, values, seed=seed, overrides=ints, device="cpu")[:len(spec.params)]
