@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from .demo_entries import Outcome
+from .demo_entries import Outcome, failure
 from .diagnostics import render
 from .frontend import check_program
 from .syntax import tree as t
@@ -102,7 +102,7 @@ def run_program(path: Path, kernels: bool) -> list[Outcome]:
         try:
             outcomes += run_model(path, blocks, kernels)
         except Exception as err:  # noqa: BLE001 - the model's failure, on its line
-            outcomes.append(_failure("the root block", err))
+            outcomes.append(failure("the root block", err))
     return outcomes
 
 
@@ -110,13 +110,7 @@ def _guarded(label: str, run) -> Outcome:
     try:
         return run()
     except Exception as err:  # noqa: BLE001 - one run's failure, on its line
-        return _failure(label, err)
-
-
-def _failure(label: str, err: BaseException) -> Outcome:
-    lines = str(err).strip().splitlines()
-    return Outcome(label, f"FAILED: {type(err).__name__}: {lines[0][:300] if lines else ''}",
-                   False)
+        return failure(label, err)
 
 
 def main(folder: Path = EXAMPLES, jobs: int | None = None) -> int:
@@ -157,7 +151,7 @@ def guarded_example(path: Path) -> tuple[bool, str]:
     try:
         return run_example(path)
     except Exception as err:  # noqa: BLE001 - this example's failure, on its line
-        return False, _failure(path.name, err).line
+        return False, failure(path.name, err).line
 
 
 def _results(files: list[Path], jobs: int) -> Iterator[tuple[bool, str]]:

@@ -21,8 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .demo_entries import (Outcome, choose_values, close, count, export_outcome, is_loss,
-                           kernels_chosen, own_inputs, run_export, seed_of, sizes_text)
+from .demo_entries import (Outcome, choose_values, close, count, export_outcome, failure,
+                           is_loss, kernels_chosen, own_inputs, run_export, seed_of,
+                           sizes_text)
 
 __all__ = ["block_entry_names", "checkpoints", "run_model"]
 
@@ -54,8 +55,7 @@ def run_model(path: Path, names: list[str], has_kernels: bool) -> list[Outcome]:
             try:
                 outcomes.append(run.entry(spec, values, own_inputs(spec, values, seed), label))
             except Exception as err:  # noqa: BLE001 - one entry's failure, reported as such
-                outcomes.append(Outcome(label, f"FAILED: {type(err).__name__}: "
-                                        f"{_first_line(err)}", False))
+                outcomes.append(failure(label, err))
     return outcomes
 
 
@@ -216,7 +216,3 @@ def _dtype(x: Any) -> str:
     from .torch.block_module import TORCH_DTYPES
     return next(name for name, dtype in TORCH_DTYPES.items() if dtype == x.dtype)
 
-
-def _first_line(err: BaseException) -> str:
-    lines = str(err).strip().splitlines()
-    return lines[0][:300] if lines else ""

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .check.types import DTYPE_KINDS, TensorT
 from .ir.prim_types import FLOATS
 
-__all__ = ["Outcome", "SIZES", "choose_values", "run_entry", "own_inputs", "close",
+__all__ = ["Outcome", "failure", "SIZES", "choose_values", "run_entry", "own_inputs", "close",
            "run_export", "export_outcome", "count", "is_loss", "kernels_chosen", "seed_of",
            "sizes_text"]
 
@@ -46,6 +46,13 @@ class Outcome:
     label: str
     line: str
     ok: bool
+
+
+def failure(label: str, err: BaseException) -> Outcome:
+    """A run that raised: the exception's first line is its outcome, not a traceback."""
+    lines = str(err).strip().splitlines()
+    return Outcome(label, f"FAILED: {type(err).__name__}: {lines[0][:300] if lines else ''}",
+                   False)
 
 
 def seed_of(*names: str) -> int:
