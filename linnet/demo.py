@@ -1,12 +1,19 @@
-"""`make demo`: check every example, compile its `main`, run its kernels against its bodies.
+"""`make demo`: run every example as a user would, and say whether each agrees.
 
-For each program in examples/ the demo prints what it declares, compiles its
-`main` entry to a PyTorch module twice (with kernels, and with op bodies only),
-runs both on the same random inputs (kernels on the GPU when there is one, else
-in Triton's interpreter on the CPU), forward and gradient, and says what ran
-and whether the kernels agreed with the bodies. An example without kernels is
-exported instead (ONNX, StableHLO, and its `--grad` reverse mode), and each export
-is compared with generated PyTorch.
+For each program in examples/ (and `examples/NAME/NAME.linnet`, a larger example in a
+folder of its own) the demo checks it and prints what it declares, then runs it:
+
+- each module-level entry on random inputs, a generic one at small sizes that satisfy its
+  `where` clauses (`demo_entries.py`): with kernels, against its op bodies, forward and
+  gradient (kernels on the GPU when there is one, else in Triton's interpreter on the
+  CPU); without, exported to ONNX and StableHLO and compared with PyTorch, a loss under
+  `--grad` too;
+- a root block through `linnet.torch.load` with random weights, its entries called as
+  methods, with its optional members absent and present (`demo_blocks.py`).
+
+An example agrees when it checks and every run agrees; one that raises is reported on its
+line as that example's failure, and the demo goes on. The last line counts the examples
+that agree; the exit status is 1 when any does not.
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Iterator
 
+from .demo_entries import Outcome, failure
 from .diagnostics import render
 from .frontend import check_program
 from .syntax import tree as t
@@ -27,9 +35,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def describe(module: t.Module) -> str:
-    counts = {"op": 0, "kernel": 0, "entry": 0, "fn": 0, "grad": 0}
+    """`4 ops, 2 kernels, 5 entries, 5 fns`: what the file declares (a block's entries
+    among the entries)."""
+    counts = {"block": 0, "op": 0, "kernel": 0, "entry": 0, "fn": 0, "grad": 0}
     for item in module.items:
-        if isinstance(item, t.Op):
+        if isinstance(item, t.BlockDef):
+            counts["block"] += 1
+            counts["entry"] += sum(isinstance(m, t.Function) and m.kind == "entry"
+                                   for m in item.members)
+        elif isinstance(item, t.Op):
             counts["op"] += 1
             counts["grad"] += item.grad is not None
         elif isinstance(item, t.Kernel):
@@ -41,110 +55,68 @@ def describe(module: t.Module) -> str:
                      for k, n in counts.items() if n)
 
 
-def random_inputs(fn) -> list:
-    """Random tensors for an entry with concrete parameter types."""
-    import torch
-    from .check.types import TensorT
-    from .torch.loader import TORCH_DTYPES
-    by_name = {v: getattr(torch, k) for k, v in TORCH_DTYPES.items()}
-    inputs = []
-    for ty in fn._signature().params:
-        shape = tuple(d.as_int() for d in ty.dims) if isinstance(ty, TensorT) else ()
-        dtype = by_name[ty.dtype] if isinstance(ty, TensorT) else torch.float32
-        inputs.append(torch.randn(shape).to(dtype) if dtype.is_floating_point
-                      else torch.randint(-5, 5, shape).to(dtype))
-    return inputs
+def example_files(folder: Path) -> list[Path]:
+    """The programs of `folder`, then each `folder/NAME/NAME.linnet` (an example whose
+    other files are its modules and scripts)."""
+    nested = [d / f"{d.name}.linnet" for d in sorted(folder.iterdir()) if d.is_dir()]
+    return sorted(folder.glob("*.linnet")) + [p for p in nested if p.is_file()]
 
 
-def run_main(path: Path) -> str:
-    """Run the example's `main` with its kernels and with its op bodies; compare them."""
-    import torch
-    from .testing.harness import compare_kernel_and_body
-    from .torch import load_function
-    torch.manual_seed(0)
-    inputs = random_inputs(load_function(str(path), "main"))
-    start = time.perf_counter()
-    result = compare_kernel_and_body(path, "main", inputs)
-    ms = (time.perf_counter() - start) * 1000
-    kernels = ", ".join(_kernel_names(path)) or "none"
-    where = result.runtime if result.kernel_ran else "not launched (the body ran)"
-    worst = max((e.ratio for e in result.outputs + result.grads), default=0.0)
-    body_grads = _ops_without_grad(path)
-    agree = "forward agrees" if body_grads else "forward and gradient agree"
-    verdict = (f"{agree} with the body (worst error {worst:.2g} of the tolerance)"
-               if result.ok else "DISAGREES: " + "; ".join(result.failures()))
-    if body_grads:  # differentiated through its body in both runs: nothing to compare
-        verdict += (f"; the gradient of {', '.join(body_grads)} is its body's in both runs "
-                    "(no grad clause)")
-    return f"main: kernel {kernels} on {where}, {ms:.0f} ms; {verdict}"
+def has_kernels(program) -> bool:
+    """Does any module of the program (the file and those it uses) declare a kernel?"""
+    return any(isinstance(item, t.Kernel) for module in program.modules.values()
+               for item in module.items)
 
 
-def _ops_without_grad(path: Path) -> list[str]:
-    """The ops with a kernel and no `grad` clause: their gradient is the body's with or
-    without the kernel."""
-    module = check_program(str(path)).program.root_module
-    return [i.name for i in module.items if isinstance(i, t.Op) and i.kernel and not i.grad]
+INDENT = 22  # the width of the examples' names: each run's line starts under the summary
 
 
-def run_exports(path: Path) -> str:
-    """An example without kernels: its `main` from generated PyTorch (op bodies), exported
-    to ONNX (run by onnxruntime) and StableHLO (run by XLA), and differentiated (`--grad`,
-    from generated PyTorch and from ONNX); every export compared with PyTorch."""
-    import numpy as np
-    import torch
-    from .pipeline import compile_source
-    from .torch import load_function
-    from .torch.runtime import import_generated
-    torch.manual_seed(0)
-    fn = load_function(str(path), "main")
-    inputs = random_inputs(fn)
-    arrays = [x.numpy() for x in inputs]
-    want = [o.numpy() for o in _tuple(fn(*inputs))]
-    text, agree = path.read_text(), []
-    for target, label in (("onnx", "ONNX"), ("stablehlo", "StableHLO")):
-        got = _run_export(target, compile_source(text, path=str(path), entry="main",
-                                                 target=target).text, arrays)
-        agree.append(f"{label} {'agrees' if _close(got, want) else 'DISAGREES'}")
-    grad_torch = import_generated(compile_source(text, path=str(path), entry="main",
-                                                 grad=True).text, "main_grad")
-    grads = [o.numpy() for o in _tuple(grad_torch.main(*inputs))]
-    onnx_grads = _run_export("onnx", compile_source(text, path=str(path), entry="main",
-                                                    target="onnx", grad=True).text, arrays)
-    verdict = "agree" if _close(onnx_grads, grads) else "DISAGREE"
-    return (f"main: no kernels; exports: {', '.join(agree)} with PyTorch; --grad: the loss "
-            f"and {len(grads) - 1} gradients from ONNX and PyTorch {verdict}")
+def run_example(path: Path) -> tuple[bool, str]:
+    """Check the example and run it: whether it agrees, and what to print after its name
+    (the summary, the diagnostics, then a line per run)."""
+    result = check_program(str(path))
+    module = result.program.root_module
+    summary = describe(module) if module is not None else "did not parse"
+    text = f"{'ok' if result.ok else 'ERRORS':<7}{summary}"
+    text += "".join("\n\n" + render(d, result.sources) + "\n" for d in result.diagnostics)
+    if not result.ok:
+        return False, text
+    outcomes = run_program(path, has_kernels(result.program))
+    lines = [f"{o.label}: {o.line}" for o in outcomes] or [
+        "nothing to run: no entries and no root block"]
+    return all(o.ok for o in outcomes), text + "".join(
+        f"\n{' ' * (INDENT + 2)}{line}" for line in lines)
 
 
-def _run_export(target: str, exported, arrays: list) -> list:
-    if target == "onnx":
-        import onnxruntime as ort
-        session = ort.InferenceSession(exported.SerializeToString(),
-                                       providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-        return session.run(None, dict(zip(names, arrays)))
-    from .testing.stablehlo_run import run_stablehlo
-    return list(run_stablehlo(exported, *arrays))
+def run_program(path: Path, kernels: bool) -> list[Outcome]:
+    """Every module-level entry, then the root block's model."""
+    from .demo_blocks import block_entry_names, run_model
+    from .demo_entries import run_entry
+    from .testing.harness import entries
+    blocks = block_entry_names(path)
+    outcomes = []
+    for name in entries(path):
+        if name not in blocks:
+            outcomes.append(_guarded(name, lambda: run_entry(path, name, kernels)))
+    if blocks:
+        try:
+            outcomes += run_model(path, blocks, kernels)
+        except Exception as err:  # noqa: BLE001 - the model's failure, on its line
+            outcomes.append(failure("the root block", err))
+    return outcomes
 
 
-def _tuple(x) -> tuple:
-    return x if isinstance(x, tuple) else (x,)
+def _guarded(label: str, run) -> Outcome:
+    try:
+        return run()
+    except Exception as err:  # noqa: BLE001 - one run's failure, on its line
+        return failure(label, err)
 
 
-def _close(got: list, want: list) -> bool:
-    import numpy as np
-    return len(got) == len(want) and all(
-        np.allclose(np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64),
-                    rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
-
-
-def _kernel_names(path: Path) -> list[str]:
-    module = check_program(str(path)).program.root_module
-    names = [i.kernel.name for i in module.items if isinstance(i, t.Op) and i.kernel]
-    return list(dict.fromkeys(names))  # a kernel that several ops bind, once
-
-
-def main(folder: Path = EXAMPLES) -> int:
-    files = sorted(folder.glob("*.linnet"))
+def main(folder: Path = EXAMPLES, jobs: int | None = None) -> int:
+    """Run the examples of `folder`, `jobs` at a time (default: one per core, at most
+    `JOBS`), print what each ran, and return the exit status."""
+    files = example_files(folder) if folder.is_dir() else []
     if not files:  # an installed wheel ships the compiler, not the repository's examples
         print(f"linnet.demo: no example programs in {folder}: the demo runs the `examples/` "
               "folder of a source checkout (clone the repository and run `make demo`)",
@@ -156,30 +128,44 @@ def main(folder: Path = EXAMPLES) -> int:
     import torch  # importing torch does not import triton: the interpreter can still be chosen
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    failed = 0
-    print(f"Checking {len(files)} example programs in {folder.name}/, compiling each `main` "
-          "to PyTorch, and running it on random inputs twice: with its kernels (Triton) and "
-          "with its op bodies\n")
-    for path in files:
-        result = check_program(str(path))
-        module = result.program.root_module
-        summary = describe(module) if module is not None else "did not parse"
-        print(f"  {path.name:<20} {'ok' if result.ok else 'ERRORS':<7} {summary}")
-        for d in result.diagnostics:
-            print("\n" + render(d, result.sources) + "\n")
-        if result.ok and not _kernel_names(path):
-            line = run_exports(path)
-            failed += "DISAGREE" in line
-            print(f"  {'':<20} {line}")
-        elif result.ok:
-            line = run_main(path)
-            failed += "DISAGREE" in line or "not launched" in line
-            print(f"  {'':<20} {line}")
-        failed += not result.ok
-    print(f"\n{len(files) - failed} of {len(files)} examples checked, compiled and ran; "
-          "every kernel agreed with its body and every export with PyTorch.")
+    print(f"Running the {len(files)} examples of {folder.name}/ as a user would: each entry "
+          "on random inputs (kernels against op bodies, exports against PyTorch), each root "
+          "block loaded with random weights\n", flush=True)
+    failed = []
+    for path, (ok, text) in zip(files, _results(files, jobs or min(JOBS, os.cpu_count() or 1))):
+        name = str(path.relative_to(folder))
+        print(f"{name:<{INDENT}}{text}", flush=True)
+        if not ok:
+            failed.append(name)
+    agree = len(files) - len(failed)
+    tail = f"; {', '.join(failed)} {'does' if len(failed) == 1 else 'do'} not" if failed else ""
+    print(f"\n{agree} of {len(files)} examples agree{tail}")
     return 1 if failed else 0
 
 
+JOBS = 4  # examples run side by side, each in a process of its own, at most this many
+
+
+def guarded_example(path: Path) -> tuple[bool, str]:
+    """`run_example`, an exception in it being the example's failure, not the demo's."""
+    try:
+        return run_example(path)
+    except Exception as err:  # noqa: BLE001 - this example's failure, on its line
+        return False, failure(path.name, err).line
+
+
+def _results(files: list[Path], jobs: int) -> Iterator[tuple[bool, str]]:
+    """Each example's `guarded_example`, in order: in `jobs` fresh processes (spawned, not
+    forked: torch's threads do not survive a fork), or here for one job."""
+    if jobs <= 1 or len(files) <= 1:
+        yield from map(guarded_example, files)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(guarded_example, files)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from linnet import demo  # by its name, so that the worker processes find its functions
+    sys.exit(demo.main())

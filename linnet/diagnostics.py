@@ -149,11 +149,14 @@ def render(diagnostic: Diagnostic, sources: dict[str, SourceFile], color: bool =
     source = sources.get(diagnostic.span.file)
     if source is None:
         lines = [head, f"  {paint('-->', BLUE)} {visible(diagnostic.span.file)}"]
+        gutter = " "
     else:
         lines = [head] + _excerpt(diagnostic, source, paint)
-    lines += [f"   {paint('= note', BOLD)}: {visible(note)}" for note in diagnostic.notes]
+        gutter = " " * len(str(source.position(diagnostic.span.start)[0]))
+    # `= note` and `= help` put their `=` under the excerpt's `|`, as rustc does
+    lines += [f"{gutter} {paint('= note', BOLD)}: {visible(note)}" for note in diagnostic.notes]
     if diagnostic.help:
-        lines.append(f"   {paint('= help', BOLD)}: {visible(diagnostic.help)}")
+        lines.append(f"{gutter} {paint('= help', BOLD)}: {visible(diagnostic.help)}")
     return "\n".join(lines)
 
 

@@ -71,7 +71,8 @@ class Manifest:
     def __str__(self) -> str:
         """What the compiled entry takes after its own inputs, and returns after its
         results (the header of a generated module shows it)."""
-        lines = [f"the root block {self.root}: after its own inputs, `{self.entry}` takes"]
+        who = f"`{self.entry}` takes" if self.entry else "each entry takes"  # none chosen yet
+        lines = [f"the root block {self.root}: after its own inputs, {who}"]
         lines += [f"  {p.path}: {p.kind} {p.type_text()}" for p in self.inputs]
         absent = [p.path for p in self.parameters if p.input is None]
         if absent:

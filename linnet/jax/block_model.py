@@ -86,7 +86,11 @@ class JaxBlockModel:
                          for name, fn in functions.items()}
 
     def __repr__(self) -> str:
-        return f"<linnet.jax model {self.manifest.root}: entries {', '.join(self.entries)}>"
+        """The root, its entries, and each present param, buffer and state with its type
+        (what `params` and `initial_state()` hold), one a line."""
+        members = "".join(f"\n  {p.path}: {p.kind} {p.type_text()}" for p in self.manifest.inputs)
+        return f"<linnet.jax model {self.manifest.root}: entries {', '.join(self.entries)}" \
+               f"{members}>"
 
     @property
     def entries(self) -> list[str]:

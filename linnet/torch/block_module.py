@@ -27,7 +27,7 @@ from ..parameters import Manifest, Parameter
 from .block_entry_function import BlockEntryFunction, block_entries, block_signature
 from .loader import read_tuning
 
-__all__ = ["BlockModel", "BlockMethod", "load_model", "TORCH_DTYPES"]
+__all__ = ["BlockModel", "BlockPart", "BlockMethod", "load_model", "TORCH_DTYPES"]
 
 TORCH_DTYPES = {"bool": torch.bool, "i8": torch.int8, "i16": torch.int16,
                 "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
@@ -62,6 +62,23 @@ class BlockMethod:
         return self.function.ran()
 
 
+class BlockPart(nn.Module):
+    """A sub block's module (an element of a sub array too): its params, buffers and states
+    are listed by its repr, with their kinds and types, as `nn.Linear` lists its sizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._linnet_members: list[tuple[str, Parameter]] = []
+
+    def extra_repr(self) -> str:
+        return _members_text(self._linnet_members)
+
+
+def _members_text(members: list[tuple[str, Parameter]]) -> str:
+    """`up: param Tensor[8, 4; f32]`, one line per member, in manifest order."""
+    return "\n".join(f"{name}: {p.kind} {p.type_text()}" for name, p in members)
+
+
 class BlockModel(nn.Module):
     """A root block with its parameters, buffers and states (see the module docstring).
 
@@ -75,9 +92,17 @@ class BlockModel(nn.Module):
         self._linnet_manifest = manifest
         self._linnet_entries = functions
         self._linnet_slots: dict[str, tuple[nn.Module, str]] = {}
+        self._linnet_members: list[tuple[str, Parameter]] = []
         for p in manifest.parameters:
             if p.input is not None:
                 self._linnet_slots[p.path] = _register(self, p, device)
+
+    def extra_repr(self) -> str:
+        """The root block and its entries, then its own params, buffers and states (each
+        sub's are in its own repr below)."""
+        head = f"{self._linnet_manifest.root}, entries: {', '.join(self._linnet_entries)}"
+        members = _members_text(self._linnet_members)
+        return f"{head}\n{members}" if members else head
 
     @property
     def manifest(self) -> Manifest:
@@ -166,6 +191,7 @@ def _register(root: nn.Module, p: Parameter, device: Any) -> tuple[nn.Module, st
     except (KeyError, TypeError) as err:
         raise LinnetError(f"{p.path}: the {p.kind} cannot be a torch module member "
                           f"({err})") from None
+    module._linnet_members.append((leaf, p))
     return module, leaf
 
 
@@ -173,11 +199,11 @@ def _child(module: nn.Module, part: str, array: bool) -> nn.Module:
     if part.isdigit():
         assert isinstance(module, nn.ModuleList)
         while len(module) <= int(part):  # an element without parameters stays empty
-            module.append(nn.Module())
+            module.append(BlockPart())
         return module[int(part)]
     found = module._modules.get(part)
     if found is None:
-        found = nn.ModuleList() if array else nn.Module()
+        found = nn.ModuleList() if array else BlockPart()
         module.add_module(part, found)
     return found
 

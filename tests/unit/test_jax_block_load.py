@@ -57,6 +57,20 @@ def test_parameters_and_initial_state(model) -> None:
     assert model.entries == ["main", "loss"]
 
 
+def test_the_repr_lists_the_parameters_and_states(model) -> None:
+    assert repr(model) == """<linnet.jax model Model: entries main, loss
+  embed: param Tensor[5, 4; f32]
+  layers.0.up: param Tensor[8, 4; f32]
+  layers.0.down: param Tensor[4, 8; f32]
+  layers.0.scale: buffer Tensor[4; f32]
+  layers.0.calls: state Tensor[1; i64]
+  layers.1.up: param Tensor[8, 4; f32]
+  layers.1.down: param Tensor[4, 8; f32]
+  layers.1.scale: buffer Tensor[4; f32]
+  layers.1.calls: state Tensor[1; i64]
+  steps: state Tensor[1; i64]>"""
+
+
 def test_an_entry_threads_the_state(model) -> None:
     x = _x()
     state = model.initial_state()

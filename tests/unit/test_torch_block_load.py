@@ -385,3 +385,27 @@ def test_a_checkpoint_with_half_a_head_names_what_is_absent(tmp_path: Path) -> N
     assert len(err.value.problems) == 2
     assert all("under an optional sub" in p for p in err.value.problems)
     assert err.value.problems[0].startswith("head.up:")
+
+
+def test_the_repr_lists_each_member_with_its_kind_and_type() -> None:
+    model = load(PROGRAM, generics={"L": 2})
+    assert repr(model) == """BlockModel(
+  Model, entries: main, loss
+  embed: param Tensor[5, 4; f32]
+  steps: state Tensor[1; i64]
+  (layers): ModuleList(
+    (0-1): 2 x BlockPart(
+      up: param Tensor[8, 4; f32]
+      down: param Tensor[4, 8; f32]
+      scale: buffer Tensor[4; f32]
+      calls: state Tensor[1; i64]
+    )
+  )
+)"""
+
+
+def test_the_root_manifest_says_every_entry_takes_it() -> None:
+    text = str(load(PROGRAM, generics={"L": 1}).manifest).splitlines()
+    assert text[0] == "the root block Model: after its own inputs, each entry takes"
+    assert text[1:3] == ["  embed: param Tensor[5, 4; f32]",
+                         "  layers.0.up: param Tensor[8, 4; f32]"]
