@@ -20,6 +20,7 @@ from .grads import check_grad
 from .bindings import check_binding
 from .blocks import check_blocks
 from .kernel_bounds import check_kernel_memory
+from .kernel_cover import check_coverage
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
@@ -176,7 +177,9 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
         report_own_tiles(item, checker.types, bag)
         check_grid(item, sig.results, frame.writes, checker.types, frame.facts, bag)
         if len(bag.items) == errors:  # memory safety is proved of a well-typed kernel
-            check_kernel_memory(item, sig.params, sig.results, checker.types, frame.facts, bag)
+            accesses, grid = check_kernel_memory(item, sig.params, sig.results, checker.types,
+                                                 frame.facts, bag)
+            check_coverage(item, accesses, frame.writes, frame.facts, grid, bag)
         for result in item.results:
             if result.name not in frame.targets:
                 checker.error("E2127", f"kernel result `{result.name}` is never written",

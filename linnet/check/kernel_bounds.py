@@ -17,6 +17,9 @@ such an index is proved only by a mask that compares it with the axis.
 
 from __future__ import annotations
 
+import operator
+from itertools import product
+
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
 from ..syntax.printer import print_expr
@@ -25,6 +28,8 @@ from .dims import Facts
 from .kernel_values import NEGATE, NEVER, Access, Chosen, Index, KernelValues, Symbol, position
 from .types import INTEGER, TensorT
 
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+           "==": operator.eq, "!=": operator.ne}
 VERBS = {"load": "read", "store": "write", "atomic_add": "update", "atomic_max": "update",
          "atomic_min": "update"}
 
@@ -147,11 +152,37 @@ def _report(access: Access, axis: int, side: str, base: Facts, bag: DiagnosticBa
               help=_help(access, axis, side, text, extent))
 
 
+TRIED = (100, 64, 128, 16, 7, 3, 2, 1)
+"""Sizes tried, every combination, for a counterexample the prover's samples miss."""
+
+
+def sizes_where_fails(base: Facts, left: Dim, op: str, right: Dim) -> dict[str, int] | None:
+    """Sizes that satisfy the facts where `left op right` fails, or None if none is found
+    (among the prover's samples, then every combination of `TRIED` for up to 3 names)."""
+    found = base.counterexample(left, op, right)
+    names = sorted(left.symbols() | right.symbols())
+    if found is not None or len(names) > 3:
+        return found
+    names += sorted({n for l, _, r in base.assumptions for n in l.symbols() | r.symbols()}
+                    - set(names))
+    if len(names) > 3:
+        return None
+    for values in product(TRIED, repeat=len(names)):
+        env = dict(zip(names, values))
+        try:
+            fails = not COMPARE[op](left.evaluate(env), right.evaluate(env))
+        except ZeroDivisionError:
+            continue
+        if fails and base.is_consistent_with({**{n: 0 for n in base.symbols}, **env}):
+            return env
+    return None
+
+
 def _reached(high: Dim | None, extent: Dim, base: Facts) -> str:
     """`: it goes up to B - 1, which is 127 at B = 128, C = 100`, when sizes show it."""
     if high is None:
         return ""
-    where = base.counterexample(high, "<", extent)
+    where = sizes_where_fails(base, high, "<", extent)
     if where is None:
         return f" (it goes up to {high})"
     at = ", ".join(f"{k} = {v}" for k, v in sorted(where.items()))
@@ -210,9 +241,9 @@ def _range(access: Access, index: Index, base: Facts) -> tuple[Dim | None, Dim |
 
 
 def check_kernel_memory(kernel: t.Kernel, params: list, results: list, types: dict,
-                        facts: Facts, bag: DiagnosticBag) -> list[Access]:
+                        facts: Facts, bag: DiagnosticBag) -> tuple[list[Access], tuple]:
     """Read the kernel's accesses (`kernel_values.py`) and prove each inside its tensor;
-    returns the accesses, for the coverage check of the results."""
+    returns the accesses and the grid's sizes, for the coverage check of the results."""
     memory = {p.name: tuple(ty.dims) for p, ty in zip(kernel.params + kernel.results,
                                                       params + results)
               if isinstance(ty, TensorT) and (ty.rank or p in kernel.results)}
@@ -221,7 +252,7 @@ def check_kernel_memory(kernel: t.Kernel, params: list, results: list, types: di
                     if isinstance(ty, TensorT) and not ty.rank and ty.dtype in INTEGER)
     accesses = KernelValues(types, grid, memory, facts, scalars).run(kernel.body)
     check_accesses(accesses, facts, grid, bag)
-    return accesses
+    return accesses, grid
 
 
 def _grid_size(types: dict, g: t.Expr) -> Dim | None:
