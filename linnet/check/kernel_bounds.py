@@ -152,7 +152,7 @@ def _report(access: Access, axis: int, side: str, base: Facts, bag: DiagnosticBa
               help=_help(access, axis, side, text, extent))
 
 
-TRIED = (100, 64, 128, 16, 7, 3, 2, 1)
+TRIED = (64, 100, 128, 16, 7, 3, 2, 1)
 """Sizes tried, every combination, for a counterexample the prover's samples miss."""
 
 
