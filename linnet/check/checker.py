@@ -19,6 +19,8 @@ from ..syntax import tree as t
 from .grads import check_grad
 from .bindings import check_binding
 from .blocks import check_blocks
+from .kernel_bounds import check_kernel_memory
+from .kernel_cover import check_coverage
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
@@ -176,10 +178,15 @@ def _run_body(item, globals_: Globals, bag: DiagnosticBag,
     if isinstance(item, t.Kernel):
         frame.kernel = item
         checker.types = {}  # each node's tile, for the tile sizes literals decide
+        errors = len(bag.items)
         check_kernel_header(item, sig, checker)
         checker.stmts(item.body)
         report_own_tiles(item, checker.types, bag)
         check_grid(item, sig.results, frame.writes, checker.types, frame.facts, bag)
+        if len(bag.items) == errors:  # memory safety is proved of a well-typed kernel
+            accesses, grid = check_kernel_memory(item, sig.params, sig.results, checker.types,
+                                                 frame.facts, bag)
+            check_coverage(item, accesses, frame.writes, frame.facts, grid, bag)
         for result in item.results:
             if result.name not in frame.targets:
                 checker.error("E2127", f"kernel result `{result.name}` is never written",

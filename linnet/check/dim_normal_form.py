@@ -295,6 +295,14 @@ class Dim:
 
     # ---- inspection
 
+    def product_factors(self) -> tuple[Dim, ...] | None:
+        """Each factor of a product with coefficient 1 (`A*B`, `(M / BM)*(N / BN)`, with
+        a power's factor repeated); None for anything else, a single factor included."""
+        if len(self._terms) != 1 or self._terms[0][1] != 1:
+            return None
+        factors = tuple(Dim._of_factor(f) for f, e in self._terms[0][0] for _ in range(e))
+        return factors if len(factors) > 1 else None
+
     def coefficients(self) -> tuple[int, ...]:
         """Every integer the normal form holds: term coefficients, also inside atoms."""
         own = tuple(c for _, c in self._terms)

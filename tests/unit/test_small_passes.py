@@ -79,7 +79,7 @@ def test_hoisted_loop_computes_the_same():
 MASKS = """module m
 pub kernel k<N: Dim, B: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid(1) where B >= 1 {
     let offs = iota<i32>(B)
-    let never = offs >= N
+    let never = (offs >= N) & (offs < N)
     let v = load(x[offs], never, 7.0)
     let w = load(x[offs], offs < N, 0.0)
     store(y[offs], select(offs < N, w * 2.0, v), offs < N)
