@@ -73,7 +73,6 @@ def test_findings_are_what_check_accepts_or_rejects_otherwise(monkeypatch, tmp_p
         "[no diagnostic]\n")
 
 
-@pytest.mark.xfail(strict=False, reason="needs E2131 (memory-safety check)")
 def test_check_rejects_every_out_of_bounds_kernel(capsys) -> None:
     assert linnet(["fuzz", "--negative", str(2 * EVERY_KIND), "--seed", "4"]) == 0
     assert capsys.readouterr().out.strip() == (
