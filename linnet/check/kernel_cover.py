@@ -13,8 +13,9 @@ more elements, each symbol serving one axis. Those programs write `0 .. S*B - 1`
 axis, so the axis is covered when `S*B >= extent`, and the store's mask may only leave
 out what lies outside the result. A store of that shape whose sizes fail (the grid is
 too small at sizes the kernel's `where` admits) is E2132 at the kernel. A store of any
-other shape (matmul's grouped ordering of its tiles) is decided where only the bound
-sizes can decide it, at each op instance that runs the kernel (`instance_coverage`).
+other shape (matmul's grouped ordering of its tiles, a store in a run-time loop, a mask
+that is not a conjunction of comparisons) is undecided: `check` accepts it, and `linnet
+verify`, which compares the kernel with its op's body, sees an element left unwritten.
 """
 
 from __future__ import annotations

@@ -1,0 +1,161 @@
+"""Kernel memory safety: every access proved inside its tensor (E2131), every stored result
+proved written everywhere (E2132). Each case is one small kernel checked, no compiling."""
+
+from __future__ import annotations
+
+import pytest
+
+from linnet.frontend import check_program
+
+ROWS = """module rows
+
+kernel k<R: Dim, C: Dim, B: Dim>(x: Tensor[R, C; f32]) -> y: Tensor[R, C; f32] grid(R)
+where B >= 1 {
+    let row = program_id(0)
+    BODY
+}
+"""
+
+
+def codes(body: str, header: str = ROWS) -> list[str]:
+    return [d.code for d in diagnostics(body, header)]
+
+
+def diagnostics(body: str, header: str = ROWS) -> list:
+    text = header.replace("BODY", body)
+    return check_program("rows.linnet", text).diagnostics
+
+
+def test_a_loop_over_column_blocks_with_masks_is_proved() -> None:
+    body = """for s in 0..(C + B - 1) / B {
+        let cols = cast<i32>(s) * B + iota<i32>(B)
+        let mask = cols < C
+        store(y[row, cols], load(x[row, cols], mask, 0.0), mask)
+    }"""
+    assert codes(body) == []
+
+
+@pytest.mark.parametrize("mask, kind", [
+    ("cols <= C", "store"),        # one too far
+    ("cols < R", "store"),         # the other axis's extent
+    ("cols >= 0", "store"),        # says nothing of the upper end
+    ("(cols < C) | (cols < 2)", "store"),  # `|` proves nothing
+])
+def test_a_mask_that_does_not_keep_the_index_inside_is_e2131(mask: str, kind: str) -> None:
+    body = f"""for s in 0..(C + B - 1) / B {{
+        let cols = cast<i32>(s) * B + iota<i32>(B)
+        store(y[row, cols], load(x[row, cols], cols < C, 0.0), {mask})
+    }}"""
+    (d,) = diagnostics(body)
+    assert d.code == "E2131" and d.message.startswith(f"`{kind}` may write outside `y`")
+    assert "axis 1" in d.message
+
+
+WHOLE_ROWS = ROWS.replace("where B >= 1", "where B >= C")
+
+
+def test_the_message_gives_the_range_and_sizes_where_it_fails() -> None:
+    (d,) = diagnostics("""let cols = iota<i32>(B)
+    store(y[row, cols], load(x[row, cols], cols < C, 0.0))""", WHOLE_ROWS)
+    assert d.code == "E2131"
+    assert d.message == ("`store` may write outside `y`: its index `cols` on axis 1 is not "
+                         "provably in 0 .. C - 1")
+    assert "goes up to B - 1" in d.label and " at B = " in d.label
+    assert d.help == "mask it: pass `cols < C` as the access's mask"
+
+
+def test_a_load_out_of_bounds_is_reported_as_a_read() -> None:
+    (d,) = diagnostics("""let cols = iota<i32>(B)
+    let v = load(x[row, cols])
+    store(y[row, cols], v, cols < C)""", WHOLE_ROWS)
+    assert d.code == "E2131" and d.message.startswith("`load` may read outside `x`")
+
+
+def test_a_negative_offset_is_caught_at_the_lower_end() -> None:
+    store, load = diagnostics("""let cols = iota<i32>(B) - 1
+    let mask = cols < C
+    store(y[row, cols], load(x[row, cols], mask, 0.0), mask)""", WHOLE_ROWS)
+    assert (store.code, load.code) == ("E2131", "E2131")
+    assert store.label == "`cols` may be negative (down to -1)"
+    assert store.help == "add `&& cols >= 0` to its mask"
+
+
+def test_select_is_split_into_its_two_cases() -> None:
+    body = """let cols = iota<i32>(B)
+    let safe = select(cols < C, cols, 0)
+    let v = load(x[row, safe])
+    store(y[row, cols], v, cols < C)"""
+    assert codes(body, WHOLE_ROWS.replace("where B >= C", "where B >= C, C >= 1")) == []
+    (d,) = diagnostics(body, WHOLE_ROWS)  # at C = 0 the fallback 0 is outside too
+    assert d.code == "E2131" and d.message.startswith("`load` may read outside `x`")
+
+
+def test_a_where_clause_that_makes_the_tile_fit_is_a_proof() -> None:
+    header = ROWS.replace("where B >= 1", "where B >= 1, C == B")
+    body = """let cols = iota<i32>(B)
+    store(y[row, cols], load(x[row, cols]))"""
+    assert codes(body, header) == []
+
+
+ATOMIC = """module atomic
+
+kernel total<N: Dim, B: Dim>(x: Tensor[N; f32]) -> s: Tensor[1; f32] grid((N + B - 1) / B)
+where B >= 1 {
+    let offs = program_id(0) * B + iota<i32>(B)
+    atomic_add(s[0], sum[i] load(x[offs], offs < N, 0.0)[i])
+}
+"""
+
+
+def test_an_atomic_in_bounds_needs_no_coverage() -> None:
+    assert codes("", ATOMIC) == []
+
+
+def test_an_atomic_out_of_bounds_is_e2131() -> None:
+    (d,) = diagnostics("", ATOMIC.replace("s[0]", "s[1]"))
+    assert d.code == "E2131"
+
+
+# ----------------------------------------------------------------------------- E2132
+
+BLOCKS = """module blocks
+
+kernel k<N: Dim, B: Dim, S: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid(GRID)
+where B >= 1, S >= 1 {
+    BODY
+}
+"""
+
+
+def cover(grid: str, body: str) -> list[str]:
+    return codes(body, BLOCKS.replace("GRID", grid))
+
+
+@pytest.mark.parametrize("grid", ["(N + B * S - 1) / (B * S)", "N"])
+def test_programs_and_a_loop_of_steps_cover_the_axis(grid: str) -> None:
+    body = """for s in 0..S {
+        let offs = program_id(0) * (B * S) + cast<i32>(s) * B + iota<i32>(B)
+        let mask = offs < N
+        store(y[offs], load(x[offs], mask, 0.0), mask)
+    }"""
+    assert cover(grid, body) == []
+
+
+def test_a_loop_one_block_short_leaves_the_tail() -> None:
+    body = """for s in 0..N / B {
+        let offs = cast<i32>(s) * B + iota<i32>(B)
+        let mask = offs < N
+        store(y[offs], load(x[offs], mask, 0.0), mask)
+    }"""
+    assert cover("1", body) == ["E2132"]
+    assert cover("1", body.replace("N / B", "(N + B - 1) / B")) == []
+
+
+def test_the_refutation_names_sizes_the_where_admits() -> None:
+    body = """let offs = program_id(0) * B + iota<i32>(B)
+    let mask = offs < N
+    store(y[offs], load(x[offs], mask, 0.0), mask)"""
+    (d,) = diagnostics(body, BLOCKS.replace("GRID", "N / B"))
+    assert d.code == "E2132"
+    assert d.message.startswith("the grid does not write all of result `y`")
+    assert "the rest is left uninitialized" in d.label
