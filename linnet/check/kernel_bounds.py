@@ -25,7 +25,8 @@ from ..syntax import tree as t
 from ..syntax.printer import print_expr
 from .dim_normal_form import Dim
 from .dims import Facts
-from .kernel_values import NEGATE, NEVER, Access, Chosen, Index, KernelValues, Symbol, position
+from .kernel_domain import NEGATE, NEVER, Access, Chosen, Index, Symbol, position
+from .kernel_values import KernelValues
 from .types import INTEGER, TensorT
 
 COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,

@@ -28,7 +28,7 @@ from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
 from .kernel_bounds import access_facts, sizes_where_fails
-from .kernel_values import Access
+from .kernel_domain import Access
 
 COVERED, UNDECIDED = "covered", "undecided"
 

@@ -22,7 +22,8 @@ a `var` changed in a loop) is unknown (`None`).
 
 A bool value is a conjunction of comparisons (`Clause`s) that hold wherever it is true,
 and whether they are *all* it says (`exact`): `rows[i] < M && ks[k] < K` is exact,
-`a < b || c` says nothing. Proofs use what holds; coverage needs exactness.
+`a < b || c` says nothing. Proofs use what holds; coverage needs exactness. The values
+and their arithmetic are in `kernel_domain.py`; this module is the walk over a body.
 """
 
 from __future__ import annotations
@@ -32,105 +33,10 @@ from dataclasses import dataclass, field
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
+from .kernel_domain import (NEGATE, NEVER, UNKNOWN, Access, Bools, Clause, Index, Ints, Other,
+                            Symbol, Value, aligned, call, choose, combine, index_of, opaque,
+                            placed, position, rename, with_shape)
 from .types import INTEGER, TensorT, Val, compile_time_int
-
-Clause = tuple[Dim, str, Dim]
-FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-NEVER: Clause = (Dim.const(0), ">=", Dim.const(1))  # the mask of `false`
-
-
-def position(axis: int) -> str:
-    """The run-time symbol of an element's position along axis `axis` of its value."""
-    return f"@{axis}"
-
-
-def opaque(name: str, rank: int) -> str:
-    """The symbol of an unknown element of a rank-`rank` tile: `load#1[@0]`."""
-    return name if not rank else f"{name}[{','.join(position(k) for k in range(rank))}]"
-
-
-def rename(d: Dim, places: dict[int, Dim]) -> Dim:
-    """`d` with each position `@k` replaced by `places[k]` (a position or 0), also inside
-    the names of opaque elements (`load#1[@0]` becomes `load#1[@1]`)."""
-    env: dict[str, Dim] = {position(k): p for k, p in places.items()}
-    for name in d.symbols():
-        if "[" in name:
-            base, inner = name[:-1].split("[")
-            parts = [str(env.get(part, part)) for part in inner.split(",")]
-            env[name] = Dim.sym(f"{base}[{','.join(parts)}]")
-    return d.substitute(env)
-
-
-@dataclass(frozen=True)
-class Ints:
-    """An integer scalar or tile: its element as an expression (None: unknown)."""
-    expr: Dim | None
-    shape: tuple
-
-
-@dataclass(frozen=True)
-class Bools:
-    """A bool scalar or tile: comparisons that hold where it is true; `exact` when they
-    are all it says."""
-    clauses: tuple[Clause, ...]
-    exact: bool
-    shape: tuple
-
-
-@dataclass(frozen=True)
-class Other:
-    """A value the checks do not follow (floats, tuples, ...)."""
-    shape: tuple = ()
-
-
-@dataclass(frozen=True)
-class Chosen:
-    """`select(cond, then, orelse)` of integers: `then` where `cond` holds, else `orelse`."""
-    cond: Bools
-    then: Ints
-    orelse: Ints
-    shape: tuple
-
-
-Value = Ints | Bools | Chosen | Other
-UNKNOWN = Other()
-
-
-@dataclass(frozen=True)
-class Symbol:
-    """A run-time symbol and the range it takes: `low <= name <= high` (None: unknown)."""
-    name: str
-    low: Dim | None
-    high: Dim | None
-
-
-@dataclass(frozen=True)
-class Access:
-    """One `load`, `store` or atomic, as the checks need it.
-
-    `indices` holds each axis's index in the access's own frame (positions `@k` are the
-    axes of the accessed tile, whose sizes are `tile`); `mask` the clauses where the
-    access happens (its mask), `exact_mask` whether they are all the mask says (True when
-    there is none); `context` the symbols in scope (program ids, loop counters) and
-    `conditions` the branch conditions around it; `plain` when it sits in no `if` or
-    `while` and in loops with known bounds only (so it runs for every program and every
-    counter value: coverage can count on it).
-    """
-    kind: str
-    node: t.Expr | t.Effect
-    tensor: str
-    extents: tuple
-    index_nodes: tuple
-    indices: tuple["Index", ...]
-    index_axes: tuple[tuple[int, ...], ...]
-    tile: tuple
-    mask: tuple[Clause, ...]
-    exact_mask: bool
-    context: tuple[Symbol, ...]
-    conditions: tuple[Clause, ...]
-    plain: bool
-
 
 @dataclass
 class KernelValues:
@@ -184,7 +90,7 @@ class KernelValues:
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
         axes = {ix.name: k for k, ix in enumerate(s.indices)}
         shape = self.shape_of(s)
-        self.bind(s.name, _with_shape(self.element(s.value, axes), shape))
+        self.bind(s.name, with_shape(self.element(s.value, axes), shape))
 
     def stmt_Effect(self, s: t.Effect) -> None:
         args = [a.value for a in s.args]
@@ -309,7 +215,7 @@ class KernelValues:
     def expr_Binary(self, e: t.Binary) -> Value:
         left, right = self.expr(e.left), self.expr(e.right)
         shape = self.shape_of(e)
-        return combine(e.op, _aligned(left, shape), _aligned(right, shape), shape)
+        return combine(e.op, aligned(left, shape), aligned(right, shape), shape)
 
     def expr_Call(self, e: t.Call) -> Value:
         shape = self.shape_of(e)
@@ -326,8 +232,8 @@ class KernelValues:
             return self.loaded(e, shape)
         args = [self.expr(a.value) for a in e.args]
         if e.callee == "select" and len(args) == 3:
-            return choose(*(_aligned(a, shape) for a in args), shape)
-        return call(e.callee, [_aligned(a, shape) for a in args], shape)
+            return choose(*(aligned(a, shape) for a in args), shape)
+        return call(e.callee, [aligned(a, shape) for a in args], shape)
 
     def loaded(self, e: t.Call, shape: tuple) -> Value:
         """An integer loaded from memory: any value, one opaque symbol per element (its
@@ -378,7 +284,7 @@ class KernelValues:
             base = self.lookup(e.base.id)
             names = [i.name if isinstance(i, t.IxVar) else i.id for i in e.items]
             if base is not None and all(n in axes for n in names):
-                return _placed(base, [axes[n] for n in names])
+                return placed(base, [axes[n] for n in names])
         if isinstance(e, t.Binary):
             return combine(e.op, self.element(e.left, axes), self.element(e.right, axes), ())
         if isinstance(e, t.Unary):
@@ -411,127 +317,16 @@ class KernelValues:
             first = len(tile)
             tile.extend(shape)
             index_axes.append(tuple(range(first, first + len(shape))))
-            placed = _placed(value, [first + k for k in range(len(shape))])
-            indices.append(_index_of(placed))
+            moved = placed(value, [first + k for k in range(len(shape))])
+            indices.append(index_of(moved))
         clauses, exact = (), True
         if mask is not None:
-            m = _aligned(self.expr(mask), tuple(tile))
+            m = aligned(self.expr(mask), tuple(tile))
             clauses, exact = (m.clauses, m.exact) if isinstance(m, Bools) else ((), False)
         self.accesses.append(Access(
             kind, node, target.base.id, tuple(extents), tuple(target.items), tuple(indices),
             tuple(index_axes), tuple(tile), clauses, exact, tuple(self.symbols),
             tuple(self.conditions), self.guarded == 0))
-
-
-# ------------------------------------------------------------------ value algebra
-
-Index = Dim | Chosen | None
-"""An index as the checks see it: an expression, a choice between two, or unknown."""
-
-
-def _index_of(v: Value) -> Index:
-    if isinstance(v, Ints):
-        return v.expr
-    if isinstance(v, Chosen):
-        return v
-    return None
-
-
-ARITH = {"+": Dim.__add__, "-": Dim.__sub__, "*": Dim.__mul__,
-         "/": Dim.floordiv, "%": Dim.mod}
-
-
-def combine(op: str, left: Value, right: Value, shape: tuple) -> Value:
-    """`left op right` on values already placed on the result's axes."""
-    if op in ARITH and isinstance(left, Ints) and isinstance(right, Ints):
-        if left.expr is None or right.expr is None:
-            return Ints(None, shape)
-        return Ints(ARITH[op](left.expr, right.expr), shape)
-    if op in FLIP:
-        if isinstance(left, Ints) and isinstance(right, Ints) \
-                and left.expr is not None and right.expr is not None:
-            return Bools(((left.expr, op, right.expr),), True, shape)
-        return Bools((), False, shape)
-    if op in ("&&", "&") and isinstance(left, Bools) and isinstance(right, Bools):
-        return Bools(left.clauses + right.clauses, left.exact and right.exact, shape)
-    if op in ("&&", "&") and (isinstance(left, Bools) or isinstance(right, Bools)):
-        known = left if isinstance(left, Bools) else right
-        return Bools(known.clauses, False, shape)
-    if op in ("||", "|") and isinstance(left, Bools) and isinstance(right, Bools):
-        if NEVER in left.clauses:
-            return _with_shape(right, shape)
-        if NEVER in right.clauses:
-            return _with_shape(left, shape)
-        return Bools((), False, shape)
-    if isinstance(left, Ints) or isinstance(right, Ints):
-        return Ints(None, shape)
-    if isinstance(left, Bools) or isinstance(right, Bools):
-        return Bools((), False, shape)
-    return Other(shape)
-
-
-def choose(cond: Value, then: Value, orelse: Value, shape: tuple) -> Value:
-    """`select` on integers keeps both sides and the condition between them."""
-    if isinstance(cond, Bools) and isinstance(then, Ints) and isinstance(orelse, Ints):
-        return Chosen(cond, then, orelse, shape)
-    return Ints(None, shape) if isinstance(then, (Ints, Chosen)) else Other(shape)
-
-
-def call(callee: str, args: list[Value], shape: tuple) -> Value:
-    """A prelude call on values placed on the result's axes."""
-    exprs = [a.expr if isinstance(a, Ints) else None for a in args]
-    if callee in ("min", "max") and len(exprs) == 2 and None not in exprs:
-        pick = Dim.minimum if callee == "min" else Dim.maximum
-        return Ints(pick(exprs[0], exprs[1]), shape)
-    if callee == "cast" and len(args) == 1 and isinstance(args[0], (Ints, Chosen)):
-        return _with_shape(args[0], shape)
-    if any(isinstance(a, Ints) for a in args) and callee in ("min", "max", "cast", "abs"):
-        return Ints(None, shape)
-    return Other(shape)
-
-
-def _aligned(v: Value, shape: tuple) -> Value:
-    """`v` broadcast right-aligned onto a value of `shape`: its axes move right, and a
-    size-1 axis that meets a longer one reads position 0."""
-    own = v.shape
-    if own == tuple(shape) or not own:
-        return _with_shape(v, shape) if not own else v
-    offset = len(shape) - len(own)
-    if offset < 0:
-        return v
-    places = []
-    for k, size in enumerate(own):
-        places.append(None if _is_one(size) and not _is_one(shape[offset + k]) else offset + k)
-    return _with_shape(_placed(v, places), shape)
-
-
-def _placed(v: Value, places: list) -> Value:
-    """`v` with its axis k moved to axis `places[k]` (None: it reads position 0)."""
-    env = {k: (Dim.const(0) if p is None else Dim.sym(position(p)))
-           for k, p in enumerate(places)}
-    if isinstance(v, Ints):
-        return Ints(rename(v.expr, env) if v.expr is not None else None, ())
-    if isinstance(v, Bools):
-        clauses = tuple((rename(l, env), op, rename(r, env)) for l, op, r in v.clauses)
-        return Bools(clauses, v.exact, ())
-    if isinstance(v, Chosen):
-        return Chosen(_placed(v.cond, places), _placed(v.then, places),
-                      _placed(v.orelse, places), ())
-    return Other()
-
-
-def _with_shape(v: Value, shape: tuple) -> Value:
-    if isinstance(v, Ints):
-        return Ints(v.expr, tuple(shape))
-    if isinstance(v, Bools):
-        return Bools(v.clauses, v.exact, tuple(shape))
-    if isinstance(v, Chosen):
-        return Chosen(v.cond, v.then, v.orelse, tuple(shape))
-    return Other(tuple(shape))
-
-
-def _is_one(size) -> bool:
-    return isinstance(size, Dim) and size.as_int() == 1
 
 
 def _steps(body: tuple) -> dict[str, list[tuple[str, t.Expr]]]:
