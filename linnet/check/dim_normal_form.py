@@ -116,8 +116,8 @@ class _Atom:
             self._key = (1, _OP_ORDER[self.op], *operands)
         return self._key
 
-    def evaluate(self, env: Mapping[str, int]) -> int:
-        return _EVALUATE[self.op](*(o.evaluate(env) for o in self.operands))
+    def evaluate(self, env: Mapping[str, int], ops: Mapping | None = None) -> int:
+        return (ops or _EVALUATE)[self.op](*(o.evaluate(env, ops) for o in self.operands))
 
     def rebuild(self, *operands: Dim) -> Dim:
         """The same operator on new operands, simplified again."""
@@ -331,19 +331,20 @@ class Dim:
             self._symbols = frozenset(names)
         return self._symbols
 
-    def evaluate(self, env: Mapping[str, int]) -> int:
+    def evaluate(self, env: Mapping[str, int], ops: Mapping | None = None) -> int:
         """The value under `env`, with truncating `/` and `%`.
 
         Raises KeyError for a symbol missing from `env`, ZeroDivisionError for a zero
-        divisor.
+        divisor. `ops` replaces the functions of `min`, `max`, `/`, `%` and `next_pow2`
+        (array versions evaluate at many points at once: `kernel_cover_sizes.py`).
         """
         total = 0
         for monomial, coefficient in self._terms:
             product = coefficient
             for factor, exponent in monomial:
-                value = env[factor] if isinstance(factor, str) else factor.evaluate(env)
-                product *= value**exponent
-            total += product
+                value = env[factor] if isinstance(factor, str) else factor.evaluate(env, ops)
+                product = product * value**exponent  # not in place: arrays broadcast
+            total = total + product
         return total
 
     def substitute(self, env: Mapping[str, Dim | int]) -> Dim:

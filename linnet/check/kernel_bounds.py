@@ -245,15 +245,22 @@ def check_kernel_memory(kernel: t.Kernel, params: list, results: list, types: di
                         facts: Facts, bag: DiagnosticBag) -> tuple[list[Access], tuple]:
     """Read the kernel's accesses (`kernel_values.py`) and prove each inside its tensor;
     returns the accesses and the grid's sizes, for the coverage check of the results."""
+    accesses, grid = read_accesses(kernel, params, results, types, facts)
+    check_accesses(accesses, facts, grid, bag)
+    return accesses, grid
+
+
+def read_accesses(kernel: t.Kernel, params: list, results: list, types: dict,
+                  facts: Facts) -> tuple[list[Access], tuple]:
+    """The kernel's accesses and its grid's sizes, from a checked body's `types` (of the
+    kernel's own check, or of an instance's at bound sizes)."""
     memory = {p.name: tuple(ty.dims) for p, ty in zip(kernel.params + kernel.results,
                                                       params + results)
               if isinstance(ty, TensorT) and (ty.rank or p in kernel.results)}
     grid = tuple(_grid_size(types, g) for g in kernel.grid)
     scalars = tuple(p.name for p, ty in zip(kernel.params, params)
                     if isinstance(ty, TensorT) and not ty.rank and ty.dtype in INTEGER)
-    accesses = KernelValues(types, grid, memory, facts, scalars).run(kernel.body)
-    check_accesses(accesses, facts, grid, bag)
-    return accesses, grid
+    return KernelValues(types, grid, memory, facts, scalars).run(kernel.body), grid
 
 
 def _grid_size(types: dict, g: t.Expr) -> Dim | None:

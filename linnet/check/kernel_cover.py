@@ -14,8 +14,8 @@ axis, so the axis is covered when `S*B >= extent`, and the store's mask may only
 out what lies outside the result. A store of that shape whose sizes fail (the grid is
 too small at sizes the kernel's `where` admits) is E2132 at the kernel. A store of any
 other shape (matmul's grouped ordering of its tiles, a store in a run-time loop, a mask
-that is not a conjunction of comparisons) is undecided: `check` accepts it, and `linnet
-verify`, which compares the kernel with its op's body, sees an element left unwritten.
+that is not a conjunction of comparisons) is undecided here, and decided where every size
+is a number, at each op instance that runs the kernel (`kernel_cover_sizes.py`).
 """
 
 from __future__ import annotations
@@ -71,14 +71,26 @@ def check_coverage(kernel: t.Kernel, accesses: list[Access], writes: dict,
     return verdicts
 
 
+def proved_covered(stores: list[Access], base: Facts, grid: tuple) -> bool:
+    """Does one of the stores provably write every element of its result?"""
+    return any(_covers(store, axes, base) for store, axes in _shaped(stores, base, grid))
+
+
+def _shaped(stores: list[Access], base: Facts, grid: tuple) -> list[tuple[Access, list]]:
+    return [(s, axes) for s in stores if (axes := walk(s, base, grid)) is not None]
+
+
+def _covers(store: Access, axes: list["Axis"], base: Facts) -> bool:
+    return all(base.prove(a.written(), ">=", n) for a, n in zip(axes, store.extents))
+
+
 def _verdict(result: t.Param, stores: list[Access], base: Facts, grid: tuple,
              bag: DiagnosticBag) -> str:
-    shaped = [(s, axes) for s in stores if (axes := walk(s, base, grid)) is not None]
+    shaped = _shaped(stores, base, grid)
     if not shaped:
         return UNDECIDED
-    for store, axes in shaped:
-        if all(base.prove(a.written(), ">=", n) for a, n in zip(axes, store.extents)):
-            return COVERED
+    if any(_covers(store, axes, base) for store, axes in shaped):
+        return COVERED
     if len(stores) == 1:
         store, axes = shaped[0]
         for k, (axis, extent) in enumerate(zip(axes, store.extents)):

@@ -38,7 +38,9 @@ from typing import Mapping
 
 from ..check.dims import Facts
 from ..check.items import signature_of
-from ..check.kernel_grids import bound_grid_problem
+from ..check.kernel_bounds import read_accesses
+from ..check.kernel_cover_sizes import unwritten_result
+from ..check.kernel_grids import bound_grid_problem, stored_results
 from ..check.kernel_tiles import HELP as TILE_HELP, is_tile_size, tile_text
 from ..check.signatures import Binding
 from ..check.types import TensorT, TupleT
@@ -50,7 +52,7 @@ from ..syntax import tree as t
 from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
-from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _source
+from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _home, _source
 from .elaborate_values import I64, ElaborationError, _lit
 from .elaborate_walks import _children
 
@@ -127,14 +129,25 @@ def failing_where(analysis, kernel: t.Kernel, binding: Binding) -> str | None:
 
 
 def grid_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
-    """Does the grid, at these concrete generics, leave a stored result unwritten?"""
+    """Does the grid, at these concrete generics, leave a stored result unwritten? E2206
+    when it has no programs, E2132 when its stores miss elements (`kernel_cover_sizes`)."""
     checker, _ = _checker(analysis, kernel, binding)
     sig = signature_of(kernel, checker)
     grid = [checker.expr(g).const.as_int() for g in kernel.grid]
     shapes = [tuple(d.as_int() for d in ty.dims) for ty in sig.results]
     sizes = {g.name: v.as_int() for g in kernel.generics
              if (v := binding.dims.get(g.name)) is not None}
-    return bound_grid_problem(kernel, grid, shapes, _writes(kernel.body), sizes)
+    writes = _writes(kernel.body)
+    empty = bound_grid_problem(kernel, grid, shapes, writes, sizes)
+    if empty is not None:
+        return empty
+    inst = analysis.instantiate(kernel, binding, _home(analysis, kernel))
+    if inst.diagnostics:
+        return None  # elaborating the instance reports them
+    accesses, grid_dims = read_accesses(kernel, inst.signature.params, inst.signature.results,
+                                        inst.types, Facts())
+    stored = [r.name for r in stored_results(kernel, writes)]
+    return unwritten_result(kernel, accesses, stored, grid_dims, sizes)
 
 
 def elaborate_kernel(analysis, kernel: t.Kernel, binding: Binding,

@@ -159,3 +159,44 @@ def test_the_refutation_names_sizes_the_where_admits() -> None:
     assert d.code == "E2132"
     assert d.message.startswith("the grid does not write all of result `y`")
     assert "the rest is left uninitialized" in d.label
+
+
+# ------------------------------------------------------------- E2132 at bound sizes
+
+GROUPED = """module grouped
+
+pub kernel k<N: Dim, B: Dim, G: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid((N + B - 1) / B)
+where B >= 1, G >= 1 {
+    let tiles = (N + B - 1) / B
+    let tile = program_id(0) % G * (tiles / G) + program_id(0) / G
+    let offs = tile * B + iota<i32>(B)
+    let mask = offs < N
+    store(y[offs], load(x[offs], mask, 0.0) * 2.0, mask)
+}
+
+pub op twice<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] kernel k<N, 16, 2> {
+    return x * 2.0
+}
+
+entry main(x: Tensor[SIZE; f32]) -> Tensor[SIZE; f32] {
+    return twice(x)
+}
+"""
+
+
+def test_an_order_check_cannot_decide_is_decided_at_the_bound_sizes() -> None:
+    """Programs visit the tiles in a shuffled order (`pid % G * (tiles / G) + pid / G`):
+    a permutation of the tiles when G divides their number, short of the last otherwise."""
+    from linnet.diagnostics import CompileError
+    from linnet.pipeline import compile_source
+    assert codes("", GROUPED.replace("SIZE", "64")) == []  # undecided by check
+    for target in ("torch", "jax"):
+        compile_source(GROUPED.replace("SIZE", "64"), path="g.linnet", target=target)
+        with pytest.raises(CompileError) as caught:
+            compile_source(GROUPED.replace("SIZE", "48"), path="g.linnet", target=target)
+        (d,) = caught.value.diagnostics
+        assert d.code == "E2132"
+        assert d.message == ("at the bound sizes (N = 48, B = 16, G = 2) kernel `k` writes 32 "
+                             "of the 48 elements of result `y`; the rest would come back "
+                             "uninitialized")
+        assert d.label == "never writes y[32]"
