@@ -70,7 +70,7 @@ from .elaborate_stmts import _Statements
 from .elaborate_structs import _Values
 from .elaborate_values import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64,
                                IX_NODES, MATH, Value, _default, _dtype, _lit, _param_dtype)
-from .elaborate_walks import _assigned, _children, assigned_outer
+from .elaborate_walks import Memo, _assigned, _children, assigned_outer
 
 # Re-exported, as they were defined here before the split: the tables, `Value`,
 # `assigned_outer` and the underscored helpers this module does not use itself.
@@ -205,6 +205,7 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
+        self.assigned: Memo = {}  # `assigned_outer` per nested block of this body
 
     # ------------------------------------------------------------- types
 
@@ -290,3 +291,4 @@ class _ConstFolder(_Body):
         self.env = _Env()
         self.globals = _home(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})
+        self.assigned: Memo = {}

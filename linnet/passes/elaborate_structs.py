@@ -334,7 +334,7 @@ class _Values:
     def hand_back(self, bodies: tuple) -> "HandBack":
         """The outer vars the branches assign (an optional or split one made one value
         first, as a branch hands it back), and their values before."""
-        names = assigned_outer(bodies)
+        names = assigned_outer(bodies, self.assigned)
         for name in names:
             value = self.env.lookup(name)
             if isinstance(value, (Opt, Split)):
@@ -387,7 +387,7 @@ class _Values:
     def carried(self, stmts: tuple) -> list[str]:
         """A loop carries a struct, tuple or optional `var` as its leaves, one tensor each
         (what the reverse mode differentiates): the var reads them as one value again."""
-        assigned = assigned_outer(stmts)
+        assigned = assigned_outer(stmts, self.assigned)
         for name in assigned:
             self.split(name)
         names = super().carried(stmts)

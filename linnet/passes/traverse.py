@@ -25,7 +25,8 @@ from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
 from ..ir import tensor as ir
-from ..ir.walk import all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms  # noqa: F401
+from ..ir.walk import (all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms,  # noqa: F401
+                       walk_binds)
 
 # ------------------------------------------------------------ what nodes read
 
@@ -43,23 +44,48 @@ def map_blocks(e: ir.Expr, fn: Callable[[ir.Block], ir.Block]) -> ir.Expr:
 
 def expr_free_vars(e: ir.Expr) -> set[ir.Var]:
     """Variables an expression reads, including those its nested blocks read from outside."""
-    free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
-    inner: set[ir.Var] = set()
-    for b in expr_blocks(e):
-        inner |= free_vars(b)
-    return free | (inner - set(expr_binders(e)))
+    return set(FreeVars().expr(e))
 
 
 def free_vars(block: ir.Block) -> set[ir.Var]:
     """Variables a block reads that it does not define itself."""
-    free: set[ir.Var] = set()
-    defined: set[ir.Var] = set()
-    for bind in block.binds:
-        free |= expr_free_vars(bind.expr) - defined
-        defined.add(bind.var)
-    if isinstance(block.result, ir.Var) and block.result not in defined:
-        free.add(block.result)
-    return free
+    return set(FreeVars().block(block))
+
+
+class FreeVars:
+    """`free_vars` and `expr_free_vars` remembering each block's answer by identity. A pass
+    that asks at every level of n nested blocks (`dce` sweeping an `else if` chain) walks
+    each block once, not once per enclosing level: linear, not quadratic. Blocks are
+    immutable, and the memo keeps each alive, so an identity stays that block's while the
+    memo lives (one pass run)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[ir.Block, frozenset[ir.Var]]] = {}
+
+    def expr(self, e: ir.Expr) -> frozenset[ir.Var]:
+        free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
+        blocks = expr_blocks(e)
+        if not blocks:
+            return frozenset(free)
+        inner: set[ir.Var] = set()
+        for b in blocks:
+            inner |= self.block(b)
+        return frozenset(free | (inner - set(expr_binders(e))))
+
+    def block(self, block: ir.Block) -> frozenset[ir.Var]:
+        hit = self._memo.get(id(block))
+        if hit is not None and hit[0] is block:
+            return hit[1]
+        free: set[ir.Var] = set()
+        defined: set[ir.Var] = set()
+        for bind in block.binds:
+            free |= self.expr(bind.expr) - defined
+            defined.add(bind.var)
+        if isinstance(block.result, ir.Var) and block.result not in defined:
+            free.add(block.result)
+        answer = frozenset(free)
+        self._memo[id(block)] = (block, answer)
+        return answer
 
 
 def uses(block: ir.Block) -> dict[str, int]:
@@ -72,20 +98,19 @@ def uses(block: ir.Block) -> dict[str, int]:
 
 
 def _all_atoms(block: ir.Block) -> Iterator[ir.Atom]:
-    for bind in block.binds:
-        yield from expr_atoms(bind.expr)
-        for b in expr_blocks(bind.expr):
-            yield from _all_atoms(b)
-    yield block.result
+    for x in walk_binds(block):
+        if isinstance(x, ir.Bind):
+            yield from expr_atoms(x.expr)
+        else:
+            yield x.result
 
 
 def bound_vars(block: ir.Block) -> Iterator[ir.Var]:
     """Every variable a block binds, in nested blocks too (loop indices, carried values)."""
-    for bind in block.binds:
-        yield bind.var
-        yield from expr_binders(bind.expr)
-        for b in expr_blocks(bind.expr):
-            yield from bound_vars(b)
+    for x in walk_binds(block):
+        if isinstance(x, ir.Bind):
+            yield x.var
+            yield from expr_binders(x.expr)
 
 
 def func_names(f: ir.Func) -> set[str]:
