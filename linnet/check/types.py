@@ -123,14 +123,15 @@ class Val:
     A literal chosen at run time (`if c { 300 } else { 0 }`, `select(c, 1.0, 2.0)`) has no
     single value, but each value it may take is known: `alternatives` lists them, so that
     wherever the literal takes a dtype each one is checked for range as a written literal is.
-    `known` is the set of the alternatives when `choice_of` made them, so that joining one
-    more value to a long `else if` chain's need not compare it with every earlier one.
+    `known` holds the alternatives again, as the keys of a dict (an ordered set), when
+    `choice_of` made them, so that joining one more value to a long `else if` chain's copies
+    them with their hashes instead of comparing it with every earlier one. Never mutated.
     """
     type: Type
     const: Dim | None = None
     fconst: float | None = None
     alternatives: tuple["Val", ...] = ()
-    known: frozenset["Val"] | None = field(default=None, compare=False, repr=False)
+    known: dict["Val", None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_error(self) -> bool:
@@ -162,21 +163,14 @@ def literal_values(v: Val) -> tuple[Val, ...]:
 
 def choice_of(kind: LitT, *options: Val) -> Val:
     """A literal of kind that is one of the options, chosen at run time: their values in
-    order, each once. Linear in the values of the largest option: an `else if` chain of n
-    literal arms joins n times, each with all the arms after it."""
-    largest = max(range(len(options)), key=lambda k: len(literal_values(options[k])), default=0)
-    values: list[Val] = []
-    seen: set[Val] = set()
-    for k, option in enumerate(options):
-        if k == largest and option.known is not None and not seen.intersection(option.known):
-            values.extend(option.alternatives)  # distinct, and new: taken whole, unhashed
-            seen |= option.known
-            continue
-        for x in literal_values(option):
-            if x not in seen:
-                seen.add(x)
-                values.append(x)
-    return Val(kind, alternatives=tuple(values), known=frozenset(seen))
+    order, each once. An option `choice_of` made is merged as a dict, whose entries carry
+    their hashes: an `else if` chain of n literal arms joins n times, each with all the arms
+    after it, and a list scan per value made that cubic."""
+    merged: dict[Val, None] = {}
+    for option in options:
+        merged.update(option.known if option.known is not None
+                      else dict.fromkeys(literal_values(option)))
+    return Val(kind, alternatives=tuple(merged), known=merged)
 
 
 def joint_literal(a: LitT, b: LitT) -> LitT:

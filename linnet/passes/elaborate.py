@@ -97,6 +97,7 @@ class _Elaborator:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.names: dict[tuple, str] = {}
+        self.taken: set[str] = set()  # the names given (kept, not rebuilt per name)
         self.items: dict[tuple, tuple[object, Binding]] = {}
         self.instances: dict[tuple, Instance] = {}
         self.queue: list[tuple] = []
@@ -131,10 +132,12 @@ class _Elaborator:
         return self.names[key]
 
     def _unique(self, name: str) -> str:
-        taken, base, n = set(self.names.values()), name, 0
-        while name in taken:
+        """name, or name_1, name_2, ...: the first not given yet, which it now is."""
+        base, n = name, 0
+        while name in self.taken:
             n += 1
             name = f"{base}_{n}"
+        self.taken.add(name)
         return name
 
     def instance(self, item, binding: Binding) -> Instance:
