@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..scopes import ScopeStack
 from ..syntax import tree as t
 from .dims import Facts
 from .types import Val
@@ -43,7 +44,7 @@ class Frame:
     generics: dict[str, t.Generic]
     facts: Facts
     kernel: t.Kernel | None = None
-    scopes: list[dict[str, Local]] = field(default_factory=lambda: [{}])
+    scopes: ScopeStack[str, Local] = field(default_factory=ScopeStack)
     loop_depth: int = 0
     scan_depth: int = 0
     writes: dict[str, str] = field(default_factory=dict)  # kernel result -> kind of write
@@ -51,16 +52,13 @@ class Frame:
     binding: "Binding | None" = None  # an instance's generic values (see check/instance.py)
 
     def lookup(self, name: str) -> Local | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
+        return self.scopes.lookup(name)
 
     def bind(self, name: str, val: Val, mutable: bool = False) -> None:
-        self.scopes[-1][name] = Local(val, mutable)
+        self.scopes.define(name, Local(val, mutable))
 
     def push(self) -> None:
-        self.scopes.append({})
+        self.scopes.push()
 
     def pop(self) -> None:
         self.scopes.pop()

@@ -250,8 +250,10 @@ class Bind:
     expr: Expr
 
 
-@node
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Block:
+    """Bindings in order, then the atom the block yields. (Weakly referable: walks that
+    remember an answer per block, such as its free variables, forget it with the block.)"""
     binds: tuple[Bind, ...]
     result: Atom
 

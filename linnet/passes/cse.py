@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from ..ir import tensor as ir
+from ..scopes import ScopeStack
 from .traverse import Rewriter
 
 PURE = (ir.Prim, ir.Einsum, ir.GetItem, ir.MakeTuple, ir.Comprehension)
@@ -29,17 +30,17 @@ def cse(program: ir.Program) -> ir.Program:
 class _CSE(Rewriter):
     def __init__(self) -> None:
         super().__init__()
-        self.scopes: list[dict[object, ir.Var]] = [{}]
+        self.scopes: ScopeStack[object, ir.Var] = ScopeStack()
 
     def func(self, f: ir.Func) -> ir.Func:
-        saved, self.scopes = self.scopes, [{}]
+        saved, self.scopes = self.scopes, ScopeStack()
         try:
             return super().func(f)
         finally:
             self.scopes = saved
 
     def block(self, b: ir.Block) -> ir.Block:
-        self.scopes.append({})
+        self.scopes.push()
         try:
             return super().block(b)
         finally:
@@ -55,14 +56,11 @@ class _CSE(Rewriter):
             if earlier is not None and earlier.type == bind.var.type:
                 self.replace_uses(bind.var, earlier)
                 return
-            self.scopes[-1][k] = bind.var
+            self.scopes.define(k, bind.var)
         self.emit(bind if e is bind.expr else ir.Bind(bind.var, e))
 
     def lookup(self, k: object) -> ir.Var | None:
-        for scope in reversed(self.scopes):
-            if k in scope:
-                return scope[k]
-        return None
+        return self.scopes.lookup(k)
 
 
 def touches_memory(e: ir.Expr) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import tensor as ir
-from .traverse import FreeVars, expr_blocks, map_blocks
+from .traverse import expr_blocks, expr_free_vars, map_blocks
 
 
 def dce(program: ir.Program) -> ir.Program:
@@ -32,19 +32,16 @@ def dce_func(f: ir.Func) -> ir.Func:
     return replace(f, body=dce_block(f.body), grad=grad)
 
 
-def dce_block(b: ir.Block, free: FreeVars | None = None) -> ir.Block:
-    """The block without bindings that neither its result nor a kept binding reads.
-    `free` remembers the free variables of the nested blocks already swept, so that a
-    deep nest (an `else if` chain) is walked once, not once per level."""
-    free = free if free is not None else FreeVars()
+def dce_block(b: ir.Block) -> ir.Block:
+    """The block without bindings that neither its result nor a kept binding reads."""
     live = {b.result} if isinstance(b.result, ir.Var) else set()
     kept: list[ir.Bind] = []
     for bind in reversed(b.binds):
         if bind.var not in live and not has_effect(bind.expr):
             continue
-        expr = map_blocks(bind.expr, lambda inner: dce_block(inner, free))
+        expr = map_blocks(bind.expr, dce_block)
         kept.append(bind if expr is bind.expr else ir.Bind(bind.var, expr))
-        live |= free.expr(expr)
+        live |= expr_free_vars(expr)
     binds = tuple(reversed(kept))
     return b if binds == b.binds else ir.Block(binds, b.result)
 

@@ -402,15 +402,14 @@ class _Values:
             value = self.opt_atom(value, self.opt_vars()[name])
         elif not (isinstance(value, ir.Var) and isinstance(value.type, ir.TupleTy)):
             return
-        scope = next(sc for sc in reversed(self.env.scopes) if name in sc)
         names = []
         for k, leaf in enumerate(self.leaf_atoms(value)):
             key = f"{name}__{k}"
             while self.env.lookup(key) is not None:
                 key += "_"
-            scope[key] = self.b.name(leaf, key)
+            self.env.scopes.define_beside(name, key, self.b.name(leaf, key))
             names.append(key)
-        scope[name] = Split(tuple(names), value.type, name in self.opt_vars())
+        self.env.assign(name, Split(tuple(names), value.type, name in self.opt_vars()))
 
     def leaf_atoms(self, atom: ir.Atom) -> list[ir.Atom]:
         if not isinstance(atom.type, ir.TupleTy):

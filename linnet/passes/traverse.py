@@ -21,6 +21,7 @@ expression reads) live in `linnet/ir/walk.py` and are re-exported.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
@@ -44,48 +45,51 @@ def map_blocks(e: ir.Expr, fn: Callable[[ir.Block], ir.Block]) -> ir.Expr:
 
 def expr_free_vars(e: ir.Expr) -> set[ir.Var]:
     """Variables an expression reads, including those its nested blocks read from outside."""
-    return set(FreeVars().expr(e))
+    return set(_expr_free(e))
 
 
 def free_vars(block: ir.Block) -> set[ir.Var]:
     """Variables a block reads that it does not define itself."""
-    return set(FreeVars().block(block))
+    return set(_block_free(block))
 
 
-class FreeVars:
-    """`free_vars` and `expr_free_vars` remembering each block's answer by identity. A pass
-    that asks at every level of n nested blocks (`dce` sweeping an `else if` chain) walks
-    each block once, not once per enclosing level: linear, not quadratic. Blocks are
-    immutable, and the memo keeps each alive, so an identity stays that block's while the
-    memo lives (one pass run)."""
+_FREE: dict[int, tuple[weakref.ref, frozenset[ir.Var]]] = {}
+"""Each block's free variables, by identity while it lives (blocks are immutable). A pass
+asks at every level of n nested blocks (`dce` sweeping an `else if` chain, the PyTorch
+printer freeing each block's dead values, `outline-deep-blocks`): remembered, each block
+is walked once, not once per enclosing level."""
 
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[ir.Block, frozenset[ir.Var]]] = {}
 
-    def expr(self, e: ir.Expr) -> frozenset[ir.Var]:
-        free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
-        blocks = expr_blocks(e)
-        if not blocks:
-            return frozenset(free)
-        inner: set[ir.Var] = set()
-        for b in blocks:
-            inner |= self.block(b)
-        return frozenset(free | (inner - set(expr_binders(e))))
+def _expr_free(e: ir.Expr) -> frozenset[ir.Var]:
+    free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
+    blocks = expr_blocks(e)
+    if not blocks:
+        return frozenset(free)
+    inner: set[ir.Var] = set()
+    for b in blocks:
+        inner |= _block_free(b)
+    return frozenset(free | (inner - set(expr_binders(e))))
 
-    def block(self, block: ir.Block) -> frozenset[ir.Var]:
-        hit = self._memo.get(id(block))
-        if hit is not None and hit[0] is block:
-            return hit[1]
-        free: set[ir.Var] = set()
-        defined: set[ir.Var] = set()
-        for bind in block.binds:
-            free |= self.expr(bind.expr) - defined
-            defined.add(bind.var)
-        if isinstance(block.result, ir.Var) and block.result not in defined:
-            free.add(block.result)
-        answer = frozenset(free)
-        self._memo[id(block)] = (block, answer)
-        return answer
+
+def _block_free(block: ir.Block) -> frozenset[ir.Var]:
+    key = id(block)
+    hit = _FREE.get(key)
+    if hit is not None and hit[0]() is block:
+        return hit[1]
+    free: set[ir.Var] = set()
+    defined: set[ir.Var] = set()
+    for bind in block.binds:
+        free |= _expr_free(bind.expr) - defined
+        defined.add(bind.var)
+    if isinstance(block.result, ir.Var) and block.result not in defined:
+        free.add(block.result)
+    answer = frozenset(free)
+
+    def forget(ref: weakref.ref) -> None:
+        if _FREE.get(key, (None,))[0] is ref:
+            del _FREE[key]
+    _FREE[key] = (weakref.ref(block, forget), answer)
+    return answer
 
 
 def uses(block: ir.Block) -> dict[str, int]:

@@ -4,14 +4,18 @@ literals too large for any dtype are E2105, never a crash or a hang."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import linnet
 from linnet.check import dims as dims_module
 from linnet.check.dim_normal_form import Dim
 from linnet.check.types import LitT, Val, choice_of
+from linnet.deepstack import call_with_deep_stack
 from linnet.frontend import check_program
 from linnet.ir import tensor as ir
 from linnet.passes import dce as dce_module
@@ -275,3 +279,43 @@ def test_a_module_items_home_is_the_first_module_listing_it():
     built = analysis._homes
     assert analysis.home_of(module.items[1]) is analysis.modules[path]
     assert analysis._homes is built  # one index for every lookup
+
+
+# ------------------------------------- growth: lines of linnet run, the six programs to PyTorch
+
+def _lines_run(text: str) -> Counter[str]:
+    """Lines of linnet's own code run while compiling text to PyTorch, per file: a count of
+    Python work that does not depend on the machine's load (a scope stack walked per lookup,
+    a walk repeated per level, shows as a file whose count grows faster than the input)."""
+    root = str(Path(linnet.__file__).parent)
+    per: Counter[str] = Counter()
+
+    def line(frame, event, arg):
+        if event == "line":
+            per[frame.f_code.co_filename] += 1
+        return line
+
+    def call(frame, event, arg):
+        return line if frame.f_code.co_filename.startswith(root) else None
+
+    def job() -> None:
+        sys.settrace(call)
+        try:
+            compile_source(text, path="m.linnet", target="torch", tuning=False)
+        finally:
+            sys.settrace(None)
+    call_with_deep_stack(job)
+    return per
+
+
+@pytest.mark.parametrize("program, n", [
+    ("literal_chain_text", 50), ("computed_chain_text", 50), ("where_clauses_text", 50),
+    ("chained_fns_text", 40), ("static_for_text", 200), ("leaves_text", 64)])
+def test_each_file_runs_about_four_times_the_lines_at_four_times_the_size(program, n):
+    make = getattr(BENCH, program)
+    _lines_run(make(3))  # first-use work (caches, lazy imports) out of the counts
+    small, large = _lines_run(make(n)), _lines_run(make(4 * n))
+    assert sum(large.values()) / sum(small.values()) < 4.5
+    grew = {Path(f).name: round(large[f] / small[f], 1) for f in small
+            if small[f] > 2000 and large[f] / small[f] > 5}
+    assert grew == {}  # the else-if chain's scope stacks grew 8 to 15 times (quadratic)
