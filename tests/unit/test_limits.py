@@ -299,11 +299,12 @@ def _lines_run(text: str) -> Counter[str]:
         return line if frame.f_code.co_filename.startswith(root) else None
 
     def job() -> None:
+        previous = sys.gettrace()  # a coverage tool's or debugger's, given back after
         sys.settrace(call)
         try:
             compile_source(text, path="m.linnet", target="torch", tuning=False)
         finally:
-            sys.settrace(None)
+            sys.settrace(previous)
     call_with_deep_stack(job)
     return per
 
