@@ -82,8 +82,7 @@ def _checked_fn(info: BlockInfo, fn: t.Function, globals_: Globals, bag: Diagnos
     sig = info.sigs[fn.name]
     checker = header_checker(info, fn.generics, globals_, bag, signatures)
     checker.infer_result, checker.infer_block = infer, infer_fn
-    for left, op, right, _ in sig.where:
-        checker.frame.facts = checker.frame.facts.assume(left, op, right)
+    checker.frame.facts = checker.frame.facts.assume_all((l, op, r) for l, op, r, _ in sig.where)
     checker.bind_members()
     for p, ty in zip(fn.params, sig.params):
         checker.frame.bind(p.name, Val(ty) if ty is not None else ERR, span=p.span)

@@ -68,10 +68,7 @@ class BlockInfo:
     def facts(self, extra: tuple[t.Generic, ...] = ()) -> Facts:
         """The block's `where` facts over its Dim generics (and extra ones)."""
         dims = [g.name for g in (*self.generics.values(), *extra) if g.kind == "Dim"]
-        facts = Facts(dims)
-        for left, op, right, _ in self.where:
-            facts = facts.assume(left, op, right)
-        return facts
+        return Facts(dims).assume_all((l, op, r) for l, op, r, _ in self.where)
 
 
 def is_none(e: t.Expr | None) -> bool:

@@ -80,11 +80,26 @@ class Facts:
 
     def assume(self, left: Dim | int, op: str, right: Dim | int) -> Facts:
         """A new `Facts` that also assumes `left op right`."""
-        _check_comparison(op)
-        clause = (_coerce_or_raise(left), op, _coerce_or_raise(right))
-        extended = Facts(self._symbols)
-        extended._assumptions = self._assumptions + (clause,)
-        return extended
+        return self.assume_all([(left, op, right)])
+
+    def assume_all(self, clauses: Iterable[tuple[Dim | int, str, Dim | int]]) -> Facts:
+        """A new `Facts` that also assumes each `left op right`, in order: one copy of the
+        assumptions, where a loop of `assume` copies them once per clause."""
+        added = []
+        for left, op, right in clauses:
+            _check_comparison(op)
+            added.append((_coerce_or_raise(left), op, _coerce_or_raise(right)))
+        return self._with(self._assumptions + tuple(added))
+
+    def omitting(self, index: int) -> Facts:
+        """A new `Facts` without the assumption at index (`where` clauses are each checked
+        under all the others): a slice, where building it anew would check every clause."""
+        return self._with(self._assumptions[:index] + self._assumptions[index + 1:])
+
+    def _with(self, assumptions: tuple[tuple[Dim, str, Dim], ...]) -> Facts:
+        facts = Facts(self._symbols)
+        facts._assumptions = assumptions
+        return facts
 
     @property
     def symbols(self) -> frozenset[str]:

@@ -45,6 +45,9 @@ class Analysis:
     program: Program
     diagnostics: list[Diagnostic]
     modules: dict[tuple[str, ...], Checked]
+    # home_of's index: the module items it was built from, and item id -> (item, module)
+    _homes: tuple[tuple, dict[int, tuple[object, Checked]]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     @property
     def root(self) -> Checked:
@@ -56,6 +59,22 @@ class Analysis:
 
     def instantiate(self, item, binding: Binding, module: Checked | None = None) -> Instance:
         return instantiate(item, binding, module or self.module_of(item))
+
+    def home_of(self, item) -> Checked:
+        """The checked module that declares item (an imported pub item is seen from several
+        modules; the first to list it is its home), else `module_of(item)`. From an index
+        of every module's items, built again only when those change: an item per sub of a
+        `[Leaf; 65536]` array would make a scan per lookup quadratic."""
+        lists = tuple(module.items for module in self.program.modules.values())
+        if self._homes is None or len(lists) != len(self._homes[0]) \
+                or any(a is not b for a, b in zip(lists, self._homes[0])):
+            index: dict[int, tuple[object, Checked]] = {}
+            for path, module in reversed(self.program.modules.items()):
+                for i in module.items:
+                    index[id(i)] = (i, self.modules[path])
+            self._homes = (lists, index)
+        hit = self._homes[1].get(id(item))
+        return hit[1] if hit is not None and hit[0] is item else self.module_of(item)
 
     def module_of(self, item) -> Checked:
         for checked in self.modules.values():

@@ -24,8 +24,7 @@ def item_frame(item, globals_: Globals, bag: DiagnosticBag,
     frame = Frame(globals_, generics, Facts(dims))
     sig = signatures.get(getattr(item, "name", ""))
     if sig is not None and sig.item is item:
-        for left, op, right, _ in sig.where:
-            frame.facts = frame.facts.assume(left, op, right)
+        frame.facts = frame.facts.assume_all((l, op, r) for l, op, r, _ in sig.where)
     return frame, BodyChecker(frame, bag, signatures)
 
 
@@ -84,14 +83,17 @@ def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
     comparisons = [c for c in clauses if _is_comparison(c, checker)]
     base = checker.frame.facts
     silent = [_read_silently(clause, checker) for clause in comparisons]
+    every = base.assume_all(c for c in silent if c is not None)
+    position = len(base.assumptions)  # where clause k sits in every's assumptions
     out: list[tuple[Dim, str, Dim, t.Expr]] = []
-    for k, clause in enumerate(comparisons):
-        checker.frame.facts = _assume_all(base, silent[:k] + silent[k + 1:])
+    for clause, read in zip(comparisons, silent):
+        checker.frame.facts = every.omitting(position) if read is not None else every
+        position += read is not None
         (left, right), divisors = _read_stated(clause, checker)
         if left is not None and right is not None:
             out += _positive_divisors(divisors, clause, out)
             out.append((left, clause.op, right, clause))
-    checker.frame.facts = _assume_all(base, [(l, op, r) for l, op, r, _ in out])
+    checker.frame.facts = base.assume_all((l, op, r) for l, op, r, _ in out)
     return out
 
 
@@ -135,13 +137,6 @@ def _read_silently(clause: t.Binary, checker: BodyChecker) -> tuple[Dim, str, Di
     finally:
         checker.bag = saved
     return None if left is None or right is None else (left, clause.op, right)
-
-
-def _assume_all(facts: Facts, clauses: list[tuple[Dim, str, Dim] | None]) -> Facts:
-    for clause in clauses:
-        if clause is not None:
-            facts = facts.assume(*clause)
-    return facts
 
 
 def check_params(params: tuple[t.Param, ...], checker: BodyChecker) -> list:

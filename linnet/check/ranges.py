@@ -20,6 +20,9 @@ I64_MAX = 2**63 - 1
 
 def outside_i64(d: Dim) -> int | None:
     """A number of `d`'s normal form outside the i64 range, or None when all fit."""
+    value = d.as_int()  # most are constants (every literal dimension): no tuple to build
+    if value is not None:
+        return None if I64_MIN <= value <= I64_MAX else value
     return next((n for n in d.coefficients() if not I64_MIN <= n <= I64_MAX), None)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Span
+from ..scopes import ScopeStack
 from ..syntax import tree as t
 from .dims import Facts
 from .types import DTYPE_KINDS, DTYPES, Val
@@ -45,7 +46,7 @@ class Frame:
     generics: dict[str, t.Generic]
     facts: Facts
     kernel: t.Kernel | None = None
-    scopes: list[dict[str, Local]] = field(default_factory=lambda: [{}])
+    scopes: ScopeStack[str, Local] = field(default_factory=ScopeStack)
     loop_depth: int = 0
     scan_depth: int = 0
     writes: dict[str, str] = field(default_factory=dict)  # kernel result -> kind of write
@@ -53,23 +54,19 @@ class Frame:
     binding: "Binding | None" = None  # an instance's generic values (see check/instance.py)
 
     def lookup(self, name: str) -> Local | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
+        return self.scopes.lookup(name)
 
     def bind(self, name: str, val: Val, mutable: bool = False,
              span: Span | None = None) -> None:
-        self.scopes[-1][name] = Local(val, mutable, span)
+        self.scopes.define(name, Local(val, mutable, span))
 
     def visible_names(self) -> set[str]:
         """Every value name this body can read: locals, parameters, generics and the
         module's constants (where a misspelled name finds the one meant)."""
-        return {n for scope in self.scopes for n in scope} | set(self.generics) \
-            | set(self.globals.consts)
+        return self.scopes.names() | set(self.generics) | set(self.globals.consts)
 
     def push(self) -> None:
-        self.scopes.append({})
+        self.scopes.push()
 
     def pop(self) -> None:
         self.scopes.pop()

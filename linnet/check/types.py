@@ -7,7 +7,7 @@ contextual type (`LitT`) that takes the dtype of whatever they meet, so
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from .dim_normal_form import Dim
@@ -125,12 +125,16 @@ class Val:
     wherever the literal takes a dtype each one is checked for range as a written literal is.
     `zero` marks a tensor every element of which is known to be zero (`cast<i32>(0)`,
     `fill<i32>([4], 0)`), so that an integer division by it is E2130 as by a literal `0`.
+    `known` holds the alternatives again, as the keys of a dict (an ordered set), when
+    `choice_of` made them, so that joining one more value to a long `else if` chain's copies
+    them with their hashes instead of comparing it with every earlier one. Never mutated.
     """
     type: Type
     const: Dim | None = None
     fconst: float | None = None
     alternatives: tuple["Val", ...] = ()
     zero: bool = False
+    known: dict["Val", None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_error(self) -> bool:
@@ -161,11 +165,15 @@ def literal_values(v: Val) -> tuple[Val, ...]:
 
 
 def choice_of(kind: LitT, *options: Val) -> Val:
-    """A literal of kind that is one of the options, chosen at run time."""
-    values: list[Val] = []
+    """A literal of kind that is one of the options, chosen at run time: their values in
+    order, each once. An option `choice_of` made is merged as a dict, whose entries carry
+    their hashes: an `else if` chain of n literal arms joins n times, each with all the arms
+    after it, and a list scan per value made that cubic."""
+    merged: dict[Val, None] = {}
     for option in options:
-        values.extend(x for x in literal_values(option) if x not in values)
-    return Val(kind, alternatives=tuple(values))
+        merged.update(option.known if option.known is not None
+                      else dict.fromkeys(literal_values(option)))
+    return Val(kind, alternatives=tuple(merged), known=merged)
 
 
 def joint_literal(a: LitT, b: LitT) -> LitT:

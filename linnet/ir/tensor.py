@@ -12,10 +12,32 @@ wraps, integer `/` and `%` truncate toward zero, float-to-int casts truncate).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Callable, TypeVar, Union
 
-node = dataclass(frozen=True, slots=True)
+T = TypeVar("T", bound=type)
+
+
+def node(cls: T | None = None, *, weakref_slot: bool = False) -> T | Callable[[T], T]:
+    """A frozen, slotted dataclass whose pickled state is read by one C call per object
+    (the dataclass default calls `fields()` per object, per pickle: most of what keying the
+    e-graph cache costs on a long program; see passes/egraph_cache.py)."""
+    def make(cls: T) -> T:
+        cls = dataclass(frozen=True, slots=True, weakref_slot=weakref_slot)(cls)
+        names = tuple(f.name for f in fields(cls))
+        read = attrgetter(*names) if len(names) > 1 else (
+            lambda self: tuple(getattr(self, n) for n in names))
+
+        def get_state(self: object) -> tuple:
+            return read(self)
+
+        def set_state(self: object, state: tuple) -> None:
+            for name, value in zip(names, state):
+                object.__setattr__(self, name, value)
+        cls.__getstate__, cls.__setstate__ = get_state, set_state
+        return cls
+    return make if cls is None else make(cls)
 
 
 # ---------------------------------------------------------------------- types
@@ -250,8 +272,10 @@ class Bind:
     expr: Expr
 
 
-@node
+@node(weakref_slot=True)
 class Block:
+    """Bindings in order, then the atom the block yields. (Weakly referable: walks that
+    remember an answer per block, such as its free variables, forget it with the block.)"""
     binds: tuple[Bind, ...]
     result: Atom
 

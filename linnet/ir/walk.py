@@ -70,7 +70,24 @@ def expr_binders(e: ir.Expr) -> tuple[ir.Var, ...]:
 
 def all_binds(block: ir.Block) -> Iterator[ir.Bind]:
     """Every Bind of a block, those of its nested blocks included, in order."""
-    for b in block.binds:
-        yield b
-        for inner in expr_blocks(b.expr):
-            yield from all_binds(inner)
+    return (x for x in walk_binds(block) if isinstance(x, ir.Bind))
+
+
+def walk_binds(block: ir.Block) -> Iterator[ir.Bind | ir.Block]:
+    """Every Bind of a block and of its nested blocks, in order (each Bind before the blocks
+    it nests), and each block itself after its last Bind (where its result is read).
+
+    On an explicit stack: nested generators (`yield from` per level) pass every item up
+    through each enclosing level, so n blocks nested n deep (an `else if` chain) would cost
+    n * n; this costs n."""
+    stack = [(block, iter(block.binds))]
+    while stack:
+        current, binds = stack[-1]
+        bind = next(binds, None)
+        if bind is None:
+            stack.pop()
+            yield current
+            continue
+        yield bind
+        for inner in reversed(expr_blocks(bind.expr)):
+            stack.append((inner, iter(inner.binds)))

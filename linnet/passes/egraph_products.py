@@ -30,7 +30,7 @@ from ..emit import kernel_numerics as kn
 from ..ir import tensor as ir
 from . import egraph_run
 from .dce import dce
-from .traverse import Rewriter, expr_blocks, uses
+from .traverse import Rewriter, all_binds, expr_blocks, uses
 
 if egraph_run.available():
     from egglog import get_callable_args, get_callable_fn, get_literal_value
@@ -69,11 +69,13 @@ class _Products(Rewriter):
     def func(self, f: ir.Func) -> ir.Func:
         saved = (self.chosen, self.symbols, self.kernel)
         self.kernel = f.kind == "kernel"
-        tr = _Translate(self.kernel, uses(f.body))
-        tr.block(f.body)
-        self.chosen, self.symbols = {}, tr.symbols
-        if tr.worth_running():
-            self.chosen = self.saturate(f, tr)
+        self.chosen, self.symbols = {}, {}
+        if _may_rewrite(f.body):
+            tr = _Translate(self.kernel, uses(f.body))
+            tr.block(f.body)
+            self.symbols = tr.symbols
+            if tr.worth_running():
+                self.chosen = self.saturate(f, tr)
         try:
             return super().func(f) if self.chosen else \
                 replace(f, grad=self.func(f.grad) if f.grad is not None else None)
@@ -138,6 +140,16 @@ class _Products(Rewriter):
         precision = (kn.tile_product_precision(a.type.dtype, self.numerics) if self.kernel
                      else "")
         return ir.Prim("dot", tuple(xs), ty, (("precision", precision),))
+
+
+def _may_rewrite(body: ir.Block) -> bool:
+    """Could translating body find something worth running the rules for? Only an einsum
+    (a product) or a permute or `exp`/`log`/`sqrt` (math nested in math) can count: a
+    body of other bindings, such as a long unrolled loop of adds, is not translated at all
+    (an egglog call or two per binding, for nothing)."""
+    return any(isinstance(b.expr, ir.Einsum)
+               or (isinstance(b.expr, ir.Prim) and (b.expr.op == "permute" or b.expr.op in MATH))
+               for b in all_binds(body))
 
 
 def _same(a, b) -> bool:

@@ -70,7 +70,7 @@ from .elaborate_stmts import _Statements
 from .elaborate_structs import _Values
 from .elaborate_values import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64,
                                IX_NODES, MATH, Value, _default, _dtype, _lit, _param_dtype)
-from .elaborate_walks import _assigned, _children, assigned_outer
+from .elaborate_walks import Memo, _assigned, _children, assigned_outer
 from .entry_interface import Interface, result_labels
 
 # Re-exported, as they were defined here before the split: the tables, `Value`,
@@ -98,6 +98,7 @@ class _Elaborator:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.names: dict[tuple, str] = {}
+        self.taken: set[str] = set()  # the names given (kept, not rebuilt per name)
         self.items: dict[tuple, tuple[object, Binding]] = {}
         self.instances: dict[tuple, Instance] = {}
         self.queue: list[tuple] = []
@@ -135,10 +136,12 @@ class _Elaborator:
         return self.names[key]
 
     def _unique(self, name: str) -> str:
-        taken, base, n = set(self.names.values()), name, 0
-        while name in taken:
+        """name, or name_1, name_2, ...: the first not given yet, which it now is."""
+        base, n = name, 0
+        while name in self.taken:
             n += 1
             name = f"{base}_{n}"
+        self.taken.add(name)
         return name
 
     def instance(self, item, binding: Binding) -> Instance:
@@ -212,6 +215,7 @@ class _Body(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
+        self.assigned: Memo = {}  # `assigned_outer` per nested block of this body
 
     # ------------------------------------------------------------- types
 
@@ -297,3 +301,4 @@ class _ConstFolder(_Body):
         self.env = _Env()
         self.globals = _home(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})
+        self.assigned: Memo = {}

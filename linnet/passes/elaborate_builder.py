@@ -11,6 +11,7 @@ of the surface tree, so the body translator and the kernel translator share them
 from __future__ import annotations
 
 from ..ir import tensor as ir
+from ..scopes import ScopeStack
 from .elaborate_values import ElaborationError, Value
 
 
@@ -79,27 +80,21 @@ class _Env:
     expressions (inside a fn expanded in index notation)."""
 
     def __init__(self) -> None:
-        self.scopes: list[dict[str, Value]] = [{}]
+        self.scopes: ScopeStack[str, Value] = ScopeStack()
 
     def lookup(self, name: str) -> Value | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
+        return self.scopes.lookup(name)
 
     def define(self, name: str, value: Value) -> None:
-        self.scopes[-1][name] = value
+        self.scopes.define(name, value)
 
     def assign(self, name: str, value: Value) -> None:
         """Rebind a `var` in the scope that declared it (SSA: a new Var each time)."""
-        for scope in reversed(self.scopes):
-            if name in scope:
-                scope[name] = value
-                return
-        raise ElaborationError(f"assignment to undeclared `{name}`")
+        if not self.scopes.assign(name, value):
+            raise ElaborationError(f"assignment to undeclared `{name}`")
 
     def push(self) -> None:
-        self.scopes.append({})
+        self.scopes.push()
 
     def pop(self) -> None:
         self.scopes.pop()

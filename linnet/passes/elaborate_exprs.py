@@ -98,7 +98,7 @@ class _Expressions:
             return self.inline_block(e.then if known else e.orelse, self._if_want(e, want))
         cond = self.expr(e.cond)
         ty = self.type_of(e, want)
-        names = [n for n in assigned_outer((e.then, e.orelse))
+        names = [n for n in assigned_outer((e.then, e.orelse), self.assigned)
                  if isinstance(self.env.lookup(n), (ir.Var, ir.Lit))]
         before = [self.env.lookup(n) for n in names]
         then = self.branch(e.then, self._if_want(e, want), names)

@@ -30,10 +30,7 @@ from .elaborate_values import ElaborationError
 
 def _home(analysis: Analysis, item):
     """The checked module that declares item (imported pub items are seen from several)."""
-    for path, module in analysis.program.modules.items():
-        if any(i is item for i in module.items):
-            return analysis.modules[path]
-    return analysis.module_of(item)
+    return analysis.home_of(item)
 
 
 def _checker(analysis: Analysis, item, binding: Binding) -> tuple[BodyChecker, object]:

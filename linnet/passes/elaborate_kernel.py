@@ -166,15 +166,8 @@ class _KernelElaborator(_Elaborator):
 
     def __init__(self, analysis, taken: set[str]) -> None:
         super().__init__(analysis)
-        self.taken = set(taken)
+        self.taken = set(taken)  # names outside, besides those this one gives
         self.body_class = _FnOnTiles  # the fns a kernel calls run on its tiles
-
-    def _unique(self, name: str) -> str:
-        taken, base, n = set(self.names.values()) | self.taken, name, 0
-        while name in taken:
-            n += 1
-            name = f"{base}_{n}"
-        return name
 
     def kernel(self, kernel: t.Kernel, binding: Binding) -> tuple[ir.Func, ...]:
         key = (id(kernel), _binding_key(kernel, binding))

@@ -131,7 +131,7 @@ class _Statements:
 
     def carried(self, stmts: tuple[t.Stmt, ...]) -> list[str]:
         """The outer `var`s the statements assign: what a loop must carry."""
-        return [n for n in assigned_outer(stmts)
+        return [n for n in assigned_outer(stmts, self.assigned)
                 if isinstance(self.env.lookup(n), (ir.Var, ir.Lit))]
 
     def enter_loop(self, names: list[str]) -> tuple[tuple[ir.Atom, ...], tuple[ir.Var, ...]]:

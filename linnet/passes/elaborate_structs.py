@@ -334,7 +334,7 @@ class _Values:
     def hand_back(self, bodies: tuple) -> "HandBack":
         """The outer vars the branches assign (an optional or split one made one value
         first, as a branch hands it back), and their values before."""
-        names = assigned_outer(bodies)
+        names = assigned_outer(bodies, self.assigned)
         for name in names:
             value = self.env.lookup(name)
             if isinstance(value, (Opt, Split)):
@@ -387,7 +387,7 @@ class _Values:
     def carried(self, stmts: tuple) -> list[str]:
         """A loop carries a struct, tuple or optional `var` as its leaves, one tensor each
         (what the reverse mode differentiates): the var reads them as one value again."""
-        assigned = assigned_outer(stmts)
+        assigned = assigned_outer(stmts, self.assigned)
         for name in assigned:
             self.split(name)
         names = super().carried(stmts)
@@ -402,15 +402,14 @@ class _Values:
             value = self.opt_atom(value, self.opt_vars()[name])
         elif not (isinstance(value, ir.Var) and isinstance(value.type, ir.TupleTy)):
             return
-        scope = next(sc for sc in reversed(self.env.scopes) if name in sc)
         names = []
         for k, leaf in enumerate(self.leaf_atoms(value)):
             key = f"{name}__{k}"
             while self.env.lookup(key) is not None:
                 key += "_"
-            scope[key] = self.b.name(leaf, key)
+            self.env.scopes.define_beside(name, key, self.b.name(leaf, key))
             names.append(key)
-        scope[name] = Split(tuple(names), value.type, name in self.opt_vars())
+        self.env.assign(name, Split(tuple(names), value.type, name in self.opt_vars()))
 
     def leaf_atoms(self, atom: ir.Atom) -> list[ir.Atom]:
         if not isinstance(atom.type, ir.TupleTy):

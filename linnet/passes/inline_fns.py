@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import replace
 
 from ..ir import tensor as ir
-from .traverse import Rewriter, bound_vars
+from .traverse import Rewriter, expr_binders
 
 
 def inline_fns(program: ir.Program) -> ir.Program:
@@ -23,45 +23,125 @@ def inline_fns(program: ir.Program) -> ir.Program:
     fns = {f.name: f for f in program.funcs if f.kind == "fn"}
     if not fns:
         return program
-    done: dict[str, ir.Func] = {}
-    funcs = tuple(Inliner(fns, done).func(f) for f in program.funcs if f.kind != "fn")
+    results: dict[str, Result] = {}
+    funcs = tuple(Inliner(fns, results).func(f) for f in program.funcs if f.kind != "fn")
     return replace(program, funcs=funcs)
 
 
-class Inliner(Rewriter):
-    """Rewrites one function's calls of fns; `done` memoizes callees already inlined into."""
+Result = tuple[str, object]
+"""What a fn's body, its own fn calls inlined, returns: ("var", v) for the variable of its
+raw body whose (inlined) top-level binding yields the result; ("param", k) for its k-th
+parameter; ("atom", literal) for a literal."""
 
-    def __init__(self, fns: dict[str, ir.Func], done: dict[str, ir.Func]) -> None:
+
+class Inliner(Rewriter):
+    """Rewrites one function's calls of fns: each call is replaced by the callee's body,
+    the callee's own fn calls spliced in where they stand, all named in this function.
+
+    Splicing the raw bodies costs the size of what is produced. (Inlining each fn's callees
+    into it first, then copying the result into each caller, cost the sum of the sizes of
+    every fn so inlined: for a chain of n fns, each calling the one before, n * n / 2.)
+    Names are given in the order that scheme gave them, so the output is the same: in this
+    function's name supply, one fresh name per variable, in the order the fully inlined
+    callee binds them, each from the hint its variable has in the callee."""
+
+    def __init__(self, fns: dict[str, ir.Func], results: dict[str, Result] | None = None
+                 ) -> None:
         super().__init__()
         self.fns = fns
-        self.done = done
-
-    def callee(self, name: str) -> ir.Func:
-        """The fn with its own fn calls inlined first (each fn processed once)."""
-        if name not in self.done:
-            self.done[name] = Inliner(self.fns, self.done).func(self.fns[name])
-        return self.done[name]
+        self.results = results if results is not None else {}
 
     def call(self, e: ir.Call, bind: ir.Bind) -> ir.Expr | None:
         if e.callee not in self.fns:
             return super().call(e, bind)
-        body = self.instantiate(self.callee(e.callee), self.atoms(e.args), bind.var)
-        for b in body.binds:
-            self.emit(b)
-        if body.result != bind.var:
-            self.replace_uses(bind.var, body.result)
+        splice = _Splice(self, self.fns[e.callee], self.atoms(e.args), bind.var, None)
+        result = splice.run(self._out)
+        if result != bind.var:
+            self.replace_uses(bind.var, result)
         return None
 
-    def instantiate(self, f: ir.Func, args: tuple[ir.Atom, ...], target: ir.Var) -> ir.Block:
-        """f's body renamed apart for this call site: parameters become the arguments,
-        each bound variable a fresh name, and the result (when the body binds it at top
-        level) the caller's `target` variable, so no copy is needed."""
-        mapping: dict[ir.Var, ir.Atom] = dict(zip(f.params, args))
-        for v in bound_vars(f.body):
-            mapping[v] = ir.Var(self.names.fresh(v.name), v.type)
-        if any(b.var == f.body.result for b in f.body.binds):
-            mapping[f.body.result] = target
-        return rename(f.body, mapping)
+    def result_of(self, f: ir.Func) -> Result:
+        """What f returns once its fn calls are inlined (remembered per fn)."""
+        if f.name not in self.results:
+            self.results[f.name] = self._resolve(f, f.body.result)
+        return self.results[f.name]
+
+    def _resolve(self, f: ir.Func, a: ir.Atom) -> Result:
+        """What atom a of f's top level reads once f's fn calls are inlined: a call's
+        variable whose callee returns a parameter or a literal reads that argument."""
+        while True:
+            if not isinstance(a, ir.Var):
+                return ("atom", a)
+            if a in f.params:
+                return ("param", f.params.index(a))
+            bind = next(b for b in f.body.binds if b.var == a)
+            e = bind.expr
+            if not (isinstance(e, ir.Call) and e.callee in self.fns):
+                return ("var", a)
+            kind, value = self.result_of(self.fns[e.callee])
+            if kind == "var":
+                return ("var", a)  # the callee's result binding binds a
+            if kind == "atom":
+                return ("atom", value)
+            a = e.args[value]  # type: ignore[index]
+
+
+class _Splice(Rewriter):
+    """One call's callee, renamed into the inliner's function and emitted into the block
+    it is building. `result_var` (the caller's variable, at the outermost call) names the
+    callee's result binding; `hint` (the caller's variable, for a call nested in a callee)
+    is the name the result's fresh name is drawn from."""
+
+    def __init__(self, inliner: Inliner, f: ir.Func, args: tuple[ir.Atom, ...],
+                 result_var: ir.Var | None, hint: ir.Var | None) -> None:
+        super().__init__()
+        self.inliner, self.f = inliner, f
+        self.names = inliner.names
+        self.subst = dict(zip(f.params, args))
+        kind, value = inliner.result_of(f)
+        self.result = value if kind == "var" else None
+        self.result_var, self.hint = result_var, hint
+
+    def run(self, out: list[ir.Bind]) -> ir.Atom:
+        """Emit the callee's body into out (the block being built); return its result."""
+        self._out = out
+        for bind in self.f.body.binds:
+            self.bind(bind)
+        return self.atom(self.f.body.result)
+
+    def bind(self, bind: ir.Bind) -> None:
+        e = bind.expr
+        if isinstance(e, ir.Call) and e.callee in self.inliner.fns:
+            mine = bind.var == self.result
+            hint = (self.hint or bind.var) if mine else bind.var
+            inner = _Splice(self.inliner, self.inliner.fns[e.callee], self.atoms(e.args),
+                            self.result_var if mine else None, hint)
+            self.subst[bind.var] = inner.run(self._out)
+            return
+        self.subst[bind.var] = self._name(bind.var)
+        for v in expr_binders(e):
+            self.subst[v] = ir.Var(self.names.fresh(v.name), v.type)
+        new = self.expr(e, bind)
+        self.emit(ir.Bind(self.subst[bind.var], new))  # type: ignore[arg-type]
+
+    def _name(self, v: ir.Var) -> ir.Var:
+        """v's variable in the inliner's function: a fresh name, from its own hint or (for
+        the binding that yields the result) the caller's; the caller's own variable where
+        the caller gave one."""
+        if v != self.result:
+            return ir.Var(self.names.fresh(v.name), v.type)
+        hint = self.hint or v
+        name = self.names.fresh(hint.name)
+        return self.result_var if self.result_var is not None else ir.Var(name, hint.type)
+
+    def loop(self, e: ir.Loop, bind: ir.Bind) -> ir.Expr | None:
+        new = super().loop(e, bind)
+        return replace(new, index=self.atom(e.index),  # type: ignore[arg-type]
+                       carried=tuple(self.atom(c) for c in e.carried))
+
+    def while_(self, e: ir.While, bind: ir.Bind) -> ir.Expr | None:
+        new = super().while_(e, bind)
+        return replace(new, carried=tuple(self.atom(c) for c in e.carried))  # type: ignore[arg-type]
 
 
 def rename(node, mapping: dict[ir.Var, ir.Atom]):

@@ -21,11 +21,13 @@ expression reads) live in `linnet/ir/walk.py` and are re-exported.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
 from ..ir import tensor as ir
-from ..ir.walk import all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms  # noqa: F401
+from ..ir.walk import (all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms,  # noqa: F401
+                       walk_binds)
 
 # ------------------------------------------------------------ what nodes read
 
@@ -43,23 +45,51 @@ def map_blocks(e: ir.Expr, fn: Callable[[ir.Block], ir.Block]) -> ir.Expr:
 
 def expr_free_vars(e: ir.Expr) -> set[ir.Var]:
     """Variables an expression reads, including those its nested blocks read from outside."""
-    free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
-    inner: set[ir.Var] = set()
-    for b in expr_blocks(e):
-        inner |= free_vars(b)
-    return free | (inner - set(expr_binders(e)))
+    return set(_expr_free(e))
 
 
 def free_vars(block: ir.Block) -> set[ir.Var]:
     """Variables a block reads that it does not define itself."""
+    return set(_block_free(block))
+
+
+_FREE: dict[int, tuple[weakref.ref, frozenset[ir.Var]]] = {}
+"""Each block's free variables, by identity while it lives (blocks are immutable). A pass
+asks at every level of n nested blocks (`dce` sweeping an `else if` chain, the PyTorch
+printer freeing each block's dead values, `outline-deep-blocks`): remembered, each block
+is walked once, not once per enclosing level."""
+
+
+def _expr_free(e: ir.Expr) -> frozenset[ir.Var]:
+    free = {a for a in expr_atoms(e) if isinstance(a, ir.Var)}
+    blocks = expr_blocks(e)
+    if not blocks:
+        return frozenset(free)
+    inner: set[ir.Var] = set()
+    for b in blocks:
+        inner |= _block_free(b)
+    return frozenset(free | (inner - set(expr_binders(e))))
+
+
+def _block_free(block: ir.Block) -> frozenset[ir.Var]:
+    key = id(block)
+    hit = _FREE.get(key)
+    if hit is not None and hit[0]() is block:
+        return hit[1]
     free: set[ir.Var] = set()
     defined: set[ir.Var] = set()
     for bind in block.binds:
-        free |= expr_free_vars(bind.expr) - defined
+        free |= _expr_free(bind.expr) - defined
         defined.add(bind.var)
     if isinstance(block.result, ir.Var) and block.result not in defined:
         free.add(block.result)
-    return free
+    answer = frozenset(free)
+
+    def forget(ref: weakref.ref) -> None:
+        if _FREE.get(key, (None,))[0] is ref:
+            del _FREE[key]
+    _FREE[key] = (weakref.ref(block, forget), answer)
+    return answer
 
 
 def uses(block: ir.Block) -> dict[str, int]:
@@ -72,20 +102,19 @@ def uses(block: ir.Block) -> dict[str, int]:
 
 
 def _all_atoms(block: ir.Block) -> Iterator[ir.Atom]:
-    for bind in block.binds:
-        yield from expr_atoms(bind.expr)
-        for b in expr_blocks(bind.expr):
-            yield from _all_atoms(b)
-    yield block.result
+    for x in walk_binds(block):
+        if isinstance(x, ir.Bind):
+            yield from expr_atoms(x.expr)
+        else:
+            yield x.result
 
 
 def bound_vars(block: ir.Block) -> Iterator[ir.Var]:
     """Every variable a block binds, in nested blocks too (loop indices, carried values)."""
-    for bind in block.binds:
-        yield bind.var
-        yield from expr_binders(bind.expr)
-        for b in expr_blocks(bind.expr):
-            yield from bound_vars(b)
+    for x in walk_binds(block):
+        if isinstance(x, ir.Bind):
+            yield x.var
+            yield from expr_binders(x.expr)
 
 
 def func_names(f: ir.Func) -> set[str]:

@@ -117,10 +117,7 @@ class TargetSpec:
         return f"{self.kind} {name}" + (f" (kernel {self.kernel})" if self.kernel else "")
 
     def _facts_for(self, clauses) -> Facts:
-        facts = Facts(self.dim_generics)
-        for left, op, right in clauses:
-            facts = facts.assume(left, op, right)
-        return facts
+        return Facts(self.dim_generics).assume_all(clauses)
 
     def allows(self, values: Mapping[str, Any]) -> bool:
         """Do the op's (or entry's) own `where` clauses hold at `values`?"""
