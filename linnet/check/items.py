@@ -86,13 +86,16 @@ def where_facts(clauses: tuple[t.Expr, ...], checker: BodyChecker
     every = base.assume_all(c for c in silent if c is not None)
     position = len(base.assumptions)  # where clause k sits in every's assumptions
     out: list[tuple[Dim, str, Dim, t.Expr]] = []
+    positive: set[Dim] = set()  # the divisors stated positive so far
     for clause, read in zip(comparisons, silent):
         checker.frame.facts = every.omitting(position) if read is not None else every
         position += read is not None
         (left, right), divisors = _read_stated(clause, checker)
         if left is not None and right is not None:
-            out += _positive_divisors(divisors, clause, out)
+            out += _positive_divisors(divisors, clause, positive)
             out.append((left, clause.op, right, clause))
+            if clause.op == ">" and right == Dim.const(0):
+                positive.add(left)
     checker.frame.facts = base.assume_all((l, op, r) for l, op, r, _ in out)
     return out
 
@@ -108,15 +111,14 @@ def _read_stated(clause: t.Binary, checker: BodyChecker
         checker.stated_divisors = saved
 
 
-def _positive_divisors(divisors: list[Dim], clause: t.Expr, known: list
+def _positive_divisors(divisors: list[Dim], clause: t.Expr, positive: set[Dim]
                        ) -> list[tuple[Dim, str, Dim, t.Expr]]:
-    """`d > 0` for each divisor of a clause not already implied, written as the clause
-    (what a failure at a call names)."""
+    """`d > 0` for each divisor of a clause not already stated positive (added to
+    `positive`), written as the clause (what a failure at a call names)."""
     out: list[tuple[Dim, str, Dim, t.Expr]] = []
-    seen = {left for left, op, right, _ in known if op == ">" and right == Dim.const(0)}
     for d in divisors:
-        if d not in seen:
-            seen.add(d)
+        if d not in positive:
+            positive.add(d)
             out.append((d, ">", Dim.const(0), clause))
     return out
 
