@@ -211,10 +211,10 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
         print_error(f"linnet {args.command}", f"no such tuning file: {args.tuning}")
         return 2
     report = Reporter(args)
-    options = dict(entry=args.entry, root=args.root, bind=_bindings(args.bind),
-                   present=presence(args), numerics=args.numerics, grad=args.grad,
-                   shown=shown, tuning=tuning_argument(args))
     try:
+        options = dict(entry=args.entry, root=args.root, bind=_bindings(args.bind),
+                       present=presence(args), numerics=args.numerics, grad=args.grad,
+                       shown=shown, tuning=tuning_argument(args))
         try:
             compiled = compile_source(program.text, path=program.path, target=args.target,
                                       device=getattr(args, "device", None), **options)

@@ -50,9 +50,10 @@ class Axis:
     parts: tuple[Part, ...]
 
     def written(self) -> Dim:
-        """How many leading elements of the axis the programs write (`S*B`, `S`, `B`)."""
-        last = self.parts[-1]
-        return last.count * last.step
+        """How many leading elements of the axis the programs write: one past the largest
+        index, `1 + sum((count - 1) * step)` (`S*B` for `s*B + p`; parts may overlap, as
+        `2*pid + iota(4)` does, so the coarsest part alone is not the answer)."""
+        return sum(((p.count - 1) * p.step for p in self.parts), Dim.const(1))
 
     @property
     def symbols(self) -> set[str]:

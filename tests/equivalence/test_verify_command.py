@@ -60,7 +60,7 @@ def _planted(monkeypatch, wrong_from: int) -> None:
         y = torch.softmax(x, dim=1)
         return (y * 1.01 if x.shape[1] > wrong_from else y,)
 
-    def fake(spec, values, numerics):
+    def fake(spec, values, numerics, tuning=False):
         if numerics == "exact":
             return original(spec, values, numerics)
         return main_, "@triton.jit  # planted"
@@ -90,7 +90,7 @@ def test_kernel_that_raises_is_a_failure(monkeypatch, capsys) -> None:
         raise RuntimeError("launch failed")
 
     original = harness.compiled
-    monkeypatch.setattr(harness, "compiled", lambda spec, values, numerics: (
+    monkeypatch.setattr(harness, "compiled", lambda spec, values, numerics, tuning=False: (
         original(spec, values, numerics) if numerics == "exact" else (broken, "@triton.jit")))
     assert main(["verify", example("relu"), "--examples", "2", "--in-process"]) == 1
     out = capsys.readouterr().out

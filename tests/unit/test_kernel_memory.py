@@ -200,3 +200,12 @@ def test_an_order_check_cannot_decide_is_decided_at_the_bound_sizes() -> None:
                              "of the 48 elements of result `y`; the rest would come back "
                              "uninitialized")
         assert d.label == "never writes y[32]"
+
+
+def test_overlapping_tiles_cover_up_to_their_last_element() -> None:
+    """Programs two apart with tiles of four overlap; the last writes up to 2*(G-1) + 3."""
+    body = """let offs = program_id(0) * 2 + iota<i32>(4)
+    let mask = offs < N
+    store(y[offs], load(x[offs], mask, 0.0), mask)"""
+    assert cover("(N + 1) / 2", body) == []
+    assert cover("(N + 3) / 4", body) == ["E2132"]  # 2*G + 2 elements: short of N = 16
