@@ -9,7 +9,6 @@ IR is evaluated directly by the interpreter, generating no code.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -457,10 +456,18 @@ def read_tuning(tuning: Any, path: str):
         raise LinnetError(str(err)) from None
 
 
-@functools.lru_cache(maxsize=None)
+_CUDA_NAMES: dict[int | None, str] = {}
+
+
 def _cuda_name(index: int | None) -> str:
-    import torch
-    return torch.cuda.get_device_name(index)
+    """The CUDA device's name, read once per device and kept: a call traced by
+    `torch.compile` then reads a dict (Dynamo cannot trace `get_device_name`, which returns
+    a str: fullgraph compiling failed). `prepare`, or any eager call, reads it first."""
+    name = _CUDA_NAMES.get(index)
+    if name is None:
+        import torch
+        name = _CUDA_NAMES[index] = torch.cuda.get_device_name(index)
+    return name
 
 
 class LoadedModule:
