@@ -209,3 +209,32 @@ def test_overlapping_tiles_cover_up_to_their_last_element() -> None:
     store(y[offs], load(x[offs], mask, 0.0), mask)"""
     assert cover("(N + 1) / 2", body) == []
     assert cover("(N + 3) / 4", body) == ["E2132"]  # 2*G + 2 elements: short of N = 16
+
+
+CUT = """module cut
+
+pub kernel k<N: Dim, B: Dim>(x: Tensor[N; f32]) -> y: Tensor[N; f32] grid((N + B - 1) / B)
+where B >= 1 {
+    let offs = program_id(0) * B + iota<i32>(B)
+    let mask = offs < N - 1
+    store(y[offs], load(x[offs], mask, 0.0), mask)
+}
+
+pub op twice<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] kernel k<N, 16> {
+    return x * 2.0
+}
+
+entry main(x: Tensor[40; f32]) -> Tensor[40; f32] {
+    return twice(x)
+}
+"""
+
+
+def test_a_mask_that_cuts_inside_the_result_is_caught_at_the_bound_sizes() -> None:
+    from linnet.diagnostics import CompileError
+    from linnet.pipeline import compile_source
+    with pytest.raises(CompileError) as caught:
+        compile_source(CUT, path="cut.linnet")
+    (d,) = caught.value.diagnostics
+    assert d.code == "E2132" and "writes 39 of the 40 elements" in d.message
+    assert d.label == "never writes y[39]"
