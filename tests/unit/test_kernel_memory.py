@@ -238,3 +238,23 @@ def test_a_mask_that_cuts_inside_the_result_is_caught_at_the_bound_sizes() -> No
     (d,) = caught.value.diagnostics
     assert d.code == "E2132" and "writes 39 of the 40 elements" in d.message
     assert d.label == "never writes y[39]"
+
+
+def test_large_instances_are_evaluated_axis_by_axis() -> None:
+    """matmul's grouped order at 4096 x 4096 (16M elements, 1024 programs of 128 x 128):
+    a group one row short leaves whole tiles unwritten."""
+    from pathlib import Path
+
+    from linnet.diagnostics import CompileError
+    from linnet.pipeline import compile_source
+    text = (Path(__file__).parents[2] / "examples" / "matmul.linnet").read_text()
+    short = text.replace("let group_m = max(min(tiles_m - first_m, G), 1)",
+                         "let group_m = max(min(tiles_m - first_m, G) - 1, 1)")
+    assert short != text
+    bind = {"M": 4096, "N": 4096, "K": 64}
+    compile_source(text, path="matmul.linnet", entry="matmul_any", bind=bind, tuning=False)
+    with pytest.raises(CompileError) as caught:
+        compile_source(short, path="matmul.linnet", entry="matmul_any", bind=bind,
+                       tuning=False)
+    (d,) = caught.value.diagnostics
+    assert d.code == "E2132" and "writes 14680064 of the 16777216 elements" in d.message
