@@ -4,11 +4,12 @@ Blocks are a compile-time structure. Once the root block's generics have values,
 instance is known (`block_instances.py`), and a block entry becomes an ordinary module
 whose entry the rest of the pipeline compiles like any other, for every target:
 
-* each function of each instance reached from the entry becomes a module-level `fn`
-  (`layers__0__forward`), its block generics replaced by the instance's values, taking
-  its own parameters and then every present param, buffer and state of the instance's
-  tree, in manifest order (a sub's members named by their relative path,
-  `layers__0__up`);
+* each function of each instance reached from the entry becomes a module-level `fn`,
+  its block generics replaced by the instance's values, taking its own parameters and
+  then every present param, buffer and state of the instance's tree, in manifest order
+  (a sub's members named by their relative path, `mlp__up`); the elements of a sub
+  array that flatten alike share it (`layers__forward`, `block_sharing.py`), each call
+  passing its element's members (`up = layers__0__up`);
 * a state is a `var` of the function (declared from its input, `calls__in`), and every
   function of an instance whose tree holds states returns `(result, next states...)`;
   a member call (`layer.forward(x)`) or a call of a sibling function is hoisted before
@@ -35,6 +36,11 @@ from ..check.types import TupleT
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN
 from ..syntax import tree as t
 from .block_instances import Inst, MemberAt, input_name, mangle, members
+from .block_sharing import instance_classes, shared_path
+
+_Key = tuple[tuple[str, ...], int, str]
+"""A generated function's key: the instance's path without array positions, the number
+of the instances that flatten alike (`block_sharing.py`), the member function's name."""
 
 
 def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
@@ -63,12 +69,14 @@ def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
 
 @dataclass
 class _Fn:
-    """One generated function: its instance and member function, and what it assigns."""
+    """One generated function: the first instance that asked for it and its member
+    function, and what it assigns. Instances that flatten alike share it
+    (`block_sharing.py`), so paths here are relative to the instance."""
     inst: Inst
     fn: t.Function
     name: str
-    states: set[tuple[str, ...]] = field(default_factory=set)  # own, absolute paths
-    callees: list[tuple[int, str]] = field(default_factory=list)  # (id(inst), fn name)
+    states: set[tuple[str, ...]] = field(default_factory=set)  # own, relative paths
+    callees: list[tuple[tuple[str, ...], _Key]] = field(default_factory=list)  # (rel, key)
 
 
 class _Flattener:
@@ -77,17 +85,23 @@ class _Flattener:
         self.taken = {i.name for m in modules.values() for i in m.items}
         self.home = {id(i): key for key, m in modules.items() for i in m.items
                      if isinstance(i, t.BlockDef)}
-        self.names: dict[tuple[int, str], _Fn] = {}
+        self.classes = instance_classes(root)
+        self.names: dict[_Key, _Fn] = {}
         self.queue: list[_Fn] = []
         self.done: dict[str, tuple[t.Function, tuple]] = {}  # name -> (fn, its module)
         self.assigned_paths: tuple[str, ...] = ()
 
     # ----------------------------------------------------------------- the work list
 
+    def key(self, inst: Inst, name: str) -> _Key:
+        """What a generated function is known by: instances at the same place of their
+        sub arrays that flatten alike share one function."""
+        return shared_path(inst.path), self.classes[id(inst)], name
+
     def request(self, inst: Inst, name: str) -> str:
-        key = (id(inst), name)
+        key = self.key(inst, name)
         if key not in self.names:
-            base = (mangle(inst.path) or inst.info.name) + "__" + name
+            base = (mangle(key[0]) or inst.info.name) + "__" + name
             fresh, n = base, 0
             while fresh in self.taken:
                 n += 1
@@ -139,17 +153,18 @@ class _Flattener:
             result=result, where=_subst(fn.where, inst), body=body)
 
     def assigned(self, top: _Fn) -> set[tuple[str, ...]]:
-        """The absolute paths of the states the function or its callees assign."""
-        seen: set[int] = set()
+        """The paths (relative to the top function's instance) of the states the function
+        or its callees assign: a shared callee's, under each instance that calls it."""
+        seen: set[tuple[tuple[str, ...], int]] = set()
         out: set[tuple[str, ...]] = set()
-        todo = [top]
+        todo: list[tuple[tuple[str, ...], _Fn]] = [((), top)]
         while todo:
-            job = todo.pop()
-            if id(job) in seen:
+            at, job = todo.pop()
+            if (at, id(job)) in seen:
                 continue
-            seen.add(id(job))
-            out |= job.states
-            todo += [self.names[key] for key in job.callees]
+            seen.add((at, id(job)))
+            out |= {at + s for s in job.states}
+            todo += [(at + rel, self.names[key]) for rel, key in job.callees]
         return out
 
 
@@ -198,7 +213,7 @@ class _Rewriter:
     def _note_assign(self, name: str) -> None:
         m = self.inst.info.tensors.get(name)
         if m is not None and m.kind == "state":
-            self.job.states.add(self.inst.path + (name,))
+            self.job.states.add((name,))
 
     def unroll(self, s: t.ForEach) -> list:
         elements = self.subs.get(s.iterable.id)
@@ -298,8 +313,8 @@ class _Rewriter:
         the flattened function with the target tree's members as extra arguments; with
         states, hoisted before the statement."""
         callee = self.flat.request(target, name)
-        self.job.callees.append((id(target), name))
         rel = target.path[len(self.inst.path):]
+        self.job.callees.append((rel, self.flat.key(target, name)))
         tree = [m for m in members(target, rel) if m.present]
         # by name: the call may have named arguments of its own, and positional ones may
         # not follow them
