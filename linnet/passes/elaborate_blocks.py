@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..check.types import TupleT
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN
@@ -90,6 +91,15 @@ class _Flattener:
         self.queue: list[_Fn] = []
         self.done: dict[str, tuple[t.Function, tuple]] = {}  # name -> (fn, its module)
         self.assigned_paths: tuple[str, ...] = ()
+        self.trees: dict[int, list[MemberAt]] = {}
+
+    def tree(self, inst: Inst) -> list[MemberAt]:
+        """`members(inst)` (paths relative to inst), walked once per kind of instance that
+        flattens alike: each call of an element's function passes its members."""
+        kind = self.classes[id(inst)]
+        if kind not in self.trees:
+            self.trees[kind] = members(inst)
+        return self.trees[kind]
 
     # ----------------------------------------------------------------- the work list
 
@@ -119,7 +129,7 @@ class _Flattener:
             job = self.queue.pop(0)
             self.done[job.name] = (self.function(job), self.home[id(job.inst.info.item)])
         assigned = self.assigned(top)
-        states = [m for m in members(self.root) if m.kind == "state" and m.present
+        states = [m for m in self.tree(self.root) if m.kind == "state" and m.present
                   and m.rel in assigned]
         self.assigned_paths = tuple(".".join(m.rel) for m in states)
         body = _returning(body, _arity(entry, self.root), [mangle(m.rel) for m in states])
@@ -134,7 +144,7 @@ class _Flattener:
 
     def function(self, job: _Fn) -> t.Function:
         body = _Rewriter(self, job).function_body()
-        states = [m for m in members(job.inst) if m.kind == "state" and m.present]
+        states = [m for m in self.tree(job.inst) if m.kind == "state" and m.present]
         result = _subst(job.fn.result, job.inst)  # None: inferred, states and all
         if states:
             names = [t.Name(mangle(m.rel)) for m in states]
@@ -147,7 +157,7 @@ class _Flattener:
     def _header(self, job: _Fn, result: t.TypeExpr, body: tuple) -> t.Function:
         fn, inst = job.fn, job.inst
         own = [dataclasses.replace(p, type=_subst(p.type, inst)) for p in fn.params]
-        extra = [t.Param(input_name(m), _type(m)) for m in members(inst) if m.present]
+        extra = [t.Param(input_name(m), _type(m)) for m in self.tree(inst) if m.present]
         return dataclasses.replace(
             fn, name=job.name, generics=_subst(fn.generics, inst), params=tuple(own + extra),
             result=result, where=_subst(fn.where, inst), body=body)
@@ -179,7 +189,7 @@ class _Rewriter:
 
     def function_body(self) -> tuple:
         inst = self.inst
-        own = members(inst)
+        own = self.flat.tree(inst)
         states = [m for m in own if m.kind == "state" and m.present]
         head = [t.VarDecl(mangle(m.rel), None, t.Name(input_name(m))) for m in states]
         head += [_optional_member(m) for m in own if len(m.rel) == 1 and m.info.optional]
@@ -315,10 +325,10 @@ class _Rewriter:
         callee = self.flat.request(target, name)
         rel = target.path[len(self.inst.path):]
         self.job.callees.append((rel, self.flat.key(target, name)))
-        tree = [m for m in members(target, rel) if m.present]
+        tree = [m for m in self.flat.tree(target) if m.present]
         # by name: the call may have named arguments of its own, and positional ones may
         # not follow them
-        extra = tuple(t.Arg(t.Name(_held_as(m)), _callee_input(m, rel)) for m in tree)
+        extra = tuple(t.Arg(t.Name(_held_as(m, rel)), input_name(m)) for m in tree)
         call = t.Call(callee, generics, args + extra, span=span, callee_span=span)
         states = [m for m in tree if m.kind == "state"]
         if not states:
@@ -327,7 +337,8 @@ class _Rewriter:
         r = f"__r{self.fresh}"
         temps = [f"__s{self.fresh}_{k}" for k in range(len(states))]
         pre.append(t.LetTuple((r, *temps), call, span=span))
-        pre += [t.Assign(mangle(m.rel), t.Name(s), span=span) for m, s in zip(states, temps)]
+        pre += [t.Assign(mangle(rel + m.rel), t.Name(s), span=span)
+                for m, s in zip(states, temps)]
         return t.Name(r, span=span)
 
 
@@ -339,16 +350,11 @@ def _optional_member(m: MemberAt) -> t.Let:
     return t.Let(mangle(m.rel), t.OptionalType(_type(m)), value)
 
 
-def _held_as(m: MemberAt) -> str:
-    """The name the calling function holds the member m by: a state its `var`, anything
-    else the input it took."""
-    return mangle(m.rel) if m.kind == "state" else input_name(m)
-
-
-def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:
-    """The name the called function gives the member m (its path relative to the caller;
-    the callee's is relative to the instance called, `rel` from the caller)."""
-    return input_name(dataclasses.replace(m, rel=m.rel[len(rel):]))
+def _held_as(m: MemberAt, rel: tuple[str, ...] = ()) -> str:
+    """The name the calling function holds the member m by (m's path relative to the
+    instance at `rel` from the caller): a state its `var`, anything else the input it
+    took."""
+    return mangle(rel + m.rel) if m.kind == "state" else input_name(m, rel)
 
 
 def _arity(entry: t.Function, root: Inst) -> int | None:
@@ -404,8 +410,8 @@ def _map(node, f):
     if isinstance(node, tuple):
         return tuple(f(x) if _is_node(x) else x for x in node)
     changes = {}
-    for fld in dataclasses.fields(node):
-        value = getattr(node, fld.name)
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
         if _is_node(value):
             new = f(value)
         elif isinstance(value, tuple) and any(_is_node(x) for x in value):
@@ -413,8 +419,15 @@ def _map(node, f):
         else:
             continue
         if new is not value:
-            changes[fld.name] = new
+            changes[name] = new
     return dataclasses.replace(node, **changes) if changes else node
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A node class's field names, once per class (`fields()` per node was a tenth of the
+    flattening of a long sub array)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _subst(node, inst: Inst):
