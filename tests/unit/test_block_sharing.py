@@ -99,3 +99,36 @@ def test_instances_are_alike_when_their_presence_is():
     ((), ()), (("layers", "3"), ("layers",)), (("layers", "3", "mlp", "0"), ("layers", "mlp"))])
 def test_a_shared_path_drops_array_positions(path, shared):
     assert shared_path(path) == shared
+
+
+NESTED = STATEFUL.replace(
+    "block Model {\n    sub leaves: [Leaf; 3]",
+    "block Outer {\n    sub inner: [Leaf; 2]\n    pub fn forward(x: Tensor[4; f32]) -> Tensor[4; f32] {\n"
+    "        var y = x\n        static for leaf in inner {\n            y = leaf.forward(y)\n"
+    "        }\n        return y\n    }\n}\nblock Model {\n    sub leaves: [Outer; 2]")
+
+
+def test_nested_arrays_share_at_each_level_and_return_every_state():
+    compiled = compile_source(NESTED, path="m.linnet", passes=passes_for("torch")[:3])
+    assert _fns(str(compiled.text)) == ["leaves__forward", "leaves__inner__forward"]
+    assert compiled.text.parameters.assigned == (
+        "leaves.0.inner.0.calls", "leaves.0.inner.1.calls", "leaves.1.inner.0.calls",
+        "leaves.1.inner.1.calls")
+
+
+def test_a_shared_function_runs_each_elements_weights_and_states(tmp_path):
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    from linnet.torch import load
+    source = tmp_path / "m.linnet"
+    source.write_text(NESTED)
+    scales = {(i, j): float(2 + 2 * i + j) for i in range(2) for j in range(2)}
+    safetensors_torch.save_file({f"leaves.{i}.inner.{j}.w": torch.full((4,), s)
+                                 for (i, j), s in scales.items()}, str(tmp_path / "w.safetensors"))
+    model = load(str(source), weights=str(tmp_path / "w.safetensors"), compile=False,
+                 device="cpu")
+    model(torch.ones(4))
+    out = model(torch.ones(4))
+    assert torch.equal(out, torch.full((4,), 2.0 * 3.0 * 4.0 * 5.0))
+    calls = {name: int(b.item()) for name, b in model.named_buffers() if name.endswith("calls")}
+    assert calls == {f"leaves.{i}.inner.{j}.calls": 2 for i, j in scales}
