@@ -76,7 +76,7 @@ FRONT = [
 def _elaborate(bound: front.Bound, options: Options):
     from dataclasses import replace
     from .passes.elaborate import elaborate
-    program = elaborate(bound.analysis, bound.entry, bound.binding)
+    program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
     module = ".".join(bound.analysis.program.root_module.path)
     if module:  # names the custom ops of a generated PyTorch module (emit/torch_library.py)
         program = replace(program, meta=program.meta + (("module", module),))

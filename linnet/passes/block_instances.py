@@ -190,12 +190,13 @@ def mangle(rel: tuple[str, ...]) -> str:
     return "__".join(rel)
 
 
-def input_name(m: MemberAt) -> str:
+def input_name(m: MemberAt, prefix: tuple[str, ...] = ()) -> str:
     """A state's input carries its value before the call; the body's `var` has its name.
-    An optional param's input carries the tensor; the body's optional has its name."""
+    An optional param's input carries the tensor; the body's optional has its name.
+    `prefix`: the path of m's instance tree, from where the name is used."""
     if m.kind == "state":
-        return mangle(m.rel) + "__in"
-    return mangle(m.rel) + ("__some" if m.info.optional else "")
+        return mangle(prefix + m.rel) + "__in"
+    return mangle(prefix + m.rel) + ("__some" if m.info.optional else "")
 
 
 def parameters(root: Inst) -> tuple[Parameter, ...]:

@@ -80,12 +80,15 @@ from .entry_interface import Interface, result_labels
 # ===================================================================== program
 
 
-def elaborate(analysis: Analysis, entry: t.Function, binding: Binding) -> ir.Program:
+def elaborate(analysis: Analysis, entry: t.Function, binding: Binding,
+              checked: Instance | None = None) -> ir.Program:
     """The entry instance and every op and fn instance it reaches, as one IR program.
+    `checked`: the entry already checked with this binding (by `bind-generics`), used
+    rather than checked again.
 
     Runs on a deep stack, as the checker does: both recurse over expressions.
     """
-    return call_with_deep_stack(lambda: _Elaborator(analysis).program(entry, binding))
+    return call_with_deep_stack(lambda: _Elaborator(analysis).program(entry, binding, checked))
 
 
 class _Elaborator:
@@ -106,8 +109,12 @@ class _Elaborator:
         self.body_class = _Body
         self.interface: Interface | None = None  # the entry's user names, once translated
 
-    def program(self, entry: t.Function, binding: Binding) -> ir.Program:
+    def program(self, entry: t.Function, binding: Binding,
+                checked: Instance | None = None) -> ir.Program:
         binding = _with_defaults(self.analysis, entry, binding)
+        if checked is not None and checked.item is entry and checked.binding is binding \
+                and not checked.diagnostics:
+            self.instances[(id(entry), _binding_key(entry, binding))] = checked
         entry_name = self.request(entry, binding)
         funcs, done = [], 0
         while done < len(self.queue):

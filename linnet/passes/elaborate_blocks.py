@@ -4,11 +4,12 @@ Blocks are a compile-time structure. Once the root block's generics have values,
 instance is known (`block_instances.py`), and a block entry becomes an ordinary module
 whose entry the rest of the pipeline compiles like any other, for every target:
 
-* each function of each instance reached from the entry becomes a module-level `fn`
-  (`layers__0__forward`), its block generics replaced by the instance's values, taking
-  its own parameters and then every present param, buffer and state of the instance's
-  tree, in manifest order (a sub's members named by their relative path,
-  `layers__0__up`);
+* each function of each instance reached from the entry becomes a module-level `fn`,
+  its block generics replaced by the instance's values, taking its own parameters and
+  then every present param, buffer and state of the instance's tree, in manifest order
+  (a sub's members named by their relative path, `mlp__up`); the elements of a sub
+  array that flatten alike share it (`layers__forward`, `block_sharing.py`), each call
+  passing its element's members (`up = layers__0__up`);
 * a state is a `var` of the function (declared from its input, `calls__in`), and every
   function of an instance whose tree holds states returns `(result, next states...)`;
   a member call (`layer.forward(x)`) or a call of a sibling function is hoisted before
@@ -30,11 +31,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..check.types import TupleT
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN
 from ..syntax import tree as t
 from .block_instances import Inst, MemberAt, input_name, mangle, members
+from .block_sharing import instance_classes, shared_path
+
+_Key = tuple[tuple[str, ...], int, str]
+"""A generated function's key: the instance's path without array positions, the number
+of the instances that flatten alike (`block_sharing.py`), the member function's name."""
 
 
 def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
@@ -63,12 +70,14 @@ def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
 
 @dataclass
 class _Fn:
-    """One generated function: its instance and member function, and what it assigns."""
+    """One generated function: the first instance that asked for it and its member
+    function, and what it assigns. Instances that flatten alike share it
+    (`block_sharing.py`), so paths here are relative to the instance."""
     inst: Inst
     fn: t.Function
     name: str
-    states: set[tuple[str, ...]] = field(default_factory=set)  # own, absolute paths
-    callees: list[tuple[int, str]] = field(default_factory=list)  # (id(inst), fn name)
+    states: set[tuple[str, ...]] = field(default_factory=set)  # own, relative paths
+    callees: list[tuple[tuple[str, ...], _Key]] = field(default_factory=list)  # (rel, key)
 
 
 class _Flattener:
@@ -77,17 +86,32 @@ class _Flattener:
         self.taken = {i.name for m in modules.values() for i in m.items}
         self.home = {id(i): key for key, m in modules.items() for i in m.items
                      if isinstance(i, t.BlockDef)}
-        self.names: dict[tuple[int, str], _Fn] = {}
+        self.classes = instance_classes(root)
+        self.names: dict[_Key, _Fn] = {}
         self.queue: list[_Fn] = []
         self.done: dict[str, tuple[t.Function, tuple]] = {}  # name -> (fn, its module)
         self.assigned_paths: tuple[str, ...] = ()
+        self.trees: dict[int, list[MemberAt]] = {}
+
+    def tree(self, inst: Inst) -> list[MemberAt]:
+        """`members(inst)` (paths relative to inst), walked once per kind of instance that
+        flattens alike: each call of an element's function passes its members."""
+        kind = self.classes[id(inst)]
+        if kind not in self.trees:
+            self.trees[kind] = members(inst)
+        return self.trees[kind]
 
     # ----------------------------------------------------------------- the work list
 
+    def key(self, inst: Inst, name: str) -> _Key:
+        """What a generated function is known by: instances at the same place of their
+        sub arrays that flatten alike share one function."""
+        return shared_path(inst.path), self.classes[id(inst)], name
+
     def request(self, inst: Inst, name: str) -> str:
-        key = (id(inst), name)
+        key = self.key(inst, name)
         if key not in self.names:
-            base = (mangle(inst.path) or inst.info.name) + "__" + name
+            base = (mangle(key[0]) or inst.info.name) + "__" + name
             fresh, n = base, 0
             while fresh in self.taken:
                 n += 1
@@ -105,7 +129,7 @@ class _Flattener:
             job = self.queue.pop(0)
             self.done[job.name] = (self.function(job), self.home[id(job.inst.info.item)])
         assigned = self.assigned(top)
-        states = [m for m in members(self.root) if m.kind == "state" and m.present
+        states = [m for m in self.tree(self.root) if m.kind == "state" and m.present
                   and m.rel in assigned]
         self.assigned_paths = tuple(".".join(m.rel) for m in states)
         body = _returning(body, _arity(entry, self.root), [mangle(m.rel) for m in states])
@@ -120,7 +144,7 @@ class _Flattener:
 
     def function(self, job: _Fn) -> t.Function:
         body = _Rewriter(self, job).function_body()
-        states = [m for m in members(job.inst) if m.kind == "state" and m.present]
+        states = [m for m in self.tree(job.inst) if m.kind == "state" and m.present]
         result = _subst(job.fn.result, job.inst)  # None: inferred, states and all
         if states:
             names = [t.Name(mangle(m.rel)) for m in states]
@@ -133,23 +157,24 @@ class _Flattener:
     def _header(self, job: _Fn, result: t.TypeExpr, body: tuple) -> t.Function:
         fn, inst = job.fn, job.inst
         own = [dataclasses.replace(p, type=_subst(p.type, inst)) for p in fn.params]
-        extra = [t.Param(input_name(m), _type(m)) for m in members(inst) if m.present]
+        extra = [t.Param(input_name(m), _type(m)) for m in self.tree(inst) if m.present]
         return dataclasses.replace(
             fn, name=job.name, generics=_subst(fn.generics, inst), params=tuple(own + extra),
             result=result, where=_subst(fn.where, inst), body=body)
 
     def assigned(self, top: _Fn) -> set[tuple[str, ...]]:
-        """The absolute paths of the states the function or its callees assign."""
-        seen: set[int] = set()
+        """The paths (relative to the top function's instance) of the states the function
+        or its callees assign: a shared callee's, under each instance that calls it."""
+        seen: set[tuple[tuple[str, ...], int]] = set()
         out: set[tuple[str, ...]] = set()
-        todo = [top]
+        todo: list[tuple[tuple[str, ...], _Fn]] = [((), top)]
         while todo:
-            job = todo.pop()
-            if id(job) in seen:
+            at, job = todo.pop()
+            if (at, id(job)) in seen:
                 continue
-            seen.add(id(job))
-            out |= job.states
-            todo += [self.names[key] for key in job.callees]
+            seen.add((at, id(job)))
+            out |= {at + s for s in job.states}
+            todo += [(at + rel, self.names[key]) for rel, key in job.callees]
         return out
 
 
@@ -164,7 +189,7 @@ class _Rewriter:
 
     def function_body(self) -> tuple:
         inst = self.inst
-        own = members(inst)
+        own = self.flat.tree(inst)
         states = [m for m in own if m.kind == "state" and m.present]
         head = [t.VarDecl(mangle(m.rel), None, t.Name(input_name(m))) for m in states]
         head += [_optional_member(m) for m in own if len(m.rel) == 1 and m.info.optional]
@@ -198,7 +223,7 @@ class _Rewriter:
     def _note_assign(self, name: str) -> None:
         m = self.inst.info.tensors.get(name)
         if m is not None and m.kind == "state":
-            self.job.states.add(self.inst.path + (name,))
+            self.job.states.add((name,))
 
     def unroll(self, s: t.ForEach) -> list:
         elements = self.subs.get(s.iterable.id)
@@ -298,12 +323,12 @@ class _Rewriter:
         the flattened function with the target tree's members as extra arguments; with
         states, hoisted before the statement."""
         callee = self.flat.request(target, name)
-        self.job.callees.append((id(target), name))
         rel = target.path[len(self.inst.path):]
-        tree = [m for m in members(target, rel) if m.present]
+        self.job.callees.append((rel, self.flat.key(target, name)))
+        tree = [m for m in self.flat.tree(target) if m.present]
         # by name: the call may have named arguments of its own, and positional ones may
         # not follow them
-        extra = tuple(t.Arg(t.Name(_held_as(m)), _callee_input(m, rel)) for m in tree)
+        extra = tuple(t.Arg(t.Name(_held_as(m, rel)), input_name(m)) for m in tree)
         call = t.Call(callee, generics, args + extra, span=span, callee_span=span)
         states = [m for m in tree if m.kind == "state"]
         if not states:
@@ -312,7 +337,8 @@ class _Rewriter:
         r = f"__r{self.fresh}"
         temps = [f"__s{self.fresh}_{k}" for k in range(len(states))]
         pre.append(t.LetTuple((r, *temps), call, span=span))
-        pre += [t.Assign(mangle(m.rel), t.Name(s), span=span) for m, s in zip(states, temps)]
+        pre += [t.Assign(mangle(rel + m.rel), t.Name(s), span=span)
+                for m, s in zip(states, temps)]
         return t.Name(r, span=span)
 
 
@@ -324,16 +350,11 @@ def _optional_member(m: MemberAt) -> t.Let:
     return t.Let(mangle(m.rel), t.OptionalType(_type(m)), value)
 
 
-def _held_as(m: MemberAt) -> str:
-    """The name the calling function holds the member m by: a state its `var`, anything
-    else the input it took."""
-    return mangle(m.rel) if m.kind == "state" else input_name(m)
-
-
-def _callee_input(m: MemberAt, rel: tuple[str, ...]) -> str:
-    """The name the called function gives the member m (its path relative to the caller;
-    the callee's is relative to the instance called, `rel` from the caller)."""
-    return input_name(dataclasses.replace(m, rel=m.rel[len(rel):]))
+def _held_as(m: MemberAt, rel: tuple[str, ...] = ()) -> str:
+    """The name the calling function holds the member m by (m's path relative to the
+    instance at `rel` from the caller): a state its `var`, anything else the input it
+    took."""
+    return mangle(rel + m.rel) if m.kind == "state" else input_name(m, rel)
 
 
 def _arity(entry: t.Function, root: Inst) -> int | None:
@@ -389,8 +410,8 @@ def _map(node, f):
     if isinstance(node, tuple):
         return tuple(f(x) if _is_node(x) else x for x in node)
     changes = {}
-    for fld in dataclasses.fields(node):
-        value = getattr(node, fld.name)
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
         if _is_node(value):
             new = f(value)
         elif isinstance(value, tuple) and any(_is_node(x) for x in value):
@@ -398,8 +419,15 @@ def _map(node, f):
         else:
             continue
         if new is not value:
-            changes[fld.name] = new
+            changes[name] = new
     return dataclasses.replace(node, **changes) if changes else node
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A node class's field names, once per class (`fields()` per node was a tenth of the
+    flattening of a long sub array)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _subst(node, inst: Inst):

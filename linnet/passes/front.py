@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..check.instance import Analysis, analyze_program, binding_from_values
+from ..check.instance import Analysis, Instance, analyze_program, binding_from_values
 from ..check.signatures import Binding
 from ..check.types import DTYPE_KINDS
 from ..deepstack import call_with_deep_stack
@@ -37,6 +37,9 @@ class Bound:
     binding: Binding
     values: dict[str, object]
     parameters: object | None = None  # a block entry's `linnet.parameters.Manifest`
+    instance: Instance | None = field(default=None, compare=False, repr=False)
+    """The entry checked with its binding, kept for `elaborate`: checking it again (a
+    block entry of 65,536 calls, say) cost as much as checking it here."""
 
     def __str__(self) -> str:
         return describe_bound(self)
@@ -69,7 +72,7 @@ def bind_generics(analysis: Analysis, options) -> Bound:
     dtypes = {k: v for k, v in values.items() if isinstance(v, str)}
     packs = {k: v for k, v in values.items() if isinstance(v, tuple)}
     binding = binding_from_values(entry, dims, dtypes, packs)
-    instance = analysis.instantiate(entry, binding)
+    instance = analysis.instantiate(entry, binding, analysis.home_of(entry))  # as elaborate
     if instance.diagnostics:
         raise CompileError(instance.diagnostics)
     if getattr(options, "grad", False):  # what keeps --grad from differentiating the entry
@@ -78,7 +81,7 @@ def bind_generics(analysis: Analysis, options) -> Bound:
         problems = grad_diagnostics(analysis, entry, instance, states)
         if problems:
             raise CompileError(problems)
-    return Bound(analysis, entry, binding, values, manifest)
+    return Bound(analysis, entry, binding, values, manifest, instance)
 
 
 def choose_entry(analysis: Analysis, name: str | None) -> t.Function:
