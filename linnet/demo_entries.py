@@ -184,7 +184,7 @@ def _kernels_against_bodies(path: Path, spec: Any, values: dict, inputs: list,
         return Outcome(label, "DISAGREES with the bodies: " + "; ".join(result.failures()),
                        False)
     worst = max((e.ratio for e in result.outputs + result.grads), default=0.0)
-    body_grads = ops_without_grad(path)
+    body_grads = ops_without_grad(path, spec.name)
     agree = "forward agrees" if body_grads else "forward and gradient agree"
     line = (f"kernels on {result.runtime}: {agree} with the bodies (worst error {worst:.2g} "
             f"of the tolerance), {ms:.0f} ms")
@@ -194,13 +194,16 @@ def _kernels_against_bodies(path: Path, spec: Any, values: dict, inputs: list,
     return Outcome(label, line, True)
 
 
-def ops_without_grad(path: Path) -> list[str]:
-    """The file's ops with a kernel and no `grad` clause: their gradient is the body's with
-    or without the kernel, so the demo does not claim to have compared it."""
+def ops_without_grad(path: Path, entry: str) -> list[str]:
+    """The ops with a kernel and no `grad` clause that the entry uses: their gradient is
+    the body's with or without the kernel, so the demo does not claim to have compared it."""
     from .frontend import check_program
     from .syntax import tree as t
+    from .testing.reduce.names import reachable
     module = check_program(str(path)).program.root_module
-    return [i.name for i in module.items if isinstance(i, t.Op) and i.kernel and not i.grad]
+    used = reachable(module, entry)
+    return [i.name for i in module.items
+            if isinstance(i, t.Op) and i.kernel and not i.grad and i.name in used]
 
 
 def _exports_against_torch(path: Path, spec: Any, values: dict, inputs: list,

@@ -72,3 +72,11 @@ def test_a_root_with_optional_members_runs_without_and_with_them() -> None:
     assert present.endswith("present: head.down, head.up, head.up_bias, layers.0.up_bias, "
                             "layers.1.up_bias, out_bias)")
     assert tuple(every["layers.1.up_bias"].shape) == (8,)
+
+
+def test_only_the_ops_an_entry_uses_are_said_to_keep_their_bodys_gradient() -> None:
+    from linnet.demo_entries import ops_without_grad
+    path = EXAMPLES / "matmul.linnet"
+    assert ops_without_grad(path, "matmul_any") == ["matmul"]
+    assert ops_without_grad(path, "matmul_bt_any") == ["matmul_bt"]
+    assert ops_without_grad(EXAMPLES / "relu.linnet", "main") == []  # relu has a grad clause
