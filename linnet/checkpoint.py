@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import LinnetError, suggest
+from .errors import LinnetError, closest
 from .parameters import Manifest, Parameter
 
 __all__ = ["CheckpointError", "Checkpoint", "open_checkpoint", "check_checkpoint",
@@ -165,9 +165,9 @@ def _unknown(manifest: Manifest, paths: Any) -> list[str]:
     by_path = manifest.by_path()
     problems = []
     for path in sorted(set(paths) - set(by_path)):
-        close = suggest(path, sorted(by_path)).strip()[1:-1].replace("`", "")
+        near = closest(path, sorted(by_path))
         problems.append(f"{path}: unexpected (the model has no such parameter"
-                        f"{'; ' + close if close else ''})")
+                        f"{f'; did you mean {near}?' if near else ''})")
     return problems
 
 
