@@ -90,27 +90,29 @@ def _mark_by_axes(store: Access, written: np.ndarray) -> bool:
         return False
     outer = _used(store)
     env, valid = _enumerate(outer, len(outer) + 1)
-    sides = sum(_side(store, k) for k in range(len(store.indices)))
-    if env is None or valid.size * sides > LIMIT:
-        return False
-    groups = int(np.prod([np.shape(env[s.name])[k] for k, s in enumerate(outer)]))
-    if groups > GROUP_LIMIT:
+    if env is None:
         return False
     lead = tuple(np.shape(env[s.name])[k] for k, s in enumerate(outer))
-    coords, keep = [], np.broadcast_to(valid, lead + (1,)).reshape(groups, 1)
+    groups = math.prod(lead)
+    sides = sum(_side(store, k) for k in range(len(store.indices)))
+    if groups > GROUP_LIMIT or groups * sides > LIMIT:
+        return False
+
+    def rows(array, side: int) -> np.ndarray:  # one row per program and step
+        return np.broadcast_to(np.asarray(array), lead + (side,)).reshape(groups, side)
+
+    keep = rows(valid, 1)[:, 0]
+    for clause in _clauses_of(store, axis_of, None):
+        keep = keep & rows(_holds(clause, env), 1)[:, 0]
+    coords = []
     for k, index in enumerate(store.indices):
-        env_k = {**env, **_positions(store, axis_of, k, len(outer))}
-        values = np.broadcast_to(np.asarray(index.evaluate(env_k, ARRAY_OPS)), lead + (
-            _side(store, k),)).reshape(groups, -1)
+        side, env_k = _side(store, k), {**env, **_positions(store, axis_of, k, len(outer))}
+        values = rows(index.evaluate(env_k, ARRAY_OPS), side)
         inside = (values >= 0) & (values < written.shape[k])
         for clause in _clauses_of(store, axis_of, k):
-            inside = inside & np.broadcast_to(_holds(clause, env_k), lead + (
-                _side(store, k),)).reshape(groups, -1)
+            inside = inside & rows(_holds(clause, env_k), side)
         coords.append((values, inside))
-    for left, op, right in _clauses_of(store, axis_of, None):
-        keep = keep & np.broadcast_to(_holds((left, op, right), env), lead + (1,)).reshape(
-            groups, 1)
-    for g in np.flatnonzero(keep[:, 0]):
+    for g in np.flatnonzero(keep):
         written[np.ix_(*(values[g][inside[g]] for values, inside in coords))] = True
     return True
 
