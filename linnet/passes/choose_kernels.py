@@ -12,7 +12,8 @@ An op Func keeps its `KernelChoice` (its kernel runs) when all of these hold:
 
 A kept kernel whose grid, at the bound sizes, has no programs along an axis while a
 result written by `store` has elements is an error (E2206, `check/kernel_grids.py`):
-launching nothing would return memory nobody wrote.
+launching nothing would return memory nobody wrote. So is one whose stores, evaluated at
+the bound sizes, miss elements of such a result (E2132, `check/kernel_cover_sizes.py`).
 
 Before deciding, a tuned choice (`Options.tuning`, a `KernelTuning`; see
 `kernel_tuning.py`) that matches an op instance replaces the tile generics its
@@ -73,7 +74,7 @@ def _keeps(f: ir.Func, library, runs: bool) -> bool:
     if not (runs and library is not None and library.knows(f.name)
             and library.where_holds(f.name)):
         return False
-    problem = library.grid_problem(f.name)
+    problem = library.unwritten_problem(f.name)
     if problem is not None:
         raise CompileError([problem])
     return True

@@ -96,10 +96,11 @@ class KernelLibrary:
         bound = self.bindings[op]
         return where_holds(self.analysis, bound.kernel, bound.binding)
 
-    def grid_problem(self, op: str) -> Diagnostic | None:
-        """E2206 when the bound grid has no programs while a stored result has elements."""
+    def unwritten_problem(self, op: str) -> Diagnostic | None:
+        """E2206 or E2132 when op's kernel, at its bound sizes, would leave part of a
+        stored result unwritten (`unwritten_problem`)."""
         bound = self.bindings[op]
-        return grid_problem(self.analysis, bound.kernel, bound.binding)
+        return unwritten_problem(self.analysis, bound.kernel, bound.binding)
 
     def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
         """The kernel Func of op's binding, last, after the fn Funcs its body calls; launch
@@ -128,26 +129,35 @@ def failing_where(analysis, kernel: t.Kernel, binding: Binding) -> str | None:
                  if not Facts().prove(left, op, right)), None)
 
 
-def grid_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
-    """Does the grid, at these concrete generics, leave a stored result unwritten? E2206
-    when it has no programs, E2132 when its stores miss elements (`kernel_cover_sizes`)."""
+def unwritten_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
+    """Would the kernel, at these concrete generics, leave part of a stored result
+    unwritten? E2206 when its grid has no programs, E2132 when its stores miss elements."""
+    sizes = {g.name: v.as_int() for g in kernel.generics
+             if (v := binding.dims.get(g.name)) is not None}
+    writes = _writes(kernel.body)
+    return (_empty_grid(analysis, kernel, binding, writes, sizes)
+            or _missed_elements(analysis, kernel, binding, writes, sizes))
+
+
+def _empty_grid(analysis, kernel: t.Kernel, binding: Binding, writes: dict,
+                sizes: dict[str, int]) -> Diagnostic | None:
     checker, _ = _checker(analysis, kernel, binding)
     sig = signature_of(kernel, checker)
     grid = [checker.expr(g).const.as_int() for g in kernel.grid]
     shapes = [tuple(d.as_int() for d in ty.dims) for ty in sig.results]
-    sizes = {g.name: v.as_int() for g in kernel.generics
-             if (v := binding.dims.get(g.name)) is not None}
-    writes = _writes(kernel.body)
-    empty = bound_grid_problem(kernel, grid, shapes, writes, sizes)
-    if empty is not None:
-        return empty
+    return bound_grid_problem(kernel, grid, shapes, writes, sizes)
+
+
+def _missed_elements(analysis, kernel: t.Kernel, binding: Binding, writes: dict,
+                     sizes: dict[str, int]) -> Diagnostic | None:
+    """The stores' elements evaluated at these sizes (`check/kernel_cover_sizes.py`)."""
     inst = analysis.instantiate(kernel, binding, _home(analysis, kernel))
     if inst.diagnostics:
         return None  # elaborating the instance reports them
-    accesses, grid_dims = read_accesses(kernel, inst.signature.params, inst.signature.results,
-                                        inst.types, Facts())
+    accesses, grid = read_accesses(kernel, inst.signature.params, inst.signature.results,
+                                   inst.types, Facts())
     stored = [r.name for r in stored_results(kernel, writes)]
-    return unwritten_result(kernel, accesses, stored, grid_dims, sizes)
+    return unwritten_result(kernel, accesses, stored, grid, sizes)
 
 
 def elaborate_kernel(analysis, kernel: t.Kernel, binding: Binding,

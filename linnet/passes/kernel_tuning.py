@@ -232,7 +232,7 @@ def with_choice(bound: BoundKernel, choice: TunedChoice) -> BoundKernel:
 
 def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | None:
     """Why the choice cannot be used for this binding, or None when it can."""
-    from .elaborate_kernel import elaborate_kernel, failing_where, grid_problem
+    from .elaborate_kernel import elaborate_kernel, failing_where, unwritten_problem
     if choice.kernel != bound.kernel.name:
         return f"it is for kernel `{choice.kernel}`, and the op binds `{bound.kernel.name}`"
     tunable = tunable_generics(bound)
@@ -248,7 +248,7 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
     failing = failing_where(analysis, chosen.kernel, chosen.binding)
     if failing is not None:
         return f"`{bound.kernel.name}`'s `where {failing}` fails"
-    if grid_problem(analysis, chosen.kernel, chosen.binding) is not None:
+    if unwritten_problem(analysis, chosen.kernel, chosen.binding) is not None:
         return f"the grid leaves a result unwritten with {choice.describe()}"
     try:
         funcs = elaborate_kernel(analysis, chosen.kernel, chosen.binding)
