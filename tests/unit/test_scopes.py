@@ -60,3 +60,13 @@ def test_lookups_do_not_walk_the_stack():
     for _ in range(10_000):
         s.pop()
     assert s.lookup("v0") is None and s.lookup("x") == 0
+
+
+def test_names_are_every_key_in_scope_and_leave_with_their_scope():
+    s: ScopeStack[str, int] = ScopeStack()
+    s.define("x", 1)
+    s.push()
+    s.define("y", 2)
+    assert s.names() == {"x", "y"}
+    s.pop()
+    assert s.names() == {"x"}
