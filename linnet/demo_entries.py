@@ -50,9 +50,8 @@ class Outcome:
 
 def failure(label: str, err: BaseException) -> Outcome:
     """A run that raised: the exception's first line is its outcome, not a traceback."""
-    lines = str(err).strip().splitlines()
-    return Outcome(label, f"FAILED: {type(err).__name__}: {lines[0][:300] if lines else ''}",
-                   False)
+    from .errors import first_line
+    return Outcome(label, f"FAILED: {type(err).__name__}: {first_line(err)}", False)
 
 
 def seed_of(*names: str) -> int:

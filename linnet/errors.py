@@ -80,3 +80,10 @@ def closest(word: str, choices: "list[str] | tuple[str, ...] | set[str]") -> str
     import difflib
     close = difflib.get_close_matches(word, sorted(choices), n=1)
     return close[0] if close else None
+
+
+def first_line(err: BaseException, limit: int = 300) -> str:
+    """The first line of an exception's message, cut at `limit` characters: what a table
+    row or a one-line outcome shows of a failure instead of a traceback."""
+    lines = str(err).strip().splitlines()
+    return lines[0][:limit] if lines else ""

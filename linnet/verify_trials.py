@@ -16,8 +16,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .errors import first_line
 from .testing.child_process import Died, Worker
-from .testing.harness import (Comparison, ProgramError, TargetSpec, _first_line,
+from .testing.harness import (Comparison, ProgramError, TargetSpec,
                               compare_kernel_and_body, make_inputs)
 from .testing.spec_refs import from_ref, spec_ref
 
@@ -96,7 +97,7 @@ def run_trial(spec: TargetSpec, values: dict[str, Any], style: str, seed: int,
     except ProgramError:
         raise
     except Exception as err:  # noqa: BLE001 - reported as a failing trial
-        trial.error = f"{type(err).__name__}: {_first_line(err)}"
+        trial.error = f"{type(err).__name__}: {first_line(err)}"
     return trial
 
 

@@ -41,6 +41,7 @@ from ..check.signatures import Binding, match_dims
 from ..check.value_types import OptionalT, as_tuples, leaves
 from ..check.types import DTYPE_KINDS, TensorT, Type
 from ..diagnostics import CompileError, DiagnosticBag, SourceFile, render
+from ..errors import first_line
 from ..program import load_program
 from ..syntax import tree as t
 from ..syntax.printer import print_item
@@ -499,7 +500,7 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
     try:
         kernel_out, kernel_wrt, _ = _run(kernel_main, spec, bound, inputs, grad)
     except Exception as err:  # noqa: BLE001 - a crashing kernel is a finding, not a harness bug
-        result.problem = f"the kernel raised {type(err).__name__}: {_first_line(err)}"
+        result.problem = f"the kernel raised {type(err).__name__}: {first_line(err)}"
         return result
     names = _result_names(spec, len(body_out))
     for name, b, k in zip(names, body_out, kernel_out):
@@ -522,7 +523,7 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
         kernel_grads = torch.autograd.grad([k for _, k in pairs], kernel_wrt, cotangents,
                                            allow_unused=True)
     except Exception as err:  # noqa: BLE001
-        result.problem = f"the kernel's backward raised {type(err).__name__}: {_first_line(err)}"
+        result.problem = f"the kernel's backward raised {type(err).__name__}: {first_line(err)}"
         return result
     for name, x, gb, gk in zip(wrt_names, body_wrt, body_grads, kernel_grads):
         gb = torch.zeros_like(x) if gb is None else gb
@@ -534,8 +535,3 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
 def _dtype_name(x) -> str:
     name = str(x.dtype).replace("torch.", "")
     return {v: k for k, v in _TORCH_DTYPES.items()}.get(name, name)
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:300] if text else ""

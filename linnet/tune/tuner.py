@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
 from ..diagnostics import CompileError
-from ..errors import LinnetError
+from ..errors import LinnetError, first_line
 from ..passes.front import UsageError
 from ..passes.kernel_tuning import KernelTuning
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
@@ -252,7 +252,7 @@ def _try(cand: Candidate, build, space: CandidateSpace, inputs, body, numerics: 
         with torch.no_grad():
             outputs = [main(*xs) for xs in inputs]
     except Exception as err:  # noqa: BLE001 - a kernel that fails to build or run loses
-        trial.problem = f"the kernel raised {type(err).__name__}: {_first_line(err)}"
+        trial.problem = f"the kernel raised {type(err).__name__}: {first_line(err, 200)}"
         return trial
     trial.worst, disagreement = _compare(body, outputs, inputs, numerics)
     trial.checked = disagreement is None
@@ -262,7 +262,7 @@ def _try(cand: Candidate, build, space: CandidateSpace, inputs, body, numerics: 
             trial.time_ms = float(timer(cand, lambda: main(*inputs[0])))
     except Exception as err:  # noqa: BLE001
         trial.problem = trial.problem or (f"timing raised {type(err).__name__}: "
-                                          f"{_first_line(err)}")
+                                          f"{first_line(err, 200)}")
     return trial
 
 
@@ -279,11 +279,6 @@ def _compare(body, outputs, inputs, numerics: str) -> tuple[float, str | None]:
             if not error.ok and problem is None:
                 problem = f"disagrees with the body: {error}"
     return worst, problem
-
-
-def _first_line(err: BaseException) -> str:
-    lines = str(err).strip().splitlines()
-    return lines[0][:200] if lines else ""
 
 
 def device_name(device: str) -> str:
