@@ -55,11 +55,11 @@ CHOSEN_KERNEL = Form("chosen kernel", (ir.KernelChoice,), "an op's `KernelChoice
 
 # Expressions in the functions that are not kernels (entries, ops, fns, grad clauses).
 ATOM = Form("atom", (ir.Var, ir.Lit), "a binding of a plain `Var` or `Lit` (a copy)")
-REDUCTION = _prims("reduction prims", frozenset(
+REDUCTION = _prims("reduction prim", frozenset(
     {f"reduce_{op}" for op in ("sum", "prod", "max", "min", "any", "all")} | {"diagonal"}),
     "reductions over axes, and `diagonal`: what index notation lowers to")
 DOT = _prims("dot", frozenset({"dot"}), "a tile or matrix product chosen by the e-graph")
-KERNEL_PRIM = _prims("kernel prims", frozenset({"program_id", "load"}) | ir.EFFECTS,
+KERNEL_PRIM = _prims("kernel prim", frozenset({"program_id", "load"}) | ir.EFFECTS,
                      "`program_id` and memory: `load`, `store`, the atomics (in kernels)")
 PRIM = _prims("Prim", frozenset(ir.PRIMS) - REDUCTION.prims - DOT.prims - KERNEL_PRIM.prims,
               "elementwise, shape and construction prims (`cumsum` among them)")
@@ -242,7 +242,8 @@ def markdown_table() -> str:
 
 
 def _language_line(lang: Language) -> str:
-    """`- tensor-core (lower-index-notation): tensor-inlined, + ..., - ...: doc`"""
+    """One line: the language, the pass after which it holds, its parent and the forms
+    added (+) and removed (−), then what sets it apart."""
     head = f"- `{lang.name}`" + (f" (after `{lang.established_by}`)" if lang.established_by
                                  else "")
     change = "".join([f" + {f.name}," for f in lang.added] +
