@@ -3,7 +3,9 @@
 Each pass declares the IR language it takes and the one it returns; the
 manager runs them in order and, on request, prints the IR before or after any
 pass (with a banner naming it), writes one numbered file per pass, times the
-passes, checks each output against its language's verifier, or stops early.
+passes, checks each output against its language's verifier (and an input whose
+language is not the one the pass before returned: a pass moved out of order), or stops
+early. The tensor IR's languages are declared in `linnet/ir/languages.py`.
 A compiler researcher edits the list: insert, remove or reorder passes.
 """
 
