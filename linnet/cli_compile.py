@@ -173,7 +173,7 @@ def run_compile(args: argparse.Namespace) -> int:
     from .pipeline import all_passes, check_pass_names, passes_for
     if args.list_passes:
         for p in all_passes():
-            print(f"{p.name:<22} {p.description}")
+            print(f"{p.name:<22} {p.source} -> {p.target}: {p.description}")
         return 0
     if args.file is None:
         print("linnet compile: FILE is required (or --list-passes)", file=sys.stderr)

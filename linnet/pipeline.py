@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .diagnostics import CompileError
 from .errors import UsageError, suggest
+from .ir.languages import LANGUAGES as IR_LANGUAGES
 from .ir.printer import print_program
 from .passes import front
 from .passes.egraph_cache import cached_pass
@@ -54,8 +55,8 @@ language("source", lambda s: s.text or open(s.path).read())
 language("surface", _program_printer)
 language("checked", _analysis_printer)
 language("bound", front.describe_bound)
-language("tensor", print_program, _verifier("tensor"))
-language("tensor-core", print_program, _verifier("tensor-core"))
+for _name in IR_LANGUAGES:  # the tensor IR's languages (linnet/ir/languages.py)
+    language(_name, print_program, _verifier(_name))
 language("torch-source", lambda text: text)
 language("jax-source", lambda text: text)
 language("onnx-model", lambda model: __import__("onnx").printer.to_text(model))
@@ -96,15 +97,15 @@ MIDDLE = [
          "the kernel's where for the bound sizes)", "tensor", "tensor",
          _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True)),
     Pass("instantiate-kernels", "translate each kernel an op runs into a kernel Func (once "
-         "per kernel instance)", "tensor", "tensor",
+         "per kernel instance)", "tensor", "tensor-kernels",
          _lazy("linnet.passes.instantiate_kernels", "instantiate_kernels")),
-    Pass("inline-fns", "replace each call of a fn by its body", "tensor", "tensor",
+    Pass("inline-fns", "replace each call of a fn by its body", "tensor-kernels", "tensor-inlined",
          _lazy("linnet.passes.inline_fns", "inline_fns")),
     Pass("merge-reductions", "write directly nested like reductions (sum[i] sum[j] e) as one "
-         "(sum[i, j] e)", "tensor", "tensor",
+         "(sum[i, j] e)", "tensor-inlined", "tensor-inlined",
          _lazy("linnet.passes.merge_reductions", "merge_reductions")),
     Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
-         "reductions and einsums", "tensor", "tensor-core",
+         "reductions and einsums", "tensor-inlined", "tensor-core",
          _lazy("linnet.passes.index_notation", "lower_index_notation")),
     Pass("differentiate", "under --grad only: a new entry returning the loss and, by reverse "
          "mode, its gradient with respect to every floating input (op grad clauses honoured)",
@@ -132,39 +133,39 @@ MIDDLE = [
          _lazy("linnet.passes.fold_masks", "fold_proved_masks")),
     Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
-         "matrix units, products added into accumulators", "tensor-core", "tensor-core",
+         "matrix units, products added into accumulators", "tensor-core", "tensor-dots",
          cached_pass("linnet.passes.egraph_products", "egraph_products")),
     Pass("exact-division", "in kernels, divide by a power of two as a multiplication by "
-         "its reciprocal (the same bits, one instruction)", "tensor-core", "tensor-core",
+         "its reciprocal (the same bits, one instruction)", "tensor-dots", "tensor-dots",
          _lazy("linnet.passes.exact_division", "exact_division")),
     Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
-         "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-core", "tensor-core",
+         "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-dots", "tensor-dots",
          _lazy("linnet.passes.fast_math", "fast_math", options=True),
          skipped=lambda o: "" if o.numerics == "fast" else "it runs under --numerics fast only"),
     Pass("lower-kernel-scans", "turn the scans in kernels into loops that carry their stacks "
-         "and write one row per trip", "tensor-core", "tensor-core",
+         "and write one row per trip", "tensor-dots", "tensor-kernel-loops",
          _lazy("linnet.passes.lower_kernel_scans", "lower_kernel_scans")),
     Pass("lower-kernel-einsums", "turn the contractions left in kernels into broadcast "
-         "products and sums", "tensor-core", "tensor-core",
+         "products and sums", "tensor-kernel-loops", "tensor-kernel-tiles",
          _lazy("linnet.passes.lower_kernel_einsums", "lower_kernel_einsums")),
     Pass("outline-deep-blocks", "move if, for and while nested more than 24 blocks deep "
          "into functions of their own (long else-if chains), so generated Python stays "
-         "within CPython's nesting limits", "tensor-core", "tensor-core",
+         "within CPython's nesting limits", "tensor-kernel-tiles", "tensor-outlined",
          _lazy("linnet.passes.outline_deep", "outline_deep_blocks")),
 ]
 
 BACK = {
     "torch": [Pass("emit-torch", "print the program as a PyTorch module, with each chosen "
-                   "kernel as a @triton.jit function and its launcher", "tensor-core",
+                   "kernel as a @triton.jit function and its launcher", "tensor-outlined",
                    "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
     "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow), with each "
-                 "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-core",
+                 "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-outlined",
                  "jax-source", _lazy("linnet.emit.jax", "emit_jax", options=True))],
     "onnx": [Pass("emit-onnx", "build the program as an ONNX model (op bodies; functions "
-                  "inlined, loops as Loop, if as If), checked by onnx.checker", "tensor-core",
+                  "inlined, loops as Loop, if as If), checked by onnx.checker", "tensor-outlined",
                   "onnx-model", _lazy("linnet.emit.onnx", "emit_onnx", options=True))],
     "stablehlo": [Pass("emit-stablehlo", "print the program as StableHLO MLIR text with a "
-                       "public @main (op bodies; loops as stablehlo.while)", "tensor-core",
+                       "public @main (op bodies; loops as stablehlo.while)", "tensor-outlined",
                        "stablehlo-text",
                        _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True))],
 }

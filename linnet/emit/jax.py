@@ -1,4 +1,4 @@
-"""emit-jax: print a tensor-core program as one plain JAX module.
+"""emit-jax: print a tensor-outlined program as one plain JAX module.
 
 The module needs only jax. It defines one function per `Func` (`f0_entry`, `f1_op`, ...)
 and `main(*inputs)`, which checks the inputs' dtypes and shapes (a number or a list takes its

@@ -1,4 +1,4 @@
-"""emit-onnx: build a tensor-core program as one ONNX model (`onnx.ModelProto`).
+"""emit-onnx: build a tensor-outlined program as one ONNX model (`onnx.ModelProto`).
 
 The model imports the default ONNX domain at `OPSET` 21 with IR version 10, which
 onnxruntime runs from release 1.20 on (a newer opset would shut out the runtimes most

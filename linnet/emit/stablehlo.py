@@ -1,4 +1,4 @@
-"""emit-stablehlo: print a tensor-core program as MLIR text in the StableHLO dialect.
+"""emit-stablehlo: print a tensor-outlined program as MLIR text in the StableHLO dialect.
 
 The text is one `module` holding `func.func public @main`, the entry (its parameters, then
 its results: several results for a tuple), and one `func.func private` per other function

@@ -1,4 +1,4 @@
-"""emit-torch: print a tensor-core program as one plain PyTorch module.
+"""emit-torch: print a tensor-outlined program as one plain PyTorch module.
 
 The module needs only torch. It defines one function per `Func` (`f0_entry`, `f1_op`,
 ...), each taking the device `_d` on which it makes new tensors and then its parameters,

@@ -1,10 +1,12 @@
 """The tensor IR verifier: does a program belong to an IR language?
 
 `verify(program, language)` returns the problems found, as messages naming
-the function and binding, and an empty list when the program is well formed.
-Languages: "tensor" (any node) and "tensor-core" (no `Comprehension`: after
-lower-index-notation). It checks scoping (each variable defined once per
-function and before each use, uses agreeing with the definition's type),
+the function and binding, and an empty list when the program is well formed
+and uses only the forms its language allows (`linnet/ir/languages.py`: a
+`Comprehension` is no form of tensor-core, a `dot` none before egraph-products;
+the language "any", the default, allows every form). It checks scoping
+(each variable defined once per function and before each use, uses
+agreeing with the definition's type),
 prims (known op, arity, attributes, result type for elementwise ops under
 numpy broadcasting, reductions and shape ops), einsum specs, calls (the
 callee exists, arity and argument types), tuples, and control flow.
@@ -26,11 +28,13 @@ A failed check means a compiler bug, not a user error: passes run it under
 from __future__ import annotations
 
 from . import tensor as ir
+from .languages import LANGUAGES as DECLARED, Form, form_of_expr, form_of_func, language_named, \
+    why_not
 from .prim_types import ELEMENTWISE, REDUCE_OPS, broadcast_shapes  # noqa: F401 (re-exported)
 from .prim_types import einsum_type, prim_type as _prim_type
 from .walk import expr_atoms
 
-LANGUAGES = ("tensor", "tensor-core")
+LANGUAGES = tuple(DECLARED)
 DTYPES = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
           "f16", "bf16", "f32", "f64")
 KINDS = ("entry", "op", "fn", "grad", "kernel")
@@ -43,10 +47,8 @@ ATOMIC_DTYPES = {"atomic_add": ("f16", "f32", "i32", "u32", "i64", "u64"),
                  "atomic_min": ("f32", "i32", "u32", "i64", "u64")}
 
 
-def verify(program: ir.Program, language: str = "tensor") -> list[str]:
+def verify(program: ir.Program, language: str = "any") -> list[str]:
     """Problems that keep `program` from belonging to `language` (empty when none)."""
-    if language not in LANGUAGES:
-        raise ValueError(f"unknown IR language {language!r}; known: {', '.join(LANGUAGES)}")
     return _Verifier(program, language).run()
 
 
@@ -64,7 +66,7 @@ Scope = dict[str, ir.Var]
 class _Verifier:
     def __init__(self, program: ir.Program, language: str) -> None:
         self.program = program
-        self.language = language
+        self.language = language_named(language)
         self.funcs = {f.name: f for f in program.funcs}
         self.problems: list[str] = []
         self.defined: set[str] = set()
@@ -86,12 +88,20 @@ class _Verifier:
     def problem(self, message: str) -> None:
         self.problems.append(f"{self.where}: {message}")
 
+    def allowed(self, form: Form | None) -> None:
+        """A form of the language, or a problem naming the pass that removes or makes it."""
+        if form is not None and not self.language.allows(form):
+            self.problem(f"{form} is not allowed in {self.language.name} "
+                         f"({why_not(form, self.language)})")
+
     # ---------------------------------------------------------- scoping
 
     def func(self, f: ir.Func, name: str) -> None:
         self.defined, self.where = set(), name
         if f.kind not in KINDS:
             self.problem(f"unknown function kind {f.kind!r}")
+        for form in form_of_func(f):
+            self.allowed(form)
         self.kernel = f if f.kind == "kernel" else None
         self.inputs = {p.name for p in f.params if isinstance(p.type, ir.TType) and p.type.rank}
         self.outputs = {o.name for o in f.outputs}
@@ -260,6 +270,8 @@ class _Verifier:
         for a in _atoms(e):
             self.use(a, scope)
         self.memory_uses(e)
+        callee = self.funcs.get(e.callee) if isinstance(e, ir.Call) else None
+        self.allowed(form_of_expr(e, self.kernel is not None, callee and callee.kind))
         if isinstance(e, (ir.Var, ir.Lit)):
             return e.type
         if isinstance(e, ir.Prim):
@@ -444,9 +456,6 @@ class _Verifier:
     # -------------------------------------------------------- index notation
 
     def comprehension(self, e: ir.Comprehension) -> ir.Ty:
-        if self.language == "tensor-core":
-            self.problem("a Comprehension is not allowed in tensor-core (lower index notation)")
-            return e.type
         names = [n for n, _ in e.outputs]
         if len(set(names)) != len(names):
             self.problem(f"output indices listed twice: {names}")

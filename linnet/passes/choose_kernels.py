@@ -1,4 +1,4 @@
-"""choose-kernels: tensor IR -> tensor IR, each op instance running its kernel or its body.
+"""choose-kernels: tensor -> tensor, each op instance running its kernel or its body.
 
 An op Func keeps its `KernelChoice` (its kernel runs) when all of these hold:
 

@@ -1,4 +1,4 @@
-"""cse: tensor IR -> tensor IR, each pure expression computed once per scope.
+"""cse: tensor-core -> tensor-core, each pure expression computed once per scope.
 
 A binding whose expression (Prim, Einsum, GetItem, MakeTuple or
 Comprehension, compared after earlier merges) equals one already bound in

@@ -1,4 +1,4 @@
-"""dce: tensor IR -> tensor IR, without dead bindings or unreachable functions.
+"""dce: tensor-core -> tensor-core, without dead bindings or unreachable functions.
 
 Every IR expression but the kernel effects (`store` and the atomics,
 `ir.EFFECTS`) is pure (calls included: ops and fns have no effects), so a

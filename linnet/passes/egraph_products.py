@@ -1,4 +1,4 @@
-"""egraph-products: tensor-core -> tensor-core, tile products chosen by the rule sets.
+"""egraph-products: tensor-core -> tensor-dots, tile products chosen by the rule sets.
 
 For each function, ONE e-graph holds its floating values as `Tile` terms
 (`linnet/rules/terms.py`):

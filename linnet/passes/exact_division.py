@@ -1,4 +1,4 @@
-"""exact-division: tensor-core -> tensor-core, `x / 2^k` as `x * 2^-k` in kernels, under
+"""exact-division: tensor-dots -> tensor-dots, `x / 2^k` as `x * 2^-k` in kernels, under
 every numerics.
 
 Why: in a kernel an f32 division is IEEE (`tl.div_rn` in Triton), a sequence of a dozen

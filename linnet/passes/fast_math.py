@@ -1,4 +1,4 @@
-"""fast-math: tensor-core -> tensor-core, cheaper float arithmetic in kernels under
+"""fast-math: tensor-dots -> tensor-dots, cheaper float arithmetic in kernels under
 `--numerics fast` (under `exact` and `equivalent` it changes nothing).
 
 * `x / s`, where the divisor has fewer elements than the quotient (a row sum divided

@@ -1,4 +1,4 @@
-"""fold-constants: tensor IR -> tensor IR, with literal arithmetic evaluated.
+"""fold-constants: tensor-core -> tensor-core, with literal arithmetic evaluated.
 
 Three rewrites, each exact under the semantics of docs/language.md:
 

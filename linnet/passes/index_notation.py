@@ -1,4 +1,4 @@
-"""lower-index-notation: tensor IR -> tensor-core IR (no `Comprehension` left).
+"""lower-index-notation: tensor-inlined -> tensor-core (no `Comprehension` left).
 
 Each index subexpression lowers to a *labelled tensor*: an atom whose axes
 carry index names. An access `x[i, k]` is x labelled (i, k); a repeated index

@@ -1,4 +1,4 @@
-"""inline-fns: tensor IR -> tensor IR with no `fn` left.
+"""inline-fns: tensor-kernels -> tensor-inlined, with no `fn` left.
 
 A `fn` is a pure helper that the language promises to inline (docs/language.md, "Items"),
 so every `Call` of a Func of kind "fn" is replaced by the callee's body: its

@@ -1,4 +1,4 @@
-"""instantiate-kernels: tensor IR -> tensor IR, a Func for every kernel an op runs.
+"""instantiate-kernels: tensor -> tensor-kernels, a Func for every kernel an op runs.
 
 `elaborate` leaves a `KernelLibrary` in `program.meta` ("kernels") and a
 `KernelChoice` on each op instance that binds a kernel; `choose-kernels` has

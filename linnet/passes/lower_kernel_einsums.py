@@ -1,4 +1,5 @@
-"""lower-kernel-einsums: tensor-core -> tensor-core, kernel contractions as tile prims.
+"""lower-kernel-einsums: tensor-kernel-loops -> tensor-kernel-tiles, kernel contractions
+as tile prims.
 
 Kernels have no einsum: a contraction the matrix units take is already a `dot`
 (`egraph-products`); every other einsum in a kernel becomes a broadcast product and a

@@ -1,4 +1,4 @@
-"""lower-kernel-scans: tensor-core -> tensor-core, scans in kernels as loops over buffers.
+"""lower-kernel-scans: tensor-dots -> tensor-kernel-loops, scans in kernels as loops over buffers.
 
 A scan stacks what each trip yields, but a kernel's tiles cannot be joined (docs/language.md,
 "Kernels"): Triton has no way to grow a tile across trips, and Pallas's Triton lowering

@@ -3,7 +3,9 @@
 Each pass declares the IR language it takes and the one it returns; the
 manager runs them in order and, on request, prints the IR before or after any
 pass (with a banner naming it), writes one numbered file per pass, times the
-passes, checks each output against its language's verifier, or stops early.
+passes, checks each output against its language's verifier (and an input whose
+language is not the one the pass before returned: a pass moved out of order), or stops
+early. The tensor IR's languages are declared in `linnet/ir/languages.py`.
 A compiler researcher edits the list: insert, remove or reorder passes.
 """
 
@@ -115,16 +117,19 @@ def _run_passes(passes: Iterable[Pass], ir: Any, options: Options,
                 shown: Instrumentation | None) -> Result:
     shown = shown or Instrumentation()
     stages: list[Stage] = []
+    verified = ""  # the language the IR was last verified to belong to
     for number, p in enumerate(passes, start=1):
         if p.name in shown.dump_before or "all" in shown.dump_before:
             shown.emit(f"{banner('before', p)}\n{_print(p.source, ir)}")
+        if shown.verify_each and p.source != verified:
+            verified = _verify_input(p, ir)
         start = time.perf_counter()
         skipped = p.skipped(options) if p.skipped is not None else ""
         if not skipped:
             ir = p.run(ir, options)
         stages.append(Stage(p.name, p.target, ir, time.perf_counter() - start, skipped))
         if shown.verify_each and not skipped:
-            _verify(p, ir)
+            verified = _verify(p, ir)
         note = skipped_note(p.name, skipped)
         if p.name in shown.dump_after or "all" in shown.dump_after:
             shown.emit(f"{banner('after', p)}\n{note}{_print(p.target, ir)}")
@@ -151,12 +156,29 @@ class InvalidIR(LinnetError):
     """A pass broke its output language's rules: a compiler bug, not a user error."""
 
 
-def _verify(p: Pass, ir: Any) -> None:
-    verifier = VERIFIERS.get(p.target)
-    problems = verifier(ir) if verifier is not None else []
+def _verify(p: Pass, ir: Any) -> str:
+    """Check a pass's output belongs to its target language; return that language."""
+    problems = _problems(p.target, ir)
     if problems:
-        shown = "; ".join(problems[:5])
-        raise InvalidIR(f"pass `{p.name}` produced invalid {p.target} IR: {shown}")
+        raise InvalidIR(f"pass `{p.name}` produced invalid {p.target} IR: {problems}")
+    return p.target
+
+
+def _verify_input(p: Pass, ir: Any) -> str:
+    """Check a pass's input belongs to its source language, which the previous pass did
+    not return (a pass moved out of order, or the first); return that language."""
+    problems = _problems(p.source, ir)
+    if problems:
+        raise InvalidIR(f"pass `{p.name}` takes {p.source} IR, and its input is not: "
+                        f"{problems}")
+    return p.source
+
+
+def _problems(lang: str, ir: Any) -> str:
+    """The first five problems the language's verifier finds, joined ("" for none, or for
+    a language without a verifier)."""
+    verifier = VERIFIERS.get(lang)
+    return "; ".join((verifier(ir) if verifier is not None else [])[:5])
 
 
 def timing_table(result: Result) -> str:

@@ -1,4 +1,4 @@
-"""merge-reductions: tensor -> tensor, `sum[i] sum[j] e` written as `sum[i, j] e`.
+"""merge-reductions: tensor-inlined -> tensor-inlined, `sum[i] sum[j] e` written as `sum[i, j] e`.
 
 Directly nested reductions of one kind and one accumulator dtype, anywhere inside
 index notation, become one reduction over all their axes (outer axes first). One

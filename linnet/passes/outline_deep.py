@@ -1,4 +1,5 @@
-"""outline-deep-blocks: control flow nested too deeply for the generated code, moved out.
+"""outline-deep-blocks: tensor-kernel-tiles -> tensor-outlined, control flow nested too
+deeply for the generated code, moved out.
 
 A long `else if` chain is an `If` in the else block of an `If`, hundreds deep. The
 PyTorch and JAX printers write each nested block one indentation level further in,

@@ -210,7 +210,11 @@ def test_outlining_bounds_the_depth_of_every_function():
     assert len(program.funcs) == 1 + 100 // MAX_DEPTH
     assert all(_depth(f.body) <= MAX_DEPTH + 1 for f in program.funcs)
     from linnet.ir.verify import verify
-    assert verify(program, "tensor-core") == []
+    assert verify(program, "tensor-outlined") == []
+    problems = verify(program, "tensor-kernel-tiles")  # fns made again, after inline-fns
+    assert len(problems) == 2 * (len(program.funcs) - 1), problems
+    assert any(m.endswith(": fn Func is not allowed in tensor-kernel-tiles (inline-fns removes "
+                          "it)") for m in problems)
     from linnet.torch.interpreter import run
     for x, want in [(-1.0, 0.0), (50.5, 51.0), (99.5, 99.5), (500.0, 500.0)]:
         (out,) = run(program, torch.tensor(x))

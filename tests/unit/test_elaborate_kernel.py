@@ -70,8 +70,7 @@ def middle_end(path: Path | None = None, entry: str = "main", text: str | None =
                               numerics=numerics, bind=bind or {}, passes=passes,
                               shown=Instrumentation(verify_each=True, stop_after=stop))
     program = compiled.stage(stop)
-    assert verify(program, "tensor-core" if stop in ("fold-constants", "cse", "dce")
-                  else "tensor") == []
+    assert verify(program, compiled.result.stages[-1].language) == []
     return program
 
 

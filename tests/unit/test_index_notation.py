@@ -562,7 +562,7 @@ def test_everything_else_is_copied_and_nested_blocks_lowered() -> None:
     gbody = Body()
     g = gbody.let("g", comp({"i": M, "j": N}, ix("mul", at(grad_x, "i", "j"), sc(lit(3.0)))))
     helper = ir.Func("helper", "op", (grad_x,), gbody.block(g),
-                     grad=ir.Func("helper_grad", "fn", (grad_x,), gbody.block(g)))
+                     grad=ir.Func("helper_grad", "grad", (grad_x,), gbody.block(g)))
     p = program((x, flag), body, r, extra=(helper,))
     low = lowered(p)
     assert low.funcs[0].body.binds[0] is p.funcs[0].body.binds[0]  # untouched, shared

@@ -64,7 +64,7 @@ def test_a_dump_after_a_pass_that_did_not_run_says_so(capsys, tmp_path) -> None:
     out = capsys.readouterr().out.splitlines()
     after = out.index("// ----- IR after differentiate (tensor-core) -----")
     assert out[after + 1] == NOT_RUN
-    fast = out.index("// ----- IR after fast-math (tensor-core) -----")
+    fast = out.index("// ----- IR after fast-math (tensor-dots) -----")
     assert out[fast + 1] == ("// fast-math did not run: it runs under --numerics fast only; "
                              "the IR is its input, unchanged")
     (written,) = dumps.glob("*-differentiate.txt")

@@ -40,7 +40,7 @@ def nested_program() -> ir.Program:
     gy = g.let("gy", ir.Prim("exp", (x,), x.type))
     p = program((x, flag), body, out)
     main = ir.Func("main", "entry", (x, flag), p.funcs[0].body,
-                   grad=ir.Func("main_grad", "fn", (x,), g.block(gy)))
+                   grad=ir.Func("main_grad", "grad", (x,), g.block(gy)))
     return ir.Program((main,), "main")
 
 
