@@ -1,8 +1,8 @@
 """Kernel elaboration: one kernel instance -> a kernel `Func` of the tensor IR.
 
 `elaborate` records, for each op instance that binds a kernel, the kernel item
-and its concrete generics in a `KernelLibrary` (left in `program.meta` under
-"kernels"); `choose-kernels` asks the library for the kernel Funcs it picks.
+and its concrete generics in a `KernelLibrary` (left in the program's state,
+`state.kernels`); `instantiate-kernels` asks the library for the kernel Funcs kept.
 Kernels are translated on demand, not by `elaborate`, because a kernel is
 only a program error (tile sizes that are not powers of two, say) when it is
 chosen: under `--numerics exact` or where its `where` fails it is never read.
@@ -70,8 +70,8 @@ INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
 class KernelLibrary:
     """The checked program's kernel bindings, by op Func name, elaborated on request.
 
-    It lives in `program.meta` between `elaborate` and `choose-kernels` (which
-    takes it out), so that no printer ever sees it. `with_bindings` gives a library
+    It lives in the program's state (`state.kernels`) from `elaborate` to
+    `instantiate-kernels` (which takes it out), so that no printer ever sees it. `with_bindings` gives a library
     with some bindings replaced (a tuned choice: `kernel_tuning.py`); it never changes.
     """
     analysis: object
@@ -79,6 +79,17 @@ class KernelLibrary:
 
     def __repr__(self) -> str:
         return f"KernelLibrary({len(self.bindings)} kernel bindings)"
+
+    def __str__(self) -> str:
+        """One line per op instance: the kernel it binds, with its generics and any launch
+        hints a tuned choice sets (`--dump-after` prints it)."""
+        lines = [f"{len(self.bindings)} kernel binding(s)"]
+        for op, bound in self.bindings.items():
+            generics = ", ".join(f"{k}={v}" for k, v in bound.generics)
+            hints = "".join(f" {k}({v})" for k, v in (("warps", bound.warps),
+                                                      ("stages", bound.stages)) if v is not None)
+            lines.append(f"{op} -> {bound.kernel.name}<{generics}>{hints}")
+        return "\n".join(lines)
 
     def knows(self, op: str) -> bool:
         return op in self.bindings

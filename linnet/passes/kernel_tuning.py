@@ -13,8 +13,8 @@ instance's `BoundKernel`; the rest of the pipeline sees an ordinary binding.
 A choice that no longer fits the program (the op binds another kernel now, a generic it
 names is no longer a tile choice of the kernel, the kernel's `where` fails, a tile is not a
 power of two, the grid leaves a result unwritten) is ignored: the header's choice is used
-and the `TuningReport` left in `program.meta` ("tuning", printed in the generated module's
-header) says why. Never an error: a tuning file is advice, the program is the contract.
+and the `TuningReport` left in the program's state (`state.tuning`, printed in the
+generated module's header) says why. Never an error: a tuning file is advice, the program is the contract.
 
 `tunable_generics`, `header_hints` and `choice_problem` are what `linnet tune` uses to
 build and filter its candidates, so the tuner and the compiler agree on what is valid.
@@ -270,15 +270,12 @@ def largest_tile(funcs) -> int:
     return max(sizes, default=1)
 
 
-def tuned_library(library, options) -> tuple[object, tuple]:
-    """choose-kernels' use: the library with `options.tuning` applied, and the meta entry
-    ("tuning", report) to add; the library unchanged and () when no tuning is given."""
-    tuning = getattr(options, "tuning", None)
-    if tuning is None or library is None or not library.bindings:
-        return library, ()
-    numerics = getattr(options, "numerics", "equivalent")
-    tuned, report = apply_tuning(library, tuning, numerics)
-    return tuned, (("tuning", report),)
+def tuned_library(library, options) -> tuple[object, "TuningReport | None"]:
+    """choose-kernels' use: the library with `options.tuning` applied, and the report for
+    the program's state; the library unchanged and None when no tuning is given."""
+    if options.tuning is None or library is None or not library.bindings:
+        return library, None
+    return apply_tuning(library, options.tuning, options.numerics)
 
 
 def kernel_generics(library, name: str, fallback: tuple) -> tuple:
