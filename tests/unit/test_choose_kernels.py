@@ -196,3 +196,24 @@ def test_choosing_only_decides_and_instantiating_adds_the_funcs() -> None:
     assert kernel_funcs(decided) == [] and decided.state.kernels is not None
     assert decided.func("softmax__R64_C1000").kernel.func == ""
     assert kernel_funcs(instantiate_kernels(decided)) == ["row_softmax__R64_C1000_B1024"]
+
+
+def test_each_kernel_instance_is_checked_once(monkeypatch) -> None:
+    """choose-kernels' questions (its `where`, its writes) and instantiate-kernels'
+    translation share one check of the kernel at its bound sizes (`KernelChecks`)."""
+    from linnet.check.instance import Analysis
+    from linnet.syntax import tree as t
+    checked: list[str] = []
+    real = Analysis.instantiate
+
+    def counting(self, item, binding, module=None):
+        if isinstance(item, t.Kernel):
+            checked.append(item.name)
+        return real(self, item, binding, module)
+
+    monkeypatch.setattr(Analysis, "instantiate", counting)
+    program = choose_kernels(elaborated(SOFTMAX), Options())
+    assert kernel_funcs(program) == ["row_softmax__R64_C1000_B1024"]
+    assert checked == ["row_softmax"]
+    instantiate_kernels(choose_only(elaborated(SOFTMAX), Options(numerics="exact")))
+    assert checked == ["row_softmax"]  # a kernel no op runs is never checked
