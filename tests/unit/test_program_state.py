@@ -133,3 +133,21 @@ def test_the_printers_read_the_numerics_from_the_options_only() -> None:
     assert "@triton.jit" in emit_torch(program, Options(numerics="equivalent"))
     exact = emit_torch(program, Options(numerics="exact"))
     assert "triton" not in exact and "# numerics: exact" in exact
+
+
+def test_docs_ir_lists_each_record_with_the_passes_that_write_and_read_it() -> None:
+    """docs/ir.md's table of records matches the passes' declarations."""
+    import re
+    page = (ROOT / "docs" / "ir.md").read_text(encoding="utf-8")
+    text = page.split("## The program's state")[1].split("\n## ")[0]
+    rows = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(
+        r"^\| `(\w+)` \|[^|]+\|([^|]*)\|([^|]*)\|", text, re.M)}
+    assert tuple(rows) == RECORDS
+
+    def names(cell: str) -> set[str]:
+        return {n.strip() for n in cell.split(",") if n.strip()}
+
+    passes = pipeline.all_passes()
+    for record, (written, read) in rows.items():
+        assert names(written) == {p.name for p in passes if record in p.writes}, record
+        assert names(read) == {p.name for p in passes if record in p.reads}, record
