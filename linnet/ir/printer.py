@@ -34,7 +34,8 @@ def print_state(state: ProgramState) -> str:
     for name, record in state.written():
         if name == "egraph_report":
             continue
-        first, *rest = str(record).splitlines() or [""]
+        text = "; ".join(map(str, record)) if isinstance(record, tuple) else str(record)
+        first, *rest = text.splitlines() or [""]
         lines.append(f"// state {name}: {first}")
         lines += [f"//   {line}" for line in rest]
     return "".join(line + "\n" for line in lines)

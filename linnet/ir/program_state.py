@@ -100,9 +100,8 @@ class ProgramState:
 
     def written(self) -> tuple[tuple[str, object], ...]:
         """(name, record) for every record set, in field order."""
-        empty = EMPTY
         return tuple((f.name, getattr(self, f.name)) for f in fields(self)
-                     if getattr(self, f.name) != getattr(empty, f.name))
+                     if not _same(getattr(self, f.name), f.default))
 
     def changed(self, other: "ProgramState") -> tuple[str, ...]:
         """The names of the records that differ between this state and `other`."""

@@ -77,7 +77,7 @@ class KernelLibrary:
     """
     analysis: Analysis
     bindings: Mapping[str, BoundKernel] = field(default_factory=dict)
-    checks: "KernelChecks" = field(default=None, compare=False, repr=False)  # type: ignore
+    checks: "KernelChecks | None" = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.checks is None:
