@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from .ir.numerics import DEFAULT as DEFAULT_NUMERICS, MODES
 from .cli_io import (ProgramInput, check_output, prepare_dir, print_error, read_program,
                      write_bytes, write_text)
 from .cli_presence import PRESENCE_EPILOG, add_presence_options, presence, presence_problem
@@ -123,8 +124,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
                    help="a value for a generic of the entry; repeat for each")
     add_presence_options(p)
-    p.add_argument("--numerics", choices=("exact", "equivalent", "fast"),
-                   default="equivalent", help="exact: op bodies only; equivalent (default): "
+    p.add_argument("--numerics", choices=MODES,
+                   default=DEFAULT_NUMERICS, help="exact: op bodies only; equivalent (default): "
                    "kernels where they apply; fast: also TF32 tile products")
     p.add_argument("--grad", action="store_true",
                    help="export the loss and its gradient with respect to every floating "
@@ -173,7 +174,7 @@ def run_compile(args: argparse.Namespace) -> int:
     from .pipeline import all_passes, check_pass_names, passes_for
     if args.list_passes:
         for p in all_passes():
-            print(f"{p.name:<22} {p.source} -> {p.target}: {p.description}")
+            print(f"{p.name:<22} {p.source} -> {p.target}: {p.description}{p.state_note()}")
         return 0
     if args.file is None:
         print("linnet compile: FILE is required (or --list-passes)", file=sys.stderr)

@@ -11,6 +11,7 @@ import json
 import sys
 
 from .cli_io import print_error
+from .ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
 
 TUNE_HELP = """\
 Tune the kernel of op NAME of FILE for one binding of its generics: try its
@@ -64,7 +65,7 @@ def add_tune_command(commands) -> None:
                    help="num_warps values to try (default 4,8 and the kernel's)")
     p.add_argument("--stages", type=_integers, metavar="S,...",
                    help="num_stages values to try (default 2,3,4 and the kernel's)")
-    p.add_argument("--numerics", choices=("equivalent", "fast"), default="equivalent",
+    p.add_argument("--numerics", choices=KERNEL_MODES, default=DEFAULT_NUMERICS,
                    help="the numerics to tune under (fast: TF32 tile products)")
     p.add_argument("--max-candidates", type=int, default=64, metavar="N",
                    help="try at most N candidates, nearest the header's choice first "

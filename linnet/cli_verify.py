@@ -14,6 +14,7 @@ from typing import Sequence
 from .cli_compile import tuning_argument
 from .cli_io import duration, positive_int, print_error
 from .cli_presence import add_presence_options, presence
+from .ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
 
 VERIFY_HELP = """\
 Check each op's kernel against the op's body, which is its definition. For every op
@@ -80,7 +81,7 @@ def add_verify_command(commands) -> None:
                    help="sizes to try per op (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed for sizes and inputs (default 0)")
-    p.add_argument("--numerics", choices=("equivalent", "fast"), default="equivalent",
+    p.add_argument("--numerics", choices=KERNEL_MODES, default=DEFAULT_NUMERICS,
                    help="the kernel's numerics, against exact (default equivalent)")
     p.add_argument("--max-dim", type=positive_int, metavar="N",
                    help="the largest size drawn for a dim (default 130 on the CPU, "

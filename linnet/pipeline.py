@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 from .diagnostics import CompileError
 from .errors import UsageError, suggest
 from .ir.languages import LANGUAGES as IR_LANGUAGES
+from .ir.numerics import MODES
 from .ir.printer import print_program
 from .passes import front
 from .passes.egraph_cache import cached_pass
@@ -75,30 +76,31 @@ FRONT = [
 
 
 def _elaborate(bound: front.Bound, options: Options):
-    from dataclasses import replace
+    """The entry as tensor IR, with the records later passes read: the module's path (it
+    names the custom ops of a generated PyTorch module, emit/torch_library.py), a block
+    entry's manifest, and the ops to run per shard of a mesh (emit-jax)."""
     from .passes.elaborate import elaborate
     program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
-    module = ".".join(bound.analysis.program.root_module.path)
-    if module:  # names the custom ops of a generated PyTorch module (emit/torch_library.py)
-        program = replace(program, meta=program.meta + (("module", module),))
-    if bound.parameters is not None:  # a block entry: its manifest travels with the program
-        program = replace(program, meta=program.meta + (("parameters", bound.parameters),))
-    if options.shard:  # the ops to run per shard of a mesh, with their batch rules (emit-jax)
+    shard: tuple = ()
+    if options.shard:
         from .jax.batch_rule import sharded_ops
-        sharded = sharded_ops(bound.analysis, dict(options.shard), options.path)
-        program = replace(program, meta=program.meta + (("shard", sharded),))
-    return program
+        shard = sharded_ops(bound.analysis, dict(options.shard), options.path)
+    return program.with_state(module=".".join(bound.analysis.program.root_module.path),
+                              parameters=bound.parameters, shard=shard)
 
 
 MIDDLE = [
     Pass("elaborate", "instantiate the entry and every op and fn it calls into tensor IR",
-         "bound", "tensor", _elaborate),
+         "bound", "tensor", _elaborate,
+         writes=("interface", "kernels", "module", "parameters", "shard")),
     Pass("choose-kernels", "for each op call, run its kernel or its body (numerics, target, "
          "the kernel's where for the bound sizes)", "tensor", "tensor",
-         _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True)),
+         _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True),
+         reads=("kernels",), writes=("kernels", "tuning")),
     Pass("instantiate-kernels", "translate each kernel an op runs into a kernel Func (once "
          "per kernel instance)", "tensor", "tensor-kernels",
-         _lazy("linnet.passes.instantiate_kernels", "instantiate_kernels")),
+         _lazy("linnet.passes.instantiate_kernels", "instantiate_kernels"),
+         reads=("kernels",), writes=("kernels",)),
     Pass("inline-fns", "replace each call of a fn by its body", "tensor-kernels", "tensor-inlined",
          _lazy("linnet.passes.inline_fns", "inline_fns")),
     Pass("merge-reductions", "write directly nested like reductions (sum[i] sum[j] e) as one "
@@ -111,7 +113,8 @@ MIDDLE = [
          "mode, its gradient with respect to every floating input (op grad clauses honoured)",
          "tensor-core", "tensor-core",
          _lazy("linnet.passes.differentiate", "differentiate", options=True),
-         skipped=lambda o: "" if o.grad else "it runs under --grad only"),
+         skipped=lambda o: "" if o.grad else "it runs under --grad only",
+         reads=("parameters",), writes=("grad",)),
     Pass("fold-constants", "evaluate operations on literals with the language's exact "
          "integer semantics", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_constants", "fold_constants")),
@@ -127,14 +130,16 @@ MIDDLE = [
          _lazy("linnet.passes.drop_dead_carries", "drop_dead_carries")),
     Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
          "per kernel) and drop those always true", "tensor-core", "tensor-core",
-         cached_pass("linnet.passes.egraph", "egraph_tiles")),
+         cached_pass("linnet.passes.egraph", "egraph_tiles"),
+         reads=("egraph_report",), writes=("egraph_report",)),
     Pass("fold-proved-masks", "follow through on proved masks: selects on known conditions, "
          "and accesses whose mask is always false", "tensor-core", "tensor-core",
          _lazy("linnet.passes.fold_masks", "fold_proved_masks")),
     Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
          "matrix units, products added into accumulators", "tensor-core", "tensor-dots",
-         cached_pass("linnet.passes.egraph_products", "egraph_products")),
+         cached_pass("linnet.passes.egraph_products", "egraph_products"),
+         reads=("egraph_report",), writes=("egraph_report",)),
     Pass("exact-division", "in kernels, divide by a power of two as a multiplication by "
          "its reciprocal (the same bits, one instruction)", "tensor-dots", "tensor-dots",
          _lazy("linnet.passes.exact_division", "exact_division")),
@@ -154,23 +159,31 @@ MIDDLE = [
          _lazy("linnet.passes.outline_deep", "outline_deep_blocks")),
 ]
 
+# what the generated PyTorch module's header prints: every record a printer may see
+HEADER_RECORDS = ("interface", "source", "module", "parameters", "shard", "tuning", "grad",
+                  "egraph_report")
+
 BACK = {
     "torch": [Pass("emit-torch", "print the program as a PyTorch module, with each chosen "
                    "kernel as a @triton.jit function and its launcher", "tensor-outlined",
-                   "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True))],
+                   "torch-source", _lazy("linnet.emit.torch", "emit_torch", options=True),
+                   reads=HEADER_RECORDS)],
     "jax": [Pass("emit-jax", "print the program as a JAX module (lax control flow), with each "
                  "chosen kernel through pl.pallas_call and a custom_vjp", "tensor-outlined",
-                 "jax-source", _lazy("linnet.emit.jax", "emit_jax", options=True))],
+                 "jax-source", _lazy("linnet.emit.jax", "emit_jax", options=True),
+                 reads=("parameters", "shard", "tuning", "grad"))],
     "onnx": [Pass("emit-onnx", "build the program as an ONNX model (op bodies; functions "
                   "inlined, loops as Loop, if as If), checked by onnx.checker", "tensor-outlined",
-                  "onnx-model", _lazy("linnet.emit.onnx", "emit_onnx", options=True))],
+                  "onnx-model", _lazy("linnet.emit.onnx", "emit_onnx", options=True),
+                  reads=("interface", "parameters", "grad"))],
     "stablehlo": [Pass("emit-stablehlo", "print the program as StableHLO MLIR text with a "
                        "public @main (op bodies; loops as stablehlo.while)", "tensor-outlined",
                        "stablehlo-text",
-                       _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True))],
+                       _lazy("linnet.emit.stablehlo", "emit_stablehlo", options=True),
+                       reads=("parameters", "grad"))],
 }
 TARGETS = tuple(BACK)
-NUMERICS = ("exact", "equivalent", "fast")  # what each means: linnet.emit.kernel_numerics
+NUMERICS = MODES  # linnet.ir.numerics; what each means: linnet.emit.kernel_numerics
 
 
 def passes_for(target: str) -> list[Pass]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import jax_ops as ops
+from ..ir.numerics import numerics_of
 from . import kernel_numerics as kn
 from .writer import CodeWriter
 from .layout import comment, loop_expected, unpack_count
@@ -57,9 +58,7 @@ def _ln_input(x, dtype, shape, k):
 
 def emit_jax(program: ir.Program, options=None) -> str:
     """The generated JAX module for `program`, as source text."""
-    numerics = (getattr(options, "numerics", None) or dict(program.meta).get("numerics")
-                or "equivalent")
-    return _Module(program, str(numerics)).emit()
+    return _Module(program, numerics_of(options)).emit()
 
 
 def function_names(program: ir.Program) -> dict[str, str]:
@@ -90,14 +89,15 @@ class _Module:
                 f"# numerics: {comment(self.numerics)} (contractions at "
                 f"{ops.precision(self.numerics)})",
                 "# Do not edit: regenerate it from the source instead."]
-        if "grad" in dict(self.program.meta):  # --grad: what main returns
-            head.insert(2, f"# --grad: {comment(dict(self.program.meta)['grad'])}")
-        if "parameters" in dict(self.program.meta):  # a block entry: its extra inputs
-            first, *rest = str(dict(self.program.meta)["parameters"]).splitlines()
+        state = self.program.state
+        if state.grad is not None:  # --grad: what main returns
+            head.insert(2, f"# --grad: {comment(str(state.grad))}")
+        if state.parameters is not None:  # a block entry: its extra inputs
+            first, *rest = str(state.parameters).splitlines()
             head[-1:-1] = [f"# parameters: {comment(first)}"] + [f"#   {comment(r)}"
                                                                   for r in rest]
-        if "tuning" in dict(self.program.meta):  # each op's kernel binding: tuned or not
-            first, *rest = str(dict(self.program.meta)["tuning"]).splitlines() or [""]
+        if state.tuning is not None:  # each op's kernel binding: tuned or not
+            first, *rest = str(state.tuning).splitlines() or [""]
             head[-1:-1] = [f"# tuning: {comment(first)}"] + [f"#   {comment(r)}" for r in rest]
         from . import pallas
         funcs = [text for f in self.funcs for text in self.func(f)]
@@ -172,9 +172,9 @@ class _Module:
 
 
 def sharded_instances(program: ir.Program, launched: dict[str, ir.Func]) -> dict[str, object]:
-    """Each op instance with a kernel whose op is named in `shard=` (the program's meta
-    "shard"), mapped to that op's `ShardedOp`."""
-    named = {s.rule.op: s for s in dict(program.meta).get("shard", ())}
+    """Each op instance with a kernel whose op is named in `shard=` (the program's
+    `state.shard`), mapped to that op's `ShardedOp`."""
+    named = {s.rule.op: s for s in program.state.shard}
     if not named:
         return {}
     from .jax_shard import declared_op

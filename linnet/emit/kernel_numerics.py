@@ -3,7 +3,8 @@ follow.
 
 Two printers write kernels: the Triton printer (`linnet.emit.triton`, `triton_ops`) and the
 Pallas printer (`linnet.emit.pallas`, over `jax_ops`). Each spells the policy in its own
-language; neither decides it. The modes (docs/kernels.md, "Launching kernels"):
+language; neither decides it. The modes (`linnet.ir.numerics.MODES`; docs/kernels.md,
+"Launching kernels"):
 
 - `exact`: no kernel runs; every op runs its body, the op's definition (`runs_kernels`).
 - `equivalent`: kernels run and compute what the body computes up to the rounding of a
@@ -23,9 +24,13 @@ NVIDIA GPUs, so a Pallas kernel's f32 division is within 2 ulp under every numer
 
 from __future__ import annotations
 
+from ..ir.numerics import MODES, check_numerics as _check, runs_kernels
 from ..ir.prim_types import FLOATS
 
-MODES = ("exact", "equivalent", "fast")  # pipeline.NUMERICS: the printers do not import it
+__all__ = ["MODES", "runs_kernels", "computes_in_f32", "accumulates_in", "work_dtype",
+           "rounded", "precise_rsqrt", "tile_product_precision", "full_f32_products",
+           "reduced_precision_contractions"]
+
 HALF = ("f16", "bf16")
 
 #: Elementwise primitives a half-precision kernel computes in f32 and rounds back once.
@@ -34,18 +39,6 @@ IN_F32 = ("div", "mod", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh")
 ROUNDABLE = ("div", "sqrt")
 #: Reductions and scans that accumulate: in f32 for half dtypes.
 ACCUMULATING = ("reduce_sum", "reduce_prod", "cumsum", "dot")
-
-
-def _check(numerics: str) -> None:
-    if numerics not in MODES:
-        raise ValueError(f"numerics is one of {', '.join(MODES)}, not {numerics!r}")
-
-
-def runs_kernels(numerics: str) -> bool:
-    """Do ops with a kernel run it? Not under `exact`: there every op runs its body, the
-    definition the kernels are checked against (`linnet verify`)."""
-    _check(numerics)
-    return numerics != "exact"
 
 
 def computes_in_f32(op: str, dtype: str) -> bool:

@@ -139,7 +139,7 @@ class _Exporter:
         graph = helper.make_graph(g.nodes, "linnet_entry", inputs, outputs,
                                   initializer=self.scope.initializers,
                                   doc_string=f"entry {entry.name}")
-        grad = dict(self.program.meta).get("grad")  # --grad: what the outputs are
+        grad = self.program.state.grad  # --grad: what the outputs are
         doc = f"Linnet export of entry {entry.name}" + (f"; --grad: {grad}" if grad else "")
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="linnet", doc_string=doc)

@@ -24,9 +24,9 @@ _OWN = re.compile(r"(?:v|c|g|n|in|out)[0-9]+")
 
 def input_names(program: ir.Program) -> list[str]:
     """The name of each of the entry's inputs, in order."""
-    meta = dict(program.meta)
-    users = dict(getattr(meta.get("interface"), "inputs", ()))
-    manifest = meta.get("parameters")
+    state = program.state
+    users = dict(state.interface.inputs) if state.interface is not None else {}
+    manifest = state.parameters
     paths = {p.input: p.path for p in manifest.inputs} if manifest is not None else {}
     entry = program.func(program.entry)
     wanted = [paths.get(p.name) or users.get(p.name) for p in entry.params]  # None: inK
@@ -35,15 +35,15 @@ def input_names(program: ir.Program) -> list[str]:
 
 def output_names(program: ir.Program, count: int, inputs: list[str]) -> list[str]:
     """The name of each of the `count` outputs, none an input's."""
-    meta = dict(program.meta)
-    manifest = meta.get("parameters")
+    state = program.state
+    manifest = state.parameters
     states = [f"{path}.next" for path in manifest.assigned] if manifest is not None else []
     firsts = count - len(states)
-    if "grad_inputs" in meta:
+    if state.grad is not None:
         users = dict(zip((p.name for p in program.func(program.entry).params), inputs))
-        wanted = ["loss"] + [f"grad.{users.get(n, n)}" for n in meta["grad_inputs"]]
+        wanted = ["loss"] + [f"grad.{users.get(n, n)}" for n in state.grad.inputs]
     else:
-        wanted = _results(meta.get("interface"), firsts)
+        wanted = _results(state.interface, firsts)
     if len(wanted) != firsts:
         wanted = ["result"] if firsts == 1 else [f"result_{k}" for k in range(firsts)]
     return _unique(wanted + states, "out", set(inputs))

@@ -11,16 +11,34 @@
 from __future__ import annotations
 
 from . import tensor as ir
+from .program_state import ProgramState
 
 
 def print_program(program: ir.Program) -> str:
     parts = [print_func(f) for f in program.funcs]
     text = "\n\n".join(parts) + f"\n\nentry {program.entry}\n"
-    report = dict(program.meta).get("egraph_report")
+    records = print_state(program.state)
+    if records:
+        text += "\n" + records
+    report = program.state.egraph_report
     if report:  # what the e-graph stage did: rules fired, sizes, masks proved
         lines = str(report).splitlines()
         text += "\n" + "\n".join(ln if ln.startswith("//") else "// " + ln for ln in lines) + "\n"
     return text
+
+
+def print_state(state: ProgramState) -> str:
+    """The records the program carries (the e-graph report aside, printed after them), one
+    `// state NAME: ...` line each, continued on indented lines; "" when none is set."""
+    lines = []
+    for name, record in state.written():
+        if name == "egraph_report":
+            continue
+        text = "; ".join(map(str, record)) if isinstance(record, tuple) else str(record)
+        first, *rest = text.splitlines() or [""]
+        lines.append(f"// state {name}: {first}")
+        lines += [f"//   {line}" for line in rest]
+    return "".join(line + "\n" for line in lines)
 
 
 def print_func(f: ir.Func) -> str:

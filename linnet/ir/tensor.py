@@ -12,9 +12,12 @@ wraps, integer `/` and `%` truncate toward zero, float-to-int casts truncate).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+import warnings
+from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Callable, TypeVar, Union
+
+from .program_state import EMPTY as EMPTY_STATE, ProgramState, state_from_meta
 
 T = TypeVar("T", bound=type)
 
@@ -328,9 +331,31 @@ class Func:
 
 @node
 class Program:
+    """The functions, the entry's name, and the typed records passes leave for later ones
+    (`state`: `linnet/ir/program_state.py` says who writes and who reads each)."""
     funcs: tuple[Func, ...]
     entry: str
-    meta: tuple[tuple[str, object], ...] = field(default=())
+    state: ProgramState = EMPTY_STATE
+
+    def __init__(self, funcs: tuple[Func, ...], entry: str, state: ProgramState = EMPTY_STATE,
+                 meta: tuple[tuple[str, object], ...] | None = None) -> None:
+        """`meta=` (the old untyped pairs) still builds a state, with a DeprecationWarning."""
+        if meta is not None:
+            state = state_from_meta(meta)
+        object.__setattr__(self, "funcs", funcs)
+        object.__setattr__(self, "entry", entry)
+        object.__setattr__(self, "state", state)
+
+    @property
+    def meta(self) -> tuple[tuple[str, object], ...]:
+        """Deprecated: the state's records as the old (key, value) pairs; read `state`."""
+        warnings.warn("Program.meta is deprecated: read Program.state "
+                      "(linnet.ir.program_state)", DeprecationWarning, stacklevel=2)
+        return self.state.legacy_items()
+
+    def with_state(self, **records: object) -> "Program":
+        """This program with some state records replaced (`with_state(tuning=report)`)."""
+        return replace(self, state=self.state.set(**records))
 
     def func(self, name: str) -> Func:
         return next(f for f in self.funcs if f.name == name)

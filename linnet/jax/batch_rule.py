@@ -82,6 +82,10 @@ class ShardedOp:
     rule: BatchSplit
     axes: tuple[str, ...]
 
+    def __str__(self) -> str:
+        """`rows_sum over data (batch axis R)`, as a dump of the program's state shows it."""
+        return f"{self.rule.op} over {', '.join(self.axes)} (batch axis {self.rule.generic})"
+
 
 def named_axes(shard: Any) -> dict[str, tuple[str, ...]]:
     """`shard=` ({op name: mesh axis name, or a tuple of names}) with every value a tuple."""

@@ -19,14 +19,14 @@ Before deciding, a tuned choice (`Options.tuning`, a `KernelTuning`; see
 `kernel_tuning.py`) that matches an op instance replaces the tile generics its
 header binds to literals and the kernel's launch hints; the decision above is
 then made for the tuned binding. What each op instance's binding came from is
-left in `program.meta` as ("tuning", report) when tuning is given, for the
-generated module's header.
+left in the program's state (`state.tuning`, a `TuningReport`) when tuning is given,
+for the generated module's header.
 
 Otherwise the choice is removed and the op's body runs. The op keeps its body
 either way: it is the kernel's definition and its fallback at run time. The
-next pass, `instantiate-kernels`, adds the Funcs of the kernels kept. This pass
-records ("numerics", mode) in `program.meta`, so later passes and printers know
-the numerics (the precision of tile products, for one).
+next pass, `instantiate-kernels`, adds the Funcs of the kernels kept. The numerics,
+the target and `--grad` are read from the compilation's `Options`, as every later pass
+and printer reads them.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dataclasses import replace
 
 from ..diagnostics import CompileError
 from ..ir import tensor as ir
+from ..ir.numerics import runs_kernels
 from .kernel_tuning import kernel_generics, tuned_library
 
 KERNEL_TARGETS = ("torch", "jax")
@@ -42,18 +43,16 @@ KERNEL_TARGETS = ("torch", "jax")
 
 def choose_kernels(program: ir.Program, options) -> ir.Program:
     """Each op instance's kernel kept (it runs) or dropped (its body runs)."""
-    library = dict(program.meta).get("kernels")
-    numerics = getattr(options, "numerics", "equivalent")
-    runs = (numerics != "exact" and not getattr(options, "grad", False)
-            and getattr(options, "target", "torch") in KERNEL_TARGETS)
-    tuned: tuple = ()
+    library = program.state.kernels
+    runs = (runs_kernels(options.numerics) and not options.grad
+            and options.target in KERNEL_TARGETS)
+    report = None
     if runs:
-        library, tuned = tuned_library(library, options)
-    meta = tuple((k, library if k == "kernels" else v) for k, v in program.meta
-                 if k not in ("numerics", "tuning")) + (("numerics", numerics),) + tuned
+        library, report = tuned_library(library, options)
     funcs = tuple(_tuned_choice(f, library) if _keeps(f, library, runs)
                   else replace(f, kernel=None) for f in program.funcs)
-    return replace(program, funcs=funcs, meta=meta)
+    return replace(program, funcs=funcs,
+                   state=program.state.set(kernels=library, tuning=report))
 
 
 def _tuned_choice(f: ir.Func, library) -> ir.Func:

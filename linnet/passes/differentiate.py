@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from ..diagnostics import NO_SPAN, CompileError, Diagnostic
 from ..ir import tensor as ir
+from ..ir.program_state import GradNote
 from .adjoint_emit import Emitter, is_float, lit
 from .adjoint_reverse import Reverse
 from .adjoint_values import Adjoints
@@ -35,7 +36,7 @@ def differentiate(program: ir.Program, options) -> ir.Program:
     if not getattr(options, "grad", False):
         return program
     entry = program.func(program.entry)
-    manifest = dict(program.meta).get("parameters")
+    manifest = program.state.parameters
     entry, states = _split_states(entry, manifest)
     _check_loss(entry)
     entry = _inline_ops_without_grad(program, entry)
@@ -44,11 +45,9 @@ def differentiate(program: ir.Program, options) -> ir.Program:
     body = _reverse_body(entry, {f.name: f for f in funcs}, grads, frozen, states)
     new_entry = replace(entry, body=body)
     wrt = tuple(p.name for p in entry.params if is_float(p.type) and p.name not in frozen)
-    floats = ", ".join(wrt) or "none"
-    meta = program.meta + (("grad", f"returns the loss, then its gradient with respect to: "
-                                    f"{floats}"), ("grad_inputs", wrt))
     return replace(program, funcs=tuple(new_entry if f.name == entry.name else f
-                                        for f in funcs), meta=meta)
+                                        for f in funcs),
+                   state=program.state.set(grad=GradNote(wrt)))
 
 
 def _check_loss(entry: ir.Func) -> None:

@@ -12,8 +12,8 @@ under a back-off scheduler with an iteration cap. Then the IR is rewritten:
   definition is in scope, are replaced by those (`(r + 1) * C` and `r * C + C` are one).
 
 Unused bindings are dropped with `dce`. What fired (rules with match counts, e-graph size,
-iterations, the decided masks and the normal forms of the offsets) goes into
-`program.meta` under "egraph_report".
+iterations, the decided masks and the normal forms of the offsets) goes into the
+program's state (`state.egraph_report`).
 """
 
 from __future__ import annotations

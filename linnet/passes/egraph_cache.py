@@ -2,7 +2,7 @@
 
 Importing egglog and declaring the rule sets costs about a second, more than everything
 else `linnet torch FILE` does. What `egraph-tiles` and `egraph-products` make of a program
-depends only on the program (its IR, meta included), the numerics, egglog and the code the
+depends only on the program (its IR and its state's records), the numerics (`Options`), egglog and the code the
 pass runs: so their result is kept in the private cache (`linnet.privatecache`, folder
 `egraph/`), named by a hash of the input, and a later run with the same input reads it back
 instead of importing egglog.

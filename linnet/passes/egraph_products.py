@@ -28,6 +28,7 @@ from dataclasses import replace
 
 from ..emit import kernel_numerics as kn
 from ..ir import tensor as ir
+from ..ir.numerics import numerics_of
 from . import egraph_run
 from .dce import dce
 from .traverse import Rewriter, all_binds, expr_blocks, uses
@@ -49,8 +50,8 @@ def egraph_products(program: ir.Program, options=None) -> ir.Program:
     if not egraph_run.available():  # pragma: no cover
         egraph_run.warn_unavailable(program)
         return program
-    numerics = getattr(options, "numerics", None) or dict(program.meta).get("numerics")
-    pass_ = _Products(egraph_run.rule_sets(options, STAGE), str(numerics or "equivalent"))
+    numerics = numerics_of(options)
+    pass_ = _Products(egraph_run.rule_sets(options, STAGE), numerics)
     program = pass_.program(program)
     return dce(egraph_run.with_report(program, STAGE, pass_.reports))
 

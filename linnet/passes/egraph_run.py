@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any, Iterator
 
 from ..ir import tensor as ir
@@ -31,7 +30,6 @@ except ImportError as err:  # pragma: no cover
 ITERATION_CAP = 12
 MATCH_LIMIT = 1000
 BAN_LENGTH = 5
-REPORT = "egraph_report"
 
 
 def available() -> bool:
@@ -134,10 +132,10 @@ def rule_name(decl, sets: tuple = ()) -> str:
 def with_report(program: ir.Program, stage: str, lines: list[str]) -> ir.Program:
     """The program with this stage's part of the e-graph report replaced by `lines`.
 
-    The report (meta "egraph_report", printed at the end of every IR dump) is a block per
+    The report (`state.egraph_report`, printed at the end of every IR dump) is a block per
     stage and function, each starting with a line `// STAGE ...`.
     """
-    old = dict(program.meta).get(REPORT, "")
+    old = program.state.egraph_report
     kept, keep = [], True
     for line in old.splitlines():
         if not line.startswith("//   "):
@@ -145,5 +143,4 @@ def with_report(program: ir.Program, stage: str, lines: list[str]) -> ir.Program
         if keep:
             kept.append(line)
     text = "\n".join(kept + lines)
-    meta = tuple((k, v) for k, v in program.meta if k != REPORT)
-    return replace(program, meta=meta + (((REPORT, text),) if text else ()))
+    return program.with_state(egraph_report=text)

@@ -25,7 +25,7 @@ left here is translation, one method per surface node kind:
 
 Kernel bodies are not translated here: an op keeps its body as its definition.
 Each op instance's kernel binding (the kernel item and its concrete generics) is
-recorded in a `KernelLibrary` left in `program.meta` under "kernels";
+recorded in a `KernelLibrary` left in the program's state (`state.kernels`);
 `choose-kernels` translates the kernels it picks through it
 (`elaborate_kernel.py`), since a kernel is only an error when it is chosen.
 What cannot be translated raises `ElaborationError` (code E2190, with a span).
@@ -58,6 +58,7 @@ from ..check.value_types import OptionalT
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import NO_SPAN
 from ..ir import tensor as ir
+from ..ir.program_state import ProgramState
 from ..syntax import tree as t
 from .elaborate_builder import _Builder, _Env
 from .elaborate_exprs import _Expressions
@@ -120,16 +121,16 @@ class _Elaborator:
         while done < len(self.queue):
             funcs.append(self.translate(self.queue[done]))
             done += 1
-        return ir.Program(tuple(funcs), entry_name, self.meta())
+        return ir.Program(tuple(funcs), entry_name, self.state())
 
-    def meta(self) -> tuple:
-        """("interface", the entry's user names: entry_interface.py), and ("kernels",
-        library) when some op binds a kernel, for `choose-kernels`."""
-        named = (("interface", self.interface),) if self.interface is not None else ()
+    def state(self) -> ProgramState:
+        """The entry's user names (entry_interface.py), and the kernel library when some op
+        binds a kernel, for `choose-kernels`."""
         if not self.kernels:
-            return named
+            return ProgramState(interface=self.interface)
         from .elaborate_kernel import KernelLibrary  # it builds on this module
-        return named + (("kernels", KernelLibrary(self.analysis, dict(self.kernels))),)
+        return ProgramState(interface=self.interface,
+                            kernels=KernelLibrary(self.analysis, dict(self.kernels)))
 
     def request(self, item, binding: Binding, presence: tuple = ()) -> str:
         """The Func name of an instance, queueing it the first time it is asked for.

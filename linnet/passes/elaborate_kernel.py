@@ -1,8 +1,8 @@
 """Kernel elaboration: one kernel instance -> a kernel `Func` of the tensor IR.
 
 `elaborate` records, for each op instance that binds a kernel, the kernel item
-and its concrete generics in a `KernelLibrary` (left in `program.meta` under
-"kernels"); `choose-kernels` asks the library for the kernel Funcs it picks.
+and its concrete generics in a `KernelLibrary` (left in the program's state,
+`state.kernels`); `instantiate-kernels` asks the library for the kernel Funcs kept.
 Kernels are translated on demand, not by `elaborate`, because a kernel is
 only a program error (tile sizes that are not powers of two, say) when it is
 chosen: under `--numerics exact` or where its `where` fails it is never read.
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..check.dims import Facts
-from ..check.items import signature_of
+from ..check.instance import Analysis, Instance
 from ..check.kernel_bounds import read_accesses
 from ..check.kernel_cover_sizes import unwritten_result
 from ..check.kernel_grids import bound_grid_problem, stored_results
@@ -52,7 +52,7 @@ from ..syntax import tree as t
 from ..syntax.printer import print_expr
 from .elaborate import _Body, _Elaborator
 from .elaborate_builder import _Builder
-from .elaborate_instances import BoundKernel, _binding_key, _checker, _func_name, _home, _source
+from .elaborate_instances import BoundKernel, _binding_key, _func_name, _home, _source
 from .elaborate_values import I64, ElaborationError, _lit
 from .elaborate_walks import _children
 
@@ -70,21 +70,38 @@ INITS = {"store": "empty", "atomic_add": "zero", "atomic_max": "lowest",
 class KernelLibrary:
     """The checked program's kernel bindings, by op Func name, elaborated on request.
 
-    It lives in `program.meta` between `elaborate` and `choose-kernels` (which
-    takes it out), so that no printer ever sees it. `with_bindings` gives a library
+    It lives in the program's state (`state.kernels`) from `elaborate` to
+    `instantiate-kernels` (which takes it out), so that no printer ever sees it. `with_bindings` gives a library
     with some bindings replaced (a tuned choice: `kernel_tuning.py`); it never changes.
+    Libraries so derived share one `KernelChecks`: each kernel instance is checked once.
     """
-    analysis: object
+    analysis: Analysis
     bindings: Mapping[str, BoundKernel] = field(default_factory=dict)
+    checks: "KernelChecks | None" = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.checks is None:
+            object.__setattr__(self, "checks", KernelChecks(self.analysis))
 
     def __repr__(self) -> str:
         return f"KernelLibrary({len(self.bindings)} kernel bindings)"
+
+    def __str__(self) -> str:
+        """One line per op instance: the kernel it binds, with its generics and any launch
+        hints a tuned choice sets (`--dump-after` prints it)."""
+        lines = [f"{len(self.bindings)} kernel binding(s)"]
+        for op, bound in self.bindings.items():
+            generics = ", ".join(f"{k}={v}" for k, v in bound.generics)
+            hints = "".join(f" {k}({v})" for k, v in (("warps", bound.warps),
+                                                      ("stages", bound.stages)) if v is not None)
+            lines.append(f"{op} -> {bound.kernel.name}<{generics}>{hints}")
+        return "\n".join(lines)
 
     def knows(self, op: str) -> bool:
         return op in self.bindings
 
     def with_bindings(self, changed: Mapping[str, BoundKernel]) -> "KernelLibrary":
-        return KernelLibrary(self.analysis, {**self.bindings, **changed})
+        return KernelLibrary(self.analysis, {**self.bindings, **changed}, self.checks)
 
     def instance_key(self, op: str) -> tuple:
         """Equal keys: the same kernel at the same generics and hints (one Func serves both)."""
@@ -94,19 +111,19 @@ class KernelLibrary:
 
     def where_holds(self, op: str) -> bool:
         bound = self.bindings[op]
-        return where_holds(self.analysis, bound.kernel, bound.binding)
+        return self.checks.failing_where(bound.kernel, bound.binding) is None
 
     def unwritten_problem(self, op: str) -> Diagnostic | None:
         """E2206 or E2132 when op's kernel, at its bound sizes, would leave part of a
         stored result unwritten (`unwritten_problem`)."""
         bound = self.bindings[op]
-        return unwritten_problem(self.analysis, bound.kernel, bound.binding)
+        return self.checks.unwritten_problem(bound.kernel, bound.binding)
 
     def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
         """The kernel Func of op's binding, last, after the fn Funcs its body calls; launch
         hints that the binding overrides replace those written."""
         bound = self.bindings[op]
-        funcs = elaborate_kernel(self.analysis, bound.kernel, bound.binding, taken)
+        funcs = self.checks.elaborate(bound.kernel, bound.binding, taken)
         kernel, launch = funcs[-1], funcs[-1].launch
         hints = {"warps": bound.warps, "stages": bound.stages}
         hints = {k: v for k, v in hints.items() if v is not None}
@@ -115,60 +132,89 @@ class KernelLibrary:
         return funcs[:-1] + (replace(kernel, launch=replace(launch, **hints)),)
 
 
-def where_holds(analysis, kernel: t.Kernel, binding: Binding) -> bool:
+class KernelChecks:
+    """Each kernel instance checked once, at its concrete generics, for every question the
+    passes ask of it.
+
+    The front end checks each kernel for all values of its generics; what holds only at
+    the bound sizes (its `where`, a grid with programs, stores that cover the results,
+    tile sizes) is known once the sizes are. The checker's instance mode
+    (`Analysis.instantiate`) gives that: run here once per kernel and binding, its
+    `Instance` (concrete signature, every node's type) answers `choose-kernels` (does the
+    `where` hold? is a result left unwritten?), tuning (is a choice valid?) and
+    `instantiate-kernels` (the translation reads its types), none of which checks again.
+    """
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.done: dict[tuple, Instance] = {}  # (kernel id, binding key) -> its instance
+
+    def instance(self, kernel: t.Kernel, binding: Binding) -> Instance:
+        key = (id(kernel), _binding_key(kernel, binding))
+        if key not in self.done:
+            self.done[key] = self.analysis.instantiate(kernel, binding,
+                                                       _home(self.analysis, kernel))
+        return self.done[key]
+
+    def failing_where(self, kernel: t.Kernel, binding: Binding) -> str | None:
+        """The first of the kernel's `where` clauses that fails for these concrete
+        generics, as written (`BK >= 16`); None when they all hold."""
+        sig = self.instance(kernel, binding).signature
+        return next((print_expr(clause) for left, op, right, clause in sig.where
+                     if not Facts().prove(left, op, right)), None)
+
+    def unwritten_problem(self, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
+        """Would the kernel, at these concrete generics, leave part of a stored result
+        unwritten? E2206 when its grid has no programs, E2132 when its stores miss
+        elements (`check/kernel_cover_sizes.py`)."""
+        inst = self.instance(kernel, binding)
+        sizes = {g.name: v.as_int() for g in kernel.generics
+                 if (v := binding.dims.get(g.name)) is not None}
+        writes = _writes(kernel.body)
+        grid = [inst.type_of(g).const.as_int() for g in kernel.grid]
+        shapes = [tuple(d.as_int() for d in ty.dims) for ty in inst.signature.results]
+        empty = bound_grid_problem(kernel, grid, shapes, writes, sizes)
+        if empty is not None or inst.diagnostics:
+            return empty  # an instance with errors: elaborating it reports them
+        accesses, programs = read_accesses(kernel, inst.signature.params,
+                                           inst.signature.results, inst.types, Facts())
+        stored = [r.name for r in stored_results(kernel, writes)]
+        return unwritten_result(kernel, accesses, stored, programs, sizes)
+
+    def elaborate(self, kernel: t.Kernel, binding: Binding,
+                  taken: set[str] = frozenset()) -> tuple[ir.Func, ...]:
+        """The kernel instance as a kernel Func (`elaborate_kernel`), from its instance."""
+        return elaborate_kernel(self.analysis, kernel, binding, taken,
+                                self.instance(kernel, binding))
+
+
+def where_holds(analysis: Analysis, kernel: t.Kernel, binding: Binding) -> bool:
     """Do the kernel's `where` clauses hold for these concrete generics?"""
     return failing_where(analysis, kernel, binding) is None
 
 
-def failing_where(analysis, kernel: t.Kernel, binding: Binding) -> str | None:
-    """The first of the kernel's `where` clauses that fails for these concrete generics,
-    as written (`BK >= 16`); None when they all hold."""
-    checker, _ = _checker(analysis, kernel, binding)
-    sig = signature_of(kernel, checker)
-    return next((print_expr(clause) for left, op, right, clause in sig.where
-                 if not Facts().prove(left, op, right)), None)
+def failing_where(analysis: Analysis, kernel: t.Kernel, binding: Binding) -> str | None:
+    """`KernelChecks.failing_where`, for one question."""
+    return KernelChecks(analysis).failing_where(kernel, binding)
 
 
-def unwritten_problem(analysis, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
-    """Would the kernel, at these concrete generics, leave part of a stored result
-    unwritten? E2206 when its grid has no programs, E2132 when its stores miss elements."""
-    sizes = {g.name: v.as_int() for g in kernel.generics
-             if (v := binding.dims.get(g.name)) is not None}
-    writes = _writes(kernel.body)
-    return (_empty_grid(analysis, kernel, binding, writes, sizes)
-            or _missed_elements(analysis, kernel, binding, writes, sizes))
+def unwritten_problem(analysis: Analysis, kernel: t.Kernel, binding: Binding
+                      ) -> Diagnostic | None:
+    """`KernelChecks.unwritten_problem`, for one question."""
+    return KernelChecks(analysis).unwritten_problem(kernel, binding)
 
 
-def _empty_grid(analysis, kernel: t.Kernel, binding: Binding, writes: dict,
-                sizes: dict[str, int]) -> Diagnostic | None:
-    checker, _ = _checker(analysis, kernel, binding)
-    sig = signature_of(kernel, checker)
-    grid = [checker.expr(g).const.as_int() for g in kernel.grid]
-    shapes = [tuple(d.as_int() for d in ty.dims) for ty in sig.results]
-    return bound_grid_problem(kernel, grid, shapes, writes, sizes)
-
-
-def _missed_elements(analysis, kernel: t.Kernel, binding: Binding, writes: dict,
-                     sizes: dict[str, int]) -> Diagnostic | None:
-    """The stores' elements evaluated at these sizes (`check/kernel_cover_sizes.py`)."""
-    inst = analysis.instantiate(kernel, binding, _home(analysis, kernel))
-    if inst.diagnostics:
-        return None  # elaborating the instance reports them
-    accesses, grid = read_accesses(kernel, inst.signature.params, inst.signature.results,
-                                   inst.types, Facts())
-    stored = [r.name for r in stored_results(kernel, writes)]
-    return unwritten_result(kernel, accesses, stored, grid, sizes)
-
-
-def elaborate_kernel(analysis, kernel: t.Kernel, binding: Binding,
-                     taken: set[str] = frozenset()) -> tuple[ir.Func, ...]:
+def elaborate_kernel(analysis: Analysis, kernel: t.Kernel, binding: Binding,
+                     taken: set[str] = frozenset(),
+                     checked: Instance | None = None) -> tuple[ir.Func, ...]:
     """The kernel instance as a kernel Func, after the fn instances it calls.
 
-    New names avoid `taken` (the program's functions). Runs on a deep stack, as
-    `elaborate` does.
+    New names avoid `taken` (the program's functions); `checked` is the kernel already
+    checked at this binding (`KernelChecks`), else it is checked here. Runs on a deep
+    stack, as `elaborate` does.
     """
-    return call_with_deep_stack(lambda: _KernelElaborator(analysis, taken).kernel(kernel,
-                                                                                  binding))
+    return call_with_deep_stack(lambda: _KernelElaborator(analysis, taken).kernel(
+        kernel, binding, checked))
 
 
 class _KernelElaborator(_Elaborator):
@@ -179,10 +225,13 @@ class _KernelElaborator(_Elaborator):
         self.taken = set(taken)  # names outside, besides those this one gives
         self.body_class = _FnOnTiles  # the fns a kernel calls run on its tiles
 
-    def kernel(self, kernel: t.Kernel, binding: Binding) -> tuple[ir.Func, ...]:
+    def kernel(self, kernel: t.Kernel, binding: Binding,
+               checked: Instance | None = None) -> tuple[ir.Func, ...]:
         key = (id(kernel), _binding_key(kernel, binding))
         name = self._unique(_func_name(kernel, key[1]))
         self.names[key] = name  # reserved, not queued: the kernel is translated here
+        if checked is not None:
+            self.instances[key] = checked
         inst = self.instance(kernel, binding)
         func = _KernelBody(self, inst, _Builder()).kernel_func(
             name, _source("kernel", kernel, key[1]))

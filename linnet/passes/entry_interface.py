@@ -3,30 +3,18 @@
 Why a record of its own: the tensor IR names an entry's parameters for the IR (a struct
 parameter's fields are `p_0, p_1`, a clash gets a suffix) and its results have no name at
 all. The user's names are known only while elaborating, so `elaborate` leaves them in
-`program.meta` under "interface": each entry input's IR name with its user name (`x`, a
-struct field's path `p.a`, an optional's flag `alt.present`), and one name per result
-leaf (`result`; a tuple's items `result_0, result_1`; a struct result its field paths).
+the program's state (`state.interface`, an `Interface` of `linnet/ir/program_state.py`):
+each entry input's IR name with its user name (`x`, a struct field's path `p.a`, an
+optional's flag `alt.present`), and one name per result leaf (`result`; a tuple's items `result_0, result_1`; a struct result its field paths).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..check.types import TupleT
 from ..check.value_types import OptionalT, StructT
+from ..ir.program_state import Interface
 
 __all__ = ["Interface", "input_labels", "result_labels"]
-
-
-@dataclass(frozen=True)
-class Interface:
-    """An entry's user names: {IR input name: user name}, and one name per result leaf."""
-    inputs: tuple[tuple[str, str], ...]
-    results: tuple[str, ...]
-
-    def __str__(self) -> str:
-        ins = ", ".join(f"{ir} = {name}" for ir, name in self.inputs)
-        return f"inputs: {ins}; results: {', '.join(self.results)}"
 
 
 def input_labels(name: str, ty: object, count: int) -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from ..ir import tensor as ir
+from ..ir.numerics import numerics_of
 from ..ir.walk import all_binds
 from .traverse import Rewriter, uses
 
@@ -23,7 +24,7 @@ FLOATS = ("f16", "bf16", "f32", "f64")
 
 def fast_math(program: ir.Program, options=None) -> ir.Program:
     """Reciprocal multiplications and rsqrt in kernels, under fast numerics only."""
-    numerics = getattr(options, "numerics", None) or dict(program.meta).get("numerics")
+    numerics = numerics_of(options)
     return _Fast().program(program) if numerics == "fast" else program
 
 

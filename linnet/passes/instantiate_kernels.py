@@ -1,11 +1,12 @@
 """instantiate-kernels: tensor -> tensor-kernels, a Func for every kernel an op runs.
 
-`elaborate` leaves a `KernelLibrary` in `program.meta` ("kernels") and a
+`elaborate` leaves a `KernelLibrary` in the program's state (`state.kernels`) and a
 `KernelChoice` on each op instance that binds a kernel; `choose-kernels` has
 removed the choices whose body runs instead. For each choice left, the kernel is
 translated (`elaborate_kernel.py`, once per kernel instance however many ops bind
 it), its Func and the fns it calls are added to the program just before the first
-op that uses it, and `KernelChoice.func` names it. The library leaves the meta.
+op that uses it, and `KernelChoice.func` names it. The library leaves the state: no later pass or printer
+reads the checker's analysis.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from ..ir import tensor as ir
 
 def instantiate_kernels(program: ir.Program) -> ir.Program:
     """Each kept kernel choice given its kernel Func."""
-    library = dict(program.meta).get("kernels")
-    meta = tuple(m for m in program.meta if m[0] != "kernels")
-    adder = _Instances(library, {f.name for f in program.funcs})
+    adder = _Instances(program.state.kernels, {f.name for f in program.funcs})
     funcs = tuple(g for f in program.funcs for g in adder.func(f))
-    return replace(program, funcs=funcs, meta=meta)
+    return replace(program, funcs=funcs, state=program.state.set(kernels=None))
 
 
 class _Instances:

@@ -13,8 +13,8 @@ instance's `BoundKernel`; the rest of the pipeline sees an ordinary binding.
 A choice that no longer fits the program (the op binds another kernel now, a generic it
 names is no longer a tile choice of the kernel, the kernel's `where` fails, a tile is not a
 power of two, the grid leaves a result unwritten) is ignored: the header's choice is used
-and the `TuningReport` left in `program.meta` ("tuning", printed in the generated module's
-header) says why. Never an error: a tuning file is advice, the program is the contract.
+and the `TuningReport` left in the program's state (`state.tuning`, printed in the
+generated module's header) says why. Never an error: a tuning file is advice, the program is the contract.
 
 `tunable_generics`, `header_hints` and `choice_problem` are what `linnet tune` uses to
 build and filter its candidates, so the tuner and the compiler agree on what is valid.
@@ -135,7 +135,8 @@ def apply_tuning(library, tuning: KernelTuning, numerics: str):
     for name, bound in library.bindings.items():
         op_id, where = op_identity(library.analysis, bound)
         choice = None if tuning.note else tuning.find(op_id, where, numerics)
-        problem = None if choice is None else choice_problem(library.analysis, bound, choice)
+        problem = None if choice is None else choice_problem(library.analysis, bound, choice,
+                                                             library.checks)
         if choice is None:
             text = _untuned(tuning, op_id, where, numerics)
         elif problem is not None:
@@ -230,9 +231,12 @@ def with_choice(bound: BoundKernel, choice: TunedChoice) -> BoundKernel:
                    stages=choice.stages if choice.stages is not None else bound.stages)
 
 
-def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | None:
-    """Why the choice cannot be used for this binding, or None when it can."""
-    from .elaborate_kernel import elaborate_kernel, failing_where, unwritten_problem
+def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice,
+                   checks=None) -> str | None:
+    """Why the choice cannot be used for this binding, or None when it can. `checks` (a
+    `KernelChecks`, a library's) keeps the kernel instance checked for the passes after."""
+    from .elaborate_kernel import KernelChecks
+    checks = checks if checks is not None else KernelChecks(analysis)
     if choice.kernel != bound.kernel.name:
         return f"it is for kernel `{choice.kernel}`, and the op binds `{bound.kernel.name}`"
     tunable = tunable_generics(bound)
@@ -245,13 +249,13 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice) -> str | N
         if value is not None and hint_problem(hint, value) is not None:
             return f"`{hint}={value}` is not {hint_problem(hint, value)}"
     chosen = with_choice(bound, choice)
-    failing = failing_where(analysis, chosen.kernel, chosen.binding)
+    failing = checks.failing_where(chosen.kernel, chosen.binding)
     if failing is not None:
         return f"`{bound.kernel.name}`'s `where {failing}` fails"
-    if unwritten_problem(analysis, chosen.kernel, chosen.binding) is not None:
+    if checks.unwritten_problem(chosen.kernel, chosen.binding) is not None:
         return f"the grid leaves a result unwritten with {choice.describe()}"
     try:
-        funcs = elaborate_kernel(analysis, chosen.kernel, chosen.binding)
+        funcs = checks.elaborate(chosen.kernel, chosen.binding)
     except CompileError as err:
         first = err.diagnostics[0]
         return f"{first.code}: {first.message}"
@@ -270,15 +274,12 @@ def largest_tile(funcs) -> int:
     return max(sizes, default=1)
 
 
-def tuned_library(library, options) -> tuple[object, tuple]:
-    """choose-kernels' use: the library with `options.tuning` applied, and the meta entry
-    ("tuning", report) to add; the library unchanged and () when no tuning is given."""
-    tuning = getattr(options, "tuning", None)
-    if tuning is None or library is None or not library.bindings:
-        return library, ()
-    numerics = getattr(options, "numerics", "equivalent")
-    tuned, report = apply_tuning(library, tuning, numerics)
-    return tuned, (("tuning", report),)
+def tuned_library(library, options) -> tuple[object, "TuningReport | None"]:
+    """choose-kernels' use: the library with `options.tuning` applied, and the report for
+    the program's state; the library unchanged and None when no tuning is given."""
+    if options.tuning is None or library is None or not library.bindings:
+        return library, None
+    return apply_tuning(library, options.tuning, options.numerics)
 
 
 def kernel_generics(library, name: str, fallback: tuple) -> tuple:

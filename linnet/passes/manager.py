@@ -1,12 +1,14 @@
 """The pass manager: a pipeline is a list of named passes, each a pure function.
 
-Each pass declares the IR language it takes and the one it returns; the
-manager runs them in order and, on request, prints the IR before or after any
-pass (with a banner naming it), writes one numbered file per pass, times the
-passes, checks each output against its language's verifier (and an input whose
-language is not the one the pass before returned: a pass moved out of order), or stops
-early. The tensor IR's languages are declared in `linnet/ir/languages.py`.
-A compiler researcher edits the list: insert, remove or reorder passes.
+Each pass declares the IR language it takes and the one it returns, and the records of
+the program's state (`linnet/ir/program_state.py`) it reads and writes; the manager runs
+them in order and, on request, prints the IR before or after any pass (with a banner
+naming it), writes one numbered file per pass, times the passes, checks each output
+against its language's verifier (and an input whose language is not the one the pass
+before returned: a pass moved out of order) and each pass's changes to the state against
+its `writes`, or stops early. The tensor IR's languages are declared in
+`linnet/ir/languages.py`. A compiler researcher edits the list: insert, remove or
+reorder passes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Callable, Iterable
 from ..deepstack import call_with_deep_stack
 from ..diagnostics import CompileError, Diagnostic, Span
 from ..errors import LinnetError
-
+from ..ir.program_state import EMPTY, RECORDS, ProgramState
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,22 @@ class Pass:
     # it does: a dump of a pass that did not run says so instead of showing its input as
     # if it were the pass's work
     skipped: Callable[["Options"], str] | None = None
+    # the records of the program's state (`ProgramState` field names) the pass reads, and
+    # those it may change: under --verify-each, changing any other is a verification failure
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [r for r in self.reads + self.writes if r not in RECORDS]
+        if unknown:
+            raise ValueError(f"pass {self.name}: no state record {unknown[0]!r} (the records: "
+                             f"{', '.join(RECORDS)})")
+
+    def state_note(self) -> str:
+        """` [reads kernels; writes kernels, tuning]`, or "" for a pass that touches none."""
+        parts = [f"{verb} {', '.join(names)}" for verb, names in
+                 (("reads", self.reads), ("writes", self.writes)) if names]
+        return f" [{'; '.join(parts)}]" if parts else ""
 
 
 @dataclass
@@ -125,11 +143,13 @@ def _run_passes(passes: Iterable[Pass], ir: Any, options: Options,
             verified = _verify_input(p, ir)
         start = time.perf_counter()
         skipped = p.skipped(options) if p.skipped is not None else ""
+        before = ir
         if not skipped:
             ir = p.run(ir, options)
         stages.append(Stage(p.name, p.target, ir, time.perf_counter() - start, skipped))
         if shown.verify_each and not skipped:
             verified = _verify(p, ir)
+            _verify_writes(p, before, ir)
         note = skipped_note(p.name, skipped)
         if p.name in shown.dump_after or "all" in shown.dump_after:
             shown.emit(f"{banner('after', p)}\n{note}{_print(p.target, ir)}")
@@ -179,6 +199,25 @@ def _problems(lang: str, ir: Any) -> str:
     a language without a verifier)."""
     verifier = VERIFIERS.get(lang)
     return "; ".join((verifier(ir) if verifier is not None else [])[:5])
+
+
+def undeclared_writes(p: Pass, before: Any, after: Any) -> tuple[str, ...]:
+    """The state records that differ between the pass's input and output but are not among
+    its `writes` (a pass whose input is no program, `elaborate`, counts from an empty
+    state); () when its output is no program."""
+    new = getattr(after, "state", None)
+    if not isinstance(new, ProgramState):
+        return ()
+    old = getattr(before, "state", None)
+    old = old if isinstance(old, ProgramState) else EMPTY
+    return tuple(name for name in old.changed(new) if name not in p.writes)
+
+
+def _verify_writes(p: Pass, before: Any, after: Any) -> None:
+    changed = undeclared_writes(p, before, after)
+    if changed:
+        raise InvalidIR(f"pass `{p.name}` changed the state record(s) {', '.join(changed)} "
+                        f"it does not declare in its writes ({', '.join(p.writes) or 'none'})")
 
 
 def timing_table(result: Result) -> str:

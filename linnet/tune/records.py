@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinnetError
+from ..ir.numerics import KERNEL_MODES
 from ..passes.kernel_tuning import KernelTuning, TunedChoice, hint_problem, tile_problem
 
 FORMAT = "linnet-tuning"
 VERSION = 1
 DEFAULT_NAME = "linnet.tuning.json"
 ENV = "LINNET_TUNING"
-NUMERICS = ("equivalent", "fast")
+NUMERICS = KERNEL_MODES  # linnet.ir.numerics: the modes under which kernels run
 
 
 class TuningFileError(LinnetError, ValueError):

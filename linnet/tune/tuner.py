@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .. import __version__
 from ..diagnostics import CompileError
 from ..errors import LinnetError, first_line
+from ..ir.numerics import KERNEL_MODES
 from ..passes.front import UsageError
 from ..passes.kernel_tuning import KernelTuning
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
@@ -166,7 +167,7 @@ def plan(path: str | os.PathLike, op: str, bind: Mapping[str, Any], *,
 
 
 def _plan(path, op, bind, candidates, warps, stages, numerics, cap):
-    if numerics not in ("equivalent", "fast"):
+    if numerics not in KERNEL_MODES:
         raise TuneError(f"numerics {numerics!r}: kernels run under equivalent or fast")
     if cap < 1:
         raise TuneError(f"the cap on candidates must be at least 1, not {cap}")
@@ -214,7 +215,7 @@ def _bound(spec, bind: Mapping[str, Any]):
         raise TuneError(f"op `{spec.name}` at these sizes: {err.diagnostics[0].message}"
                         ) from None
     values = dict(result.stage("bind-generics").values)
-    library = dict(result.text.meta).get("kernels")
+    library = result.text.state.kernels
     found = [b for b in (library.bindings.values() if library else ())
              if b.op.name == spec.name and b.kernel.name == spec.kernel
              and dict(b.op_key) == values]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
+from linnet.ir.program_state import ProgramState
 from linnet.ir.verify import verify
 from linnet.passes.choose_kernels import choose_kernels as choose_only
 from linnet.passes.instantiate_kernels import instantiate_kernels
@@ -64,14 +65,14 @@ def test_the_kernel_is_chosen_and_the_op_keeps_its_body() -> None:
     assert after.func("softmax__R64_C1000").body == before.func("softmax__R64_C1000").body
 
 
-def test_meta_records_the_numerics_and_drops_the_kernel_library() -> None:
+def test_the_kernel_library_leaves_the_state_after_instantiation() -> None:
     before = elaborated(SOFTMAX)
-    assert "kernels" in dict(before.meta)
+    assert before.state.kernels is not None and before.state.kernels.knows("softmax__R64_C1000")
     for numerics in ("exact", "equivalent", "fast"):
         after = choose_kernels(before, Options(numerics=numerics))
-        meta = dict(after.meta)
-        assert meta["numerics"] == numerics and "kernels" not in meta
-        assert set(meta) == {"numerics", "interface"}  # the entry's names, for the exports
+        assert after.state.kernels is None
+        # the entry's names, for the exports; the numerics stay the compilation's Options
+        assert [name for name, _ in after.state.written()] == ["interface"]
 
 
 def test_exact_numerics_runs_bodies_only() -> None:
@@ -182,9 +183,9 @@ def test_choosing_twice_changes_nothing_and_exact_then_drops() -> None:
 
 
 def test_without_the_library_bodies_run() -> None:
-    """A program built by hand (no kernel library in its meta) keeps no choice."""
+    """A program built by hand (no kernel library in its state) keeps no choice."""
     before = elaborated(SOFTMAX)
-    bare = replace(before, meta=())
+    bare = replace(before, state=ProgramState())
     after = choose_kernels(bare, Options())
     assert kernel_funcs(after) == [] and choices(after) == {}
 
@@ -192,6 +193,27 @@ def test_without_the_library_bodies_run() -> None:
 def test_choosing_only_decides_and_instantiating_adds_the_funcs() -> None:
     before = elaborated(SOFTMAX)
     decided = choose_only(before, Options())
-    assert kernel_funcs(decided) == [] and "kernels" in dict(decided.meta)
+    assert kernel_funcs(decided) == [] and decided.state.kernels is not None
     assert decided.func("softmax__R64_C1000").kernel.func == ""
     assert kernel_funcs(instantiate_kernels(decided)) == ["row_softmax__R64_C1000_B1024"]
+
+
+def test_each_kernel_instance_is_checked_once(monkeypatch) -> None:
+    """choose-kernels' questions (its `where`, its writes) and instantiate-kernels'
+    translation share one check of the kernel at its bound sizes (`KernelChecks`)."""
+    from linnet.check.instance import Analysis
+    from linnet.syntax import tree as t
+    checked: list[str] = []
+    real = Analysis.instantiate
+
+    def counting(self, item, binding, module=None):
+        if isinstance(item, t.Kernel):
+            checked.append(item.name)
+        return real(self, item, binding, module)
+
+    monkeypatch.setattr(Analysis, "instantiate", counting)
+    program = choose_kernels(elaborated(SOFTMAX), Options())
+    assert kernel_funcs(program) == ["row_softmax__R64_C1000_B1024"]
+    assert checked == ["row_softmax"]
+    instantiate_kernels(choose_only(elaborated(SOFTMAX), Options(numerics="exact")))
+    assert checked == ["row_softmax"]  # a kernel no op runs is never checked

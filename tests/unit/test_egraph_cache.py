@@ -97,6 +97,26 @@ def test_equal_programs_have_one_key_whatever_objects_they_share():
         egraph_cache._key("egraph_products", shared, None)
 
 
+def test_the_key_covers_what_the_stage_reads_besides_the_ir():
+    """The state records the e-graph passes read (the report they extend) and the printers
+    after them print are part of the program's value, and the numerics come from the
+    options: a change to either is another key."""
+    from linnet.ir import tensor as ir
+    from linnet.ir.program_state import ProgramState
+    from linnet.passes.manager import Options
+    program = compile_source(SOFTMAX.read_text(), path=str(SOFTMAX), entry="main",
+                             tuning=False).stage("drop-dead-carries")
+    key = egraph_cache._key("egraph_tiles", program, Options())
+    reported = program.with_state(egraph_report="// egraph-tiles earlier: 1 e-nodes")
+    renamed = program.with_state(module="elsewhere")
+    assert key == egraph_cache._key("egraph_tiles", program.with_state(), Options())
+    assert key != egraph_cache._key("egraph_tiles", reported, Options())
+    assert key != egraph_cache._key("egraph_tiles", renamed, Options())
+    assert key != egraph_cache._key("egraph_tiles", program, Options(numerics="fast"))
+    bare = ir.Program(program.funcs, program.entry, ProgramState())
+    assert key != egraph_cache._key("egraph_tiles", bare, Options())
+
+
 # ----------------------------------------- what is read is checked against its key
 
 RELU = ROOT / "examples" / "relu.linnet"

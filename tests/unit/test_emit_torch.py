@@ -23,6 +23,7 @@ import linnet.torch as linnet_torch
 from linnet.emit import emit_torch
 from linnet.emit import torch_ops as ops
 from linnet.ir import tensor as ir
+from linnet.ir.program_state import ProgramState
 from linnet.torch import runtime
 from linnet.torch.interpreter import run
 from linnet.torch.runtime import import_generated
@@ -75,7 +76,8 @@ def evil_program() -> ir.Program:
                         ir.Block((), last), f32)),
     ), out)
     main = ir.Func("secret_main" + EVIL, "entry", (x,), main_body, source="secret_entry " + EVIL)
-    return ir.Program((op, main), main.name, meta=(("source", "/home/secret_user/" + EVIL),))
+    return ir.Program((op, main), main.name,
+                      ProgramState(source="/home/secret_user/" + EVIL))
 
 
 def code_tokens(source: str) -> list[tokenize.TokenInfo]:

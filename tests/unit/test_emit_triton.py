@@ -94,7 +94,7 @@ class Blk(irbuild.Blk):
 
 
 def program(op_params, op_body: ir.Block, kernel: ir.Func | None, grad: ir.Func | None = None,
-            numerics: str = "equivalent", name: str = "op") -> ir.Program:
+            name: str = "op") -> ir.Program:
     """entry main(params) = op(params); the op names the kernel when there is one."""
     choice = ir.KernelChoice("k", (), kernel.name) if kernel is not None else None
     op = ir.Func(name, "op", tuple(op_params), op_body, source=f"{name}<test>",
@@ -103,7 +103,7 @@ def program(op_params, op_body: ir.Block, kernel: ir.Func | None, grad: ir.Func 
     r = V("r", op_body.result.type)
     main = ir.Func("main", "entry", ins, ir.Block((ir.Bind(r, ir.Call(op.name, ins, r.type)),), r))
     funcs = ((kernel,) if kernel is not None else ()) + (op, main)
-    return ir.Program(funcs, "main", meta=(("numerics", numerics),))
+    return ir.Program(funcs, "main")
 
 
 def kernel_func(name, params, outputs, body: ir.Block, grid, inits, warps=None, stages=None):
@@ -460,7 +460,7 @@ def test_row_softmax_with_masks():
 
 
 def dotted(prog: ir.Program, numerics: str | None = None) -> ir.Program:
-    """The program after egraph-products (numerics from the program unless given)."""
+    """The program after egraph-products (under the default numerics unless given)."""
     return egraph_products(prog, Options(numerics=numerics) if numerics else None)
 
 
@@ -494,9 +494,9 @@ def test_tile_products_without_the_pass_are_broadcast_sums():
 
 
 def test_fast_numerics_allow_tf32_products():
-    text = emit_torch(dotted(matmul(numerics="fast")))
+    text = emit_torch(dotted(matmul(), "fast"), Options(numerics="fast"))
     assert 'input_precision="tf32"' in text and "ieee" not in text
-    assert 'input_precision="tf32"' in emit_torch(dotted(matmul(), "fast"))
+    assert 'input_precision="ieee"' in emit_torch(dotted(matmul()))
 
 
 def test_small_tile_products_are_broadcast_sums():
@@ -816,14 +816,13 @@ def test_prims_a_kernel_cannot_have_are_refused():
 # ------------------------------------------------------------- text and fallback
 
 def test_exact_numerics_and_kernel_free_programs_have_no_triton():
-    for text in (emit_torch(softmax(numerics="exact")),
-                 emit_torch(softmax(), Options(numerics="exact")),
+    for text in (emit_torch(softmax(), Options(numerics="exact")),
                  emit_torch(program([V("b0", T("f32", 4))], Blk().done(V("b0", T("f32", 4))),
                                     None))):
         assert "triton" not in text.lower() and "_lt_" not in text
         assert "@" not in text
     # the same program under exact numerics runs its body (the kernel differs from it)
-    module = import_generated(emit_torch(scaled(numerics="exact")), "exact")
+    module = import_generated(emit_torch(scaled(), Options(numerics="exact")), "exact")
     x = torch.arange(20, dtype=torch.float32)
     close(module.main(*on(x))[0], x * 3)
 
@@ -892,7 +891,7 @@ def test_user_names_stay_in_comments():
     op = prog.funcs[1]
     op = ir.Func(op.name, op.kind, op.params, op.body, op.source,
                  ir.KernelChoice("secret_k" + evil, (), renamed.name))
-    prog = ir.Program((renamed, op, prog.funcs[2]), "main", prog.meta)
+    prog = ir.Program((renamed, op, prog.funcs[2]), "main", prog.state)
     source = emit_torch(prog)
     assert source.isascii() and "secret_kernel" in source
     code = _code_tokens(source)

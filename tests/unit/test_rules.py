@@ -280,7 +280,7 @@ def test_softmax_full_tile_loses_its_mask():
     program = _stage(SOFTMAX, "softmax_any", {"R": 4, "C": 1024})
     assert _memory_arities(program) == {"load": [2], "store": [3]}
     assert "lt(" not in print_program(program).split("// kernel")[1].split("// op")[0]
-    assert "proved mask always true" in dict(program.meta)["egraph_report"]
+    assert "proved mask always true" in program.state.egraph_report
 
 
 def test_softmax_partial_tile_keeps_its_mask():
@@ -300,8 +300,7 @@ def test_matmul_ragged_keeps_its_masks():
 
 
 def test_report_names_rules_sizes_and_iterations():
-    report = dict(_stage(MATMUL, "matmul_any", {"M": 128, "N": 128, "K": 64}).meta)[
-        "egraph_report"]
+    report = _stage(MATMUL, "matmul_any", {"M": 128, "N": 128, "K": 64}).state.egraph_report
     assert "e-nodes" in report and "iterations (cap" in report
     assert "fired" in report and "lt proved true" in report
 
@@ -425,7 +424,7 @@ def test_a_loop_no_program_runs_leaves_the_other_masks_right():
     """With one program, 0..program_id(0) never runs and its counter's interval is empty;
     `t < 0` stays undecided and `cols < 16`, proved true, keeps its meaning."""
     program = compile_source(NEVER_RUNS, entry="main").stage("egraph-tiles")
-    report = dict(program.meta)["egraph_report"]
+    report = program.state.egraph_report
     assert "always false" not in report and "always true" in report
     assert _memory_arities(program) == {"load": [2], "store": [3]}
     torch = pytest.importorskip("torch")
@@ -447,7 +446,7 @@ def test_a_division_by_a_counter_that_never_runs_compiles():
     by its upper bound 0 in its action, which stopped egglog with a panic."""
     assert "15) / t" in DIVIDES_BY_A_COUNTER
     program = compile_source(DIVIDES_BY_A_COUNTER, entry="main").stage("egraph-tiles")
-    report = dict(program.meta)["egraph_report"]
+    report = program.state.egraph_report
     assert "bounds of x / y" not in report and "always true" in report
 
 
@@ -474,7 +473,7 @@ entry main(x: Tensor[4, 16; f32]) -> (Tensor[4, 16; f32], Tensor[16, 4; f32]) {
 
 def test_offsets_with_one_normal_form_are_merged():
     compiled = compile_source(EQUAL_OFFSETS, entry="main")
-    report = dict(compiled.stage("egraph-tiles").meta)["egraph_report"]
+    report = compiled.stage("egraph-tiles").state.egraph_report
     assert "(the same as offs_1)" in report  # y[(row + 1) - 1, cols] is x[row, cols]
     kernel = next(f for f in compiled.stage("egraph-tiles").funcs if f.kind == "kernel")
     offsets = [b.expr.args[1] for b in kernel.body.binds
@@ -512,5 +511,5 @@ entry main(x: Tensor[1; f32]) -> Tensor[1; f32] {
 }
 """
     program = compile_source(text, entry="main").stage("egraph-tiles")
-    assert "no masks or offsets to decide" in dict(program.meta)["egraph_report"]
+    assert "no masks or offsets to decide" in program.state.egraph_report
     assert _memory_arities(program) == {"load": [2], "store": [3]}
