@@ -24,12 +24,13 @@ NVIDIA GPUs, so a Pallas kernel's f32 division is within 2 ulp under every numer
 from __future__ import annotations
 
 from ..ir.prim_types import FLOATS
+from ..prims import PRIMS
 
 MODES = ("exact", "equivalent", "fast")  # pipeline.NUMERICS: the printers do not import it
 HALF = ("f16", "bf16")
 
 #: Elementwise primitives a half-precision kernel computes in f32 and rounds back once.
-IN_F32 = ("div", "mod", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh")
+IN_F32 = ("div", "mod") + tuple(name for name, row in PRIMS.items() if row.in_f32)
 #: Primitives whose result `rounded` may ask to be correctly rounded.
 ROUNDABLE = ("div", "sqrt")
 #: Reductions and scans that accumulate: in f32 for half dtypes.
