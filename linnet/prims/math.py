@@ -1,4 +1,4 @@
-"""The float math functions: `exp log sqrt rsqrt sin cos tanh`, one row each.
+"""The float math functions: `exp log sqrt rsqrt sin cos tanh erf`, one row each.
 
 Each is a prelude function of one float operand (family "math": floats only, the result
 of the operand's type), computed by the oracle in f64 and rounded once to the dtype, and
@@ -10,6 +10,8 @@ To add a function, add a row here (docs/prims.md walks through `erf`).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -47,6 +49,18 @@ def _tanh(em, e, y, dy):
     return (lambda: em.mul(dy, em.elementwise("sub", one, em.mul(y, y))),)
 
 
+def _erf(em, e, y, dy):
+    """d erf(x) = 2 / sqrt(pi) * exp(-x^2)."""
+    (x,) = e.args
+    scale = em.literal(2 / math.sqrt(math.pi), x.type.dtype)
+    return (lambda: em.mul(em.mul(dy, scale),
+                           em.prim("exp", (em.neg(em.mul(x, x)),), x.type)),)
+
+
+#: `math.erf` over an array of floats (NumPy has no erf of its own).
+_erf_f64 = np.vectorize(math.erf, otypes=[np.float64])
+
+
 def _rsqrt_f64(x: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(x)
 
@@ -73,4 +87,7 @@ ROWS = (
     math_row("sin", np.sin, _sin, stablehlo=Op("stablehlo.sine")),
     math_row("cos", np.cos, _cos, stablehlo=Op("stablehlo.cosine")),
     math_row("tanh", np.tanh, _tanh, triton=Text("_lt_tanh({0})")),
+    # onnxruntime has no f64 Erf: an f64 erf is computed in f32 there (docs/exports.md)
+    math_row("erf", _erf_f64, _erf, jax=Text("lax.erf({0})"),
+             onnx=Op("Erf", work=(("f64", "f32"),)), stablehlo=Op("chlo.erf")),
 )
