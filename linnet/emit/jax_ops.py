@@ -244,7 +244,7 @@ def _cumsum(c: PrimCall) -> str:
     return cast_expr(total, w, c.result.dtype)
 
 
-def _functions(numerics: str, nan_guard: bool, kernel: bool) -> dict:
+def functions(numerics: str, nan_guard: bool, kernel: bool) -> dict:
     """The functions the rows of `linnet.prims` name for JAX (`Via`), under the options."""
     return {
         "binary": lambda c: _binary(c.op, c.args[0], c.args[1], c.types[0], c.types[1],
@@ -274,7 +274,7 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
               attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True,
               kernel: bool = False) -> str:
     """The JAX expression computing `Prim(op, args)`, over operand names `args`, as its row
-    in `linnet.prims` says (a template, or a function of `_functions`).
+    in `linnet.prims` says (a template, or a function of `functions`).
 
     `nan_guard`: float max/min reductions give NaN where their slice holds one (see
     `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do.
@@ -287,4 +287,4 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
     if kernel and kn.computes_in_f32(op, result.dtype):
         return _in_f32(op, args, tys, result, attrs, numerics, nan_guard)
     call = PrimCall(op, tuple(args), tuple(tys), result, attrs)
-    return print_form(prims.row(op).jax, call, _functions(numerics, nan_guard, kernel), "JAX")
+    return print_form(prims.row(op).jax, call, functions(numerics, nan_guard, kernel), "JAX")

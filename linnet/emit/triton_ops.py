@@ -179,7 +179,7 @@ def _math(form: object, c: PrimCall, numerics: str) -> str:
     rounded back (`_widen`, `_narrow`)."""
     d = c.tx.dtype
     wide = PrimCall(c.op, (_widen(c.x, c.op, d),), c.types, c.result, c.attrs)
-    return _narrow(print_form(form, wide, _functions(numerics), "Triton"), c.op, d)
+    return _narrow(print_form(form, wide, functions(numerics), "Triton"), c.op, d)
 
 
 # ----------------------------------------------------------------- shapes
@@ -304,7 +304,7 @@ def _no_slicing(c: PrimCall) -> str:
                      "or gathered from (load the memory instead)")
 
 
-def _functions(numerics: str) -> dict:
+def functions(numerics: str) -> dict:
     """The functions the rows of `linnet.prims` name for Triton (`Via`), under `numerics`."""
     return {
         "binary": lambda c: _binary(c.op, c.args[0], c.args[1], c.types[0], c.types[1],
@@ -332,13 +332,13 @@ def _functions(numerics: str) -> dict:
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], result: ir.TType,
               attrs=(), numerics: str = "equivalent") -> str:
     """The Triton expression of a pure tile primitive over operand names `args`, as its row
-    in `linnet.prims` says (a template, or a function of `_functions`)."""
+    in `linnet.prims` says (a template, or a function of `functions`)."""
     ir.check_prim_operands(op, args, arg_types, result, kind="tiles")
     definition = prims.row(op)
     call = PrimCall(op, tuple(args), tuple(arg_types), result, dict(attrs))
     if definition.family == "math":
         return _math(definition.triton, call, numerics)
-    return print_form(definition.triton, call, _functions(numerics), "Triton")
+    return print_form(definition.triton, call, functions(numerics), "Triton")
 
 
 def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType,

@@ -87,7 +87,7 @@ ROWS = (
     math_row("sin", np.sin, _sin, stablehlo=Op("stablehlo.sine")),
     math_row("cos", np.cos, _cos, stablehlo=Op("stablehlo.cosine")),
     math_row("tanh", np.tanh, _tanh, triton=Text("_lt_tanh({0})")),
-    # onnxruntime has no f64 Erf: an f64 erf is computed in f32 there (docs/exports.md)
+    # onnxruntime has no f64 Erf: an f64 erf is computed in f32 there (docs/language.md)
     math_row("erf", _erf_f64, _erf, jax=Text("lax.erf({0})"),
              onnx=Op("Erf", work=(("f64", "f32"),)), stablehlo=Op("chlo.erf")),
 )
