@@ -7,6 +7,7 @@ Each builtin is one small method. Arguments are checked by position; only
 
 from __future__ import annotations
 
+from .. import prims
 from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import function_habit
@@ -14,7 +15,7 @@ from .dim_normal_form import Dim
 from .types import choice_of, compile_time_int, joint_literal, known_zero, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 
-MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
+MATH = set(prims.MATH)  # the float functions of one float operand (`builtin_math`)
 ARITY = {"cast": 1, "abs": 1, "min": 2, "max": 2, "select": 3, "shl": 2, "shr": 2,
          "reshape": 2, "broadcast_to": 2, "permute": 2, "iota": 1, "fill": 2, "cumsum": 1,
          "program_id": 1, "next_pow2": 1, **{m: 1 for m in MATH}}

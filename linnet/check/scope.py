@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Span
+from ..prims import MATH
 from ..scopes import ScopeStack
 from ..syntax import tree as t
 from .dims import Facts
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
     from .signatures import Binding
 
 PRELUDE = frozenset(
-    "cast exp log sqrt rsqrt sin cos tanh abs min max select shl shr reshape broadcast_to "
-    "permute concat iota fill cumsum next_pow2".split())
+    "cast abs min max select shl shr reshape broadcast_to permute concat iota fill cumsum "
+    "next_pow2".split()) | frozenset(MATH)
 KERNEL_BUILTINS = frozenset({"program_id", "load"})
 CALLABLE_BUILTINS = PRELUDE | KERNEL_BUILTINS
 """Names a declaration may not take (E1207): a local or parameter named so would hide the

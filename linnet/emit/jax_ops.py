@@ -25,22 +25,21 @@ made by `literal_expr`, so no weak typing ever promotes an operand).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
+from .. import prims
 from ..ir import tensor as ir
 from . import kernel_numerics as kn
-from .torch_ops import (BITS, FLOATS, SIGNED, UNSIGNED, _index_item, _int, _ints, freeze,
-                        is_float, py_scalar, shape_code)
+from .common import (BITS, FLOATS, HALF, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa: F401
+                     attr_ints, freeze, highest_value, is_float, lowest_value, print_form,
+                     py_scalar, shape_code, shaped_call, slice_item_code)
 
 JNP = {"bool": "bool_", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
        "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
        "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
-HALF = ("f16", "bf16")
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
 _BITWISE = {"and": "&", "or": "|", "xor": "^"}
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_MATH = ("exp", "log", "sqrt", "sin", "cos", "tanh")
 
 
 def jnp_dtype(dtype: str) -> str:
@@ -135,8 +134,6 @@ def _unary(op: str, a: str, ta: ir.TType, precise_rsqrt: bool = False) -> str:
         return a if ta.dtype in UNSIGNED else f"jnp.abs({a})"
     if op == "rsqrt":
         return f"(1 / jnp.sqrt({a}))" if precise_rsqrt else f"lax.rsqrt({a})"
-    if op in _MATH:
-        return f"jnp.{op}({a})"
     raise ValueError(f"unknown unary primitive {op!r}")
 
 
@@ -152,18 +149,6 @@ def _in_f32(op: str, args: Sequence[str], tys: Sequence[ir.TType], result: ir.TT
     return cast_expr(inner, "f32", result.dtype)
 
 
-def _lowest(dtype: str) -> bool | int | float:
-    if is_float(dtype):
-        return -math.inf
-    return 0 if dtype in UNSIGNED else -(1 << (BITS[dtype] - 1))
-
-
-def _highest(dtype: str) -> bool | int | float:
-    if is_float(dtype):
-        return math.inf
-    return (1 << BITS[dtype]) - 1 if dtype in UNSIGNED else (1 << (BITS[dtype] - 1)) - 1
-
-
 def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...],
             nan_guard: bool = True) -> str:
     axes = tuple(sorted({a % tx.rank if tx.rank else a for a in axes}))
@@ -177,7 +162,7 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...],
         return cast_expr(total, w, d)
     x = cast_expr(x, tx.dtype, d)
     if op in ("max", "min"):
-        init = _lowest(d) if op == "max" else _highest(d)
+        init = lowest_value(d) if op == "max" else highest_value(d)
         # a typed initial: a bare Python int past i64 (the u64 maximum) overflows jit
         extreme = f"jnp.{op}({x}, axis={dims}, initial={literal_expr(init, d)})"
         if nan_guard and is_float(d):  # XLA's vectorised CPU reductions can skip NaN
@@ -231,10 +216,65 @@ def _nowhere(result: ir.TType) -> str:
     return f"jnp.zeros({shape_code(result.shape)}, dtype={jnp_dtype(result.dtype)})"
 
 
+def _concat(c: PrimCall) -> str:
+    items = ", ".join(c.args) + ("," if len(c.args) == 1 else "")
+    return f"jnp.concatenate(({items}), axis={c.axis})"
+
+
+def _index(c: PrimCall) -> str:
+    items = tuple(freeze(c.attrs["items"]))
+    return f"{c.x}[{', '.join(slice_item_code(i) for i in items)}]" if items else c.x
+
+
+def _dyn_index(c: PrimCall) -> str:
+    if any(n == 0 for n in c.tx.shape[:len(c.args) - 1]):
+        return _nowhere(c.result)
+    return f"{c.x}[{', '.join(c.args[1:])}]" if len(c.args) > 1 else c.x
+
+
+def _iota(c: PrimCall) -> str:
+    (n,) = c.result.shape
+    return cast_expr(f"jnp.arange({attr_int(n)}, dtype=jnp.int64)", "i64", c.result.dtype)
+
+
+def _cumsum(c: PrimCall) -> str:
+    w = _work(c.result.dtype)
+    x = cast_expr(c.x, c.tx.dtype, w)
+    total = f"jnp.cumsum({x}, axis={c.axis}, dtype={jnp_dtype(w)})"
+    return cast_expr(total, w, c.result.dtype)
+
+
+def functions(numerics: str, nan_guard: bool, kernel: bool) -> dict:
+    """The functions the rows of `linnet.prims` name for JAX (`Via`), under the options."""
+    return {
+        "binary": lambda c: _binary(c.op, c.args[0], c.args[1], c.types[0], c.types[1],
+                                    c.result.shape),
+        "unary": lambda c: _unary(c.op, c.x, c.tx),
+        "rsqrt": lambda c: _unary(c.op, c.x, c.tx,
+                                  kernel and kn.precise_rsqrt(c.result.dtype, numerics)),
+        "cast": lambda c: cast_expr(c.x, c.tx.dtype, c.result.dtype),
+        "broadcast_to": lambda c: shaped_call("jnp.broadcast_to", c.x, c.result.shape),
+        "reshape": lambda c: shaped_call("jnp.reshape", c.x, c.result.shape),
+        "permute": lambda c: f"jnp.transpose({c.x}, {attr_ints(c.attrs['perm'])!r})",
+        "concat": _concat,
+        "index": _index,
+        "dyn_index": _dyn_index,
+        "iota": _iota,
+        "fill": lambda c: shaped_call("jnp.broadcast_to",
+                                      cast_expr(c.x, c.tx.dtype, c.result.dtype), c.result.shape),
+        "cumsum": _cumsum,
+        "reduce": lambda c: _reduce(c.op[len("reduce_"):], c.x, c.tx, c.result, c.axes,
+                                    nan_guard),
+        "diagonal": lambda c: _diagonal(c.x, c.tx, c.axes),
+        "dot": lambda c: _dot(c.args, c.types, c.result, numerics),
+    }
+
+
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
               attrs: Any = (), numerics: str = "equivalent", nan_guard: bool = True,
               kernel: bool = False) -> str:
-    """The JAX expression computing `Prim(op, args)`, over operand names `args`.
+    """The JAX expression computing `Prim(op, args)`, over operand names `args`, as its row
+    in `linnet.prims` says (a template, or a function of `functions`).
 
     `nan_guard`: float max/min reductions give NaN where their slice holds one (see
     `_reduce`); off in Pallas kernels, whose reductions compile to Triton's, which do.
@@ -246,47 +286,5 @@ def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: 
     ir.check_prim_operands(op, args, tys, result)
     if kernel and kn.computes_in_f32(op, result.dtype):
         return _in_f32(op, args, tys, result, attrs, numerics, nan_guard)
-    a = args[0] if args else ""
-    ta = tys[0] if tys else None
-    if ir.PRIMS[op][0] == 2:
-        return _binary(op, args[0], args[1], tys[0], tys[1], result.shape)
-    if op in ("neg", "not", "abs", "rsqrt") + _MATH:
-        return _unary(op, a, ta, kernel and kn.precise_rsqrt(result.dtype, numerics))
-    if op == "select":
-        return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
-    if op == "cast":
-        return cast_expr(a, ta.dtype, result.dtype)
-    if op == "broadcast_to":
-        return f"jnp.broadcast_to({a}, {shape_code(result.shape)})"
-    if op == "reshape":
-        return f"jnp.reshape({a}, {shape_code(result.shape)})"
-    if op == "permute":
-        return f"jnp.transpose({a}, {_ints(attrs['perm'])!r})"
-    if op == "concat":
-        items = ", ".join(args) + ("," if len(args) == 1 else "")
-        return f"jnp.concatenate(({items}), axis={_int(attrs['axis'])})"
-    if op == "index":
-        items = tuple(freeze(attrs["items"]))
-        return f"{a}[{', '.join(_index_item(i) for i in items)}]" if items else a
-    if op == "dyn_index":
-        if any(n == 0 for n in ta.shape[:len(args) - 1]):
-            return _nowhere(result)
-        return f"{a}[{', '.join(args[1:])}]" if len(args) > 1 else a
-    if op == "iota":
-        (n,) = result.shape
-        return cast_expr(f"jnp.arange({_int(n)}, dtype=jnp.int64)", "i64", result.dtype)
-    if op == "fill":
-        return f"jnp.broadcast_to({cast_expr(a, ta.dtype, result.dtype)}, " \
-               f"{shape_code(result.shape)})"
-    if op == "cumsum":
-        w = _work(result.dtype)
-        x = cast_expr(a, ta.dtype, w)
-        total = f"jnp.cumsum({x}, axis={_int(attrs['axis'])}, dtype={jnp_dtype(w)})"
-        return cast_expr(total, w, result.dtype)
-    if op.startswith("reduce_"):
-        return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]), nan_guard)
-    if op == "diagonal":
-        return _diagonal(a, ta, _ints(attrs["axes"]))
-    if op == "dot":
-        return _dot(args, tys, result, numerics)
-    raise ValueError(f"no JAX lowering for primitive {op!r}")
+    call = PrimCall(op, tuple(args), tuple(tys), result, attrs)
+    return print_form(prims.row(op).jax, call, functions(numerics, nan_guard, kernel), "JAX")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ..ir.numerics import MODES, check_numerics as _check, runs_kernels
 from ..ir.prim_types import FLOATS
+from ..prims import PRIMS
 
 __all__ = ["MODES", "runs_kernels", "computes_in_f32", "accumulates_in", "work_dtype",
            "rounded", "precise_rsqrt", "tile_product_precision", "full_f32_products",
@@ -34,7 +35,7 @@ __all__ = ["MODES", "runs_kernels", "computes_in_f32", "accumulates_in", "work_d
 HALF = ("f16", "bf16")
 
 #: Elementwise primitives a half-precision kernel computes in f32 and rounds back once.
-IN_F32 = ("div", "mod", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh")
+IN_F32 = ("div", "mod") + tuple(name for name, row in PRIMS.items() if row.in_f32)
 #: Primitives whose result `rounded` may ask to be correctly rounded.
 ROUNDABLE = ("div", "sqrt")
 #: Reductions and scans that accumulate: in f32 for half dtypes.

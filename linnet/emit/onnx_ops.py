@@ -39,15 +39,17 @@ contractions accumulate in f32.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from .. import prims
 from ..ir import tensor as ir
 from .jax_ops import value_of
-from .torch_ops import BITS, SIGNED, UNSIGNED, _int, _ints, freeze, is_float, lowest, highest
+from .common import BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze, is_float
+from .torch_ops import highest, lowest
 
 #: The ONNX element type of each Linnet dtype.
 ELEM = {"bool": TensorProto.BOOL, "i8": TensorProto.INT8, "i16": TensorProto.INT16,
@@ -68,12 +70,17 @@ _UNSIGNED_TWIN = {"i8": "u8", "i16": "u16", "i32": "u32", "i64": "u64",
 
 _HALVES = {"f16": "f32", "bf16": "f32"}
 _NARROW_INTS = {"i8": "i32", "i16": "i32", "u8": "i32", "u16": "i32"}
-_ARITH = ("Add", "Sub", "Mul", "Div", "Mod", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
-          "Sin", "Cos", "Tanh", "IsNaN", "ReduceSum", "ReduceProd", "Equal")
+_ARITH = ("Add", "Sub", "Mul", "Div", "Mod", "Abs", "Sqrt", "Reciprocal", "IsNaN",
+          "ReduceSum", "ReduceProd", "Equal")
+#: The ONNX operators of the table's rows (`Op`): halves computed in f32, and the dtypes
+#: each row adds (onnxruntime has no kernel for them).
+_ROW_OPS = {form.name: dict(form.work) for form in (r.onnx for r in prims.PRIMS.values())
+            if isinstance(form, prims.Op)}
 
 #: ONNX operator -> {dtype: the dtype it is computed in}; dtypes not listed run as they are.
 WORK: dict[str, dict[str, str]] = {
     **{op: _HALVES for op in _ARITH},
+    **{op: {**_HALVES, **work} for op, work in _ROW_OPS.items()},
     **{op: {**_HALVES, "i16": "i32", "u16": "i32"} for op in ("Min", "Max")},
     # negation of unsigned values: in a wider signed dtype, then the low bits
     "Neg": {**_HALVES, "u8": "i32", "u16": "i32", "u32": "i64", "u64": "i64"},
@@ -229,8 +236,6 @@ _COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
             "ge": "GreaterOrEqual"}
 _BOOL_LOGIC = {"and": "And", "or": "Or", "xor": "Xor"}
 _BITWISE = {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor"}
-_MATH = {"exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos",
-         "tanh": "Tanh"}
 
 
 def _binary(g: Nodes, op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
@@ -305,8 +310,6 @@ def _unary(g: Nodes, op: str, x: str, d: str) -> str:
         return g.add("Not" if d == "bool" else "BitwiseNot", [x])
     if op == "abs":
         return x if d in UNSIGNED else g.op("Abs", [x], d)
-    if op in _MATH:
-        return g.op(_MATH[op], [x], d)
     if op == "rsqrt":  # both steps in the work dtype, rounded once
         w = work("Sqrt", d)
         y = g.add("Reciprocal", [g.add("Sqrt", [g.cast(x, d, w)])])
@@ -325,12 +328,12 @@ def _index(g: Nodes, x: str, tx: ir.TType, items: tuple) -> str:
     for axis, item in enumerate(items):
         item = freeze(item)
         if item[0] == "at":
-            lo, hi, step = _int(item[1]), _int(item[1]) + 1, 1
+            lo, hi, step = attr_int(item[1]), attr_int(item[1]) + 1, 1
             drop.append(axis)
         else:
             lo, hi, step = (list(item[1:]) + [None, None, None])[:3]
-            lo, step = (0 if lo is None else _int(lo)), (1 if step is None else _int(step))
-            hi = tx.shape[axis] if hi is None else _int(hi)
+            lo, step = (0 if lo is None else attr_int(lo)), (1 if step is None else attr_int(step))
+            hi = tx.shape[axis] if hi is None else attr_int(hi)
         starts.append(lo)
         ends.append(hi)
         steps.append(step)
@@ -545,49 +548,55 @@ def _unit_axes(longer: tuple[int, ...], shorter: tuple[int, ...]) -> list[int] |
     return axes if k == len(shorter) else None
 
 
+def _iota(g: Nodes, c: PrimCall) -> str:
+    (n,) = c.result.shape
+    count = g.add("Range", [g.const(0, "i64"), g.const(n, "i64"), g.const(1, "i64")])
+    return g.cast(count, "i64", c.result.dtype)
+
+
+def _fill(g: Nodes, c: PrimCall) -> str:
+    value = g.cast(c.x, c.tx.dtype, c.result.dtype)
+    return g.op("Expand", [value], c.result.dtype, post=[g.ints(c.result.shape)])
+
+
+def _cumsum(g: Nodes, c: PrimCall) -> str:
+    d = c.result.dtype
+    return g.op("CumSum", [g.cast(c.x, c.tx.dtype, d)], d, post=[g.const(c.axis, "i64")])
+
+
+#: The functions the rows of `linnet.prims` name for ONNX (`Via`): (nodes, call) -> value.
+FUNCTIONS: dict[str, Callable[[Nodes, PrimCall], str]] = {
+    "binary": lambda g, c: _binary(g, c.op, c.args[0], c.args[1], c.types[0], c.types[1]),
+    "unary": lambda g, c: _unary(g, c.op, c.x, c.tx.dtype),
+    "rsqrt": lambda g, c: _unary(g, c.op, c.x, c.tx.dtype),
+    "select": lambda g, c: select(g, c.args[0], c.args[1], c.args[2], c.result.dtype),
+    "cast": lambda g, c: g.cast(c.x, c.tx.dtype, c.result.dtype),
+    "broadcast_to": lambda g, c: g.op("Expand", [c.x], c.result.dtype,
+                                      post=[g.ints(c.result.shape)]),
+    "reshape": lambda g, c: _reshape(g, c.x, tuple(c.tx.shape), tuple(c.result.shape)),
+    "permute": lambda g, c: g.add("Transpose", [c.x], perm=list(attr_ints(c.attrs["perm"]))),
+    "concat": lambda g, c: g.add("Concat", list(c.args), axis=c.axis),
+    "index": lambda g, c: _index(g, c.x, c.tx, tuple(freeze(c.attrs["items"]))),
+    "dyn_index": lambda g, c: _dyn_index(g, c.x, c.args[1:], c.types[1:]),
+    "iota": _iota,
+    "fill": _fill,
+    "cumsum": _cumsum,
+    "reduce": lambda g, c: _reduce(g, c.op[len("reduce_"):], c.x, c.tx, c.result, c.axes),
+    "diagonal": lambda g, c: _diagonal(g, c.x, c.tx, c.axes),
+    "dot": lambda g, c: _dot(g, c.args, c.types, c.result),
+}
+
+
 def prim(g: Nodes, op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
          attrs: Any = ()) -> str:
-    """Add the nodes computing `Prim(op, args)`; the name of its value."""
-    attrs = dict(attrs)
+    """Add the nodes computing `Prim(op, args)`, as its row in `linnet.prims` says (an
+    ONNX operator, or a function of `FUNCTIONS`); the name of its value."""
     tys = list(arg_types)
     ir.check_prim_operands(op, args, tys, result)
-    x = args[0] if args else ""
-    tx = tys[0] if tys else None
-    if ir.PRIMS[op][0] == 2:
-        return _binary(g, op, args[0], args[1], tys[0], tys[1])
-    if op in ("neg", "not", "abs", "rsqrt", *_MATH):
-        return _unary(g, op, x, tx.dtype)
-    if op == "select":
-        return select(g, args[0], args[1], args[2], result.dtype)
-    if op == "cast":
-        return g.cast(x, tx.dtype, result.dtype)
-    if op == "broadcast_to":
-        return g.op("Expand", [x], result.dtype, post=[g.ints(result.shape)])
-    if op == "reshape":
-        return _reshape(g, x, tuple(tx.shape), tuple(result.shape))
-    if op == "permute":
-        return g.add("Transpose", [x], perm=list(_ints(attrs["perm"])))
-    if op == "concat":
-        return g.add("Concat", list(args), axis=_int(attrs["axis"]))
-    if op == "index":
-        return _index(g, x, tx, tuple(freeze(attrs["items"])))
-    if op == "dyn_index":
-        return _dyn_index(g, x, args[1:], tys[1:])
-    if op == "iota":
-        (n,) = result.shape
-        count = g.add("Range", [g.const(0, "i64"), g.const(n, "i64"), g.const(1, "i64")])
-        return g.cast(count, "i64", result.dtype)
-    if op == "fill":
-        value = g.cast(x, tx.dtype, result.dtype)
-        return g.op("Expand", [value], result.dtype, post=[g.ints(result.shape)])
-    if op == "cumsum":
-        d = result.dtype
-        return g.op("CumSum", [g.cast(x, tx.dtype, d)], d,
-                    post=[g.const(_int(attrs["axis"]), "i64")])
-    if op.startswith("reduce_"):
-        return _reduce(g, op[len("reduce_"):], x, tx, result, _ints(attrs["axes"]))
-    if op == "diagonal":
-        return _diagonal(g, x, tx, _ints(attrs["axes"]))
-    if op == "dot":
-        return _dot(g, args, tys, result)
+    form = prims.row(op).onnx
+    call = PrimCall(op, tuple(args), tuple(tys), result, dict(attrs))
+    if isinstance(form, prims.Op):
+        return g.op(form.name, list(args), result.dtype)
+    if isinstance(form, prims.Via):
+        return FUNCTIONS[form.name](g, call)
     raise ValueError(f"no ONNX lowering for primitive {op!r}")

@@ -36,10 +36,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
+from .. import prims
 from ..ir import tensor as ir
 from . import kernel_numerics as kn
-from .jax_ops import HALF, _highest, _lowest, value_of
-from .torch_ops import SIGNED, UNSIGNED, _int, _ints, freeze, is_float
+from .common import (HALF, SIGNED, UNSIGNED, attr_int, attr_ints, freeze, highest_value,
+                     is_float, lowest_value)
+from .jax_ops import value_of
 
 ELEMENT = {"bool": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
            "u8": "ui8", "u16": "ui16", "u32": "ui32", "u64": "ui64",
@@ -63,7 +65,7 @@ def tensor_type(ty: ir.TType) -> str:
     """`tensor<4x8xf32>`; a scalar is `tensor<f32>`."""
     if ty.dtype not in ELEMENT:
         raise ValueError(f"unknown dtype {ty.dtype!r}")
-    dims = "".join(f"{_int(n)}x" for n in ty.shape)
+    dims = "".join(f"{attr_int(n)}x" for n in ty.shape)
     return f"tensor<{dims}{ELEMENT[ty.dtype]}>"
 
 
@@ -182,7 +184,7 @@ class OpWriter:
 
 
 def _array(values: Sequence[int]) -> str:
-    return f"array<i64{': ' if values else ''}{', '.join(str(_int(v)) for v in values)}>"
+    return f"array<i64{': ' if values else ''}{', '.join(str(attr_int(v)) for v in values)}>"
 
 
 # -------------------------------------------------------------- building blocks
@@ -319,12 +321,8 @@ def diagonal(w: OpWriter, x: Value, axes: Sequence[int]) -> Value:
 
 # ----------------------------------------------------------------------- rows
 
-_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-           "mod": "remainder", "min": "minimum", "max": "maximum", "and": "and",
-           "or": "or", "xor": "xor"}
+_DIV_MOD = {"div": "divide", "mod": "remainder"}
 _COMPARE = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
-_UNARY = {"neg": "negate", "not": "not", "abs": "abs", "exp": "exponential", "log": "log",
-          "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sine", "cos": "cosine", "tanh": "tanh"}
 _REDUCE = {"sum": ("add", 0), "prod": ("multiply", 1), "any": ("or", False),
            "all": ("and", True)}
 
@@ -337,6 +335,7 @@ class Row:
     result: ir.TType
     attrs: dict[str, Any]
     numerics: str
+    op: str = ""
 
 
 def _elementwise(r: Row, name: str, dtype: str | None = None) -> Value:
@@ -344,16 +343,10 @@ def _elementwise(r: Row, name: str, dtype: str | None = None) -> Value:
     return r.w.op1(name, xs, ir.TType(r.result.shape, dtype or r.result.dtype))
 
 
-def _binary(op: str) -> Callable[[Row], Value]:
-    if op in ("div", "mod"):
-        return lambda r: _int_div_mod(r, op)
-    return lambda r: _elementwise(r, f"stablehlo.{_BINARY[op]}")
-
-
 def _int_div_mod(r: Row, op: str) -> Value:
     """Float `/` and `%` as they are; an integer one divides by 1 where the divisor is 0 and
     gives 0 there (XLA alone gives -1 for `/` and the dividend for `%`)."""
-    name = f"stablehlo.{_BINARY[op]}"
+    name = f"stablehlo.{_DIV_MOD[op]}"
     d = r.result.dtype
     if is_float(d):
         return _elementwise(r, name)
@@ -389,7 +382,7 @@ def _unary(op: str) -> Callable[[Row], Value]:
     def row(r: Row) -> Value:
         if op == "abs" and r.result.dtype in UNSIGNED:
             return r.args[0]
-        return _elementwise(r, f"stablehlo.{_UNARY[op]}")
+        return _elementwise(r, f"stablehlo.{op}")
     return row
 
 
@@ -411,11 +404,11 @@ def _reshape(r: Row) -> Value:
 
 
 def _permute(r: Row) -> Value:
-    return transpose(r.w, r.args[0], _ints(r.attrs["perm"]))
+    return transpose(r.w, r.args[0], attr_ints(r.attrs["perm"]))
 
 
 def _concat(r: Row) -> Value:
-    axis = _int(r.attrs["axis"]) % r.result.rank
+    axis = attr_int(r.attrs["axis"]) % r.result.rank
     return r.w.op1("stablehlo.concatenate", r.args, r.result, f"dimension = {axis} : i64")
 
 
@@ -437,12 +430,12 @@ def _index_bounds(item: object, n: int) -> tuple[int, int, int]:
     if not isinstance(item, tuple) or not item or item[0] not in ("at", "slice"):
         raise ValueError(f"bad index item {item!r}")
     if item[0] == "at":
-        k = _int(item[1])
+        k = attr_int(item[1])
         return k, k + 1, 1
     lo, hi, step = (list(item[1:]) + [None, None, None])[:3]
-    lo = min(0 if lo is None else _int(lo), n)
-    hi = n if hi is None else min(max(_int(hi), lo), n)
-    step = 1 if step is None else _int(step)
+    lo = min(0 if lo is None else attr_int(lo), n)
+    hi = n if hi is None else min(max(attr_int(hi), lo), n)
+    step = 1 if step is None else attr_int(step)
     if step < 1 or lo < 0:
         raise ValueError(f"slice {item!r}: bounds must be non-negative and the step positive")
     return lo, hi, step
@@ -481,7 +474,7 @@ def _cumsum(r: Row) -> Value:
     """Running sums as `reduce_window` over windows reaching `n - 1` back along the axis
     (padded with zeros), in f32 for half dtypes, as `jnp.cumsum` lowers on a CPU."""
     x = convert(r.w, r.args[0], work_dtype(r.result.dtype))
-    axis = _int(r.attrs["axis"]) % x.type.rank
+    axis = attr_int(r.attrs["axis"]) % x.type.rank
     n = x.type.shape[axis]
     if n == 0 or math.prod(x.type.shape) == 0:
         return convert(r.w, x, r.result.dtype)
@@ -499,12 +492,12 @@ def _cumsum(r: Row) -> Value:
 def _reduce_row(op: str) -> Callable[[Row], Value]:
     def row(r: Row) -> Value:
         (x,) = r.args
-        axes = _ints(r.attrs["axes"])
+        axes = attr_ints(r.attrs["axes"])
         d = r.result.dtype
         if not axes:
             return convert(r.w, x, d)
         if op in ("max", "min"):
-            init = _lowest(d) if op == "max" else _highest(d)
+            init = lowest_value(d) if op == "max" else highest_value(d)
             x = convert(r.w, x, d)
             extreme = reduce(r.w, x, axes, f"stablehlo.{op}imum", init)
             return _nan_where_nan(r.w, x, axes, extreme) if is_float(d) else extreme
@@ -524,7 +517,7 @@ def _nan_where_nan(w: OpWriter, x: Value, axes: Sequence[int], extreme: Value) -
 
 
 def _diagonal(r: Row) -> Value:
-    return diagonal(r.w, r.args[0], _ints(r.attrs["axes"]))
+    return diagonal(r.w, r.args[0], attr_ints(r.attrs["axes"]))
 
 
 def _dot(r: Row) -> Value:
@@ -539,26 +532,33 @@ def _dot(r: Row) -> Value:
     return product
 
 
-ROWS: dict[str, Callable[[Row], Value]] = {
-    **{op: _binary(op) for op in _BINARY},
-    **{op: _compare_row(op) for op in _COMPARE},
-    "shl": _shift("shl"), "shr": _shift("shr"),
-    **{op: _unary(op) for op in _UNARY},
+#: The functions the rows of `linnet.prims` name for StableHLO (`Via`).
+FUNCTIONS: dict[str, Callable[[Row], Value]] = {
+    "div_mod": lambda r: _int_div_mod(r, r.op),
+    "compare": lambda r: _compare_row(r.op)(r),
+    "shift": lambda r: _shift(r.op)(r),
+    "abs": _unary("abs"),
     "select": _select, "cast": _cast, "broadcast_to": _broadcast_to, "reshape": _reshape,
     "permute": _permute, "concat": _concat, "index": _index, "dyn_index": _dyn_index,
     "iota": _iota, "fill": _fill, "cumsum": _cumsum,
-    **{f"reduce_{op}": _reduce_row(op) for op in ("sum", "prod", "max", "min", "any", "all")},
+    "reduce": lambda r: _reduce_row(r.op[len("reduce_"):])(r),
     "diagonal": _diagonal, "dot": _dot,
 }
 
 
 def prim(w: OpWriter, op: str, args: Sequence[Value], result: ir.Ty, attrs: Any = (),
          numerics: str = "equivalent") -> Value:
-    """Write the operations computing `Prim(op, args)`; its value."""
+    """Write the operations computing `Prim(op, args)`, as its row in `linnet.prims` says
+    (a StableHLO operation, or a function of `FUNCTIONS`); its value."""
     ir.check_prim_operands(op, args, [a.type for a in args], result)
-    if op not in ROWS:
+    form = prims.row(op).stablehlo
+    row = Row(w, list(args), result, dict(attrs), numerics, op)
+    if isinstance(form, prims.Op):
+        value = _elementwise(row, form.name)
+    elif isinstance(form, prims.Via):
+        value = FUNCTIONS[form.name](row)
+    else:
         raise ValueError(f"no StableHLO lowering for primitive {op!r}")
-    value = ROWS[op](Row(w, list(args), result, dict(attrs), numerics))
     if value.type != result:
         raise ValueError(f"{op}: the StableHLO row gave {value.type}, expected {result}")
     return value

@@ -51,11 +51,14 @@ keep the declared unsigned dtypes):
 from __future__ import annotations
 
 import math
-import numbers
 import re
-from typing import Sequence
+from typing import Any, Sequence
 
+from .. import prims
 from ..ir import tensor as ir
+from .common import (BITS, FLOATS, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa: F401
+                     attr_ints, freeze, is_float, is_int, print_form, py_scalar, scalar_value,
+                     shape_code, shaped_call, slice_item_code)
 
 # the runtime helpers live in their own module; the backends reach them through this one
 from .torch_helpers import (HELPERS, compile_expr, helper_namespace, helper_source,  # noqa: F401
@@ -75,20 +78,8 @@ STORAGE = {**PUBLIC, "u16": "int32", "u32": "int64", "u64": "int64"}
 #: Unsigned dtypes held in a wider signed dtype: the mask that keeps them in range.
 MASK = {"u16": 0xFFFF, "u32": 0xFFFFFFFF}
 
-BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
-FLOATS = ("f16", "bf16", "f32", "f64")
-SIGNED = ("i8", "i16", "i32", "i64")
-UNSIGNED = ("u8", "u16", "u32", "u64")
 
 _SIGN_BIT = -0x8000000000000000  # int64 with only the sign bit set
-
-
-def is_float(dtype: str) -> bool:
-    return dtype in FLOATS
-
-
-def is_int(dtype: str) -> bool:
-    return dtype in BITS
 
 
 def torch_dtype(dtype: str) -> str:
@@ -124,21 +115,6 @@ def storage_value(value: bool | int | float, dtype: str) -> bool | int | float:
     return v
 
 
-def py_scalar(value: bool | int | float) -> str:
-    """Python source for a number: `float("inf")` where repr would not parse back."""
-    if isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(int(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return 'float("nan")'
-        if math.isinf(value):
-            return 'float("inf")' if value > 0 else 'float("-inf")'
-        return repr(float(value))
-    raise TypeError(f"not a scalar literal: {value!r}")
-
-
 def lowest(dtype: str) -> bool | int | float:
     """The identity of max: the dtype's lowest value, in storage."""
     if is_float(dtype):
@@ -161,29 +137,6 @@ def highest(dtype: str) -> bool | int | float:
 
 # ------------------------------------------------------------- attributes
 
-def _int(v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"expected an integer attribute, got {v!r}")
-    return int(v)
-
-
-def _ints(v: object) -> tuple[int, ...]:
-    if not isinstance(v, (tuple, list)):
-        raise ValueError(f"expected a tuple of integers, got {v!r}")
-    return tuple(_int(x) for x in v)
-
-
-def shape_code(shape: Sequence[int]) -> str:
-    return repr(tuple(_int(n) for n in shape))
-
-
-def freeze(v: object) -> object:
-    """Attributes as hashable values (lists become tuples), for caching."""
-    if isinstance(v, (list, tuple)):
-        return tuple(freeze(x) for x in v)
-    return v
-
-
 # ----------------------------------------------------------- expressions
 
 def _wrap(expr: str, dtype: str) -> str:
@@ -191,21 +144,10 @@ def _wrap(expr: str, dtype: str) -> str:
     return f"({expr} & {MASK[dtype]:#x})" if dtype in MASK else expr
 
 
-def _scalar(value: object) -> bool | int | float:
-    """A literal's value as a plain Python number (NumPy scalars included); nothing else."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    raise TypeError(f"not a scalar literal: {value!r}")
-
-
 def literal_expr(value: bool | int | float, dtype: str) -> str:
     """A 0-d tensor holding a literal, on the device `_d`: made once, then shared
     (`_ln_lit`)."""
-    value = _scalar(value)
+    value = scalar_value(value)
     return (f"_ln_lit({py_scalar(storage_value(value, _dtype(dtype)))}, "
             f"{torch_dtype(dtype)}, _d)")
 
@@ -243,7 +185,6 @@ def _same(b: str, tb: ir.TType, ta: ir.TType) -> str:
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
 _BITWISE = {"and": "&", "or": "|", "xor": "^"}
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh")
 
 
 def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
@@ -292,8 +233,6 @@ def _unary(op: str, a: str, ta: ir.TType) -> str:
         return _wrap(f"(~{a})", d)  # logical on bool, bitwise on integers
     if op == "abs":
         return a if d in UNSIGNED else f"torch.abs({a})"  # abs(MIN) wraps to MIN
-    if op in _UNARY_FLOAT:
-        return f"torch.{op}({a})"
     raise ValueError(f"unknown unary primitive {op!r}")
 
 
@@ -325,21 +264,6 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) 
     raise ValueError(f"unknown reduction reduce_{op}")
 
 
-def _index_item(item: object) -> str:
-    item = freeze(item)
-    if not isinstance(item, tuple) or not item or item[0] not in ("at", "slice"):
-        raise ValueError(f"bad index item {item!r}")
-    if item[0] == "at":
-        (k,) = item[1:]
-        return str(_int(k))
-    lo, hi, step = (list(item[1:]) + [None, None, None])[:3]
-    lo = 0 if lo is None else _int(lo)
-    step = 1 if step is None else _int(step)
-    if step < 1 or lo < 0:
-        raise ValueError(f"slice {item!r}: bounds must be non-negative and the step positive")
-    return f"{lo}:{'' if hi is None else _int(hi)}:{step}"
-
-
 def _diagonal(x: str, tx: ir.TType, axes: tuple[int, ...]) -> str:
     """Merge `axes` into one axis, placed last (as `numpy.diagonal`, and as
     lower-index-notation labels it: the remaining axes in order, then the merged one)."""
@@ -369,64 +293,67 @@ def diagonal_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, 
     return tuple(n for a, n in enumerate(shape) if a not in axes) + (min(shape[a] for a in axes),)
 
 
+def _dyn_index(c: PrimCall) -> str:
+    """Runtime positions (i64 scalars; others are converted: a u8 tensor would be a mask)."""
+    idx = [i if t.dtype == "i64" else f"{i}.to(torch.int64)"
+           for i, t in zip(c.args[1:], c.types[1:])]
+    return f"{c.x}[{', '.join(idx)}]" if idx else c.x
+
+
+def _index(c: PrimCall) -> str:
+    items = tuple(freeze(c.attrs["items"]))
+    return f"{c.x}[{', '.join(slice_item_code(i) for i in items)}]" if items else c.x
+
+
+def _concat(c: PrimCall) -> str:
+    items = ", ".join(c.args) + ("," if len(c.args) == 1 else "")
+    return f"torch.cat(({items}), dim={c.axis})"
+
+
+def _iota(c: PrimCall) -> str:
+    (n,) = c.result.shape
+    return cast_expr(f"torch.arange({attr_int(n)}, dtype=torch.int64, device=_d)", "i64",
+                     c.result.dtype)
+
+
+def _cumsum(c: PrimCall) -> str:
+    d = c.result.dtype
+    x = cast_expr(c.x, c.tx.dtype, d)
+    return _wrap(f"torch.cumsum({x}, dim={c.axis}, dtype={torch_dtype(d)})", d)
+
+
+#: The functions the rows of `linnet.prims` name for PyTorch (`Via`).
+FUNCTIONS = {
+    "binary": lambda c: _binary(c.op, c.args[0], c.args[1], c.types[0], c.types[1]),
+    "unary": lambda c: _unary(c.op, c.x, c.tx),
+    "cast": lambda c: cast_expr(c.x, c.tx.dtype, c.result.dtype),
+    "broadcast_to": lambda c: shaped_call("torch.broadcast_to", c.x, c.result.shape),
+    "reshape": lambda c: shaped_call("torch.reshape", c.x, c.result.shape),
+    "permute": lambda c: f"torch.permute({c.x}, {attr_ints(c.attrs['perm'])!r})",
+    "concat": _concat,
+    "index": _index,
+    "dyn_index": _dyn_index,
+    "iota": _iota,
+    "fill": lambda c: shaped_call("torch.broadcast_to",
+                                  cast_expr(c.x, c.tx.dtype, c.result.dtype), c.result.shape),
+    "cumsum": _cumsum,
+    "reduce": lambda c: _reduce(c.op[len("reduce_"):], c.x, c.tx, c.result, c.axes),
+    "diagonal": lambda c: _diagonal(c.x, c.tx, c.axes),
+    "dot": lambda c: _dot(c.args, c.types, c.result),
+}
+
+
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.Ty], result: ir.Ty,
               attrs: Any = ()) -> str:
-    """The Python expression computing `Prim(op, args)`, over operand names `args`."""
-    attrs = dict(attrs)
+    """The Python expression computing `Prim(op, args)`, over operand names `args`: as its
+    row in `linnet.prims` says (a template, or a function of `FUNCTIONS`)."""
     tys = list(arg_types)
     ir.check_prim_operands(op, args, tys, result)
     _dtype(result.dtype)
     for t in tys:
         _dtype(t.dtype)
-    a = args[0] if args else ""
-    ta = tys[0] if tys else None
-
-    if ir.PRIMS[op][0] == 2:
-        return _binary(op, args[0], args[1], tys[0], tys[1])
-    if op in ("neg", "not", "abs") + _UNARY_FLOAT:
-        return _unary(op, a, ta)
-    if op == "select":
-        return f"torch.where({args[0]}, {args[1]}, {args[2]})"
-    if op == "cast":
-        return cast_expr(a, ta.dtype, result.dtype)
-    if op == "broadcast_to":
-        return f"torch.broadcast_to({a}, {shape_code(result.shape)})"
-    if op == "reshape":
-        return f"torch.reshape({a}, {shape_code(result.shape)})"
-    if op == "permute":
-        return f"torch.permute({a}, {_ints(attrs['perm'])!r})"
-    if op == "concat":
-        items = ", ".join(args) + ("," if len(args) == 1 else "")
-        return f"torch.cat(({items}), dim={_int(attrs['axis'])})"
-    if op == "index":
-        items = tuple(freeze(attrs["items"]))
-        if not items:
-            return a
-        return f"{a}[{', '.join(_index_item(i) for i in items)}]"
-    if op == "dyn_index":
-        # runtime positions (i64 scalars; others are converted: a u8 tensor would be a mask)
-        idx = [i if t.dtype == "i64" else f"{i}.to(torch.int64)" for i, t in zip(args[1:], tys[1:])]
-        if not idx:
-            return a
-        return f"{a}[{', '.join(idx)}]"
-    if op == "iota":
-        (n,) = result.shape
-        return cast_expr(f"torch.arange({_int(n)}, dtype=torch.int64, device=_d)", "i64",
-                         result.dtype)
-    if op == "fill":
-        value = cast_expr(a, ta.dtype, result.dtype)
-        return f"torch.broadcast_to({value}, {shape_code(result.shape)})"
-    if op == "cumsum":
-        d = result.dtype
-        x = cast_expr(a, ta.dtype, d)
-        return _wrap(f"torch.cumsum({x}, dim={_int(attrs['axis'])}, dtype={torch_dtype(d)})", d)
-    if op.startswith("reduce_"):
-        return _reduce(op[len("reduce_"):], a, ta, result, _ints(attrs["axes"]))
-    if op == "diagonal":
-        return _diagonal(a, ta, _ints(attrs["axes"]))
-    if op == "dot":
-        return _dot(args, tys, result)
-    raise ValueError(f"no torch lowering for primitive {op!r}")
+    call = PrimCall(op, tuple(args), tuple(tys), result, dict(attrs))
+    return print_form(prims.row(op).torch, call, FUNCTIONS, "torch")
 
 
 _EINSUM_SPEC = re.compile(r"^[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*$")

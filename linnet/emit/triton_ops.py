@@ -35,9 +35,11 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from .. import prims
 from ..ir import tensor as ir
 from . import kernel_numerics as kn
-from . import torch_ops as tops
+from .common import (BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze, is_float,
+                     print_form, scalar_value)
 
 # ------------------------------------------------------------------ dtypes
 
@@ -58,10 +60,10 @@ def tl_dtype(dtype: str) -> str:
 
 def literal_expr(value: bool | int | float, dtype: str) -> str:
     """A typed rank-0 tensor holding a literal (an unsigned value as itself, not its storage)."""
-    value = tops._scalar(value)
+    value = scalar_value(value)
     if dtype == "bool":
         text = "1" if value else "0"
-    elif tops.is_float(dtype):
+    elif is_float(dtype):
         v = float(value)
         text = ("_lt_nan" if math.isnan(v) else ("_lt_inf" if v > 0 else "-_lt_inf")
                 if math.isinf(v) else repr(v))
@@ -70,9 +72,9 @@ def literal_expr(value: bool | int | float, dtype: str) -> str:
             if not value.is_integer():
                 raise ValueError(f"literal {value!r} is not an integer for {dtype}")
             value = int(value)
-        bits = tops.BITS[dtype]
+        bits = BITS[dtype]
         v = int(value) % (1 << bits)
-        if dtype in tops.SIGNED and v >= 1 << (bits - 1):
+        if dtype in SIGNED and v >= 1 << (bits - 1):
             v -= 1 << bits
         text = str(v)
     return f"tl.full((), {text}, {tl_dtype(dtype)})"
@@ -113,7 +115,6 @@ def _rn(op: str, dtype: str, numerics: str) -> bool:
 
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
           "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_MATH = ("exp", "log", "sin", "cos")
 
 
 def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) -> str:
@@ -122,18 +123,18 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) 
         text = f"({a} {_ARITH[op]} {b})"
         return f"({text} != 0)" if _scalar_bool_meets_tile(op, ta, tb) else text
     if op == "div":
-        if tops.is_float(d):
+        if is_float(d):
             x, y = _widen(a, op, d), _widen(b, op, d)
             quotient = f"tl.div_rn({x}, {y})" if _rn(op, d, numerics) else f"({x} / {y})"
             return _narrow(quotient, op, d)
-        return f"_lt_sdiv({a}, {b})" if d in tops.SIGNED else f"_lt_udiv({a}, {b})"
+        return f"_lt_sdiv({a}, {b})" if d in SIGNED else f"_lt_udiv({a}, {b})"
     if op == "mod":
-        if tops.is_float(d):
+        if is_float(d):
             return _narrow(f"({_widen(a, op, d)} % {_widen(b, op, d)})", op, d)
-        return f"_lt_smod({a}, {b})" if d in tops.SIGNED else f"_lt_umod({a}, {b})"
+        return f"_lt_smod({a}, {b})" if d in SIGNED else f"_lt_umod({a}, {b})"
     if op in ("min", "max"):
         fn = "tl.minimum" if op == "min" else "tl.maximum"
-        nan = ", propagate_nan=tl.PropagateNan.ALL" if tops.is_float(d) else ""
+        nan = ", propagate_nan=tl.PropagateNan.ALL" if is_float(d) else ""
         return f"{fn}({a}, {b}{nan})"
     if op in ("shl", "shr"):
         return _shift(op, a, b, ta, tb)
@@ -142,11 +143,11 @@ def _binary(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType, numerics: str) 
 
 def _shift(op: str, a: str, b: str, ta: ir.TType, tb: ir.TType) -> str:
     """Shifts with the language's large counts: 0, or the sign for signed `shr`."""
-    bits = tops.BITS[ta.dtype]
+    bits = BITS[ta.dtype]
     count = f"tl.minimum({b}, {bits - 1})"
     if tb.dtype != ta.dtype:
         count = f"{count}.to({tl_dtype(ta.dtype)})"
-    if op == "shr" and ta.dtype in tops.SIGNED:
+    if op == "shr" and ta.dtype in SIGNED:
         return f"({a} >> {count})"
     sym = "<<" if op == "shl" else ">>"
     return f"tl.where({b} < {bits}, {a} {sym} {count}, 0)"
@@ -159,19 +160,26 @@ def _unary(op: str, a: str, ta: ir.TType, numerics: str) -> str:
     if op == "not":
         return f"(~{a})"  # logical on int1, bitwise on integers
     if op == "abs":
-        return a if d in tops.UNSIGNED else f"tl.abs({a})"
-    x = _widen(a, op, d)
-    if op in _MATH:
-        return _narrow(f"tl.{op}({x})", op, d)
-    if op == "sqrt":
-        return _narrow(f"tl.sqrt_rn({x})" if _rn(op, d, numerics) else f"tl.sqrt({x})", op, d)
-    if op == "rsqrt":
-        precise = kn.precise_rsqrt(d, numerics)
-        return _narrow(f"tl.div_rn(1.0, tl.sqrt_rn({x}))" if precise else f"tl.rsqrt({x})",
-                       op, d)
-    if op == "tanh":
-        return _narrow(f"_lt_tanh({x})", op, d)
+        return a if d in UNSIGNED else f"tl.abs({a})"
     raise ValueError(f"unknown unary primitive {op!r}")
+
+
+def _sqrt(c: PrimCall, numerics: str) -> str:
+    d, x = c.tx.dtype, c.x
+    return f"tl.sqrt_rn({x})" if _rn(c.op, d, numerics) else f"tl.sqrt({x})"
+
+
+def _rsqrt(c: PrimCall, numerics: str) -> str:
+    precise = kn.precise_rsqrt(c.tx.dtype, numerics)
+    return f"tl.div_rn(1.0, tl.sqrt_rn({c.x}))" if precise else f"tl.rsqrt({c.x})"
+
+
+def _math(form: object, c: PrimCall, numerics: str) -> str:
+    """A float function: its operand widened as the policy says, the function, the result
+    rounded back (`_widen`, `_narrow`)."""
+    d = c.tx.dtype
+    wide = PrimCall(c.op, (_widen(c.x, c.op, d),), c.types, c.result, c.attrs)
+    return _narrow(print_form(form, wide, functions(numerics), "Triton"), c.op, d)
 
 
 # ----------------------------------------------------------------- shapes
@@ -240,7 +248,7 @@ def _index(x: str, tx: ir.TType, items: tuple) -> str:
     """Only the trivial forms: full slices, and `at 0` on size-1 axes (tiles are not sliced)."""
     keep = []
     for axis, item in enumerate(items):
-        item = tops.freeze(item)
+        item = freeze(item)
         n = tx.shape[axis]
         if item[0] == "slice" and tuple(item[1:]) in ((0, n, 1), (0, None, 1), (None, None, None)):
             keep.append(n)
@@ -273,7 +281,7 @@ def _reduce(op: str, x: str, tx: ir.TType, tr: ir.TType, axes: tuple[int, ...]) 
             x = f"tl.sum({x}, axis={a})"
         elif op == "prod":
             x = f"tl.reduce({x}, {a}, _lt_mul)"
-        elif op in ("max", "min") and tops.is_float(d):
+        elif op in ("max", "min") and is_float(d):
             x = f"tl.reduce({x}, {a}, _lt_f{op})"
         elif op in ("max", "min"):
             x = f"tl.{op}({x}, axis={a})"
@@ -291,46 +299,46 @@ def _cumsum(x: str, tx: ir.TType, tr: ir.TType, axis: int) -> str:
 
 # ------------------------------------------------------------- the table
 
+def _no_slicing(c: PrimCall) -> str:
+    raise ValueError(f"{c.op} is not available in kernels: tiles cannot be sliced, joined "
+                     "or gathered from (load the memory instead)")
+
+
+def functions(numerics: str) -> dict:
+    """The functions the rows of `linnet.prims` name for Triton (`Via`), under `numerics`."""
+    return {
+        "binary": lambda c: _binary(c.op, c.args[0], c.args[1], c.types[0], c.types[1],
+                                    numerics),
+        "unary": lambda c: _unary(c.op, c.x, c.tx, numerics),
+        "sqrt": lambda c: _sqrt(c, numerics),
+        "rsqrt": lambda c: _rsqrt(c, numerics),
+        "dot": lambda c: dot_expr(c.args, c.types, c.result, str(c.attrs.get("precision", ""))),
+        "cast": lambda c: cast_expr(c.x, c.tx.dtype, c.result.dtype),
+        "broadcast_to": lambda c: _broadcast(c.x, c.tx.shape, c.result.shape, c.result.dtype),
+        "reshape": lambda c: _reshape(c.x, c.tx.shape, c.result.shape, c.result.dtype),
+        "permute": lambda c: _permute(c.x, attr_ints(c.attrs["perm"])),
+        "index": lambda c: _index(c.x, c.tx, tuple(freeze(c.attrs["items"]))),
+        "iota": lambda c: cast_expr(f"tl.arange(0, {attr_int(c.result.shape[0])})", "i32",
+                                    c.result.dtype),
+        "fill": lambda c: _broadcast(cast_expr(c.x, c.tx.dtype, c.result.dtype), (),
+                                     c.result.shape, c.result.dtype),
+        "cumsum": lambda c: _cumsum(c.x, c.tx, c.result, c.axis),
+        "reduce": lambda c: _reduce(c.op[len("reduce_"):], c.x, c.tx, c.result, c.axes),
+        "program_id": lambda c: f"tl.program_id({c.axis})",
+        "no_slicing": _no_slicing,
+    }
+
+
 def prim_expr(op: str, args: Sequence[str], arg_types: Sequence[ir.TType], result: ir.TType,
               attrs=(), numerics: str = "equivalent") -> str:
-    """The Triton expression of a pure tile primitive over operand names `args`."""
-    attrs = dict(attrs)
+    """The Triton expression of a pure tile primitive over operand names `args`, as its row
+    in `linnet.prims` says (a template, or a function of `functions`)."""
     ir.check_prim_operands(op, args, arg_types, result, kind="tiles")
-    a = args[0] if args else ""
-    ta = arg_types[0] if arg_types else None
-    if ir.PRIMS[op][0] == 2:
-        return _binary(op, args[0], args[1], arg_types[0], arg_types[1], numerics)
-    if op in ("neg", "not", "abs", "sqrt", "rsqrt", "tanh") + _MATH:
-        return _unary(op, a, ta, numerics)
-    if op == "dot":
-        return dot_expr(args, arg_types, result, str(attrs.get("precision", "")))
-    if op == "select":
-        return f"tl.where({args[0]}, {args[1]}, {args[2]})"
-    if op == "cast":
-        return cast_expr(a, ta.dtype, result.dtype)
-    if op == "broadcast_to":
-        return _broadcast(a, ta.shape, result.shape, result.dtype)
-    if op == "reshape":
-        return _reshape(a, ta.shape, result.shape, result.dtype)
-    if op == "permute":
-        return _permute(a, tops._ints(attrs["perm"]))
-    if op == "index":
-        return _index(a, ta, tuple(tops.freeze(attrs["items"])))
-    if op == "iota":
-        (n,) = result.shape
-        return cast_expr(f"tl.arange(0, {tops._int(n)})", "i32", result.dtype)
-    if op == "fill":
-        return _broadcast(cast_expr(a, ta.dtype, result.dtype), (), result.shape, result.dtype)
-    if op == "cumsum":
-        return _cumsum(a, ta, result, tops._int(attrs["axis"]))
-    if op.startswith("reduce_"):
-        return _reduce(op[len("reduce_"):], a, ta, result, tops._ints(attrs["axes"]))
-    if op == "program_id":
-        return f"tl.program_id({tops._int(attrs['axis'])})"
-    if op in ("concat", "dyn_index", "diagonal"):
-        raise ValueError(f"{op} is not available in kernels: tiles cannot be sliced, joined "
-                         "or gathered from (load the memory instead)")
-    raise ValueError(f"no Triton lowering for primitive {op!r}")
+    definition = prims.row(op)
+    call = PrimCall(op, tuple(args), tuple(arg_types), result, dict(attrs))
+    if definition.family == "math":
+        return _math(definition.triton, call, numerics)
+    return print_form(definition.triton, call, functions(numerics), "Triton")
 
 
 def memory_stmt(op: str, ptr: str, args: Sequence[str], mem: ir.TType,

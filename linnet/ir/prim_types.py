@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 
+from ..prims import ops_of
+from ..prims.shapes import REDUCTIONS as REDUCE_OPS  # noqa: F401 (re-exported)
 from . import tensor as ir
 
-REDUCE_OPS = ("sum", "prod", "max", "min", "any", "all")
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-BINARY = ("add", "sub", "mul", "div", "mod", "min", "max", "and", "or", "xor", "shl", "shr")
-UNARY = ("neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh")
+# The elementwise families of the table (linnet.prims): one rule below serves them all.
+COMPARISONS = ops_of("compare")
+BINARY = ops_of("binary")
+UNARY = ops_of("unary", "math")
 ELEMENTWISE = BINARY + COMPARISONS + UNARY + ("select", "cast")
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:

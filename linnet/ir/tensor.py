@@ -5,8 +5,8 @@ IR exists) and every operand is an `Atom`: a variable or a scalar literal.
 A function body is a `Block` of `Bind`s and a result; control flow nests
 blocks. Nodes are frozen dataclasses, so passes build new programs.
 
-The primitive operations (`Prim.op`) and their attributes are listed in
-`PRIMS` below; `docs/ir.md` describes their semantics (integer arithmetic
+The primitive operations (`Prim.op`) and their attributes are defined in `linnet.prims`
+(`PRIMS` below is their signatures); `docs/ir.md` describes their semantics (integer arithmetic
 wraps, integer `/` and `%` truncate toward zero, float-to-int casts truncate).
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Callable, TypeVar, Union
 
+from ..prims import EFFECTS, signatures  # noqa: F401 (EFFECTS re-exported)
 from .program_state import EMPTY as EMPTY_STATE, ProgramState, state_from_meta
 
 T = TypeVar("T", bound=type)
@@ -366,41 +367,9 @@ class Program:
         return print_program(self)
 
 
-# The primitives: op name -> (arity or None for variadic, attribute names).
-PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = {
-    # elementwise, numpy-style broadcasting of equal-rank or lower-rank operands
-    **{op: (2, ()) for op in ("add", "sub", "mul", "div", "mod", "min", "max", "and", "or",
-                               "xor", "eq", "ne", "lt", "le", "gt", "ge", "shl", "shr")},
-    **{op: (1, ()) for op in ("neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
-                               "cos", "tanh")},
-    "select": (3, ()),
-    "cast": (1, ()),                         # to the result dtype
-    # shapes
-    "broadcast_to": (1, ()),                 # to the result shape
-    "reshape": (1, ()),
-    "permute": (1, ("perm",)),
-    "concat": (None, ("axis",)),
-    "index": (1, ("items",)),                # items: per axis ("at", k) | ("slice", lo, hi, step)
-    "dyn_index": (None, ()),                 # x[i, j] with runtime i64 scalars, leading axes
-    # construction
-    "iota": (0, ()),                         # 0..n-1 along the result's one axis
-    "fill": (1, ()),                         # a scalar broadcast to the result shape
-    "cumsum": (1, ("axis",)),
-    # reductions over axes, accumulated in the result dtype
-    **{f"reduce_{op}": (1, ("axes",)) for op in ("sum", "prod", "max", "min", "any", "all")},
-    "diagonal": (1, ("axes",)),              # x[i, i]: merge the listed axes into one, last
-    "dot": (None, ("precision",)),           # (a[M, K], b[K, N][, acc[M, N]]): acc + a @ b
-    # kernels only: the program's index, and memory (args start with the memory Var)
-    "program_id": (0, ("axis",)),            # i32 scalar
-    "load": (None, ()),                      # (mem, offsets[, mask[, other]]) -> tile
-    "store": (None, ()),                     # (mem, offsets, value[, mask]); an effect
-    "atomic_add": (None, ()),
-    "atomic_max": (None, ()),
-    "atomic_min": (None, ()),
-}
-
-# Primitives with an effect: never removed, merged or reordered among themselves.
-EFFECTS = frozenset({"store", "atomic_add", "atomic_max", "atomic_min"})
+# The primitives: op name -> (arity or None for variadic, attribute names), read from
+# their definitions (linnet.prims, where each primitive is described).
+PRIMS: dict[str, tuple[int | None, tuple[str, ...]]] = signatures()
 
 
 def check_prim_operands(op: str, args: tuple | list, arg_types, result, kind: str = "tensors"

@@ -64,6 +64,11 @@ class Emitter:
 
     # -------------------------------------------------------- primitives
 
+    def literal(self, value: float | int | bool, dtype: str) -> ir.Lit:
+        """A scalar literal: the derivative rules of `linnet.prims` build no IR nodes
+        themselves."""
+        return lit(value, dtype)
+
     def prim(self, op: str, args: tuple[ir.Atom, ...], ty: ir.TType,
              attrs: tuple = (), hint: str = "") -> ir.Var:
         return self.emit(ir.Prim(op, tuple(args), ty, tuple(attrs)), hint or "d_" + op)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence
 
 from ..ir import tensor as ir
+from ..prims import MATH, PRIMS
 from .adjoint_emit import BOOL, Emitter, is_float, lit
 
 Thunk = Callable[[], ir.Atom]
@@ -81,38 +82,6 @@ def _abs(em, e, y, dy):
         below = em.select(em.compare("lt", a, zero), lit(-1.0, d), zero)
         return em.mul(dy, em.select(em.compare("gt", a, zero), one, below))
     return (grad,)
-
-
-# ------------------------------------------------------------------ math
-
-def _exp(em, e, y, dy):
-    return (lambda: em.mul(dy, y),)
-
-
-def _log(em, e, y, dy):
-    return (lambda: em.div(dy, e.args[0]),)
-
-
-def _sqrt(em, e, y, dy):
-    return (lambda: em.div(em.mul(dy, lit(0.5, y.type.dtype)), y),)
-
-
-def _rsqrt(em, e, y, dy):
-    """d x^(-1/2) = -x^(-3/2) / 2 = -y^3 / 2."""
-    return (lambda: em.mul(em.mul(dy, lit(-0.5, y.type.dtype)), em.mul(y, em.mul(y, y))),)
-
-
-def _sin(em, e, y, dy):
-    return (lambda: em.mul(dy, em.prim("cos", e.args, e.args[0].type)),)
-
-
-def _cos(em, e, y, dy):
-    return (lambda: em.neg(em.mul(dy, em.prim("sin", e.args, e.args[0].type))),)
-
-
-def _tanh(em, e, y, dy):
-    one = lit(1.0, y.type.dtype)
-    return (lambda: em.mul(dy, em.elementwise("sub", one, em.mul(y, y))),)
 
 
 def _select(em, e, y, dy):
@@ -388,8 +357,8 @@ NO_GRADIENT = frozenset({"and", "or", "xor", "not", "eq", "ne", "lt", "le", "gt"
 RULES: dict[str, Rule] = {
     "add": _add, "sub": _sub, "mul": _mul, "div": _div, "mod": _mod,
     "min": _min_max, "max": _min_max, "neg": _neg, "abs": _abs,
-    "exp": _exp, "log": _log, "sqrt": _sqrt, "rsqrt": _rsqrt, "sin": _sin, "cos": _cos,
-    "tanh": _tanh, "select": _select, "cast": _cast,
+    **{op: PRIMS[op].derivative for op in MATH},  # the float functions' own rows
+    "select": _select, "cast": _cast,
     "broadcast_to": _broadcast_to, "reshape": _reshape, "permute": _permute,
     "concat": _concat, "index": _index, "dyn_index": _dyn_index, "fill": _fill,
     "cumsum": _cumsum, "reduce_sum": _reduce_sum, "reduce_prod": _reduce_prod,

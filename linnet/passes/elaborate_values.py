@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from .. import prims
 from ..check.types import INT_RANGES, INTEGER, LitT, TensorT, Val
 from ..diagnostics import CompileError, Diagnostic, NO_SPAN, Span
 from ..ir import tensor as ir
@@ -21,7 +22,7 @@ BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "&": "and"
           "^": "xor", "&&": "and", "||": "or", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
           ">": "gt", ">=": "ge"}
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
-MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh"}
+MATH = set(prims.MATH)
 ELEMENTWISE = MATH | {"abs", "min", "max", "select", "shl", "shr", "cast"}
 IX_NODES = (ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce)
 I64 = ir.TType((), "i64")

@@ -14,12 +14,13 @@ from typing import Sequence
 from lark import Token
 
 from ..diagnostics import Diagnostic, Span
+from ..prims import MATH
 
 REDUCTIONS = ("sum", "prod", "max", "min", "any", "all")
 MEAN_WORDS = {"mean", "average", "avg", "nanmean"}
 PRODUCT_WORDS = {"matmul", "dot", "mm", "bmm", "einsum", "tensordot", "inner", "outer", "vdot"}
 MODULES = {"np", "numpy", "torch", "jnp", "jax", "lax", "F", "nn", "math", "tf", "scipy"}
-PRELUDE_MATH = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs"}
+PRELUDE_MATH = set(MATH) | {"abs"}
 OPERAND_END = {"NAME", "RPAR", "RSQB", "INT", "FLOAT", "TRUE", "FALSE"}
 WORD_OPERATORS = {"and": "&&", "or": "||", "not": "!"}
 

@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from ...prims import MATH as MATH_NAMES, PRIMS
 from .dtypes import FLOAT, INTEGER, UNIT_ROUNDOFF, WIDTH, Lit, Precision
 from .errors import OracleError, OracleUndefined
 
@@ -23,8 +24,8 @@ COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal
 BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
 _FLOAT_ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
                 "%": np.fmod}
-MATH = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
-        "tanh": np.tanh, "rsqrt": lambda x: 1.0 / np.sqrt(x)}
+#: The float functions, each a function of f64 arrays (their rows in linnet.prims).
+MATH = {name: PRIMS[name].numpy for name in MATH_NAMES}
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray, dtype: str, prec: Precision) -> np.ndarray:

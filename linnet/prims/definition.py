@@ -1,0 +1,91 @@
+"""What one primitive is: the record every part of the compiler reads about it.
+
+A `PrimDef` says how many operands a primitive takes and which attributes, to which
+family of type rules it belongs, what it means to the NumPy oracle, its derivative, and
+how each target writes it. Each target's entry is one of three forms:
+
+- `Text`: a template of the target's code over the operands `{0}`, `{1}`, ...
+  (`torch.exp({0})`), which the printer formats;
+- `Op`: the target's elementwise operator of that name (`Exp` in ONNX,
+  `stablehlo.exponential`), which the printer applies to the operands as it applies
+  every such operator (work dtypes, broadcasting);
+- `Via`: the name of a small function of the printer, for a primitive whose printing is
+  a genuinely special case (a reduction's identity, a slice's bounds).
+
+None means the target has no printing for the primitive (a kernel-only primitive in the
+PyTorch table, a slice in a Triton kernel). The module imports nothing of the compiler:
+every layer above it (the IR, the checker, the passes, the printers, the oracle) reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A code template over the operands `{0}`, `{1}`, ..."""
+    template: str
+
+    def format(self, *operands: str) -> str:
+        return self.template.format(*operands)
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """The target's elementwise operator `name`; `work` maps a dtype the target's runtime
+    cannot compute the operator in to the dtype it is computed in instead."""
+    name: str
+    work: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Via:
+    """A function of the printer's own, named `name` (a special case)."""
+    name: str
+
+
+Form = Union[Text, Op, Via, None]
+
+#: The targets a primitive is printed for; a `PrimDef` has one field per target.
+TARGETS = ("torch", "jax", "onnx", "stablehlo", "triton")
+
+#: A derivative: (emitter, the prim, its result, the result's adjoint) -> one thunk (or
+#: None) per operand; see `linnet.passes.adjoints`.
+Derivative = Callable[[Any, Any, Any, Any], tuple]
+
+
+@dataclass(frozen=True, slots=True)
+class PrimDef:
+    """One primitive of the tensor IR.
+
+    `arity` is None for a variadic primitive. `family` names the type rule
+    (`linnet.ir.prim_types`) and the checker's rule for the prelude function of the same
+    name, if any: "math" is a float function of one float operand (`exp`, `tanh`, ...).
+    `numpy` is the oracle's meaning of a "math" primitive: a function of float64 arrays,
+    whose result the oracle rounds once to the dtype. `derivative` is the reverse-mode
+    rule (None: the primitive takes no gradient, or the adjoint pass has its own rule).
+    `in_f32`: kernels compute f16/bf16 operands in f32 and round the result once
+    (`linnet.emit.kernel_numerics`). `prelude` names the prelude function that becomes
+    this primitive ("" for none)."""
+    name: str
+    arity: int | None
+    family: str
+    attrs: tuple[str, ...] = ()
+    numpy: Callable[..., Any] | None = None
+    derivative: Derivative | None = None
+    in_f32: bool = False
+    prelude: str = ""
+    torch: Form = None
+    jax: Form = None
+    onnx: Form = None
+    stablehlo: Form = None
+    triton: Form = None
+    doc: str = field(default="", compare=False)
+
+    def form(self, target: str) -> Form:
+        """How `target` writes this primitive."""
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r}")
+        return getattr(self, target)
