@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, DiagnosticBag
 from ..program import Program
@@ -26,8 +26,8 @@ from .kernel_tiles import report_own_tiles
 from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
                     signature_of)
 from .scope import Globals
-from .signatures import Signature
-from .types import ERR, materialize
+from .signatures import Binding, Signature
+from .types import ERR, Val, materialize
 from .value_items import check_value_items
 
 CALLABLE = (t.Function, t.Op, t.Kernel)  # the items with signatures and bodies
@@ -39,6 +39,20 @@ class Checked:
     globals: Globals
     signatures: dict[str, Signature]
     own: frozenset[str] = frozenset()  # the names it declares itself (what `use` exports)
+    # the bodies checked once and for all, by item id (see `CheckedBody`)
+    bodies: dict[int, "CheckedBody"] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckedBody:
+    """The type of every node of a monomorphic item's body (a `fn`, `entry` or `op` with
+    no generics and no `where`), and the binding of every call it makes, as its check
+    found them. Instantiating such an item (check/instance.py) binds nothing, so it would
+    compute exactly these again: a flattened block entry of 65,536 calls, checked twice."""
+    item: t.Function | t.Op
+    signature: Signature
+    types: dict[int, Val]
+    call_bindings: dict[int, Binding]
 
 
 def check_modules(program: Program) -> list[Diagnostic]:
@@ -67,12 +81,13 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
                 signatures[item.name] = own[id(item)]
     infer = _result_inference(globals_, signatures)
     calls: dict[str, list] = {}
+    bodies: dict[int, CheckedBody] = {}
     check_value_items(module, globals_, bag, signatures)
     calls.update(check_blocks(module, globals_, bag, signatures, infer))
     for item in module.items:
         if isinstance(item, CALLABLE):
             seen = _seen_by(item, signatures, own)
-            calls[item.name] = check_body(item, globals_, bag, seen, infer) \
+            calls[item.name] = check_body(item, globals_, bag, seen, infer, bodies) \
                 + calls.get(item.name, [])
     for item in module.items:
         if isinstance(item, t.Function) and item.grad is not None:
@@ -84,7 +99,7 @@ def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
             check_binding(item, globals_, bag, seen)
             check_grad(item, globals_, bag, seen)
     recursion(calls, bag)
-    return Checked(globals_, signatures, frozenset(i.name for i in module.items))
+    return Checked(globals_, signatures, frozenset(i.name for i in module.items), bodies)
 
 
 def _seen_by(item, signatures: dict[str, Signature], own: dict[int, Signature]
@@ -157,23 +172,42 @@ def _result_inference(globals_: Globals, signatures: dict[str, Signature]):
 
 
 def check_body(item, globals_: Globals, bag: DiagnosticBag,
-               signatures: dict[str, Signature], infer=None) -> list:
+               signatures: dict[str, Signature], infer=None,
+               bodies: dict[int, CheckedBody] | None = None) -> list:
     """Check one item's body in a fresh frame; returns the calls it makes. A `fn` or
     `entry` without `-> T` that no call inferred yet gets its result here, from what its
     body returns: every later reader of the signature (loaders, printers, exports) sees
-    the result the body gives, not the absence of a written one."""
-    calls, returned = _run_body(item, globals_, bag, signatures, infer)
+    the result the body gives, not the absence of a written one. A monomorphic item whose
+    body checks without error leaves its `CheckedBody` in `bodies`."""
     sig = signatures[item.name]
+    found = CheckedBody(item, sig, {}, {}) \
+        if bodies is not None and _monomorphic(item, sig) else None
+    errors = len(bag.items)
+    calls, returned = _run_body(item, globals_, bag, signatures, infer, found)
     if sig.result is None and getattr(item, "result", None) is None \
             and returned is not None and not returned.is_error:
         sig.result = materialize(returned)
+    if found is not None and bodies is not None and len(bag.items) == errors:
+        bodies[id(item)] = found
     return calls
 
 
+def _monomorphic(item, sig: Signature) -> bool:
+    """Does instantiating the item bind nothing (no generics, no `where`), so that its
+    instance is its check? Kernels are instantiated by rules of their own."""
+    return isinstance(item, (t.Function, t.Op)) and sig.item is item \
+        and not item.generics and not sig.where
+
+
 def _run_body(item, globals_: Globals, bag: DiagnosticBag,
-              signatures: dict[str, Signature], infer) -> tuple[list, object]:
+              signatures: dict[str, Signature], infer, found: CheckedBody | None = None
+              ) -> tuple[list, object]:
+    """Check the body (recording each node's type and each call's binding into `found`,
+    when given); returns the calls it makes and the value it returns."""
     frame, checker = item_frame(item, globals_, bag, signatures)
     checker.infer_result = infer
+    if found is not None:
+        checker.types, checker.call_bindings = found.types, found.call_bindings
     sig = signatures[item.name]
     if isinstance(item, t.Kernel):
         frame.kernel = item

@@ -89,7 +89,12 @@ def analyze_program(program: Program) -> Analysis:
 
 
 def instantiate(item, binding: Binding, module: Checked) -> Instance:
-    """Check item again with its generics bound; its `where` clauses must hold."""
+    """Check item again with its generics bound; its `where` clauses must hold. A
+    monomorphic item's instance is what its check found (`Checked.bodies`)."""
+    checked = module.bodies.get(id(item))
+    if checked is not None and checked.item is item and not _binds_anything(binding):
+        return Instance(item, binding, checked.signature, checked.types,
+                        checked.call_bindings)
     bag = DiagnosticBag()
     generics = {g.name: g for g in getattr(item, "generics", ())}
     frame = Frame(module.globals, generics, Facts(), binding=binding)
@@ -119,6 +124,10 @@ def instantiate(item, binding: Binding, module: Checked) -> Instance:
     if sig.result is None and checker.returned is not None and not checker.returned.is_error:
         sig.result = materialize(checker.returned)  # without `-> T`: what the body returns
     return Instance(item, binding, sig, checker.types, checker.call_bindings, bag.sorted())
+
+
+def _binds_anything(binding: Binding) -> bool:
+    return bool(binding.dims or binding.dtypes or binding.packs)
 
 
 def binding_from_values(item, dims: dict[str, int], dtypes: dict[str, str],

@@ -11,8 +11,13 @@ from ..ir import tensor as ir
 
 
 def comment(text: object) -> str:
-    """Text safe inside a `#` comment: printable ASCII; anything else escaped (`\\n`, `\\xe9`)."""
-    return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in str(text))
+    """Text safe inside a `#` comment: printable ASCII; anything else escaped (`\\n`, `\\xe9`).
+    (Most text is printable ASCII already: it is then returned as it is, not rebuilt
+    character by character, as a generated line's comments are, twice a line.)"""
+    text = str(text)
+    if text.isascii() and text.isprintable():  # ASCII printable: exactly " " to "~"
+        return text
+    return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in text)
 
 
 def unpack_count(result_type: ir.Ty, expected: list[ir.Ty]) -> bool:

@@ -315,6 +315,7 @@ class _FuncEmitter(CodeWriter):
         self.module = module
         self.func = func
         self.consts: dict[tuple[str, str], str] = {}
+        self.literals: dict[tuple[type, str, str], str] = {}  # spelling -> its const's name
         self.const_lines: list[str] = []
 
     def emit(self, as_name: str | None = None) -> str:
@@ -346,12 +347,16 @@ class _FuncEmitter(CodeWriter):
             except KeyError:
                 raise ValueError(f"{self.func.name}: {a.name!r} used before it is bound") from None
         if isinstance(a, ir.Lit):
-            code = ops.literal_expr(a.value, a.type.dtype)
-            key = (a.type.dtype, code)
-            if key not in self.consts:
-                self.consts[key] = f"c{len(self.consts)}"
-                self.const_lines.append(f"{self.consts[key]} = {code}  # {comment(ir_atom(a))}")
-            return self.consts[key]
+            spelled = (type(a.value), repr(a.value), a.type.dtype)  # not a.value: -0.0 == 0.0
+            if spelled not in self.literals:  # a literal's code, once per spelling
+                code = ops.literal_expr(a.value, a.type.dtype)
+                key = (a.type.dtype, code)
+                if key not in self.consts:
+                    self.consts[key] = f"c{len(self.consts)}"
+                    self.const_lines.append(
+                        f"{self.consts[key]} = {code}  # {comment(ir_atom(a))}")
+                self.literals[spelled] = self.consts[key]
+            return self.literals[spelled]
         raise TypeError(f"not an atom: {a!r}")
 
     # ----------------------------------------------------------- blocks

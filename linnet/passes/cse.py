@@ -74,13 +74,20 @@ def key(node: object) -> object:
 
     Literals are keyed by their exact spelling, so -0.0 and 0.0 (equal in
     Python) stay apart while two NaN literals (unequal in Python) match;
-    lists in attributes become tuples.
+    lists in attributes become tuples. A key is built of tuples, strings and
+    numbers only, whose hashes are computed in C: `cse` hashes each key
+    several times (its scopes), and a node's own dataclass hash is Python code.
     """
-    if isinstance(node, ir.Lit):
-        return ("Lit", type(node.value).__name__, repr(node.value), node.type)
-    if is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__,) + tuple(key(getattr(node, n))
-                                              for n in _field_names(type(node)))
+    kind = type(node)
+    if kind is ir.Var:
+        return ("Var", node.name, _type_key(node.type))
+    if kind is ir.Lit:
+        return ("Lit", type(node.value).__name__, repr(node.value), _type_key(node.type))
+    if kind is ir.TType or kind is ir.TupleTy:
+        return _type_key(node)
+    names = _field_names(kind)
+    if names is not None:
+        return (kind.__name__,) + tuple(key(getattr(node, n)) for n in names)
     if isinstance(node, (tuple, list)):
         return tuple(key(x) for x in node)
     if isinstance(node, dict):
@@ -88,8 +95,15 @@ def key(node: object) -> object:
     return node
 
 
+def _type_key(ty: ir.Ty) -> tuple:
+    """`key` of a type, built directly (types are in every node)."""
+    if type(ty) is ir.TType:
+        return ("TType", ty.shape, ty.dtype)
+    return ("TupleTy", tuple(_type_key(x) for x in ty.items))
+
+
 @cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    """A node class's field names, once per class (`fields()` per node was a fifth of
-    `cse` on a long unrolled loop)."""
-    return tuple(f.name for f in fields(cls))
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A node class's field names (None for a class that is no dataclass), once per class
+    (`fields()` per node was a fifth of `cse` on a long unrolled loop)."""
+    return tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None

@@ -17,7 +17,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import tensor as ir
+from .block_memo import BlockMemo
 from .traverse import expr_blocks, expr_free_vars, map_blocks
+
+_CLEAN: BlockMemo[bool] = BlockMemo()
+"""The blocks a sweep found nothing dead in. Several passes end with `dce` (each e-graph
+pass, `drop-dead-carries`), and most of a program reaches them unchanged, the same
+block objects: a block swept clean once is not swept again while it lives."""
 
 
 def dce(program: ir.Program) -> ir.Program:
@@ -34,6 +40,8 @@ def dce_func(f: ir.Func) -> ir.Func:
 
 def dce_block(b: ir.Block) -> ir.Block:
     """The block without bindings that neither its result nor a kept binding reads."""
+    if _CLEAN.get(b):
+        return b
     live = {b.result} if isinstance(b.result, ir.Var) else set()
     kept: list[ir.Bind] = []
     for bind in reversed(b.binds):
@@ -43,7 +51,10 @@ def dce_block(b: ir.Block) -> ir.Block:
         kept.append(bind if expr is bind.expr else ir.Bind(bind.var, expr))
         live |= expr_free_vars(expr)
     binds = tuple(reversed(kept))
-    return b if binds == b.binds else ir.Block(binds, b.result)
+    if binds == b.binds:
+        _CLEAN.put(b, True)
+        return b
+    return ir.Block(binds, b.result)
 
 
 def has_effect(e: ir.Expr) -> bool:

@@ -402,7 +402,14 @@ def _unsupported(what: str, span) -> CompileError:
 # ------------------------------------------------------------------ tree mapping
 
 def _is_node(x) -> bool:
-    return dataclasses.is_dataclass(x) and type(x).__module__ == t.__name__
+    return _is_node_class(type(x))
+
+
+@cache
+def _is_node_class(cls: type) -> bool:
+    """Is cls a syntax tree node class? Once per class: `_map` asks of every field of
+    every node of a flattened body."""
+    return dataclasses.is_dataclass(cls) and cls.__module__ == t.__name__
 
 
 def _map(node, f):

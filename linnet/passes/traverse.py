@@ -21,13 +21,13 @@ expression reads) live in `linnet/ir/walk.py` and are re-exported.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator
 
 from ..ir import tensor as ir
 from ..ir.walk import (all_binds, expr_atoms, expr_binders, expr_blocks, ix_atoms,  # noqa: F401
                        walk_binds)
+from .block_memo import BlockMemo
 
 # ------------------------------------------------------------ what nodes read
 
@@ -53,11 +53,11 @@ def free_vars(block: ir.Block) -> set[ir.Var]:
     return set(_block_free(block))
 
 
-_FREE: dict[int, tuple[weakref.ref, frozenset[ir.Var]]] = {}
-"""Each block's free variables, by identity while it lives (blocks are immutable). A pass
-asks at every level of n nested blocks (`dce` sweeping an `else if` chain, the PyTorch
-printer freeing each block's dead values, `outline-deep-blocks`): remembered, each block
-is walked once, not once per enclosing level."""
+_FREE: BlockMemo[frozenset[ir.Var]] = BlockMemo()
+"""Each block's free variables, while it lives. A pass asks at every level of n nested
+blocks (`dce` sweeping an `else if` chain, the PyTorch printer freeing each block's dead
+values, `outline-deep-blocks`): remembered, each block is walked once, not once per
+enclosing level."""
 
 
 def _expr_free(e: ir.Expr) -> frozenset[ir.Var]:
@@ -72,10 +72,9 @@ def _expr_free(e: ir.Expr) -> frozenset[ir.Var]:
 
 
 def _block_free(block: ir.Block) -> frozenset[ir.Var]:
-    key = id(block)
-    hit = _FREE.get(key)
-    if hit is not None and hit[0]() is block:
-        return hit[1]
+    hit = _FREE.get(block)
+    if hit is not None:
+        return hit
     free: set[ir.Var] = set()
     defined: set[ir.Var] = set()
     for bind in block.binds:
@@ -84,11 +83,7 @@ def _block_free(block: ir.Block) -> frozenset[ir.Var]:
     if isinstance(block.result, ir.Var) and block.result not in defined:
         free.add(block.result)
     answer = frozenset(free)
-
-    def forget(ref: weakref.ref) -> None:
-        if _FREE.get(key, (None,))[0] is ref:
-            del _FREE[key]
-    _FREE[key] = (weakref.ref(block, forget), answer)
+    _FREE.put(block, answer)
     return answer
 
 
@@ -126,20 +121,32 @@ def func_names(f: ir.Func) -> set[str]:
 
 
 class NameSupply:
-    """Fresh variable names that clash with no name in `taken` nor with each other."""
+    """Fresh variable names that clash with no name in `taken` nor with each other.
 
-    def __init__(self, taken: Iterable[str] = ()) -> None:
-        self.taken = set(taken)
+    `taken` may be a function that lists them, called on the first `fresh`: most passes
+    rewrite most functions without naming anything, and listing a function's names walks
+    all of it (an unrolled loop of 100,000 trips, once per pass)."""
+
+    def __init__(self, taken: Iterable[str] | Callable[[], Iterable[str]] = ()) -> None:
+        self._list_taken = taken if callable(taken) else None
+        self._taken = None if callable(taken) else set(taken)
         self.counters: dict[str, int] = {}
+
+    @property
+    def taken(self) -> set[str]:
+        if self._taken is None:
+            self._taken = set(self._list_taken())
+        return self._taken
 
     def fresh(self, hint: str = "t") -> str:
         """`hint_1`, `hint_2`, ... (a numbered hint is numbered afresh: `x_1` gives `x_2`)."""
         base = hint.rstrip("0123456789").rstrip("_") or "t"
+        taken = self.taken
         while True:
             n = self.counters[base] = self.counters.get(base, 0) + 1
             name = f"{base}_{n}"
-            if name not in self.taken:
-                self.taken.add(name)
+            if name not in taken:
+                taken.add(name)
                 return name
 
 
@@ -171,7 +178,7 @@ class Rewriter:
     def func(self, f: ir.Func) -> ir.Func:
         """Rewrite one function (its grad separately, with its own names and map)."""
         saved = (self.subst, self.names, self.func_now)
-        self.subst, self.names, self.func_now = {}, NameSupply(func_names(f)), f
+        self.subst, self.names, self.func_now = {}, NameSupply(lambda: func_names(f)), f
         try:
             body = self.block(f.body)
         finally:

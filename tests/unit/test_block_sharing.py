@@ -11,6 +11,7 @@ import pytest
 
 from linnet.check import instance as instance_module
 from linnet.check.instance import analyze_program
+from linnet.check.signatures import Binding
 from linnet.passes.block_instances import instance_tree
 from linnet.passes.block_sharing import instance_classes, shared_path
 from linnet.pipeline import compile_source, passes_for
@@ -132,3 +133,34 @@ def test_a_shared_function_runs_each_elements_weights_and_states(tmp_path):
     assert torch.equal(out, torch.full((4,), 2.0 * 3.0 * 4.0 * 5.0))
     calls = {name: int(b.item()) for name, b in model.named_buffers() if name.endswith("calls")}
     assert calls == {f"leaves.{i}.inner.{j}.calls": 2 for i, j in scales}
+
+
+def test_a_monomorphic_entry_is_checked_once(monkeypatch):
+    """The flattened entry has no generics: its instance is what the check recorded (the
+    same types, by identity), and nothing checks its body a second time."""
+    made = []
+    real = instance_module.BodyChecker
+
+    def counting(*args):
+        made.append(args)
+        return real(*args)
+    monkeypatch.setattr(instance_module, "BodyChecker", counting)
+    bound = compile_source(BENCH.leaves_text(3), path="m.linnet", passes=passes_for("torch")[:3])
+    ir = bound.result.stages[-1].ir
+    assert made == []  # `instantiate` made no checker of its own
+    checked = ir.analysis.root.bodies[id(ir.entry)]
+    assert ir.instance.types is checked.types and ir.instance.signature is checked.signature
+    assert len(checked.types) > 0 and ir.instance.diagnostics == []
+
+
+def test_a_generic_fn_is_still_checked_with_its_binding():
+    """Only what binds nothing reuses its check: a fn with a Dim generic is not among the
+    recorded bodies, and its instance has concrete types of its own."""
+    text = ("module m\nfn f<N: Dim>(x: Tensor[N; f32]) -> Tensor[N; f32] {\n    return x * 2.0\n}\n"
+            "entry main(x: Tensor[3; f32]) -> Tensor[3; f32] {\n    return f(x)\n}\n")
+    analysis = analyze_program(load_program("m.linnet", text))
+    f, main = analysis.root.globals.items["f"], analysis.root.globals.items["main"]
+    assert set(analysis.root.bodies) == {id(main)}
+    call = main.body[-1].value
+    inst = analysis.instantiate(f, analysis.instantiate(main, Binding()).call_bindings[id(call)])
+    assert str(inst.type_of(f.body[-1].value).type) == "Tensor[3; f32]"
