@@ -9,7 +9,8 @@
   generated modules never land in the home directory and runs do not share stale files.
 - Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
-  `HYPOTHESIS_PROFILE=gpu pytest tests/equivalence`.
+  `HYPOTHESIS_PROFILE=thorough pytest tests/equivalence`. Random tests that are not
+  Hypothesis's (fuzzing counts, mutants) scale with the profile too (`tests/cases/budget.py`).
 - `tests/cases/` is importable from every test: the example programs' weights and NumPy
   references that unit and equivalence tests share (`block_model_case`, ...).
 """
@@ -40,12 +41,13 @@ if "triton" not in sys.modules and not _cuda_available():
 _CACHE = tempfile.mkdtemp(prefix="linnet-test-cache-")
 os.environ["LINNET_CACHE"] = _CACHE
 
+from budget import CI_EXAMPLES  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 settings.register_profile(
-    "ci", max_examples=10, deadline=None, derandomize=True, database=None,
+    "ci", max_examples=CI_EXAMPLES, deadline=None, derandomize=True, database=None,
     print_blob=True, suppress_health_check=_SLOW_OK)
 settings.register_profile(
     "gpu", max_examples=40, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
