@@ -7,6 +7,9 @@
   environment is left alone.
 - `LINNET_CACHE` points at a temporary directory for the session, removed at the end, so
   generated modules never land in the home directory and runs do not share stale files.
+  Under pytest-xdist the workers share the directory their controller made (it is named to
+  them in `LINNET_TEST_SESSION_CACHE`): an e-graph result one worker wrote, the other reads
+  (the cache's writes are atomic). Only the process that made it removes it.
 - Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
   `HYPOTHESIS_PROFILE=thorough pytest tests/equivalence`. Random tests that are not
@@ -38,7 +41,11 @@ def _cuda_available() -> bool:
 if "triton" not in sys.modules and not _cuda_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-_CACHE = tempfile.mkdtemp(prefix="linnet-test-cache-")
+_SHARED = "LINNET_TEST_SESSION_CACHE"
+_MADE_HERE = _SHARED not in os.environ
+if _MADE_HERE:
+    os.environ[_SHARED] = tempfile.mkdtemp(prefix="linnet-test-cache-")
+_CACHE = os.environ[_SHARED]
 os.environ["LINNET_CACHE"] = _CACHE
 
 from budget import CI_EXAMPLES  # noqa: E402
@@ -58,4 +65,5 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_unconfigure(config) -> None:
-    shutil.rmtree(_CACHE, ignore_errors=True)
+    if _MADE_HERE:
+        shutil.rmtree(_CACHE, ignore_errors=True)
