@@ -18,6 +18,7 @@ than tensors (the element-by-element fold takes those).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -27,11 +28,10 @@ ElementWise = Callable[[Any, tuple], list]
 _INSTALLED: dict[str, ElementWise] = {}
 
 
+@lru_cache(maxsize=None)
 def install() -> bool:
-    """Patch the interpreter's `ReduceOps.generic_reduce` (once per process): True when the
-    sliced fold is in place, False when this Triton has no such interpreter."""
-    if "element_wise" in _INSTALLED:
-        return True
+    """Patch the interpreter's `ReduceOps.generic_reduce` (once per process, the answer kept):
+    True when the sliced fold is in place, False when there is no such interpreter."""
     try:
         from triton.runtime import interpreter
     except Exception:  # noqa: BLE001 - no Triton, or one that does not import: nothing to do
