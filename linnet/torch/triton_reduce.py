@@ -12,8 +12,8 @@ the axis the combine runs once, on the whole slice across the other axes. Each o
 sees the same operations on the same values in the same order as the element-by-element fold
 (the accumulator is cast back to the input's dtype after every step, as there), so the results
 are the same bits (`tests/unit/test_triton_reduce.py` compares them). Only the time changes.
-A Triton whose interpreter lacks the method is left alone, as is a combine that returns other
-than tensors (the element-by-element fold takes those).
+A Triton whose interpreter lacks the method is left alone, and a combine that fails on slices
+or returns other than tensors is folded element by element as before.
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def install() -> bool:
     element_wise = _INSTALLED["element_wise"] = ops.generic_reduce
 
     def generic_reduce(self, input):
-        folded = sliced_fold(self, input)
+        try:
+            folded = sliced_fold(self, input)
+        except Exception:  # noqa: BLE001 - a combine meant for scalars: the interpreter's fold
+            folded = None  # answers (and raises again what is really wrong)
         return element_wise(self, input) if folded is None else folded
 
     ops.generic_reduce = generic_reduce
