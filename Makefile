@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) -m linnet.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist worksteal
 
 bench: $(STAMP)
 	$(PY) benchmarks/frontend.py

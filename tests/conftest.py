@@ -7,9 +7,13 @@
   environment is left alone.
 - `LINNET_CACHE` points at a temporary directory for the session, removed at the end, so
   generated modules never land in the home directory and runs do not share stale files.
+  Under pytest-xdist the workers share the directory their controller made (it is named to
+  them in `LINNET_TEST_SESSION_CACHE`): an e-graph result one worker wrote, the other reads
+  (the cache's writes are atomic). Only the process that made it removes it.
 - Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
-  `HYPOTHESIS_PROFILE=gpu pytest tests/equivalence`.
+  `HYPOTHESIS_PROFILE=thorough pytest tests/equivalence`. Random tests that are not
+  Hypothesis's (fuzzing counts, mutants) scale with the profile too (`tests/cases/budget.py`).
 - `tests/cases/` is importable from every test: the example programs' weights and NumPy
   references that unit and equivalence tests share (`block_model_case`, ...).
 """
@@ -37,15 +41,20 @@ def _cuda_available() -> bool:
 if "triton" not in sys.modules and not _cuda_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-_CACHE = tempfile.mkdtemp(prefix="linnet-test-cache-")
+_SHARED = "LINNET_TEST_SESSION_CACHE"
+_MADE_HERE = _SHARED not in os.environ
+if _MADE_HERE:
+    os.environ[_SHARED] = tempfile.mkdtemp(prefix="linnet-test-cache-")
+_CACHE = os.environ[_SHARED]
 os.environ["LINNET_CACHE"] = _CACHE
 
+from budget import CI_EXAMPLES  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 settings.register_profile(
-    "ci", max_examples=10, deadline=None, derandomize=True, database=None,
+    "ci", max_examples=CI_EXAMPLES, deadline=None, derandomize=True, database=None,
     print_blob=True, suppress_health_check=_SLOW_OK)
 settings.register_profile(
     "gpu", max_examples=40, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
@@ -56,4 +65,5 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_unconfigure(config) -> None:
-    shutil.rmtree(_CACHE, ignore_errors=True)
+    if _MADE_HERE:
+        shutil.rmtree(_CACHE, ignore_errors=True)

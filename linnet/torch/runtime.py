@@ -21,6 +21,7 @@ import hashlib
 import importlib.abc
 import importlib.util
 import linecache
+import os
 import re
 import sys
 import threading
@@ -28,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..privatecache import cache_root, private_dir, read_private, write_private
+from .triton_reduce import install as install_sliced_reduce
 
 _LOCK = threading.Lock()
 _MODULES: dict[str, ModuleType] = {}
@@ -104,8 +106,12 @@ def import_generated(source: str, name: str, folder: str = "torch") -> ModuleTyp
     """Import the generated `source` as a module, keeping a copy in its cache file.
 
     The same source gives the same module object within a process. `name` only makes the
-    file and module names readable (it is reduced to `[A-Za-z0-9_]`).
+    file and module names readable (it is reduced to `[A-Za-z0-9_]`). A PyTorch module
+    imported under `TRITON_INTERPRET=1` first gets the interpreter's reductions folded a
+    slice at a time (`triton_reduce`: the same bits, in a fraction of the time).
     """
+    if folder == "torch" and os.environ.get("TRITON_INTERPRET") == "1":
+        install_sliced_reduce()
     key = f"{folder}/{_file_name(source, name)}"
     with _LOCK:
         module = _MODULES.get(key)

@@ -4,16 +4,18 @@ Test modules import it by name (`from kernel_cases import ...`).
 
 Kernels run with Triton on CUDA when a device is present, else in Triton's interpreter
 (`tests/conftest.py` sets `TRITON_INTERPRET=1` before Triton is imported). Example counts
-scale with the hypothesis profile (`HYPOTHESIS_PROFILE=ci|gpu|thorough`, "ci" by default).
+scale with the hypothesis profile (`HYPOTHESIS_PROFILE=ci|gpu|thorough`, "ci" by default):
+five random cases for a full-weight op under "ci", beside each test's fixed `@example`s
+(the edges: single rows, one past a tile, whole tiles), a hundred under "thorough".
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import settings
-
 from linnet.testing import compare_kernel_and_body, default_device
+
+from budget import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -26,8 +28,10 @@ def example(name: str) -> str:
 
 
 def examples(weight: float = 1.0) -> int:
-    """`weight` times the profile's `max_examples` (at least 2): heavier ops get fewer."""
-    return max(2, round(settings.default.max_examples * weight))
+    """`weight` times the profile's count of random cases (`scaled(5)`: each one compiles
+    the op twice and runs its kernel in Triton's interpreter on the CPU), at least 2:
+    heavier ops get fewer."""
+    return max(2, round(scaled(5) * weight))
 
 
 def assert_agree(spec, case, *, numerics: str = "equivalent", grad: bool = True):

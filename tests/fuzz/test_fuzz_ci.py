@@ -1,7 +1,8 @@
 """A fixed-seed, bounded `linnet fuzz` run: every generated program agrees with the oracle
-on every target. Seed 0, 40 programs on two worker processes: under a minute on two
-CPU cores. A finding here is a compiler bug (or a bug of the generator or the oracle):
-`linnet fuzz --seed 0 --count 40 --out found` reduces it and writes a report."""
+on every target. Seed 0, 20 programs on two worker processes under the "ci" Hypothesis
+profile (`tests/cases/budget.py`; 400 under `HYPOTHESIS_PROFILE=thorough`): about fifteen
+seconds on two CPU cores. A finding here is a compiler bug (or a bug of the generator or
+the oracle): `linnet fuzz --seed 0 --count 20 --out found` reduces it and writes a report."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import pytest
 
 from linnet.testing.child_env import child_env
 
+from budget import scaled
+
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
 
 ROOT = Path(__file__).resolve().parents[2]
-COUNT = 40
+COUNT = scaled(20)
 
 
 def test_fixed_seed_fuzzing_finds_nothing() -> None:

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from linnet.check.dims import Dim, Facts
 
+from budget import scaled
+
 A, B, C, D, K, M, N = (Dim.sym(name) for name in "ABCDKMN")
 
 
@@ -433,7 +435,7 @@ def read_back(text: str, env: dict[str, int]) -> int:
 envs = st.fixed_dictionaries({name: st.integers(0, 30) for name in NAMES})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(50), deadline=None)
 @given(trees(), envs)
 def test_normal_form_evaluates_like_the_tree(tree: tuple, env: dict[str, int]) -> None:
     try:
@@ -445,7 +447,7 @@ def test_normal_form_evaluates_like_the_tree(tree: tuple, env: dict[str, int]) -
     assert read_back(str(dim), env) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(50), deadline=None)
 @given(trees(5), trees(5), trees(5))
 def test_ring_laws(x: tuple, y: tuple, z: tuple) -> None:
     a, b, c = to_dim(x), to_dim(y), to_dim(z)
@@ -492,7 +494,7 @@ def holds(left: Dim, op: str, right: Dim, env: dict[str, int]) -> bool | None:
     return (outcomes | {">": a > b, ">=": a >= b})[op]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(50), deadline=None)
 @given(problems())
 def test_proofs_are_sound(problem: tuple) -> None:
     declared, assumed, (goal_left, op, goal_right) = problem

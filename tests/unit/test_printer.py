@@ -19,6 +19,8 @@ from linnet.syntax.lexer import KEYWORDS, RESERVED
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_expr, print_module, print_stmt, print_type
 
+from budget import scaled
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -488,7 +490,7 @@ def exprs(depth: int) -> st.SearchStrategy:
     )
 
 
-PROPERTY = settings(max_examples=150, deadline=None,
+PROPERTY = settings(max_examples=scaled(50), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -29,6 +29,8 @@ from linnet.rules.terms import (Tile, dot, dot_acc, exp, log, nonnegative, plus,
                                 trans, widen)
 from linnet.torch.runtime import import_generated
 
+from budget import scaled
+
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # else tests/conftest.py interprets
 
@@ -78,7 +80,7 @@ def saturate(*terms, sets=RULE_SETS):
     return eg
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=scaled(25), deadline=None)
 @given(tiles, st.tuples(matrices, matrices, matrices))
 def test_tile_rules_preserve_meaning(term, values):
     out = saturate(term).extract(term)

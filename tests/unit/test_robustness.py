@@ -24,6 +24,8 @@ from linnet.syntax.lexer import KEYWORDS, PUNCT, RESERVED
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
 
+from budget import scaled
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SEEDS = [
@@ -101,7 +103,7 @@ WORDS = sorted(set(KEYWORDS) | RESERVED | {
 PIECES = WORDS + [p for p, _ in PUNCT] + ["0", "1", "0xff", "2.5", "1e-5", "\n", "/*", "*/",
                                           "//", "007", "$"]
 
-FUZZ = settings(max_examples=150, deadline=None,
+FUZZ = settings(max_examples=scaled(50), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 

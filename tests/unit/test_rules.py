@@ -28,6 +28,8 @@ from linnet.rules import RULE_SETS
 from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, larger, lo, lt, narrow,
                                negate, quot, rem, smaller)
 
+from budget import scaled
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.linnet")))
 SYMBOLS = {"p": (0, 3), "i": (0, 15), "t": (2, 5), "n": (-4, 4)}
@@ -113,7 +115,7 @@ def saturate_small(*terms):
     return eg
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(ints, st.lists(envs, min_size=1, max_size=5))
 def test_index_rules_preserve_meaning(term, values):
     eg = saturate_small(term)
@@ -122,7 +124,7 @@ def test_index_rules_preserve_meaning(term, values):
         assert evaluate(out, env) == evaluate(term, env), (term, out, env)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(masks, st.lists(envs, min_size=1, max_size=5))
 def test_mask_rules_preserve_meaning(term, values):
     eg = saturate_small(term)
@@ -182,7 +184,7 @@ def test_offsets_that_differ_only_in_grouping_are_not_merged():
 
 # ------------------------------------------------- counters with run-time bounds
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(ints, ints, masks.map(lambda m: m), st.integers(-8, 8), st.lists(envs, min_size=1,
                                                                         max_size=5))
 def test_counter_facts_preserve_meaning(low, high, mask, shift, values):
