@@ -3,7 +3,7 @@
 The module repeats a block of realistic items (a generic fn, an op with index
 notation and a kernel binding, a kernel with masks, an entry calling them) with
 fresh names until it reaches the requested number of lines, then times
-`linnet.frontend.check_program` on it. The parser tables are built (or loaded
+`linnet.check.frontend.check_program` on it. The parser tables are built (or loaded
 from lark's cache) before timing, as they are once per process.
 
     python benchmarks/frontend.py [--lines 5000] [--repeat 3]
@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.syntax.parser import _lark
 
 BLOCK = """\

@@ -63,7 +63,7 @@ def cuda_problem() -> str | None:
         import triton  # noqa: F401
     except Exception as err:
         return f"triton is not importable ({type(err).__name__}: {err})"
-    from linnet.passes import egraph_run
+    from linnet.passes.egraph import run as egraph_run
     if not egraph_run.available():  # kernels would lose tl.dot and keep every mask
         return f"the e-graph passes cannot run ({egraph_run.UNAVAILABLE}): install egglog"
     return None

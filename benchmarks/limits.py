@@ -27,7 +27,7 @@ import argparse
 import time
 from typing import Callable
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.lexer import tokenize
 from linnet.syntax.parser import _lark

@@ -14,6 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import LinnetError
+from .moved import install as _install_moved
+
+_install_moved()  # old module names, for one release (linnet/moved.py)
 
 __version__ = "0.1.0"
 __all__ = ["LinnetError", "compile_source", "compile_file", "passes_for", "__version__"]

@@ -3,7 +3,7 @@
 import sys
 
 try:
-    from .cli import main
+    from .cli.main import main
 except KeyboardInterrupt:  # Ctrl-C while the command line itself loads: no traceback
     sys.exit(130)
 

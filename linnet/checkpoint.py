@@ -209,7 +209,7 @@ def model_manifest(analysis: Any, root: str | None, generics: Mapping[str, Any] 
     """The root block's manifest for these values of its generics (ints, dtype names or
     dtypes; defaults fill the rest), and the values as `--bind` text. A generic the block
     lacks, or one without a default left out, is a LinnetError naming it."""
-    from .passes.block_entry import choose_root, root_manifest
+    from .passes.front.block_entry import choose_root, root_manifest
     info = choose_root(analysis, root, None)
     values = {name: _generic_text(name, v) for name, v in (generics or {}).items()}
     if info is not None:

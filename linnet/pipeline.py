@@ -18,8 +18,8 @@ from .errors import UsageError, suggest
 from .ir.languages import LANGUAGES as IR_LANGUAGES
 from .ir.numerics import MODES
 from .ir.printer import print_program
-from .passes import front
-from .passes.egraph_cache import cached_pass
+from .passes.front import bind_generics as front
+from .passes.egraph.cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline, skipped_note)
 
@@ -79,11 +79,11 @@ def _elaborate(bound: front.Bound, options: Options):
     """The entry as tensor IR, with the records later passes read: the module's path (it
     names the custom ops of a generated PyTorch module, emit/torch_library.py), a block
     entry's manifest, and the ops to run per shard of a mesh (emit-jax)."""
-    from .passes.elaborate import elaborate
+    from .passes.front.elaborate import elaborate
     program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
     shard: tuple = ()
     if options.shard:
-        from .jax.batch_rule import sharded_ops
+        from .check.batch_rule import sharded_ops
         shard = sharded_ops(bound.analysis, dict(options.shard), options.path)
     return program.with_state(module=".".join(bound.analysis.program.root_module.path),
                               parameters=bound.parameters, shard=shard)
@@ -95,68 +95,68 @@ MIDDLE = [
          writes=("interface", "kernels", "module", "parameters", "shard")),
     Pass("choose-kernels", "for each op call, run its kernel or its body (numerics, target, "
          "the kernel's where for the bound sizes)", "tensor", "tensor",
-         _lazy("linnet.passes.choose_kernels", "choose_kernels", options=True),
+         _lazy("linnet.passes.kernels.choose_kernels", "choose_kernels", options=True),
          reads=("kernels",), writes=("kernels", "tuning")),
     Pass("instantiate-kernels", "translate each kernel an op runs into a kernel Func (once "
          "per kernel instance)", "tensor", "tensor-kernels",
-         _lazy("linnet.passes.instantiate_kernels", "instantiate_kernels"),
+         _lazy("linnet.passes.kernels.instantiate_kernels", "instantiate_kernels"),
          reads=("kernels",), writes=("kernels",)),
     Pass("inline-fns", "replace each call of a fn by its body", "tensor-kernels", "tensor-inlined",
-         _lazy("linnet.passes.inline_fns", "inline_fns")),
+         _lazy("linnet.passes.middle.inline_fns", "inline_fns")),
     Pass("merge-reductions", "write directly nested like reductions (sum[i] sum[j] e) as one "
          "(sum[i, j] e)", "tensor-inlined", "tensor-inlined",
-         _lazy("linnet.passes.merge_reductions", "merge_reductions")),
+         _lazy("linnet.passes.middle.merge_reductions", "merge_reductions")),
     Pass("lower-index-notation", "turn index notation into aligned tensor operations, "
          "reductions and einsums", "tensor-inlined", "tensor-core",
-         _lazy("linnet.passes.index_notation", "lower_index_notation")),
+         _lazy("linnet.passes.middle.lower_index_notation", "lower_index_notation")),
     Pass("differentiate", "under --grad only: a new entry returning the loss and, by reverse "
          "mode, its gradient with respect to every floating input (op grad clauses honoured)",
          "tensor-core", "tensor-core",
-         _lazy("linnet.passes.differentiate", "differentiate", options=True),
+         _lazy("linnet.passes.adjoint.differentiate", "differentiate", options=True),
          skipped=lambda o: "" if o.grad else "it runs under --grad only",
          reads=("parameters",), writes=("grad",)),
     Pass("fold-constants", "evaluate operations on literals with the language's exact "
          "integer semantics", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.fold_constants", "fold_constants")),
+         _lazy("linnet.passes.middle.fold_constants", "fold_constants")),
     Pass("hoist-loop-invariants", "move pure bindings that are the same on every trip out "
          "of for and while loops", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.hoist_invariants", "hoist_loop_invariants")),
+         _lazy("linnet.passes.middle.hoist_loop_invariants", "hoist_loop_invariants")),
     Pass("cse", "share repeated pure computations", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.cse", "cse")),
+         _lazy("linnet.passes.middle.cse", "cse")),
     Pass("dce", "drop unused bindings and unreachable functions", "tensor-core",
-         "tensor-core", _lazy("linnet.passes.dce", "dce")),
+         "tensor-core", _lazy("linnet.passes.middle.dce", "dce")),
     Pass("drop-dead-carries", "stop loops carrying values that nothing after the loop and "
          "nothing kept inside it reads", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.drop_dead_carries", "drop_dead_carries")),
+         _lazy("linnet.passes.middle.drop_dead_carries", "drop_dead_carries")),
     Pass("egraph-tiles", "prove kernel masks with the rule sets of linnet/rules (an e-graph "
          "per kernel) and drop those always true", "tensor-core", "tensor-core",
-         cached_pass("linnet.passes.egraph", "egraph_tiles"),
+         cached_pass("linnet.passes.egraph.egraph_tiles", "egraph_tiles"),
          reads=("egraph_report",), writes=("egraph_report",)),
     Pass("fold-proved-masks", "follow through on proved masks: selects on known conditions, "
          "and accesses whose mask is always false", "tensor-core", "tensor-core",
-         _lazy("linnet.passes.fold_masks", "fold_proved_masks")),
+         _lazy("linnet.passes.kernels.fold_proved_masks", "fold_proved_masks")),
     Pass("egraph-products", "choose tile products as dots with the rule sets of linnet/rules "
          "(an e-graph per function): transposes moved and cancelled, half tiles fed to the "
          "matrix units, products added into accumulators", "tensor-core", "tensor-dots",
-         cached_pass("linnet.passes.egraph_products", "egraph_products"),
+         cached_pass("linnet.passes.egraph.egraph_products", "egraph_products"),
          reads=("egraph_report",), writes=("egraph_report",)),
     Pass("exact-division", "in kernels, divide by a power of two as a multiplication by "
          "its reciprocal (the same bits, one instruction)", "tensor-dots", "tensor-dots",
-         _lazy("linnet.passes.exact_division", "exact_division")),
+         _lazy("linnet.passes.kernels.exact_division", "exact_division")),
     Pass("fast-math", "under --numerics fast only: in kernels, divide by a broadcast divisor "
          "through its reciprocal, and x / sqrt(y) as x * rsqrt(y)", "tensor-dots", "tensor-dots",
-         _lazy("linnet.passes.fast_math", "fast_math", options=True),
+         _lazy("linnet.passes.kernels.fast_math", "fast_math", options=True),
          skipped=lambda o: "" if o.numerics == "fast" else "it runs under --numerics fast only"),
     Pass("lower-kernel-scans", "turn the scans in kernels into loops that carry their stacks "
          "and write one row per trip", "tensor-dots", "tensor-kernel-loops",
-         _lazy("linnet.passes.lower_kernel_scans", "lower_kernel_scans")),
+         _lazy("linnet.passes.kernels.lower_kernel_scans", "lower_kernel_scans")),
     Pass("lower-kernel-einsums", "turn the contractions left in kernels into broadcast "
          "products and sums", "tensor-kernel-loops", "tensor-kernel-tiles",
-         _lazy("linnet.passes.lower_kernel_einsums", "lower_kernel_einsums")),
+         _lazy("linnet.passes.kernels.lower_kernel_einsums", "lower_kernel_einsums")),
     Pass("outline-deep-blocks", "move if, for and while nested more than 24 blocks deep "
          "into functions of their own (long else-if chains), so generated Python stays "
          "within CPython's nesting limits", "tensor-kernel-tiles", "tensor-outlined",
-         _lazy("linnet.passes.outline_deep", "outline_deep_blocks")),
+         _lazy("linnet.passes.middle.outline_deep_blocks", "outline_deep_blocks")),
 ]
 
 # what the generated PyTorch module's header prints: every record a printer may see
@@ -183,7 +183,7 @@ BACK = {
                        reads=("parameters", "grad"))],
 }
 TARGETS = tuple(BACK)
-NUMERICS = MODES  # linnet.ir.numerics; what each means: linnet.emit.kernel_numerics
+NUMERICS = MODES  # linnet.ir.numerics; what each means: linnet.ir.kernel_numerics
 
 
 def passes_for(target: str) -> list[Pass]:
@@ -252,7 +252,7 @@ def rules_in_effect(rules: tuple | list | None) -> Iterator[None]:
     A researcher fuzzing a new rule wraps the whole run instead:
 
         with rules_in_effect([*linnet.rules.RULE_SETS, mine]):
-            report = linnet.testing.fuzz.fuzz(count=100, kernels=True)
+            report = linnet.fuzz.fuzz(count=100, kernels=True)
     """
     token = _RULES.set(tuple(rules) if rules is not None else None)
     try:
@@ -346,7 +346,7 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     ops whose kernels are to run per shard of a device mesh: each instance of one with a
     kernel gets a slot for its per-shard launch and the `jax.shard_map` that runs it, which
     `linnet.jax.mesh` fills in for a mesh (docs/scale_jax.md, "The generated module"). An
-    op without a batch axis (`linnet.jax.batch_rule`) is a UsageError.
+    op without a batch axis (`linnet.check.batch_rule`) is a UsageError.
 
     Every error is a `linnet.LinnetError`: an unknown `target`, `numerics` or entry and a
     binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
@@ -384,7 +384,7 @@ def _shard_option(shard: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`shard=` as `Options.shard`: (op name, mesh axes) pairs, in name order."""
     if not shard:
         return ()
-    from .jax.batch_rule import named_axes
+    from .check.batch_rule import named_axes
     return tuple(sorted(named_axes(shard).items()))
 
 
@@ -397,7 +397,7 @@ def compile_file(path: str | Path, **options: Any) -> Compiled:
 
 def _sources(path: str, text: str | None) -> dict:
     """The program's files (the root and the modules it uses), for rendering diagnostics."""
-    from .program import load_program
+    from .syntax.program import load_program
     try:
         return load_program(path, text).sources
     except OSError:

@@ -287,7 +287,7 @@ def entry_names(path: Path) -> set[str]:
     """The entries of a Linnet program (checked once); a program with errors raises."""
     if path not in _ENTRY_NAMES:
         from linnet.diagnostics import render
-        from linnet.frontend import check_program
+        from linnet.check.frontend import check_program
         from linnet.torch import LinnetError
         result = check_program(str(path))
         if not result.ok:

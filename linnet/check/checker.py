@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, DiagnosticBag
-from ..program import Program
+from ..syntax.program import Program
 from ..syntax import tree as t
 from .grads import check_grad
 from .bindings import check_binding

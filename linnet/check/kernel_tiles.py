@@ -2,7 +2,7 @@
 
 Tiles are powers of two (docs/language.md, "Kernels"). Most tile sizes are kernel generics,
 known only when an op instance binds the kernel at concrete shapes, so the kernel stage
-(`passes/elaborate_kernel.py`) checks them when it translates a chosen kernel. But a size
+(`passes/front/elaborate_kernel.py`) checks them when it translates a chosen kernel. But a size
 that literals alone decide is an error whatever the shapes, and `check` reports every
 error that depends only on literals:
 

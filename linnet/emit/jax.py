@@ -29,7 +29,7 @@ from ..ir import tensor as ir
 from ..ir.printer import print_expr
 from . import jax_ops as ops
 from ..ir.numerics import numerics_of
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from .writer import CodeWriter
 from .layout import comment, loop_expected, unpack_count
 from .torch import _autograd_ok, _grad_items, ran_counters

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from .. import prims
 from ..ir import tensor as ir
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from .common import (BITS, FLOATS, HALF, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa: F401
                      attr_ints, freeze, highest_value, is_float, lowest_value, print_form,
                      py_scalar, shape_code, shaped_call, slice_item_code)

@@ -2,7 +2,7 @@
 
 XLA cannot partition a `pallas_call`: given inputs split over a mesh, it gathers them and
 runs the whole kernel on every device. So an op named in `shard=` (its batch rule and mesh
-axes are in the program's state (`state.shard`), `linnet.jax.batch_rule.sharded_ops`) gets, for each of its
+axes are in the program's state (`state.shard`), `linnet.check.batch_rule.sharded_ops`) gets, for each of its
 instances with a kernel, a run that says so in the generated text: once a mesh is
 installed, its per-shard launch under `jax.shard_map`, with the parameters the rule splits
 and every result split along their leading axis over the named mesh axes and the other
@@ -26,7 +26,7 @@ from .jax import _tuple, chooser
 from .layout import comment
 
 if TYPE_CHECKING:
-    from ..jax.batch_rule import ShardedOp
+    from ..check.batch_rule import ShardedOp
 
 SECTION = '''# Ops run per shard of a device mesh (compiled with shard=): linnet.jax.mesh
 # installs the mesh and, for each op function listed here, the launch of its kernel

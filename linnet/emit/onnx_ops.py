@@ -524,7 +524,7 @@ def _einsum_diagonals(g: Nodes, x: str, letters: list[str], shape: tuple[int, ..
 def _reshape(g: Nodes, x: str, shape: tuple[int, ...], to: tuple[int, ...]) -> str:
     """A reshape that only adds axes of 1 is an `Unsqueeze`, one that only drops them a
     `Squeeze`: their axes say nothing of the other sizes, so the node serves every size
-    (a symbolic export needs that: linnet/onnx_symbolic.py); any other is a `Reshape`."""
+    (a symbolic export needs that: linnet/cli/onnx_symbolic.py); any other is a `Reshape`."""
     added = _unit_axes(to, shape)
     if added is not None:
         return g.add("Unsqueeze", [x, g.ints(added)]) if added else x

@@ -8,7 +8,7 @@ are `pltriton.atomic_add(ref, offsets, value, mask=...)`. A rank-0 parameter tha
 memory is a value read as `ref[0]`. A result written by atomics is an input at its first
 contents aliased to the output: the kernel gets a ref for each (`i0_ref`, then `o0_ref`)
 and writes the output's. Tile arithmetic is the JAX printer's (`jax_ops`) under the kernel
-numerics of `linnet.emit.kernel_numerics`, which the Triton printer follows too: f16/bf16
+numerics of `linnet.ir.kernel_numerics`, which the Triton printer follows too: f16/bf16
 division, remainder and math computed in f32 and rounded once (the lowering has no half
 division); loops are `lax` loops; a tile product is `jnp.dot` with f32 accumulation, at
 `lax.Precision.HIGHEST` where its `precision` is full f32 (`kn.full_f32_products`: f32
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..ir import tensor as ir
 from . import jax_ops as ops
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from .jax import _Func, _tuple
 from .layout import comment
 from .triton import _fill, is_memory, memory_names, require_written

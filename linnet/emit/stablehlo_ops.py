@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 from .. import prims
 from ..ir import tensor as ir
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from .common import (HALF, SIGNED, UNSIGNED, attr_int, attr_ints, freeze, highest_value,
                      is_float, lowest_value)
 from .jax_ops import value_of

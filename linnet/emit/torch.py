@@ -36,7 +36,7 @@ from ..ir.numerics import numerics_of
 from ..ir.program_state import ProgramState
 from ..passes.traverse import expr_free_vars, free_vars
 from ..ir.printer import print_expr
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from . import torch_ops as ops
 from . import torch_library as lib
 from . import triton as tri

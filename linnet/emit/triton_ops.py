@@ -17,7 +17,7 @@ semantics (docs/language.md, "Types and generics" and "Kernels", `docs/ir.md`):
   signedness); counts of the width or more give 0 (or the sign for signed `shr`), where
   LLVM would give poison.
 - Float `min`/`max` and their reductions propagate NaN (`PropagateNan.ALL`).
-- Numerics are `linnet.emit.kernel_numerics`'s, spelled here: f16/bf16 division,
+- Numerics are `linnet.ir.kernel_numerics`'s, spelled here: f16/bf16 division,
   remainder and math computed in f32 and rounded back (`computes_in_f32`), sums, products
   and scans accumulated in f32 (`accumulates_in`); a correctly rounded f32 division and
   square root (`rounded`) is `tl.div_rn`/`tl.sqrt_rn`, since Triton's `/` and `tl.sqrt` are
@@ -37,7 +37,7 @@ from typing import Sequence
 
 from .. import prims
 from ..ir import tensor as ir
-from . import kernel_numerics as kn
+from ..ir import kernel_numerics as kn
 from .common import (BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze, is_float,
                      print_form, scalar_value)
 

@@ -4,7 +4,7 @@ A compilation's numerics (`Options.numerics`) say how far a kernel may stray fro
 body: `exact` runs no kernel at all, `equivalent` (the default) runs kernels that compute
 what the body computes up to the rounding of another order of operations, `fast` lets
 kernels use the device's approximate division and square root and TF32 tile products.
-What each mode means for a printed kernel is `linnet.emit.kernel_numerics`; the command
+What each mode means for a printed kernel is `linnet.ir.kernel_numerics`; the command
 line's choices, `linnet.pipeline.NUMERICS` and that policy all read `MODES` here.
 """
 

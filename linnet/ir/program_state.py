@@ -22,10 +22,10 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for annotations only: ir must not import what builds on it
-    from ..jax.batch_rule import ShardedOp
+    from ..check.batch_rule import ShardedOp
     from ..parameters import Manifest
-    from ..passes.elaborate_kernel import KernelLibrary
-    from ..passes.kernel_tuning import TuningReport
+    from ..passes.front.elaborate_kernel import KernelLibrary
+    from ..passes.kernels.kernel_tuning import TuningReport
 
 __all__ = ["Interface", "GradNote", "ProgramState", "RECORDS", "state_from_meta"]
 
@@ -34,7 +34,7 @@ __all__ = ["Interface", "GradNote", "ProgramState", "RECORDS", "state_from_meta"
 class Interface:
     """An entry's user names: {IR input name: user name}, and one name per result leaf.
 
-    Written by `elaborate` (`passes/entry_interface.py` says how the names are made); read
+    Written by `elaborate` (`passes/front/entry_interface.py` says how the names are made); read
     by `emit-onnx` (the graph's input and output names) and printed in the header of the
     generated PyTorch module."""
     inputs: tuple[tuple[str, str], ...]

@@ -26,7 +26,7 @@ T = TypeVar("T", bound=type)
 def node(cls: T | None = None, *, weakref_slot: bool = False) -> T | Callable[[T], T]:
     """A frozen, slotted dataclass whose pickled state is read by one C call per object
     (the dataclass default calls `fields()` per object, per pickle: most of what keying the
-    e-graph cache costs on a long program; see passes/egraph_cache.py)."""
+    e-graph cache costs on a long program; see passes/egraph/cache.py)."""
     def make(cls: T) -> T:
         cls = dataclass(frozen=True, slots=True, weakref_slot=weakref_slot)(cls)
         names = tuple(f.name for f in fields(cls))

@@ -98,7 +98,7 @@ def load_function(path: str, name: str, *, numerics: str = "equivalent",
     `mesh` (a `jax.sharding.Mesh`) and `shard` ({op name: mesh axis, or a tuple of axes})
     run the kernel of each named op per shard of its batch axis, under `jax.shard_map`
     (`linnet.jax.mesh`; docs/jax.md, "JAX over a mesh"). An op without a batch axis by the
-    rule of `linnet.jax.batch_rule` raises a LinnetError here.
+    rule of `linnet.check.batch_rule` raises a LinnetError here.
     """
     return _checked(path, name, None, numerics, tuning, mesh, shard)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import LinnetError
-from .batch_rule import ShardedOp, named_axes, op_binding, shard_entry, sharded_ops
+from ..check.batch_rule import ShardedOp, named_axes, op_binding, shard_entry, sharded_ops
 from .block_model import JaxBlockEntryFunction
 from .loader import JaxEntryFunction, jitted
 

@@ -67,9 +67,9 @@ class Options:
     grad: bool = False
     path: str = "<input>"
     rules: tuple | None = None  # the e-graph passes' rule sets; None: linnet.rules.RULE_SETS
-    tuning: object | None = None  # a KernelTuning (passes/kernel_tuning.py): tuned kernels
+    tuning: object | None = None  # a KernelTuning (passes/kernels/kernel_tuning.py): tuned kernels
     # the jax target's ops run per shard of a device mesh, with the mesh axes each one's
-    # batch axis splits over: ((op name, (axis, ...)), ...) (linnet/jax/batch_rule.py)
+    # batch axis splits over: ((op name, (axis, ...)), ...) (linnet/check/batch_rule.py)
     shard: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 

@@ -52,7 +52,7 @@ Form = Union[Text, Op, Via, None]
 TARGETS = ("torch", "jax", "onnx", "stablehlo", "triton")
 
 #: A derivative: (emitter, the prim, its result, the result's adjoint) -> one thunk (or
-#: None) per operand; see `linnet.passes.adjoints`.
+#: None) per operand; see `linnet.passes.adjoint.rules`.
 Derivative = Callable[[Any, Any, Any, Any], tuple]
 
 
@@ -67,7 +67,7 @@ class PrimDef:
     whose result the oracle rounds once to the dtype. `derivative` is the reverse-mode
     rule (None: the primitive takes no gradient, or the adjoint pass has its own rule).
     `in_f32`: kernels compute f16/bf16 operands in f32 and round the result once
-    (`linnet.emit.kernel_numerics`). `prelude` names the prelude function that becomes
+    (`linnet.ir.kernel_numerics`). `prelude` names the prelude function that becomes
     this primitive ("" for none)."""
     name: str
     arity: int | None

@@ -3,7 +3,7 @@
 Each is a prelude function of one float operand (family "math": floats only, the result
 of the operand's type), computed by the oracle in f64 and rounded once to the dtype, and
 in kernels on f32 for f16/bf16 operands. A row gives the derivative as the vector-Jacobian
-product `dy * f'(x)`, written with the emitter of `linnet.passes.adjoint_emit` (`em`),
+product `dy * f'(x)`, written with the emitter of `linnet.passes.adjoint.emit` (`em`),
 reading the operand `e.args[0]` or the result `y`, whichever is cheaper.
 
 To add a function, add a row here (docs/prims.md walks through `erf`).

@@ -1,4 +1,4 @@
-"""Rule sets as data, run by the e-graph stage `egraph-tiles` (`linnet/passes/egraph.py`).
+"""Rule sets as data, run by the e-graph stage `egraph-tiles` (`linnet/passes/egraph/egraph_tiles.py`).
 
 Each module holds one rule set: a docstring saying what it knows, a list `RULES` of
 egglog rules over the term language of `terms.py` (one rule per line), and `RULE_SET`,

@@ -1,6 +1,6 @@
 """Walking and rebuilding surface trees: what tools that edit programs share.
 
-Why: the mutator (`linnet.testing.mutate`) and the reducer (`linnet.testing.reduce`) both
+Why: the mutator (`linnet.testing.mutate`) and the reducer (`linnet.fuzz.reduce`) both
 take a parsed module apart and put an edited copy together, to print it back to text. Trees
 are frozen, so an edit rebuilds the path from the root to the edited node and shares the
 rest. Nodes are found by identity (`is`), not equality: two equal subtrees at different

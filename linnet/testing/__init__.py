@@ -11,10 +11,10 @@
 
 from __future__ import annotations
 
-from .harness import (INPUT_STYLES, Comparison, LinnetError, OutputError, ProgramError,
-                      TargetSpec, Tolerance, compare_kernel_and_body, compare_outputs, compiled,
-                      default_device, draw_values, kernel_ops, kernel_runtime, make_inputs,
-                      shrink, target_spec, tolerance_for)
+from ..fuzz.harness import (INPUT_STYLES, Comparison, LinnetError, OutputError, ProgramError,
+                            TargetSpec, Tolerance, compare_kernel_and_body, compare_outputs,
+                            compiled, default_device, draw_values, kernel_ops, kernel_runtime,
+                            make_inputs, shrink, target_spec, tolerance_for)
 
 __all__ = ["compare_kernel_and_body", "compare_outputs", "Comparison", "OutputError",
            "Tolerance", "tolerance_for", "TargetSpec", "target_spec", "kernel_ops",

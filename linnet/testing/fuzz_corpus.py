@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .crosscheck import TARGETS, Report, crosscheck
+from ..fuzz.crosscheck import TARGETS, Report, crosscheck
 from .mutate import mutants
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ mutant is a corpus program with one to a few edits a careless or curious user co
 (another operator, literal, dtype, reduction or prelude function; a statement dropped or
 repeated; an expression replaced by one of its operands), printed back to text by the
 surface printer. Most mutants no longer check, which exercises the checker's diagnostics;
-those that still check go through every backend (`linnet.testing.crosscheck`).
+those that still check go through every backend (`linnet.fuzz.crosscheck`).
 
 The edits are structural, so every mutant parses; spans are not kept (the text is parsed
 again). Edits are drawn from a `random.Random`, so a seed names a mutant. Kernels are left

@@ -27,8 +27,8 @@ from typing import Any, Mapping, Sequence
 
 from hypothesis import strategies as st
 
-from .harness import (INPUT_STYLES, Override, TargetSpec, dtype_choices, make_inputs,
-                      target_spec)
+from ..fuzz.harness import (INPUT_STYLES, Override, TargetSpec, dtype_choices, make_inputs,
+                            target_spec)
 
 __all__ = ["dim_values", "generic_values", "input_values", "cases", "Case", "spec_of"]
 

@@ -87,8 +87,8 @@ def block_signature(analysis: Any, root: str | None, name: str, block_bind: dict
     inputs: the root's generics replaced by their values, a struct parameter spread into its
     fields, a struct result a tuple. Its generics are the entry's own."""
     from ..check.value_types import as_tuples, leaves
-    from ..passes.block_entry import choose_root
-    from ..passes.front import parse_bindings
+    from ..passes.front.block_entry import choose_root
+    from ..passes.front.bind_generics import parse_bindings
     info = choose_root(analysis, root, None)
     values = parse_bindings(info.item, block_bind)
     b = Binding()
@@ -106,6 +106,6 @@ def block_signature(analysis: Any, root: str | None, name: str, block_bind: dict
 
 def block_entries(analysis: Any, root: str | None) -> list[str]:
     """The names of the root block's entries, in declaration order."""
-    from ..passes.block_entry import choose_root
+    from ..passes.front.block_entry import choose_root
     info = choose_root(analysis, root, None)
     return [f.name for f in info.fns.values() if f.kind == "entry"]

@@ -17,7 +17,7 @@ from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, match_dims, substitute
 from ..check.types import TensorT
 from ..errors import InputError, InputShapeError, LinnetError, suggest
-from ..passes.front import choose_entry
+from ..passes.front.bind_generics import choose_entry
 from ..pipeline import NUMERICS, check_choice, compile_source
 
 __all__ = ["EntryFunction", "LoadedModule", "LinnetError", "load", "load_function"]
@@ -541,7 +541,7 @@ def load(path: str, *, generics: dict[str, Any] | None = None, weights: Any = No
     """
     check_choice("numerics", numerics, NUMERICS)
     text = read_program(path)
-    from ..passes.block_entry import choose_root
+    from ..passes.front.block_entry import choose_root
     analysis = checked(text, str(path))
     if root is not None or choose_root(analysis, None, None) is not None:
         from .block_module import load_model

@@ -3,7 +3,7 @@ that agrees with the op's body, and record it in a tuning file that compiling th
 
 - `tune(path, op, bind={...}, candidates={...}, ...)` runs the search and returns a
   `TuneResult` (`linnet/tune/tuner.py`); `plan(...)` lists the candidates it would try
-  (`candidates.py`); `linnet tune` is its command line (`linnet/cli_tune.py`).
+  (`candidates.py`); `linnet tune` is its command line (`linnet/cli/tune.py`).
 - `TuningFile` reads and writes the tuning file (`linnet/tune/records.py`);
   `tuning_for(tuning, source, device)` is what a compilation uses.
 

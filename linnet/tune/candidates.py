@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..errors import LinnetError
-from ..passes.elaborate_instances import BoundKernel, _source
-from ..passes.kernel_tuning import (TunedChoice, choice_problem, header_hints, hint_problem,
-                                    not_tunable, op_identity, tunable_generics)
+from ..passes.front.instances import BoundKernel, _source
+from ..passes.kernels.kernel_tuning import (TunedChoice, choice_problem, header_hints,
+                                            hint_problem, not_tunable, op_identity,
+                                            tunable_generics)
 
 DEFAULT_WARPS = (4, 8)
 DEFAULT_STAGES = (2, 3, 4)

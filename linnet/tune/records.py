@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import LinnetError
 from ..ir.numerics import KERNEL_MODES
-from ..passes.kernel_tuning import KernelTuning, TunedChoice, hint_problem, tile_problem
+from ..passes.kernels.kernel_tuning import KernelTuning, TunedChoice, hint_problem, tile_problem
 
 FORMAT = "linnet-tuning"
 VERSION = 1

@@ -3,7 +3,7 @@
 For the op at the bound sizes, each candidate of `candidates.py` is compiled through the
 whole pipeline with its choice as the compilation's `KernelTuning` (exactly as a tuning
 file would give it), run on random inputs of the bound shapes and compared with the op's
-body (the verify machinery: `linnet.testing.harness`, the body compiled with
+body (the verify machinery: `linnet.fuzz.harness`, the body compiled with
 `numerics="exact"`, the tolerances of `linnet verify`), and timed. Only a candidate that
 agrees with the body may win; the winner is recorded in the tuning file.
 
@@ -26,8 +26,8 @@ from .. import __version__
 from ..diagnostics import CompileError
 from ..errors import LinnetError, first_line
 from ..ir.numerics import KERNEL_MODES
-from ..passes.front import UsageError
-from ..passes.kernel_tuning import KernelTuning
+from ..passes.front.bind_generics import UsageError
+from ..passes.kernels.kernel_tuning import KernelTuning
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
 from .records import TuningFile, tuning_path
 
@@ -129,7 +129,7 @@ def tune(path: str | os.PathLike, op: str, bind: Mapping[str, Any], *,
     `linnet.testing.ProgramError` for a program with errors and
     `linnet.tune.TuningFileError` for a tuning file that cannot be read.
     """
-    from ..testing.harness import compiled, default_device, kernel_runtime
+    from ..fuzz.harness import compiled, default_device, kernel_runtime
     device = device or default_device()
     runs, runtime = kernel_runtime(device)
     if not runs:
@@ -182,7 +182,7 @@ def _plan(path, op, bind, candidates, warps, stages, numerics, cap):
 
 
 def _spec(path, op: str):
-    from ..testing.harness import target_spec
+    from ..fuzz.harness import target_spec
     try:
         spec = target_spec(path, op)
     except KeyError:
@@ -227,7 +227,7 @@ def _bound(spec, bind: Mapping[str, Any]):
 def _inputs_and_body(spec, values, device: str, checks: int, seed: int, body_main):
     """`checks` sets of random inputs at the bound shapes, and the body's outputs on each."""
     import torch
-    from ..testing.harness import make_inputs
+    from ..fuzz.harness import make_inputs
     inputs = [make_inputs(spec, values, seed=seed + k, style=STYLES[k % len(STYLES)],
                           device=device) for k in range(max(1, checks))]
     with torch.no_grad():
@@ -269,7 +269,7 @@ def _try(cand: Candidate, build, space: CandidateSpace, inputs, body, numerics: 
 
 def _compare(body, outputs, inputs, numerics: str) -> tuple[float, str | None]:
     """The worst error as a fraction of its tolerance, and the first disagreement."""
-    from ..testing.harness import _dtype_name, compare_outputs, tolerance_for
+    from ..fuzz.harness import _dtype_name, compare_outputs, tolerance_for
     worst, problem = 0.0, None
     for xs, want, got in zip(inputs, body, outputs):
         n = max([d for x in xs if hasattr(x, "shape") for d in x.shape] or [1])

@@ -25,7 +25,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from linnet.pipeline import compile_source  # noqa: E402
-from linnet.testing.onnx_run import f32_boundary  # noqa: E402
+from linnet.fuzz.onnx_run import f32_boundary  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_corpus_numpy as torch_corpus  # noqa: E402

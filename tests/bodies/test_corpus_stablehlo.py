@@ -4,7 +4,7 @@ the PyTorch interpreter.
 The same references and input strategies as `test_corpus_numpy.py` (and
 `test_corpus_jax.py`): for each entry, Hypothesis draws inputs, the generics are bound from
 them, and the entry is compiled with `linnet stablehlo` (numerics `exact`), then parsed,
-verified, compiled and run on the CPU by `linnet.testing.stablehlo_run` (once per binding).
+verified, compiled and run on the CPU by `linnet.fuzz.stablehlo_run` (once per binding).
 Its results must have the declared dtypes and shapes, match the reference within the
 declared dtype's tolerance (integers and bools exactly), and agree with the PyTorch
 interpreter to the same tolerance. Integer edge cases (`references.EDGES`) run too.
@@ -25,7 +25,7 @@ pytest.importorskip("jax")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from linnet.pipeline import compile_source  # noqa: E402
-from linnet.testing.stablehlo_run import StableHLOFunction, load_stablehlo  # noqa: E402
+from linnet.fuzz.stablehlo_run import StableHLOFunction, load_stablehlo  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_corpus_numpy as torch_corpus  # noqa: E402

@@ -1,4 +1,4 @@
-"""Planted in `linnet verify`'s child (`linnet.verify_trials.CHILD_IMPORTS`): in a process
+"""Planted in `linnet verify`'s child (`linnet.fuzz.verify_trials.CHILD_IMPORTS`): in a process
 that imports it, the kernel of every op named `softmax` calls `os.abort()`, as a kernel
 writing out of bounds ends its process with SIGABRT. The bodies (`--numerics exact`) and
 every other op's kernel are the compiler's own."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from linnet.testing import harness
+from linnet.fuzz import harness
 
 _real = harness.compiled
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from linnet.pipeline import compile_file
-from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
+from linnet.fuzz.backends import as_numpy, compile_entry, loader, to_torch
 
 from block_model_case import H, PROGRAM, V, mixed, weights
 from kernel_cases import DEVICE

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.cli_verify import main as verify
+from linnet.cli.verify import main as verify
 from linnet.testing import compare_kernel_and_body
-from linnet.testing.backends import as_numpy
+from linnet.fuzz.backends import as_numpy
 
 from kernel_cases import DEVICE, EXAMPLES
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.testing.backends import as_numpy
+from linnet.fuzz.backends import as_numpy
 from linnet.torch import load
 
 from kernel_cases import DEVICE, EXAMPLES

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.testing import harness, kernel_runtime, target_spec
+from linnet.testing import kernel_runtime, target_spec
+from linnet.fuzz import harness
 
 from kernel_cases import DEVICE, example
 

@@ -1,6 +1,6 @@
 """The model layer's later constructs on every target: spec programs 170-179.
 
-Each program's module-level entries go through `linnet.testing.crosscheck` (the
+Each program's module-level entries go through `linnet.fuzz.crosscheck` (the
 interpreter, PyTorch, JAX, ONNX and StableHLO agree, and `--grad` of every entry that
 returns one floating scalar compiles and agrees across targets). Its block entries, which
 crosscheck does not draw, run here on every target with random inputs and weights
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.testing import crosscheck as cc
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz import crosscheck as cc
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")

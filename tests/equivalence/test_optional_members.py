@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from linnet.check.instance import analyze_program
-from linnet.passes.block_entry import root_manifest
+from linnet.passes.front.block_entry import root_manifest
 from linnet.pipeline import compile_source
-from linnet.program import load_program
-from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
+from linnet.syntax.program import load_program
+from linnet.fuzz.backends import as_numpy, compile_entry, loader, to_torch
 
 VALID = Path(__file__).resolve().parents[1] / "spec" / "valid"
 PROGRAMS = {  # the spec program, its entries, the shape of each entry's one input

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from linnet.pipeline import compile_file
-from linnet.testing.backends import as_numpy, compile_entry, loader, to_torch
+from linnet.fuzz.backends import as_numpy, compile_entry, loader, to_torch
 
 from kernel_cases import DEVICE
 from optional_model_case import CHECKPOINTS, H, L, PROGRAM, V, main

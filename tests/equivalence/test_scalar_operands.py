@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from linnet.pipeline import compile_source
-from linnet.testing.harness import default_device
+from linnet.fuzz.harness import default_device
 
 SOURCE = Path(__file__).parent / "scalar_operands.linnet"
 

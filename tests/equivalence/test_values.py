@@ -2,7 +2,7 @@
 
 Each spec program 140-147 runs through the interpreter, PyTorch, JAX, ONNX and
 StableHLO (with `--grad` on its `loss` entry) and every target must agree
-(`linnet.testing.crosscheck`); its entries' values are then checked against the
+(`linnet.fuzz.crosscheck`); its entries' values are then checked against the
 same computation written directly in PyTorch, on the GPU where there is one.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from linnet.testing import crosscheck as cc
+from linnet.fuzz import crosscheck as cc
 from linnet.torch import load_function
 
 pytest.importorskip("jax")

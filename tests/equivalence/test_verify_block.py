@@ -3,7 +3,7 @@ for its parameters (present optional members included) as inputs after its own."
 
 from __future__ import annotations
 
-from linnet.cli_verify import main
+from linnet.cli.verify import main
 
 from kernel_cases import HERE
 

@@ -1,6 +1,6 @@
 """`linnet verify`: tables, verdicts, shrinking, and exit statuses.
 
-`linnet.cli_verify.main` runs the command alone (until `linnet/cli.py` registers it, after
+`linnet.cli.verify.main` runs the command alone (until `linnet/cli/main.py` registers it, after
 which `linnet verify` is the same command). The wrong softmax of `wrong_softmax.linnet` is
 caught only once the compiler really runs kernels; the shrinking test plants a wrong kernel
 in the harness, so it checks the command whatever the compiler does; the planted kernels
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import torch
 
-from linnet.cli_verify import main
-from linnet.testing import harness
+from linnet.cli.verify import main
+from linnet.fuzz import harness
 
 from kernel_cases import HERE, example
 

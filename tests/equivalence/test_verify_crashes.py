@@ -14,13 +14,13 @@ import pickle
 
 import pytest
 
-from linnet import verify_trials
-from linnet.cli_verify import main
-from linnet.frontend import check_program
-from linnet.testing.harness import Comparison, ProgramError, target_spec
-from linnet.verify import format_report, verify_target
-from linnet.testing.child_process import Died
-from linnet.verify_trials import Settings, Trial
+from linnet.fuzz import verify_trials
+from linnet.cli.verify import main
+from linnet.check.frontend import check_program
+from linnet.fuzz.harness import Comparison, ProgramError, target_spec
+from linnet.fuzz.verify import format_report, verify_target
+from linnet.fuzz.child_process import Died
+from linnet.fuzz.verify_trials import Settings, Trial
 
 from kernel_cases import example
 

@@ -14,7 +14,7 @@ import os
 import signal
 from pathlib import Path
 
-from linnet.testing import backends
+from linnet.fuzz import backends
 
 RULE_SET: list = []
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linnet.testing.case import Case
-from linnet.testing.fuzz import fuzz
-from linnet.testing.fuzz import autograd, execute
-from linnet.testing.fuzz.execute import Plan
-from linnet.testing.programs import GeneratorConfig
+from linnet.fuzz.case import Case
+from linnet.fuzz import fuzz
+from linnet.fuzz import autograd, execute
+from linnet.fuzz.execute import Plan
+from linnet.fuzz.programs import GeneratorConfig
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
@@ -128,7 +128,7 @@ def test_a_wrong_gradient_of_a_param_is_a_finding(monkeypatch):
 
 
 def test_a_wrong_next_state_of_a_grad_export_is_a_finding(monkeypatch):
-    from linnet.testing import backends
+    from linnet.fuzz import backends
     real = backends.loader
 
     def stale_state(target: str):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linnet.cli import main as linnet
-from linnet.testing import backends
-from linnet.testing.case import Case
-from linnet.testing.fuzz import Source, corpus, fuzz
-from linnet.testing.fuzz import execute
-from linnet.testing.fuzz.findings import slug
-from linnet.testing.fuzz.sources import corpus_paths
+from linnet.cli.main import main as linnet
+from linnet.fuzz import backends
+from linnet.fuzz.case import Case
+from linnet.fuzz import Source, corpus, fuzz
+from linnet.fuzz import execute
+from linnet.fuzz.findings import slug
+from linnet.fuzz.sources import corpus_paths
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
@@ -96,7 +96,7 @@ def test_crashes_and_late_diagnostics_get_class_keys(monkeypatch) -> None:
 
 
 def test_an_oracle_error_is_counted_apart_and_does_not_fail(monkeypatch) -> None:
-    from linnet.testing.oracle import OracleError
+    from linnet.fuzz.oracle import OracleError
 
     def lacking(case, path):
         raise OracleError("no rule for `frobnicate` at 3")
@@ -216,7 +216,7 @@ def test_a_run_stuck_in_native_code_is_a_hang_of_that_target(monkeypatch) -> Non
 
 
 def test_workers_that_cannot_start_are_an_error_not_findings() -> None:
-    from linnet.testing.fuzz.isolate import StartFailed
+    from linnet.fuzz.isolate import StartFailed
     with pytest.raises(StartFailed, match="could not start: ModuleNotFoundError"):
         fuzz(programs=[small()], rules="no_such_rules_module")
 
@@ -256,7 +256,7 @@ def test_a_gradient_at_a_tie_of_min_is_not_compared_where_the_loss_has_no_deriva
 def test_oracle_gradients_past_the_time_limit_are_computed_once(monkeypatch) -> None:
     """Finite differences past the time limit: one `slow` finding, not one per gradient
     attempt (each of which waited out the limit again)."""
-    from linnet.testing import oracle
+    from linnet.fuzz import oracle
     calls = []
 
     def too_slow(case, path, dtypes=None):
@@ -288,7 +288,7 @@ def _count_f64_evaluations(monkeypatch) -> list[str]:
     """Every evaluation of the oracle, by precision (each entry point goes through
     `evaluate_source`)."""
     import importlib
-    module = importlib.import_module("linnet.testing.oracle.evaluate")
+    module = importlib.import_module("linnet.fuzz.oracle.evaluate")
     real, seen = module.evaluate_source, []
 
     def counted(*args, **kw):
@@ -301,7 +301,7 @@ def _count_f64_evaluations(monkeypatch) -> list[str]:
 def _interpreter_off_by(monkeypatch, position: int, delta: float) -> None:
     """The interpreter's output `position` off by `delta` (its forward run goes through
     `load_function`'s callable and `runtime_forward.as_outputs`)."""
-    from linnet.testing.fuzz import runtime_forward
+    from linnet.fuzz import runtime_forward
     real = runtime_forward.as_outputs
 
     def shifted(result):
@@ -328,7 +328,7 @@ def test_a_well_conditioned_output_of_the_same_case_is_still_compared(monkeypatc
 
 
 def test_the_runner_flags_what_unstable_outputs_flags() -> None:
-    from linnet.testing.oracle import evaluate, unstable_outputs
+    from linnet.fuzz.oracle import evaluate, unstable_outputs
     case = _cancelling_case()
     run = execute._Runner(case, execute.Plan(), execute.PATH, "t", 0)
     run.expected = evaluate(case, path=execute.PATH)
@@ -341,7 +341,7 @@ def test_a_gradient_may_carry_a_saturated_tanh_a_few_ulps_off(monkeypatch, off, 
     ulps off (XLA's f32 tanh is up to 4.6 off) makes it 12% off, which the fuzzer allows
     (`oracle.gradient_slack`, a tanh 5 ulps off); a t 100 ulps off is a disagreement."""
     import torch
-    from linnet.testing.fuzz import autograd
+    from linnet.fuzz import autograd
     text = ("module fuzz\n\nentry main(x: Tensor[1; f32]) -> f32 {\n"
             "    return sum[i] tanh(x[i]) * 1000000.0\n}\n")
     x = np.array([6.9], np.float32)

@@ -11,11 +11,11 @@ import random
 
 import pytest
 
-from linnet.cli import main as linnet
-from linnet.frontend import check_program
-from linnet.testing.fuzz import negative
-from linnet.testing.programs.out_of_bounds import (ACCESSES, FAULTS, out_of_bounds_kernel,
-                                                    out_of_bounds_kernels)
+from linnet.cli.main import main as linnet
+from linnet.check.frontend import check_program
+from linnet.fuzz import negative
+from linnet.fuzz.programs.out_of_bounds import (ACCESSES, FAULTS, out_of_bounds_kernel,
+                                                 out_of_bounds_kernels)
 
 EVERY_KIND = len(FAULTS) * len(ACCESSES)  # program k: fault k % 5 on access (k // 5) % 3
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.testing.fuzz import FAILING, prepare_runtimes, run_case
-from linnet.testing.fuzz.regression import load_regression, regressions
+from linnet.fuzz import FAILING, prepare_runtimes, run_case
+from linnet.fuzz.regression import load_regression, regressions
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")

@@ -37,10 +37,10 @@ def runner(target: str, case: Case, bind: dict):
 def _load(target: str, out, case: Case):
     if target == "onnx":
         pytest.importorskip("onnxruntime")
-        from linnet.testing.onnx_run import load_onnx
+        from linnet.fuzz.onnx_run import load_onnx
         return load_onnx(out)
     if target == "stablehlo":
-        from linnet.testing.stablehlo_run import run_stablehlo
+        from linnet.fuzz.stablehlo_run import run_stablehlo
         return lambda *xs: run_stablehlo(out, *xs)
     from linnet.torch.runtime import import_generated
     module = import_generated(out, f"grad_{case.entry}", "jax")

@@ -5,7 +5,7 @@ own input strategies, and compared with PyTorch autograd through the original en
 generated module (numerics "exact": op bodies, grad clauses through their Functions).
 
 The corpus's inputs lie on a coarse grid, so ties (`max` of equal values, `abs` at 0,
-`select` on a comparison of equal values) are common; the tie rules of `adjoints.py`
+`select` on a comparison of equal values) are common; the tie rules of `passes/adjoint/rules.py`
 follow PyTorch's, so gradients must agree there too. An entry whose `while` loop carries
 floats that depend on an input must be refused with E2129.
 `LINNET_GRAD_CORPUS_EXAMPLES` sets the number of examples per entry.
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from linnet.diagnostics import CompileError
 from linnet.ir import tensor as ir
-from linnet.passes.differentiate import differentiate
+from linnet.passes.adjoint.differentiate import differentiate
 from linnet.passes.manager import Instrumentation, Pass
 from linnet.pipeline import compile_source, passes_for
 from linnet.torch.runtime import import_generated

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.diagnostics import CompileError
 from linnet.pipeline import compile_source
 

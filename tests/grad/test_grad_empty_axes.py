@@ -51,10 +51,10 @@ def _grad_runner(target: str, entry: str):
                          numerics="exact", grad=True).text
     if target == "onnx":
         pytest.importorskip("onnxruntime")
-        from linnet.testing.onnx_run import load_onnx
+        from linnet.fuzz.onnx_run import load_onnx
         return load_onnx(out)
     if target == "stablehlo":
-        from linnet.testing.stablehlo_run import run_stablehlo
+        from linnet.fuzz.stablehlo_run import run_stablehlo
         return lambda *xs: run_stablehlo(out, *xs)
     if target == "jax":
         pytest.importorskip("jax")

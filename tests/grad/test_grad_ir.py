@@ -9,7 +9,7 @@ import torch
 from linnet.diagnostics import CompileError
 from linnet.ir import tensor as ir
 from linnet.ir.verify import verify
-from linnet.passes.differentiate import differentiate
+from linnet.passes.adjoint.differentiate import differentiate
 from linnet.passes.manager import Options
 from linnet.torch.interpreter import run
 

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from linnet.testing import harness
-from linnet.testing.case import Case
-from linnet.testing.oracle import (OracleUndefined, compare, evaluate_source,
-                                   gradient_fd)
-from linnet.testing.oracle.dtypes import dtype_name
+from linnet.fuzz import harness
+from linnet.fuzz.case import Case
+from linnet.fuzz.oracle import OracleUndefined, compare, evaluate_source, gradient_fd
+from linnet.fuzz.oracle.dtypes import dtype_name
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "tests" / "spec" / "valid").glob("*.linnet")) + sorted(
@@ -62,7 +61,7 @@ def extreme_integers(spec, values: dict) -> dict:
     """Overrides drawing every integer input from its dtype's whole range, the ends and
     their neighbours often (where wrapping, division and casts differ)."""
     import torch
-    from linnet.testing.oracle.dtypes import int_range
+    from linnet.fuzz.oracle.dtypes import int_range
     out = {}
 
     def draw(shape, dtype, g):

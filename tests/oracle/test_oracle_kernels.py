@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="kernels r
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_run import FILES, _to_numpy  # noqa: E402
 
-from linnet.testing import harness  # noqa: E402
-from linnet.testing.oracle import OracleUndefined, compare, evaluate_source  # noqa: E402
-from linnet.testing.oracle.dtypes import dtype_name  # noqa: E402
+from linnet.fuzz import harness  # noqa: E402
+from linnet.fuzz.oracle import OracleUndefined, compare, evaluate_source  # noqa: E402
+from linnet.fuzz.oracle.dtypes import dtype_name  # noqa: E402
 
 DRAWS = int(os.environ.get("LINNET_ORACLE_KERNEL_DRAWS", 4))
 OPS = [(path, op) for path in FILES for op in harness.kernel_ops(str(path))]

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linnet.testing.case import Case
-from linnet.testing.oracle import OracleError, evaluate_source, gradient_fd
+from linnet.fuzz.case import Case
+from linnet.fuzz.oracle import OracleError, evaluate_source, gradient_fd
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -168,8 +168,8 @@ def test_the_parameters_are_in_the_compilers_manifest_order():
     """The calling convention is the compiler's manifest: the oracle's own tree lists the
     same paths, shapes and dtypes, and returns the states the compiler says it assigns."""
     from linnet.pipeline import compile_source
-    from linnet.testing.oracle.blocks import block_entry, root_block
-    from linnet.testing.oracle.evaluate import _analysis, _binding
+    from linnet.fuzz.oracle.blocks import block_entry, root_block
+    from linnet.fuzz.oracle.evaluate import _analysis, _binding
     for entry in ("run", "quiet"):
         manifest = compile_source(BLOCKS, entry=entry, bind={"N": "3"}, target="torch"
                                   ).parameters
@@ -285,8 +285,8 @@ def test_presence_decides_the_optional_members_as_the_compiler_does(present):
     sub present when it holds every param the sub requires: the oracle's tree lists the
     compiler's inputs, and a `match` on each takes the arm its presence says."""
     from linnet.pipeline import compile_source
-    from linnet.testing.oracle.blocks import block_entry, root_block
-    from linnet.testing.oracle.evaluate import _analysis, _binding
+    from linnet.fuzz.oracle.blocks import block_entry, root_block
+    from linnet.fuzz.oracle.evaluate import _analysis, _binding
     text = OPTIONAL_MODEL.read_text()
     manifest = compile_source(text, entry="main", target="torch", present=present).parameters
     analysis = _analysis("oracle_case.linnet", text)
@@ -350,7 +350,7 @@ def test_the_model_layer_corpus_is_found():
 
 
 def test_a_block_entry_with_optional_members_is_fuzzed_absent_and_present():
-    from linnet.testing.fuzz import corpus
+    from linnet.fuzz import corpus
     (source,) = corpus([OPTIONAL_MODEL])
     present = [c.present for c in source.cases if c.entry == "main"]
     assert present[0] is None and "head.up_bias" in present[1] and len(present) == 2
@@ -363,7 +363,7 @@ def test_every_target_agrees_with_the_oracle(path: Path):
     through the interpreter, PyTorch, JAX, ONNX and StableHLO, against the oracle."""
     pytest.importorskip("jax")
     pytest.importorskip("onnxruntime")
-    from linnet.testing.fuzz import corpus, fuzz
+    from linnet.fuzz import corpus, fuzz
     sources = list(corpus([path]))
     assert sources and sources[0].cases, "no entry of the program could be sized"
     report = fuzz(programs=sources, isolate=False)

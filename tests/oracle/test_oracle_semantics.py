@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from linnet.testing.case import Case
-from linnet.testing.oracle import (OracleError, OracleUndefined, compare, evaluate,
-                                   evaluate_source, gradient_fd)
+from linnet.fuzz.case import Case
+from linnet.fuzz.oracle import (OracleError, OracleUndefined, compare, evaluate, evaluate_source,
+                                 gradient_fd)
 
 I32_MIN = -2**31
 
@@ -299,7 +299,7 @@ def test_gradient_slack_is_the_slope_of_a_tanh_a_few_ulps_off():
     """A `tanh` whose output is k ulps off has the slope `1 - t*t - 2 k u t*t` when reverse
     mode reads it off the output: near saturation a large part of the true slope. The
     slack is that change, either way; a program without `tanh` has none."""
-    from linnet.testing.oracle import gradient_slack
+    from linnet.fuzz.oracle import gradient_slack
     src = """module t
 entry main(x: Tensor[3; f32]) -> f32 {
     return sum[i] tanh(x[i])
@@ -357,7 +357,7 @@ def test_the_documented_example_runs():
 
 
 def test_unstable_outputs_are_the_ones_rounding_decides():
-    from linnet.testing.oracle import unstable_outputs
+    from linnet.fuzz.oracle import unstable_outputs
     src = """module t
 entry main(a: f32, b: f32) -> (f32, f32) {
     return ((a + b) - a, a * b)

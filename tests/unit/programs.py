@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 
 # An op whose grad clause (3 dy) is not its body's derivative (2 dy), so that a gradient

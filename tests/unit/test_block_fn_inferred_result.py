@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "spec" / "valid" / "175_block_fn_inferred_result.linnet"

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.diagnostics import CompileError
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_file, compile_source
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 NESTING = ROOT / "tests" / "spec" / "valid" / "161_block_nesting.linnet"

@@ -12,10 +12,10 @@ import pytest
 from linnet.check import instance as instance_module
 from linnet.check.instance import analyze_program
 from linnet.check.signatures import Binding
-from linnet.passes.block_instances import instance_tree
-from linnet.passes.block_sharing import instance_classes, shared_path
+from linnet.passes.front.block_instances import instance_tree
+from linnet.passes.front.block_sharing import instance_classes, shared_path
 from linnet.pipeline import compile_source, passes_for
-from linnet.program import load_program
+from linnet.syntax.program import load_program
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "examples" / "optional_model.linnet"

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_file, compile_source
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "spec" / "valid" / "162_block_values.linnet"

@@ -1,4 +1,4 @@
-"""`linnet.testing.child_process.Worker`: calls in one spawned child that outlives them, a
+"""`linnet.fuzz.child_process.Worker`: calls in one spawned child that outlives them, a
 death (or a call past its timeout) answered as `Died`, and a fresh child for the next call.
 
 The functions sent are this module's, imported again in the child (its folder is on the
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from linnet.testing.child_process import Died, StartFailed, Worker
+from linnet.fuzz.child_process import Died, StartFailed, Worker
 
 
 def square(x: int) -> int:

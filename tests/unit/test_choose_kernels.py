@@ -15,12 +15,12 @@ from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
 from linnet.ir.program_state import ProgramState
 from linnet.ir.verify import verify
-from linnet.passes.choose_kernels import choose_kernels as choose_only
-from linnet.passes.instantiate_kernels import instantiate_kernels
-from linnet.passes.elaborate import elaborate
+from linnet.passes.kernels.choose_kernels import choose_kernels as choose_only
+from linnet.passes.kernels.instantiate_kernels import instantiate_kernels
+from linnet.passes.front.elaborate import elaborate
 from linnet.passes.manager import Instrumentation, Options
 from linnet.pipeline import compile_source, passes_for
-from linnet.program import load_program
+from linnet.syntax.program import load_program
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = ROOT / "examples" / "softmax.linnet"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = str(ROOT / "examples" / "softmax.linnet")
@@ -88,7 +88,7 @@ def test_unknown_pass_is_a_mistake(capsys):
 
 
 def test_internal_error_exits_3_in_one_line(monkeypatch, capsys):
-    import linnet.frontend as frontend
+    import linnet.check.frontend as frontend
     monkeypatch.setattr(frontend, "check_program", lambda path, text=None: 1 / 0)
     assert main(["check", SOFTMAX]) == 3
     err = capsys.readouterr().err.strip().splitlines()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from docblocks import ROOT, make_scratch
-from linnet.cli import build_parser
+from linnet.cli.main import build_parser
 
 CLI_MD = ROOT / "docs" / "cli.md"
 SHELL_OPERATORS = {"|", ">", "<", ">>", ";", "&", "&&", "||"}

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "jax", "jaxlib", "ml_dtypes", "triton")
 PROBE = """
 import contextlib, io, json, sys
-from linnet.cli import main
+from linnet.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     status = main(sys.argv[1:])
 print(json.dumps({"status": status, "printed": len(out.getvalue()),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = ROOT / "examples" / "relu.linnet"
@@ -165,7 +165,7 @@ def test_ctrl_c_exits_130_without_a_traceback():
 
 
 def test_ctrl_c_during_a_command_in_process(monkeypatch, capsys):
-    import linnet.frontend as frontend
+    import linnet.check.frontend as frontend
 
     def interrupt(path, text=None):
         raise KeyboardInterrupt

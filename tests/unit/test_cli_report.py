@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
-from linnet.cli_report import use_color
+from linnet.cli.main import main
+from linnet.cli.report import use_color
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = str(ROOT / "examples" / "relu.linnet")

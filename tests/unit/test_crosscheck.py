@@ -1,4 +1,4 @@
-"""`linnet.testing.crosscheck`: one program through every backend, and its findings.
+"""`linnet.fuzz.crosscheck`: one program through every backend, and its findings.
 
 A program that checks runs cleanly; a rejected one is only checked; and each kind of
 finding is shown to be found, by planting the fault it describes.
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from linnet.passes.front import CompileError
-from linnet.testing import crosscheck as cc
+from linnet.passes.front.bind_generics import CompileError
+from linnet.fuzz import crosscheck as cc
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")

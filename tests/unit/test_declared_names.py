@@ -15,7 +15,7 @@ import pytest
 
 from linnet.check.scope import PRELUDE
 from linnet.diagnostics import SourceFile
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.syntax.lexer import FUTURE, RESERVED, tokenize
 
 FUTURE_WORDS = "async await effect unsafe macro trait impl derive random rng mut ref device"

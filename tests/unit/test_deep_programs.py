@@ -14,10 +14,10 @@ import sys
 import pytest
 
 from linnet.diagnostics import CompileError
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.ir import tensor as ir
 from linnet.ir.walk import expr_blocks
-from linnet.passes.outline_deep import MAX_DEPTH, outline_deep_blocks
+from linnet.passes.middle.outline_deep_blocks import MAX_DEPTH, outline_deep_blocks
 from linnet.pipeline import compile_source
 
 torch = pytest.importorskip("torch")
@@ -119,7 +119,7 @@ def test_onnx_builds_a_checked_model(case):
 
 def test_onnx_refuses_subgraphs_nested_beyond_its_format_with_a_diagnostic(tmp_path, capsys):
     pytest.importorskip("onnx")
-    from linnet.cli import main
+    from linnet.cli.main import main
     from linnet.emit.onnx import MAX_SUBGRAPH_DEPTH
     path = tmp_path / "deep.linnet"
     path.write_text(chain_program())
@@ -172,7 +172,7 @@ def test_a_kernel_with_a_thousand_term_sum_prints(target, marker):
 
 
 def test_the_cli_compiles_deep_programs(tmp_path, capsys):
-    from linnet.cli import main
+    from linnet.cli.main import main
     path = tmp_path / "deep.linnet"
     path.write_text(chain_program())
     for target in ("torch", "jax", "stablehlo"):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linnet.testing.backends import as_numpy, compile_entry, loader
-from linnet.testing.oracle import evaluate_source
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.oracle import evaluate_source
 from programs import diagnostics_of
 
 # ------------------------------------------------------------- compile time

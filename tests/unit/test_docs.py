@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from linnet.cli import main
+from linnet.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

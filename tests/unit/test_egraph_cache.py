@@ -1,4 +1,4 @@
-"""The e-graph passes' results kept in the private cache (`linnet.passes.egraph_cache`)."""
+"""The e-graph passes' results kept in the private cache (`linnet.passes.egraph.cache`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
-from linnet.passes import egraph_cache
+from linnet.cli.main import main
+from linnet.passes.egraph import cache as egraph_cache
 from linnet.pipeline import compile_source
 from linnet.testing.child_env import child_env
 
@@ -20,7 +20,7 @@ SOFTMAX = ROOT / "examples" / "softmax.linnet"
 
 PROBE = """
 import sys
-from linnet.cli import main
+from linnet.cli.main import main
 code = main(["torch", sys.argv[1], "--entry", "main", "-o", sys.argv[2]])
 print("egglog imported" if "egglog" in sys.modules else "egglog not imported")
 sys.exit(code)
@@ -173,11 +173,11 @@ def test_an_entry_records_the_source_of_every_module_the_pass_ran(tmp_path, monk
     (entry, *_) = _entries(tmp_path)
     head, _, payload = entry.read_bytes().partition(b"\n")
     header = json.loads(head)
-    for rel in ("emit/kernel_numerics.py", "rules/mask_facts.py", "passes/egraph.py",
-                "passes/egraph_products.py", "ir/tensor.py"):
+    for rel in ("ir/kernel_numerics.py", "rules/mask_facts.py", "passes/egraph/egraph_tiles.py",
+                "passes/egraph/egraph_products.py", "ir/tensor.py"):
         assert rel in header["sources"], rel
     key = header["key"]
     assert egraph_cache._read(key) is not None
-    header["sources"]["emit/kernel_numerics.py"] = "0" * 64  # as if edited since
+    header["sources"]["ir/kernel_numerics.py"] = "0" * 64  # as if edited since
     entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
     assert egraph_cache._read(key) is None

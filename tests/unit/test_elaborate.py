@@ -22,9 +22,9 @@ from linnet.check.value_types import as_tuples, leaves
 from linnet.ir import tensor as ir
 from linnet.ir.walk import all_binds, expr_atoms, expr_blocks
 from linnet.ir.printer import print_func, print_program
-from linnet.passes.elaborate import elaborate
-from linnet.passes.elaborate_values import ElaborationError
-from linnet.program import load_program
+from linnet.passes.front.elaborate import elaborate
+from linnet.passes.front.vocabulary import ElaborationError
+from linnet.syntax.program import load_program
 from linnet.syntax import tree as t
 
 ROOT = Path(__file__).resolve().parents[2]

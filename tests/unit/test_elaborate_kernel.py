@@ -31,7 +31,7 @@ from linnet.ir.printer import print_func
 from linnet.ir.verify import verify
 from linnet.passes.manager import Instrumentation
 from linnet.pipeline import compile_source, passes_for
-from linnet.program import load_program
+from linnet.syntax.program import load_program
 from linnet.syntax import tree as t
 
 ROOT = Path(__file__).resolve().parents[2]

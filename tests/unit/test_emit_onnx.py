@@ -20,7 +20,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from irbuild import Blk, T  # noqa: E402
-from linnet.cli import main as cli_main  # noqa: E402
+from linnet.cli.main import main as cli_main  # noqa: E402
 from linnet.emit import onnx_ops as ops  # noqa: E402
 from linnet.emit.onnx import OPSET, emit_onnx  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402

@@ -20,12 +20,12 @@ pytest.importorskip("jax")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from irbuild import Blk, L, T  # noqa: E402
-from linnet.cli import main as cli_main  # noqa: E402
+from linnet.cli.main import main as cli_main  # noqa: E402
 from linnet.emit import stablehlo_ops as ops  # noqa: E402
 from linnet.emit.stablehlo import emit_stablehlo  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
 from linnet.pipeline import compile_source  # noqa: E402
-from linnet.testing.stablehlo_run import StableHLOError, run_stablehlo  # noqa: E402
+from linnet.fuzz.stablehlo_run import StableHLOError, run_stablehlo  # noqa: E402
 from linnet.torch.interpreter import run as interpret  # noqa: E402
 
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1

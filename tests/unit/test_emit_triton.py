@@ -53,8 +53,8 @@ from linnet.emit import triton_ops  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
 import irbuild  # noqa: E402
 from irbuild import L, T  # noqa: E402
-from linnet.passes.egraph_products import egraph_products  # noqa: E402
-from linnet.passes.lower_kernel_einsums import lower_kernel_einsums  # noqa: E402
+from linnet.passes.egraph.egraph_products import egraph_products  # noqa: E402
+from linnet.passes.kernels.lower_kernel_einsums import lower_kernel_einsums  # noqa: E402
 from linnet.passes.manager import Options  # noqa: E402
 from linnet.torch.interpreter import run  # noqa: E402
 from linnet.torch.runtime import import_generated  # noqa: E402

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.check.frontend import check_program
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 SOURCE = """module untyped_tuple
 

@@ -9,9 +9,9 @@ import pytest
 
 from linnet.ir import tensor as ir
 from linnet.ir.verify import verify
-from linnet.passes.cse import cse
-from linnet.passes.dce import dce
-from linnet.passes.fold_constants import fold_constants
+from linnet.passes.middle.cse import cse
+from linnet.passes.middle.dce import dce
+from linnet.passes.middle.fold_constants import fold_constants
 from test_index_notation import T, V, Body, all_exprs, at, comp, ix, lit, program, run
 
 # ------------------------------------------------------------------ folding

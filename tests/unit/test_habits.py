@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 INVALID = Path(__file__).resolve().parents[2] / "tests" / "spec" / "invalid"
 
@@ -49,7 +49,7 @@ def test_habit_says_what_to_write(name: str) -> None:
 
 def test_a_suggested_mean_checks() -> None:
     """What the help for `mean` says to write is valid Linnet."""
-    from linnet.frontend import check_program as check
+    from linnet.check.frontend import check_program as check
     text = ("module m\n\nentry main<C: Dim>(x: Tensor[4, C; f32]) -> Tensor[4; f32] {\n"
             "    let m[r] = sum[c] x[r, c] / cast<f32>(C)\n    return m\n}\n")
     assert check("<mean>.linnet", text).diagnostics == []

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.diagnostics import CompileError
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
 
 I64_MAX = 2**63 - 1

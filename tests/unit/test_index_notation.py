@@ -17,8 +17,8 @@ import pytest
 from linnet.ir import tensor as ir
 from linnet.ir.printer import print_program
 from linnet.ir.verify import verify
-from linnet.passes.index_notation import lower_index_notation
-from linnet.passes.merge_reductions import merge_reductions
+from linnet.passes.middle.lower_index_notation import lower_index_notation
+from linnet.passes.middle.merge_reductions import merge_reductions
 
 # ------------------------------------------------------------- IR building
 

@@ -18,9 +18,9 @@ from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
 from linnet.ir.walk import expr_atoms, expr_binders, expr_blocks
 from linnet.ir.printer import print_func
-from linnet.passes.elaborate import elaborate
-from linnet.passes.inline_fns import inline_fns
-from linnet.program import load_program
+from linnet.passes.front.elaborate import elaborate
+from linnet.passes.middle.inline_fns import inline_fns
+from linnet.syntax.program import load_program
 from linnet.syntax import tree as t
 
 ROOT = Path(__file__).resolve().parents[2]

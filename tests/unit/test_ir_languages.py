@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.ir import languages as L
 from linnet.ir import tensor as ir
 from linnet.ir.verify import verify
-from linnet.passes.manager import (PRINTERS, Instrumentation, InvalidIR, Options, Pass,
-                                   language, run_pipeline)
+from linnet.passes.manager import (PRINTERS, Instrumentation, InvalidIR, Options, Pass, language,
+                                    run_pipeline)
 from linnet.pipeline import BACK, MIDDLE, all_passes, compile_source, passes_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -85,19 +85,19 @@ def _layer_norm(op: str):
 
 
 def test_batch_rule_splits_the_leading_generic_of_the_results() -> None:
-    from linnet.jax.batch_rule import batch_split
+    from linnet.check.batch_rule import batch_split
     rule = batch_split(_layer_norm("layer_norm"), "layer_norm")
     assert (rule.generic, rule.split, rule.results) == ("R", (True, False, False, False), 0)
 
 
 def test_batch_rule_refuses_a_result_without_the_batch_axis() -> None:
-    from linnet.jax.batch_rule import batch_split
+    from linnet.check.batch_rule import batch_split
     with pytest.raises(LinnetError, match="leading axis is the same generic Dim"):
         batch_split(_layer_norm("layer_norm_backward"), "layer_norm_backward")
 
 
 def test_batch_rule_refuses_the_batch_generic_on_another_axis() -> None:
-    from linnet.jax.batch_rule import batch_split
+    from linnet.check.batch_rule import batch_split
     text = """module m
 pub op gram<R: Dim>(x: Tensor[R, R; f32]) -> Tensor[R, R; f32] {
     return x * 2.0
@@ -109,7 +109,7 @@ pub op gram<R: Dim>(x: Tensor[R, R; f32]) -> Tensor[R, R; f32] {
 
 
 def test_shard_entry_calls_the_op_on_per_shard_types() -> None:
-    from linnet.jax.batch_rule import batch_split, op_binding, shard_entry
+    from linnet.check.batch_rule import batch_split, op_binding, shard_entry
     sig = _layer_norm("layer_norm")
     b = op_binding(sig, [((8, 768), "f32"), ((768,), "f32"), ((768,), "f32"), ((), "f32")])
     text = shard_entry(sig, batch_split(sig, "layer_norm"), b, 4, "per_shard")

@@ -20,7 +20,7 @@ import pytest
 
 from linnet.diagnostics import CompileError
 from linnet.emit import pallas, triton
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
 
 BLOCKS = """module blocks

@@ -1,4 +1,4 @@
-"""The kernel numerics policy (`linnet.emit.kernel_numerics`) and the two kernel printers
+"""The kernel numerics policy (`linnet.ir.kernel_numerics`) and the two kernel printers
 that follow it: the Triton printer (`triton_ops`) and the Pallas printer (`jax_ops` with
 `kernel=True`, `pallas.KernelFunc.dot`)."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.emit import jax_ops, kernel_numerics as kn, pallas, triton_ops
+from linnet.emit import jax_ops, pallas, triton_ops
+from linnet.ir import kernel_numerics as kn
 from linnet.ir import tensor as ir
 
 MODES = ("exact", "equivalent", "fast")

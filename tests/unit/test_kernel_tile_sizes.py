@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from linnet.diagnostics import CompileError
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
 
 KERNEL = """module tiles

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.passes.fold_constants import round_bf16
+from linnet.passes.middle.fold_constants import round_bf16
 from linnet.pipeline import compile_source
 from linnet.testing.child_env import child_env
 from linnet.torch import load_function

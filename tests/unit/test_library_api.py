@@ -25,7 +25,7 @@ PLAIN = "module m\nentry main(x: f32) -> f32 {\n    return x\n}\n"
 
 def test_every_error_class_of_the_package_is_a_linnet_error():
     from linnet.diagnostics import CompileError
-    from linnet.passes.elaborate_values import ElaborationError
+    from linnet.passes.front.vocabulary import ElaborationError
     from linnet.passes.manager import InvalidIR
     from linnet.tune import TuneError, TuningFileError
     from linnet.tune.candidates import CandidateError

@@ -16,11 +16,13 @@ from linnet.check import dims as dims_module
 from linnet.check.dim_normal_form import Dim
 from linnet.check.types import LitT, Val, choice_of
 from linnet.deepstack import call_with_deep_stack
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.ir import tensor as ir
-from linnet.passes import dce as dce_module
-from linnet.passes import egraph_products, elaborate_walks, traverse
-from linnet.passes.elaborate_builder import _Builder
+from linnet.passes.middle import dce as dce_module
+from linnet.passes import traverse
+from linnet.passes.egraph import egraph_products
+from linnet.passes.front import surface_walks as elaborate_walks
+from linnet.passes.front.builder import _Builder
 from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.lexer import LARGEST_LITERAL, _scan, tokenize
 

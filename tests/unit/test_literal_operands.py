@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import linnet.torch as lt
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.testing import compare_kernel_and_body
 from programs import write_program
 

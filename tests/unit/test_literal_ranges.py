@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import linnet.torch as lt
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 
 def _check(tmp_path: Path, body: str, params: str = "v: f32, c: bool, x: Tensor[2; i8]",

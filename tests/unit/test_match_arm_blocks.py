@@ -21,7 +21,7 @@ from linnet.ir import tensor as ir
 from linnet.ir.walk import all_binds
 from linnet.pipeline import compile_source
 from linnet.syntax import tree as t
-from linnet.testing.backends import as_numpy, loader
+from linnet.fuzz.backends import as_numpy, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_CALLS = ROOT / "tests" / "spec" / "valid" / "172_match_arm_state_calls.linnet"

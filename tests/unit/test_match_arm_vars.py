@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "spec" / "valid" / "171_match_arm_vars.linnet"

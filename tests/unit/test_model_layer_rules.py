@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from linnet.diagnostics import CompileError
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 
 def _check(source: str) -> list:

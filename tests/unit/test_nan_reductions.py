@@ -44,10 +44,10 @@ def _expected(x: np.ndarray, h: np.ndarray) -> list[np.ndarray]:
 def _run(target: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     text = compile_source(PROGRAM, path="nan_rows.linnet", target=target).text
     if target == "stablehlo":
-        from linnet.testing.stablehlo_run import run_stablehlo
+        from linnet.fuzz.stablehlo_run import run_stablehlo
         return list(run_stablehlo(text, *inputs))
     if target == "onnx":
-        from linnet.testing.onnx_run import load_onnx
+        from linnet.fuzz.onnx_run import load_onnx
         return load_onnx(text)(*inputs)
     main = import_generated(text, "nan_rows", target).main
     if target == "torch":

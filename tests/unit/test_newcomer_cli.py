@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linnet.cli import main
+from linnet.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTMAX = str(ROOT / "examples" / "softmax.linnet")
@@ -28,9 +28,9 @@ def test_verify_an_unknown_entry_suggests_the_near_one(capsys) -> None:
 def _report(op: str):
     """A one-trial report of the op of examples/ (softmax: no grad clause; relu: one), the
     comparison made up: printing the report is what is tested, not running kernels."""
-    from linnet.testing.comparison import Comparison, OutputError, Tolerance
-    from linnet.testing.harness import target_spec
-    from linnet.verify import Report, Trial
+    from linnet.fuzz.comparison import Comparison, OutputError, Tolerance
+    from linnet.fuzz.harness import target_spec
+    from linnet.fuzz.verify import Report, Trial
     spec = target_spec(str(ROOT / "examples" / f"{op}.linnet"), op)
     err = OutputError("x", "f32", (2, 3), 1e-8, 1e-7, 0.01, Tolerance(1e-5, 1e-5))
     same = OutputError("x", "f32", (2, 3), 0.0, 0.0, 0.0, Tolerance(1e-5, 1e-5))
@@ -40,7 +40,7 @@ def _report(op: str):
 
 
 def test_verify_an_op_without_grad_clause_does_not_claim_its_gradient(capsys) -> None:
-    from linnet.verify import format_report
+    from linnet.fuzz.verify import format_report
     text = format_report(_report("softmax"), "cpu", "equivalent")
     assert "body's in both" in text and "0.0e+00" not in text
     assert "tried: the forward pass agrees" in text and "all agree" not in text
@@ -49,7 +49,7 @@ def test_verify_an_op_without_grad_clause_does_not_claim_its_gradient(capsys) ->
 
 
 def test_verify_an_op_with_a_grad_clause_reports_its_gradient(capsys) -> None:
-    from linnet.verify import format_report
+    from linnet.fuzz.verify import format_report
     text = format_report(_report("relu"), "cpu", "equivalent")
     assert "0.0e+00/0.0e+00" in text and "all agree" in text and "no `grad`" not in text
 

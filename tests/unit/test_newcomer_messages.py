@@ -5,7 +5,7 @@ text its span covers, and words of its message and help are compared."""
 
 from __future__ import annotations
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 
 def _diagnostics(text: str) -> list:

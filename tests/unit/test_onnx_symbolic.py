@@ -1,6 +1,6 @@
 """ONNX as users deploy it: inputs and outputs named after the entry's parameters and
 results, and a `Dim` generic left unbound by `--bind` exported as a symbolic `dim_param`,
-so that one model runs at every size (linnet/onnx_symbolic.py, linnet/emit/onnx_names.py).
+so that one model runs at every size (linnet/cli/onnx_symbolic.py, linnet/emit/onnx_names.py).
 Each model runs in onnxruntime and is compared with the PyTorch interpreter."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from linnet.cli import main as cli_main  # noqa: E402
+from linnet.cli.main import main as cli_main  # noqa: E402
 from linnet.pipeline import compile_source  # noqa: E402
 
 GENERIC = """module generic

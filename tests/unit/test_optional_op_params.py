@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 from linnet.torch import load_function
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +138,7 @@ def test_torch_autograd_differentiates_the_bodies_too() -> None:
 def test_verify_checks_the_instance_that_runs_the_kernel() -> None:
     """`linnet verify` wraps the op in an entry taking what the optional holds and passing
     `some(b)`: the instance whose kernel runs."""
-    from linnet.testing import harness
+    from linnet.fuzz import harness
     spec = harness.target_spec(PROGRAM, "add_bias")
     assert [(n, str(ty)) for n, ty in spec.params] == [("x", "Tensor[R, C; f32]"),
                                                        ("b", "Tensor[C; f32]")]

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from linnet.check.instance import analyze_program
-from linnet.cli import main
-from linnet.frontend import check_program
-from linnet.passes.block_entry import root_manifest
-from linnet.passes.block_instances import instance_tree
-from linnet.program import load_program
+from linnet.cli.main import main
+from linnet.check.frontend import check_program
+from linnet.passes.front.block_entry import root_manifest
+from linnet.passes.front.block_instances import instance_tree
+from linnet.syntax.program import load_program
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "examples" / "optional_model.linnet"

@@ -86,7 +86,7 @@ def test_the_installed_console_script_checks_and_compiles(installed) -> None:
 
 
 def test_the_installed_demo_says_where_its_examples_are(installed) -> None:
-    done = run(installed, sys.executable, "-m", "linnet.demo")
+    done = run(installed, sys.executable, "-m", "linnet.fuzz.demo")
     assert done.returncode == 2
     assert "source checkout" in done.stderr and "Traceback" not in done.stderr
 
@@ -99,7 +99,7 @@ def hidden(name, *args, **kwargs):
         raise ImportError("No module named 'egglog'")
     return real(name, *args, **kwargs)
 builtins.__import__ = hidden
-from linnet.cli import main
+from linnet.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.errors import UsageError
 from linnet.ir import tensor as ir
 from linnet.passes.manager import Instrumentation, Pass

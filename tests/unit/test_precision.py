@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from linnet.testing.oracle import compare
-from linnet.testing.precision import carried_dtype, program_floats
+from linnet.fuzz.oracle import compare
+from linnet.fuzz.precision import carried_dtype, program_floats
 
 TEXT = """module m
 
@@ -60,7 +60,7 @@ def test_given_tolerances_replace_the_dtypes() -> None:
 
 
 def test_the_cross_check_holds_targets_to_the_kernel_tolerances_at_scale_one() -> None:
-    from linnet.testing.crosscheck import _difference
+    from linnet.fuzz.crosscheck import _difference
     want = np.array([1e-3, 0.0], dtype=np.float32)
     assert _difference(want + np.float32(1e-7), want, "f32") is None  # 1e-7 of scale 1
     assert _difference(want + np.float32(1e-2), want, "f32") is not None

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
-from linnet.testing.oracle import evaluate_source
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.oracle import evaluate_source
 from programs import diagnostics_of
 
 POINTS = [-2.5, -1.0, -0.3, 0.0, 0.2, 0.5, 1.0, 3.0]

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from linnet.pipeline import compile_source
 from linnet.rules import RULE_SETS, tile_products
 from linnet.rules.terms import (Tile, dot, dot_acc, exp, log, nonnegative, plus, product, sqrt,
-                                trans, widen)
+                                 trans, widen)
 from linnet.torch.runtime import import_generated
 
 from budget import scaled

@@ -12,9 +12,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from linnet.testing.case import Case
-from linnet.testing.fuzz.execute import Plan, run_case
-from linnet.testing.programs import FEATURES, GeneratorConfig, generate
+from linnet.fuzz.case import Case
+from linnet.fuzz.execute import Plan, run_case
+from linnet.fuzz.programs import FEATURES, GeneratorConfig, generate
 
 FORMS = ["untyped", "untyped:fn", "untyped:entry", "untyped:tuple", "ellipsis",
          "ellipsis:start", "ellipsis:end", "ellipsis:empty", "optional:none", "struct",

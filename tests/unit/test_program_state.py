@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from linnet import pipeline
-from linnet.cli import build_parser
-from linnet.emit import kernel_numerics
+from linnet.cli.main import build_parser
+from linnet.ir import kernel_numerics
 from linnet.ir import numerics
 from linnet.ir import tensor as ir
 from linnet.ir.program_state import GradNote, Interface, ProgramState, RECORDS

@@ -1,4 +1,4 @@
-"""The random program generator (`linnet.testing.programs`): every program checks, prints
+"""The random program generator (`linnet.fuzz.programs`): every program checks, prints
 and parses back to the same text, uses the constructs it is meant to, has inputs of the
 parameters' dtypes and shapes, and runs tame through the interpreter and generated PyTorch.
 """
@@ -14,9 +14,9 @@ import pytest
 
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
-from linnet.testing.case import Case
-from linnet.testing.programs import FEATURES, GeneratorConfig, GeneratorError, generate
-from linnet.testing.programs.run import assert_tame, differences, run_case
+from linnet.fuzz.case import Case
+from linnet.fuzz.programs import FEATURES, GeneratorConfig, GeneratorError, generate
+from linnet.fuzz.programs.run import assert_tame, differences, run_case
 
 CONFIGS = {
     "plain": GeneratorConfig(),
@@ -149,7 +149,7 @@ def test_bad_configs_are_refused():
 def test_inputs_match_the_entry_parameters():
     """Each case's inputs have the dtype and shape of its parameter at the case's bindings
     (bf16 as ml_dtypes.bfloat16, scalars as 0-d arrays)."""
-    from linnet.testing.harness import target_spec
+    from linnet.fuzz.harness import target_spec
     import ml_dtypes
     names = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
              "bool": "bool"}
@@ -182,7 +182,7 @@ def test_generation_is_fast():
 
 def test_a_rejected_program_is_an_error(monkeypatch):
     import sys
-    module = sys.modules["linnet.testing.programs.generate"]
+    module = sys.modules["linnet.fuzz.programs.generate"]
     monkeypatch.setattr(module, "print_module", lambda tree: "module fuzz\n\nentry main() {}\n")
     with pytest.raises(GeneratorError):
         generate(0)
@@ -230,7 +230,7 @@ def test_grad_exports_run():
 def test_exactness_of_a_product_of_many_fractions_does_not_overflow():
     """A power of a value with fraction bits (a `prod` reduction over a long axis) has more
     fraction bits than `2.0 ** frac` can hold: found by generating seed 390842023936801."""
-    from linnet.testing.programs.types import Info, dt, exact_in, power_info
+    from linnet.fuzz.programs.types import Info, dt, exact_in, power_info
     big = power_info(Info(-1.5, 1.5, 20), 120)
     assert big.frac == 2400 and not exact_in(big, dt("f32"))
     assert exact_in(power_info(Info(-1.5, 1.5, 1), 3), dt("f32"))
@@ -240,8 +240,8 @@ def test_exactness_of_a_product_of_many_fractions_does_not_overflow():
 def test_fresh_names_are_never_dtype_names():
     """An index named `i8` made `cast<i8>(...)` in its scope read the index (E3104): found
     by generating seeds 395136991232921 and 395136991233266."""
-    from linnet.testing.fuzz.sources import generated
+    from linnet.fuzz.sources import generated
     for seed in (395136991232921, 395136991233266):
         assert generated(*divmod(seed, 2**32), GeneratorConfig()).cases
-    from linnet.testing.programs.scope import _DTYPE_NAMES
+    from linnet.fuzz.programs.scope import _DTYPE_NAMES
     assert {"i8", "u16", "f32", "bf16", "bool"} <= _DTYPE_NAMES

@@ -17,7 +17,7 @@ import pytest
 from linnet.syntax import tree as t
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
-from linnet.testing.programs import GeneratorConfig, generate
+from linnet.fuzz.programs import GeneratorConfig, generate
 
 BLOCK_GRAD = GeneratorConfig(grad=True, block_grad=True)
 GRAD = GeneratorConfig(grad=True)
@@ -100,7 +100,7 @@ def test_inputs_are_the_compiled_entry_s_in_manifest_order():
     the compiler's manifest order at the case's checkpoint paths (a present `bias` is an
     input, an absent one is not), each of its shape and dtype."""
     from linnet.pipeline import compile_source
-    from linnet.testing.oracle.dtypes import dtype_name
+    from linnet.fuzz.oracle.dtypes import dtype_name
     for seed in range(12):
         prog = generate(seed, BLOCK_GRAD)
         case = prog.cases[0]

@@ -1,4 +1,4 @@
-"""The reducer (`linnet.testing.reduce`): real programs reduced under synthetic predicates."""
+"""The reducer (`linnet.fuzz.reduce`): real programs reduced under synthetic predicates."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.parser import parse
 from linnet.syntax import tree as t
-from linnet.testing.case import Case
+from linnet.fuzz.case import Case
 from linnet.testing.child_env import child_env
-from linnet.testing.reduce import reduce, write_report
-from linnet.testing.reduce.inputs import plainness, resized
-from linnet.testing.reduce.search import entry_spec, fits
+from linnet.fuzz.reduce import reduce, write_report
+from linnet.fuzz.reduce.inputs import plainness, resized
+from linnet.fuzz.reduce.search import entry_spec, fits
 from linnet.torch.interpreter import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from linnet.diagnostics import DiagnosticBag, Span
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 
 def _found(tmp_path: Path, text: str) -> list[tuple[str, int, str]]:

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linnet import cli
+from linnet.cli import main as cli
 from linnet.diagnostics import Diagnostic
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.syntax.lexer import KEYWORDS, PUNCT, RESERVED
 from linnet.syntax.parser import parse
 from linnet.syntax.printer import print_module
@@ -184,7 +184,7 @@ DEEP = {
 
 @pytest.fixture
 def restore_interpreter():
-    """`linnet.cli.main` raises the recursion limit and thread stack size for its worker;
+    """`linnet.cli.main.main` raises the recursion limit and thread stack size for its worker;
     put them back so that later tests see the interpreter as pytest set it up."""
     limit, stack = sys.getrecursionlimit(), threading.stack_size()
     yield

@@ -13,7 +13,7 @@ from egglog import String, function, i64, rewrite, rule, ruleset, set_, union, v
 
 from linnet.rules import MODULES, RULE_SETS, index_algebra, mask_facts
 from linnet.rules.terms import (I32_MAX, I32_MIN, TRUE, Ix, Mask, Tile, exp, hi, lo, log, lt,
-                                nonnegative, product, quot, rem, trans)
+                                 nonnegative, product, quot, rem, trans)
 from linnet.testing.rule_samples import edges
 from linnet.testing.rule_semantics import LIBRARY, bounds, wrap
 from linnet.testing.rule_soundness import check, check_rules, rules_of

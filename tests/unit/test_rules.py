@@ -1,4 +1,4 @@
-"""The rule sets (`linnet/rules/`) and the e-graph stage `egraph-tiles` (`linnet/passes/egraph.py`).
+"""The rule sets (`linnet/rules/`) and the e-graph stage `egraph-tiles` (`linnet/passes/egraph/egraph_tiles.py`).
 
 - Every rule preserves meaning: random small index terms and masks over symbols with
   known ranges are put in an e-graph with the rule sets; the extracted term evaluates,
@@ -26,7 +26,7 @@ from linnet.ir.printer import print_program
 from linnet.pipeline import compile_source
 from linnet.rules import RULE_SETS
 from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, larger, lo, lt, narrow,
-                               negate, quot, rem, smaller)
+                                 negate, quot, rem, smaller)
 
 from budget import scaled
 
@@ -176,7 +176,7 @@ def test_bounds_through_division_remainder_min_and_max():
 def test_offsets_that_differ_only_in_grouping_are_not_merged():
     """`(a + b) * c` and `a + b * c` are different offsets; their printed normal forms, which
     decide whether two accesses share one offset, must differ too."""
-    from linnet.passes.egraph import _show
+    from linnet.passes.egraph.egraph_tiles import _show
     a, b = Ix.sym("p"), Ix.sym("i")
     assert _show((a + b) * Ix(4)) != _show(a + b * Ix(4))
     assert _show((a + b) * Ix(4)) == "(p + i) * 4"
@@ -346,7 +346,7 @@ def test_causal_attention_reads_below_the_diagonal_without_masks(length, diagona
 @pytest.mark.parametrize("case", ["softmax_full", "matmul_full", "softmax_ragged", "attention"])
 def test_kernels_still_match_their_bodies(case):
     torch = pytest.importorskip("torch")
-    from linnet.testing.harness import compare_kernel_and_body
+    from linnet.fuzz.harness import compare_kernel_and_body
     torch.manual_seed(0)
     if case == "softmax_full":
         result = compare_kernel_and_body(SOFTMAX, "softmax", [torch.randn(4, 1024)], grad=False)
@@ -394,7 +394,7 @@ def test_a_counter_mask_is_dropped_only_where_every_program_stays_inside():
     ragged = compile_source(PAIRS.replace("SIZE", "7"), entry="main").stage("egraph-tiles")
     assert _memory_arities(ragged)["load"] == [4]
     torch = pytest.importorskip("torch")
-    from linnet.testing.harness import compare_kernel_and_body
+    from linnet.fuzz.harness import compare_kernel_and_body
     path = Path(__file__).parent / "pairs.linnet"
     for size in (7, 8):
         x = torch.arange(size, dtype=torch.float32) + 1.0
@@ -492,7 +492,7 @@ def test_offsets_with_one_normal_form_are_merged():
 
 
 def test_reshapes_rename_the_axes_of_tile_symbols():
-    from linnet.passes.egraph_translate import _renamed_axes
+    from linnet.passes.egraph.translate import _renamed_axes
     assert _renamed_axes((16,), (16, 1)) == {-1: -2}
     assert _renamed_axes((16,), (1, 16)) == {-1: -1}
     assert _renamed_axes((4, 1, 8), (4, 8)) == {-3: -2, -1: -1}

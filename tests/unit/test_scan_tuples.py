@@ -26,14 +26,14 @@ from linnet.emit.jax import emit_jax  # noqa: E402
 from linnet.emit.onnx import emit_onnx  # noqa: E402
 from linnet.emit.stablehlo import emit_stablehlo  # noqa: E402
 from linnet.emit.torch import emit_torch  # noqa: E402
-from linnet.frontend import check_program  # noqa: E402
+from linnet.check.frontend import check_program  # noqa: E402
 from linnet.ir import tensor as ir  # noqa: E402
 from linnet.ir.verify import verify  # noqa: E402
 from linnet.ir.walk import all_binds  # noqa: E402
-from linnet.passes.drop_dead_carries import drop_dead_carries  # noqa: E402
-from linnet.passes.lower_kernel_scans import lower_kernel_scans  # noqa: E402
+from linnet.passes.middle.drop_dead_carries import drop_dead_carries  # noqa: E402
+from linnet.passes.kernels.lower_kernel_scans import lower_kernel_scans  # noqa: E402
 from linnet.pipeline import compile_source  # noqa: E402
-from linnet.testing.stablehlo_run import run_stablehlo  # noqa: E402
+from linnet.fuzz.stablehlo_run import run_stablehlo  # noqa: E402
 from linnet.torch.interpreter import run as interpret  # noqa: E402
 from linnet.torch.runtime import import_generated  # noqa: E402
 

@@ -206,7 +206,7 @@ def test_dead_carries_leave_the_loop():
 # ------------------------------------------------------------ exact-division
 
 def test_reciprocal_power_of_two_is_exact_and_normal_only():
-    from linnet.passes.exact_division import reciprocal_power_of_two as recip
+    from linnet.passes.kernels.exact_division import reciprocal_power_of_two as recip
     assert recip(4096.0, "f32") == 2.0 ** -12
     assert recip(-0.5, "f32") == -2.0
     assert recip(768.0, "f32") is None and recip(0.0, "f32") is None
@@ -219,7 +219,7 @@ def test_reciprocal_power_of_two_is_exact_and_normal_only():
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_dividing_by_a_power_of_two_is_multiplying_by_its_reciprocal_bit_for_bit(dtype):
-    from linnet.passes.exact_division import reciprocal_power_of_two as recip
+    from linnet.passes.kernels.exact_division import reciprocal_power_of_two as recip
     name = {np.float16: "f16", np.float32: "f32", np.float64: "f64"}[dtype]
     rng = np.random.default_rng(0)
     info = np.finfo(dtype)

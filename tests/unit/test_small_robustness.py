@@ -19,9 +19,9 @@ import pytest
 import torch
 
 import linnet.torch as lt
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.diagnostics import SourceFile, render, visible
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from programs import diagnostics_of, write_program
 
 

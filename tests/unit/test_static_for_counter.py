@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.pipeline import compile_source
-from linnet.testing.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import as_numpy, compile_entry, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "spec" / "valid" / "170_static_for_counter.linnet"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from linnet.ir import tensor as ir
-from linnet.passes.traverse import (NameSupply, Rewriter, expr_free_vars, free_vars,
-                                    func_names, substitute, uses)
+from linnet.passes.traverse import (NameSupply, Rewriter, expr_free_vars, free_vars, func_names,
+                                     substitute, uses)
 from test_index_notation import T, V, Body, lit, program, run
 
 

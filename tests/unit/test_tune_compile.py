@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.pipeline import compile_source
 from linnet.tune import TuningFile, TuningFileError
-from linnet.passes.kernel_tuning import TunedChoice
+from linnet.passes.kernels.kernel_tuning import TunedChoice
 from programs import write_program
 from tuning_programs import LINEAR_BIND, MATMUL, linear_program, matmul_choice, record, tuning_of
 

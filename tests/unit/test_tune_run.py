@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from linnet.cli import main
+from linnet.cli.main import main
 from linnet.torch import LinnetError, load_function
 from linnet.tune import TuneError, TuningFile, plan, tune
 from linnet.tune.tuner import device_name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 from linnet.syntax.parser import VALUED_FOR
 
 SCAN = "for k in 0..3 { yield v }"

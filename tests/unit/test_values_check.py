@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.frontend import check_program
+from linnet.check.frontend import check_program
 
 HEAD = """module m
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from linnet.check.instance import analyze_program, binding_from_values
 from linnet.ir import tensor as ir
 from linnet.ir.walk import all_binds
-from linnet.passes.elaborate import elaborate
-from linnet.program import load_program
+from linnet.passes.front.elaborate import elaborate
+from linnet.syntax.program import load_program
 
 LINEAR = """module m
 

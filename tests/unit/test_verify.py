@@ -6,7 +6,7 @@ import pytest
 
 from linnet.ir import tensor as ir
 from linnet.ir.verify import broadcast_shapes, verify
-from linnet.passes.index_notation import lower_index_notation
+from linnet.passes.middle.lower_index_notation import lower_index_notation
 from test_index_notation import (T, V, Body, at, comp, ix, lit, matmul_program, program, red,
                                  softmax_program)
 from test_traverse import nested_program

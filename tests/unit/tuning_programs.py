@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linnet.passes.kernel_tuning import KernelTuning, TunedChoice
+from linnet.passes.kernels.kernel_tuning import KernelTuning, TunedChoice
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = ROOT / "examples" / "matmul.linnet"

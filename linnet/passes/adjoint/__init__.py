@@ -1,0 +1,1 @@
+"""Reverse mode (`--grad`): the differentiate pass and the adjoint rules it runs."""

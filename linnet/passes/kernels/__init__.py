@@ -1,0 +1,1 @@
+"""Kernels: choosing them, instantiating them, and lowering what printers cannot print."""
