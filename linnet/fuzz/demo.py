@@ -31,7 +31,7 @@ from ..diagnostics import render
 from ..check.frontend import check_program
 from ..syntax import tree as t
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def describe(module: t.Module) -> str:

@@ -30,7 +30,7 @@ from .execute import Plan
 
 __all__ = ["load_regression", "save_regression", "regressions"]
 
-FOLDER = Path(__file__).resolve().parents[3] / "tests" / "fuzz"
+FOLDER = Path(__file__).resolve().parents[2] / "tests" / "fuzz"
 
 
 def regressions(folder: Path = FOLDER) -> list[Path]:

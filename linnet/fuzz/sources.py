@@ -22,7 +22,7 @@ from .case import Case
 
 __all__ = ["Source", "program_seed", "generated", "corpus", "corpus_paths"]
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = ("examples", "tests/spec/valid", "tests/grad")
 
 

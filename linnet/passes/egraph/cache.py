@@ -37,10 +37,11 @@ from typing import Any, Callable
 
 from ... import privatecache
 from ...ir.walk import all_binds
+from ...version import __version__
 
 FOLDER = "egraph"
 LARGEST = 10_000  # bindings: about 45 us each to key and read back, against a 1 s import
-_PACKAGE = Path(__file__).resolve().parents[1]
+_PACKAGE = Path(__file__).resolve().parents[2]
 _FORMAT = "linnet-egraph-cache 2"
 
 
@@ -94,7 +95,6 @@ def _canonical(program: Any) -> bytes:
 @lru_cache(maxsize=1)
 def _versions() -> str:
     """The versions a result depends on besides its input and the package's source."""
-    from ... import __version__
     try:
         from importlib.metadata import version
         egglog = version("egglog")
