@@ -15,10 +15,10 @@ from typing import Any
 
 from .errors import LinnetError
 from .moved import install as _install_moved
+from .version import __version__
 
 _install_moved()  # old module names, for one release (linnet/moved.py)
 
-__version__ = "0.1.0"
 __all__ = ["LinnetError", "compile_source", "compile_file", "passes_for", "__version__"]
 
 

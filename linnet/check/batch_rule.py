@@ -35,10 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .dim_normal_form import Dim
-from .signatures import Binding, match_dims, substitute
-from .types import TensorT, TupleT
 from ..errors import LinnetError, UsageError
+from .dim_normal_form import Dim
+from .signatures import Binding, bind_shape, match_dims, substitute
+from .types import TensorT, TupleT
 
 
 @dataclass(frozen=True)
@@ -122,20 +122,12 @@ def _leading_generic(ty: Any, dims: set[str]) -> str | None:
     return next((g for g in dims if ty.dims[0] == Dim.sym(g)), None)
 
 
-@dataclass(frozen=True)
-class _Shape:
-    """What `_bind_input` reads of an input: a shape and a dtype name."""
-    shape: tuple[int, ...]
-    dtype: str
-
-
 def op_binding(sig: Any, param_types: list[tuple[tuple[int, ...], str]]) -> Binding:
     """The op's generics bound from one instance's parameter shapes and dtypes."""
-    from ..torch.loader import _bind_input
     generics = {g.name for g in sig.generics}
     b = Binding()
     for param, (shape, dtype) in zip(sig.params, param_types):
-        _bind_input(param, _Shape(shape, dtype), generics, b)
+        bind_shape(param, shape, dtype, generics, b)
     return b
 
 

@@ -58,6 +58,21 @@ def substitute(ty: Type | None, b: Binding) -> Type | None:
     return ty if mapped is None else mapped
 
 
+def bind_shape(param: Type, shape: tuple[int, ...] | None, dtype: str | None,
+               generics: set[str], b: Binding) -> bool:
+    """Bind the generics of a parameter from an input's shape and dtype name (either None
+    when the input does not say, a Python number's); False when its rank cannot fit the
+    parameter's. What every runtime does with a call's inputs, and the batch rule with a
+    shard's."""
+    if not isinstance(param, TensorT):
+        return True
+    if param.dtype in generics and dtype is not None:
+        b.dtypes.setdefault(param.dtype, dtype)
+    if shape is None:
+        return True
+    return match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+
+
 def match_dims(want: tuple[DimItem, ...], got: tuple[DimItem, ...], generics: set[str],
                b: Binding) -> bool:
     """Bind the generics of want from got; False when the ranks cannot line up."""

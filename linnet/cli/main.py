@@ -13,7 +13,7 @@ import sys
 import traceback
 from typing import Callable, Sequence
 
-from .. import __version__
+from ..version import __version__
 from .compile import add_commands
 from .fuzz import add_fuzz_command
 from .inspect import add_inspect_command

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .loader import EntryFunction, LinnetError, LoadedModule, load, load_function
+from .loader import EntryFunction, LinnetError, LoadedModule, load_function
+from .program import load
 from .runtime import cache_dir, import_generated
 
 

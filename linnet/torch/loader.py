@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..check.dim_normal_form import Dim
-from ..check.signatures import Binding, match_dims, substitute
+from ..check.signatures import Binding, bind_shape, substitute
 from ..check.types import TensorT
 from ..errors import InputError, InputShapeError, LinnetError, suggest
 from ..passes.front.bind_generics import choose_entry
@@ -364,12 +364,7 @@ def _bind_input(param, value: Any, generics: set[str], b: Binding) -> bool:
     cannot fit the parameter's."""
     if not isinstance(param, TensorT):
         return True
-    shape, dtype = _shape_and_dtype(value)
-    if param.dtype in generics and dtype is not None:
-        b.dtypes.setdefault(param.dtype, dtype)
-    if shape is None:
-        return True
-    return match_dims(param.dims, tuple(Dim.const(n) for n in shape), generics, b)
+    return bind_shape(param, *_shape_and_dtype(value), generics, b)
 
 
 def _input_key(inputs: tuple) -> tuple:
@@ -517,42 +512,6 @@ class LoadedModule:
     @property
     def entries(self) -> list[str]:
         return sorted(self._entries)
-
-
-def load(path: str, *, generics: dict[str, Any] | None = None, weights: Any = None,
-         root: str | None = None, compile: bool = True, numerics: str = "equivalent",
-         device: Any = None, tuning: Any = None) -> Any:
-    """The Linnet program at `path`, loaded.
-
-    A program with a root block (the only block with entries, or the block `root` names)
-    gives a `torch.nn.Module` of the model (`linnet.torch.block_module.BlockModel`):
-    `generics` are the values of the root block's generics (ints, dtype names; defaults
-    fill the rest), `weights` a `.safetensors` path or a mapping of path -> tensor (a
-    `state_dict`), checked against the parameter manifest before it is copied, or None
-    (params stay zeros until `load_state_dict`), `device` where params and states are
-    made. Its entries are methods (`model.logits(x)`), `model(x)` runs `forward` or the
-    only entry, `reset_state()` zeros the states. See docs/models.md, "Loading weights".
-
-    Any other program gives a module-like object of its entries: `m.run(x, w)` calls the
-    entry `run` exactly as `load_function(path, "run", compile=compile, numerics=numerics)`
-    would, binding generics from the inputs at each call, cached per binding;
-    `m.source("run", R=5, C=40)` is the generated module's text for one binding. `tuning`
-    is `load_function`'s.
-    """
-    check_choice("numerics", numerics, NUMERICS)
-    text = read_program(path)
-    from ..passes.front.block_entry import choose_root
-    analysis = checked(text, str(path))
-    if root is not None or choose_root(analysis, None, None) is not None:
-        from .block_module import load_model
-        return load_model(str(path), text, analysis, generics=generics, weights=weights, root=root,
-                          compile=compile, numerics=numerics, device=device, tuning=tuning)
-    given = [k for k, v in (("generics", generics), ("weights", weights), ("device", device))
-             if v is not None]
-    if given:
-        raise LinnetError(f"{given[0]}= is for a program with a root block, and no block of "
-                          f"{str(path)!r} has entries (name one with root=)")
-    return LoadedModule(path, compile, numerics, tuning, text, analysis)
 
 
 def read_program(path: Any) -> str:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import __version__
+from ..version import __version__
 from ..diagnostics import CompileError
 from ..errors import LinnetError, first_line
 from ..ir.numerics import KERNEL_MODES
