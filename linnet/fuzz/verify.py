@@ -5,7 +5,7 @@ satisfy both the op's `where` clause and its kernel's (so the kernel, not the bo
 first every `Dim` at 1, then sizes around the tile sizes (ragged edges) and random sizes.
 For each, random inputs go through the op compiled with `--numerics exact` (the body, the
 op's definition) and with `--numerics equivalent` (the kernel), forward and, for floating
-inputs, backward (`linnet.testing.compare_kernel_and_body`). On the first disagreement the
+inputs, backward (`linnet.fuzz.compare_kernel_and_body`). On the first disagreement the
 sizes are shrunk, one dim at a time, to the smallest that still disagrees.
 
 `--entry E` checks one entry instead, drawing the entry's generics from its own `where`.

@@ -1,4 +1,8 @@
-"""Testing Linnet kernels against their op bodies (public API).
+"""Helpers for the project's own tests (the fuzz corpus, mutations, rule soundness, child
+environments), and the hypothesis strategies over a kernel's sizes and inputs.
+
+Comparing kernels with their op bodies is `linnet.fuzz` now; its names still import from
+here, with a DeprecationWarning, for one release:
 
 - `compare_kernel_and_body(path, op_or_entry, inputs, numerics=..., device=...)`: run the same
   entry with `numerics="exact"` (the body) and with `numerics` (the kernel), and compare every
@@ -11,19 +15,23 @@
 
 from __future__ import annotations
 
-from ..fuzz.harness import (INPUT_STYLES, Comparison, LinnetError, OutputError, ProgramError,
-                            TargetSpec, Tolerance, compare_kernel_and_body, compare_outputs,
-                            compiled, default_device, draw_values, kernel_ops, kernel_runtime,
-                            make_inputs, shrink, target_spec, tolerance_for)
+import importlib
+import warnings
 
-__all__ = ["compare_kernel_and_body", "compare_outputs", "Comparison", "OutputError",
-           "Tolerance", "tolerance_for", "TargetSpec", "target_spec", "kernel_ops",
-           "make_inputs", "INPUT_STYLES", "default_device", "kernel_runtime", "compiled",
-           "draw_values", "shrink", "LinnetError", "ProgramError"]
+from ..fuzz import harness
+
+# Were imported from here; now `linnet.fuzz` (the differential harness users run) has them.
+MOVED_TO_FUZZ = ("compare_kernel_and_body", "compare_outputs", "Comparison", "OutputError",
+                 "Tolerance", "tolerance_for", "TargetSpec", "target_spec", "kernel_ops",
+                 "make_inputs", "INPUT_STYLES", "default_device", "kernel_runtime", "compiled",
+                 "draw_values", "shrink", "LinnetError", "ProgramError")
 
 
 def __getattr__(name: str):
     if name == "strategies":  # lazily: only the strategies need hypothesis
-        import importlib
         return importlib.import_module(f"{__name__}.strategies")
+    if name in MOVED_TO_FUZZ:
+        warnings.warn(f"linnet.testing.{name} moved to linnet.fuzz.{name}; the old name goes "
+                      "in the next release", DeprecationWarning, stacklevel=2)
+        return getattr(harness, name)
     raise AttributeError(f"module 'linnet.testing' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """Hypothesis strategies over an op's sizes and inputs.
 
     from hypothesis import given
-    from linnet.testing import compare_kernel_and_body, target_spec
+    from linnet.fuzz import compare_kernel_and_body, target_spec
     from linnet.testing.strategies import cases
 
     SPEC = target_spec("examples/softmax.linnet", "softmax")

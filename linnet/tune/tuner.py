@@ -126,7 +126,7 @@ def tune(path: str | os.PathLike, op: str, bind: Mapping[str, Any], *,
     `TRITON_INTERPRET=1` set before Triton is imported). The winner is written to the
     tuning file (`tuning`, else `$LINNET_TUNING`, else `linnet.tuning.json` beside the
     source) unless `record=False`. Raises `TuneError` for a run that cannot start,
-    `linnet.testing.ProgramError` for a program with errors and
+    `linnet.fuzz.ProgramError` for a program with errors and
     `linnet.tune.TuningFileError` for a tuning file that cannot be read.
     """
     from ..fuzz.harness import compiled, default_device, kernel_runtime

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linnet.testing import compare_kernel_and_body, default_device
+from linnet.fuzz import compare_kernel_and_body, default_device
 
 from budget import scaled
 
@@ -45,7 +45,7 @@ def assert_agree(spec, case, *, numerics: str = "equivalent", grad: bool = True)
 
 def case_at(spec, style: str = "normal", seed: int = 0, overrides=None, **values):
     """A fixed case (for `@example`): the given generic values, inputs from `seed`."""
-    from linnet.testing import make_inputs
+    from linnet.fuzz import make_inputs
     from linnet.testing.strategies import Case
     assert spec.satisfies(values), f"{values} fail the where clauses of {spec.label}"
     inputs = make_inputs(spec, values, seed=seed, style=style, overrides=overrides,

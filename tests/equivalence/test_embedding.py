@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from linnet.cli.verify import main as verify
-from linnet.testing import compare_kernel_and_body
+from linnet.fuzz import compare_kernel_and_body
 from linnet.fuzz.backends import as_numpy
 
 from kernel_cases import DEVICE, EXAMPLES

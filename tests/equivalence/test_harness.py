@@ -10,8 +10,8 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from linnet.testing import (Tolerance, compare_kernel_and_body, compare_outputs, draw_values,
-                             kernel_ops, make_inputs, shrink, target_spec, tolerance_for)
+from linnet.fuzz import (Tolerance, compare_kernel_and_body, compare_outputs, draw_values,
+                        kernel_ops, make_inputs, shrink, target_spec, tolerance_for)
 from linnet.fuzz.harness import ProgramError, compiled
 from linnet.testing.strategies import cases, generic_values
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hypothesis import example, given, settings
 
-from linnet.testing import target_spec
+from linnet.fuzz import target_spec
 from linnet.testing.strategies import cases
 
 from kernel_cases import DEVICE, HERE, assert_agree, case_at, examples

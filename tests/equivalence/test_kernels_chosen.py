@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.testing import kernel_runtime, target_spec
+from linnet.fuzz import kernel_runtime, target_spec
 from linnet.fuzz import harness
 
 from kernel_cases import DEVICE, example

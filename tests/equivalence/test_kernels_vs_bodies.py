@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 
-from linnet.testing import target_spec
+from linnet.fuzz import target_spec
 from linnet.testing.strategies import cases
 
 from kernel_cases import DEVICE, assert_agree, case_at, example as example_path, examples

@@ -22,7 +22,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 from linnet.pipeline import compile_source  # noqa: E402
-from linnet.testing import target_spec  # noqa: E402
+from linnet.fuzz import target_spec  # noqa: E402
 from linnet.testing.strategies import generic_values  # noqa: E402
 
 from kernel_cases import example, examples  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linnet.testing import compare_kernel_and_body, target_spec
+from linnet.fuzz import compare_kernel_and_body, target_spec
 from linnet.testing.strategies import cases
 
 from kernel_cases import DEVICE, ROOT, case_at, examples

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from linnet.testing import compare_kernel_and_body, make_inputs, target_spec
+from linnet.fuzz import compare_kernel_and_body, make_inputs, target_spec
 from linnet.fuzz import harness
 
 from kernel_cases import DEVICE, example

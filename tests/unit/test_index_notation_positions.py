@@ -143,7 +143,7 @@ entry main(x: Tensor[4, 16; f32]) -> Tensor[16; f32] {
 
 
 def test_a_computed_tile_in_a_kernel_agrees_with_the_body(tmp_path):
-    from linnet.testing import compare_kernel_and_body
+    from linnet.fuzz import compare_kernel_and_body
     x = torch.arange(64, dtype=torch.float32).reshape(4, 16)
     result = compare_kernel_and_body(write_program(tmp_path, KERNEL), "pick", [x], grad=False)
     assert result.ok and result.kernel_ran, str(result)

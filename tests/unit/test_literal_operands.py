@@ -16,7 +16,7 @@ import torch
 
 import linnet.torch as lt
 from linnet.check.frontend import check_program
-from linnet.testing import compare_kernel_and_body
+from linnet.fuzz import compare_kernel_and_body
 from programs import write_program
 
 BINARY = ["+", "-", "*", "/", "%", "|", "^", "&", "==", "!=", "<", "<=", ">", ">="]

@@ -20,7 +20,7 @@ from torch import nn  # noqa: E402
 
 from linnet.errors import LinnetError  # noqa: E402
 from linnet.checkpoint import CheckpointError  # noqa: E402
-from linnet.testing import default_device  # noqa: E402
+from linnet.fuzz import default_device  # noqa: E402
 from linnet.torch import LoadedModule, load  # noqa: E402
 
 from block_model_case import H, PROGRAM, V, weights  # noqa: E402
