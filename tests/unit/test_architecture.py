@@ -12,6 +12,7 @@ longer occurs fails the test too, until it is deleted.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,3 +240,24 @@ def test_layer_order_is_what_the_check_reads():
 def test_every_module_has_a_layer():
     for module in MODULES:
         layer_of(module)
+
+
+def test_docs_architecture_names_modules_and_passes_that_exist():
+    """docs/architecture.md's path from source to kernel: every `linnet/...` file or folder
+    it names exists, every pass of the pipeline is in its table, and every backticked
+    lower-case-with-dashes name in the table is a pass."""
+    from linnet.pipeline import all_passes
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    for path in set(re.findall(r"`(linnet/[\w/]*(?:\.py)?)`", text)):
+        assert (ROOT / path).exists(), path
+    section = text.split("## From source text to a running kernel")[1].split("\n## ")[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
+    passes = [p.name for p in all_passes()]
+    named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+|parse|check|cse|dce|elaborate)`", table))
+    assert named <= set(passes), named - set(passes)
+    mentioned = set(re.findall(r"`([a-z-]+)`", table))
+    ranges = re.findall(r"`([a-z-]+)` \.\.\. `([a-z-]+)`", table)
+    covered = set(mentioned)
+    for first, last in ranges:
+        covered |= set(passes[passes.index(first):passes.index(last) + 1])
+    assert covered >= set(passes), set(passes) - covered
