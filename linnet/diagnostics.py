@@ -83,6 +83,11 @@ class Diagnostic:
     help: str = ""
     severity: str = "error"
 
+    def render(self, sources: "dict[str, SourceFile]", color: bool = False) -> str:
+        """This diagnostic with its source line and a caret (`render`), so that
+        `LinnetError` shows it without importing this module."""
+        return render(self, sources, color)
+
 
 class DiagnosticBag:
     """Collects diagnostics; passes report into it and keep going."""

@@ -13,6 +13,7 @@ stays cheap.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 
@@ -32,8 +33,8 @@ class LinnetError(Exception):
     def __str__(self) -> str:
         if not self.diagnostics:
             return self.message
-        from .diagnostics import render
-        rendered = "\n\n".join(render(d, self.sources) for d in self.diagnostics)
+        # each diagnostic renders itself: this module stays below linnet.diagnostics
+        rendered = "\n\n".join(d.render(self.sources) for d in self.diagnostics)
         return f"{self.message}\n{rendered}" if self.message else rendered
 
 
@@ -77,7 +78,6 @@ def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
 def closest(word: str, choices: "list[str] | tuple[str, ...] | set[str]") -> str | None:
     """The choice nearest to `word` when one is near enough to be a slip of the keyboard
     (`tahn` for `tanh`, `retrun` for `return`), else None."""
-    import difflib
     close = difflib.get_close_matches(word, sorted(choices), n=1)
     return close[0] if close else None
 
