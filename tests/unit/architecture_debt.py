@@ -17,7 +17,6 @@ CYCLES = [
     ('linnet.jax.block_model', 'linnet.jax.loader', 'linnet.jax.mesh'),
     ('linnet.passes.front.bind_generics', 'linnet.passes.front.block_entry'),
     ('linnet.passes.front.elaborate', 'linnet.passes.front.elaborate_kernel'),
-    ('linnet.syntax.printer', 'linnet.syntax.printer_values'),
 ]
 
 # Imports of a higher layer: (importer, imported).
