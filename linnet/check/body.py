@@ -37,3 +37,8 @@ class BodyChecker(ValueChecker, ValueCallChecker, StmtChecker, NotationChecker, 
         self.returned: Val | None = None
         self.infer_result: Callable[[Signature], None] | None = None
         self.call_bindings: dict[int, Binding] | None = None  # when instantiating
+
+    def body_checker(self, frame: Frame, bag: DiagnosticBag) -> "BodyChecker":
+        """A fresh checker over another frame (a struct's declaration, read from a body):
+        the parts build one through this, without importing the assembled class."""
+        return BodyChecker(frame, bag, self.signatures)

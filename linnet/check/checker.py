@@ -23,8 +23,8 @@ from .kernel_bounds import check_kernel_memory
 from .kernel_cover import check_coverage
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
-from .items import (bind_params, check_kernel_header, check_name_is_free, item_frame,
-                    signature_of)
+from .item_scope import check_name_is_free
+from .items import bind_params, check_kernel_header, item_frame, signature_of
 from .scope import Globals
 from .signatures import Binding, Signature
 from .types import ERR, Val, materialize

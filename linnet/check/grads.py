@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .items import bind_params, check_local_name, item_frame
+from .item_scope import check_local_name
+from .items import bind_params, item_frame
 from .scope import Globals
 from .signatures import Signature
 from .types import FLOAT, TensorT, TupleT, Val

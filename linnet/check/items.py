@@ -6,25 +6,19 @@ from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
 from .body import BodyChecker
 from .dim_normal_form import Dim
-from .dims import Facts
-from .scope import CALLABLE_BUILTINS, KERNEL_BUILTINS, PRELUDE, Frame, Globals
+from .item_scope import check_local_name, generics_frame
+from .scope import Frame, Globals
 from .signatures import Signature
 from .types import ERR, compile_time_int, DTYPE_KINDS, DTYPES, KINDS, DTypeT, LitT, MemT, TensorT, Val, scalar
 
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
-RESERVED_CALLS = PRELUDE | KERNEL_BUILTINS | {"store", "atomic_add", "atomic_max", "atomic_min"}
 
 
 def item_frame(item, globals_: Globals, bag: DiagnosticBag,
                signatures: dict[str, Signature]) -> tuple[Frame, BodyChecker]:
     """A frame with the item's generics (and, once its signature exists, its `where`
     facts), and a checker over it."""
-    generics = {g.name: g for g in getattr(item, "generics", ())}
-    dims = [g.name for g in generics.values() if g.kind == "Dim"]
-    frame = Frame(globals_, generics, Facts(dims))
-    sig = signatures.get(getattr(item, "name", ""))
-    if sig is not None and sig.item is item:
-        frame.facts = frame.facts.assume_all((l, op, r) for l, op, r, _ in sig.where)
+    frame = generics_frame(item, globals_, signatures)
     return frame, BodyChecker(frame, bag, signatures)
 
 
@@ -211,22 +205,6 @@ def _check_hint(e: t.Expr | None, name: str, checker: BodyChecker, power_of_two:
     if bad:
         what = "a power of two" if power_of_two else "a non-negative integer literal"
         checker.error("E2127", f"`{name}(...)` takes {what}", e.span, "bad launch hint")
-
-
-def check_name_is_free(name: str, span, bag: DiagnosticBag) -> None:
-    if name in RESERVED_CALLS:
-        bag.error("E1207", f"`{name}` is a prelude name", span, "redeclared",
-                  help="choose another name")
-
-
-def check_local_name(name: str, span, bag: DiagnosticBag, what: str = "a local") -> bool:
-    """A local, parameter or generic may not take a builtin's name (E1207): it would hide
-    the builtin from the calls in its scope. True when the name is free."""
-    if name not in CALLABLE_BUILTINS:
-        return True
-    bag.error("E1207", f"`{name}` is a prelude name and cannot name {what}", span,
-              "redeclared", help=f"choose another name, such as `{name}_`")
-    return False
 
 
 __all__ = ["Dim", "item_frame", "signature_of"]

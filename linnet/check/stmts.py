@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..syntax import tree as t
 from .dim_normal_form import Dim
+from .item_scope import check_local_name
 from .types import ERR, LitT, TensorT, TupleT, Type, Val, compile_time_int, is_scalar, materialize
 from .unify import literal_fits, shapes_equal
 
@@ -26,7 +27,6 @@ class StmtChecker:
 
     def declare(self, s: t.Stmt | t.ForExpr, names: tuple[str, ...]) -> None:
         """The names a statement declares may not hide a builtin (E1207)."""
-        from .items import check_local_name
         spans = s.name_spans or (s.span,) * len(names)  # type: ignore[union-attr]
         for name, span in zip(names, spans):
             check_local_name(name, span, self.bag)

@@ -13,6 +13,7 @@ from ..diagnostics import DiagnosticBag, Span
 from ..syntax import tree as t
 from ..syntax.habits import attribute_help
 from .dim_normal_form import Dim
+from .item_scope import check_local_name, generics_frame
 from .signatures import Binding, substitute
 from .types import (DTYPES, ERR, LitT, TupleT, Val, choice_of, count, joint_literal,
                     materialize)
@@ -115,11 +116,11 @@ class ValueChecker:
         if id(item) in _RESOLVING:
             HELD_ITSELF.add(id(item))
             return None
-        from .items import item_frame  # items builds on the body checker
         _RESOLVING.add(id(item))
         try:
             globals_ = _home_globals(item, self.frame.globals)
-            _, checker = item_frame(item, globals_, DiagnosticBag(), self.signatures)
+            checker = self.body_checker(generics_frame(item, globals_, self.signatures),
+                                        DiagnosticBag())
             if isinstance(item, t.TypeAlias):
                 return checker.resolve_type(item.type)
             fields = [(f.name, checker.resolve_type(f.type)) for f in item.fields]
@@ -254,7 +255,6 @@ class ValueChecker:
     def arm_value(self, arm: t.Arm, ty) -> Val:
         """An arm's value, with the names its pattern binds in scope (an arm that the
         flattening of a block entry gave statements is checked as an `if` branch)."""
-        from .items import check_local_name
         self.frame.push()
         try:
             pat = arm.pattern

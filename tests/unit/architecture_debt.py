@@ -8,7 +8,6 @@ private import or import inside a function is fixed where it is written.
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
     ('linnet.check.block_bodies', 'linnet.check.blocks'),
-    ('linnet.check.body', 'linnet.check.items', 'linnet.check.stmts', 'linnet.check.values'),
     ('linnet.cli.main', 'linnet.cli.tune', 'linnet.cli.verify'),
     ('linnet.emit.jax', 'linnet.emit.jax_shard', 'linnet.emit.pallas'),
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
@@ -146,9 +145,7 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.check.exprs', 'linnet.check.unify'),
     ('linnet.check.exprs', 'linnet.syntax.habits'),
     ('linnet.check.prelude', 'linnet.check.types'),
-    ('linnet.check.stmts', 'linnet.check.items'),
     ('linnet.check.value_types', 'linnet.check.types'),
-    ('linnet.check.values', 'linnet.check.items'),
     ('linnet.checkpoint', 'linnet.passes.front.block_entry'),
     ('linnet.cli.compile', 'linnet.cli.onnx_symbolic'),
     ('linnet.cli.compile', 'linnet.diagnostics'),
