@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .blocks import BlockInfo
+from .block_info import BlockInfo
 from .body import BodyChecker
 from .dims import Facts
 from .scope import Frame, Globals, Local

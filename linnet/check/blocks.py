@@ -18,57 +18,17 @@ a `pub block` with the rest of the module's items).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..diagnostics import DiagnosticBag
 from ..syntax import tree as t
-from .dim_normal_form import Dim
-from .dims import Facts
+from .block_bodies import check_block_bodies, header_checker
+from .block_info import BlockInfo, SubInfo, TensorInfo
+from .item_scope import check_local_name
+from .items import check_default, check_generics, signature_of, where_facts
 from .scope import Globals
 from .signatures import Binding, Signature, where_help, where_note
-from .types import TensorT, Type
-
-@dataclass
-class TensorInfo:
-    """A param, buffer or state: its type in the block's own generics."""
-    member: t.TensorMember
-    type: Type | None
-    optional: bool
-
-    @property
-    def kind(self) -> str:
-        return self.member.kind
-
-
-@dataclass
-class SubInfo:
-    """A sub: its block, the block's generics in the parent's terms, and its array length."""
-    member: t.Sub
-    block: "BlockInfo | None"
-    binding: Binding | None
-    count: Dim | None
-    optional: bool
-
-
-@dataclass
-class BlockInfo:
-    """What the checker knows of one block, for its own bodies and for its parents."""
-    item: t.BlockDef
-    generics: dict[str, t.Generic]
-    where: list = field(default_factory=list)  # (Dim, op, Dim, clause), as Signature.where
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
-    subs: dict[str, SubInfo] = field(default_factory=dict)
-    fns: dict[str, t.Function] = field(default_factory=dict)
-    sigs: dict[str, Signature] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.item.name
-
-    def facts(self, extra: tuple[t.Generic, ...] = ()) -> Facts:
-        """The block's `where` facts over its Dim generics (and extra ones)."""
-        dims = [g.name for g in (*self.generics.values(), *extra) if g.kind == "Dim"]
-        return Facts(dims).assume_all((l, op, r) for l, op, r, _ in self.where)
+from .types import TensorT
+from .unify import dtype_in_kind
+from .value_items import check_member_values
 
 
 def is_none(e: t.Expr | None) -> bool:
@@ -82,7 +42,6 @@ def check_blocks(module: t.Module, globals_: Globals, bag: DiagnosticBag,
                  signatures: dict[str, Signature], infer) -> dict[str, list]:
     """Check every own block of the module; returns the calls each function makes, keyed
     `Block.fn` (for the recursion check)."""
-    from .block_bodies import check_block_bodies, header_checker
     blocks = [b for b in module.items if isinstance(b, t.BlockDef)
               and globals_.items.get(b.name) is b]
     infos = [_header(b, globals_, bag, signatures, header_checker) for b in blocks]
@@ -99,9 +58,6 @@ def check_blocks(module: t.Module, globals_: Globals, bag: DiagnosticBag,
 
 def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
             signatures: dict[str, Signature], header_checker) -> BlockInfo:
-    from .items import check_generics, check_local_name, signature_of, where_facts
-    from .items import _check_default
-    from .value_items import check_member_values
     info = BlockInfo(block, {g.name: g for g in block.generics})
     checker = header_checker(info, (), globals_, bag, signatures, with_where=False)
     defaults = check_generics(block, checker)
@@ -111,7 +67,7 @@ def _header(block: t.BlockDef, globals_: Globals, bag: DiagnosticBag,
                       "generic", g.span, "a pack", help="give each dimension its own `Dim`")
     info.where = where_facts(block.where, checker)
     for g in defaults:
-        _check_default(g, checker)
+        check_default(g, checker)
     seen = set(info.generics)
     for m in block.members:
         check_local_name(m.name, m.span, bag, "a member")
@@ -222,7 +178,6 @@ def _child_binding(m: t.Sub, child: BlockInfo, checker) -> Binding | None:
 
 def _kinds_hold(m: t.Sub, child: BlockInfo, b: Binding, checker) -> bool:
     """Each dtype argument satisfies its generic's kind (E2112)."""
-    from .unify import dtype_in_kind
     for g in child.item.generics:
         dtype = b.dtypes.get(g.name)
         if dtype is not None and g.kind in ("Numeric", "Integer", "Float") \

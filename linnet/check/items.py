@@ -47,7 +47,7 @@ def check_generics(item, checker: BodyChecker) -> list[t.Generic]:
     return defaults
 
 
-def _check_default(g: t.Generic, checker: BodyChecker) -> None:
+def check_default(g: t.Generic, checker: BodyChecker) -> None:
     v = checker.expr(g.default)
     if v.is_error:
         return
@@ -153,7 +153,7 @@ def signature_of(item, checker: BodyChecker) -> Signature:
     defaults = check_generics(item, checker)
     where = where_facts(item.where, checker)
     for g in defaults:
-        _check_default(g, checker)
+        check_default(g, checker)
     params = check_params(item.params, checker)
     if isinstance(item, t.Kernel):
         for r in item.results:

@@ -7,7 +7,6 @@ private import or import inside a function is fixed where it is written.
 
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
-    ('linnet.check.block_bodies', 'linnet.check.blocks'),
     ('linnet.cli.main', 'linnet.cli.tune', 'linnet.cli.verify'),
     ('linnet.emit.jax', 'linnet.emit.jax_shard', 'linnet.emit.pallas'),
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
@@ -24,7 +23,6 @@ LAYER_EXCEPTIONS = [
 
 # Underscored names imported across modules: (importer, module.name).
 PRIVATE_IMPORTS = [
-    ('linnet.check.blocks', 'linnet.check.items._check_default'),
     ('linnet.check.dim_knowledge', 'linnet.check.dim_normal_form._Atom'),
     ('linnet.check.dim_knowledge', 'linnet.check.dim_polynomials._factor_key'),
     ('linnet.check.dim_normal_form', 'linnet.check.dim_polynomials._factor_key'),
@@ -137,10 +135,6 @@ PRIVATE_IMPORTS = [
 # Imports inside functions of what is neither optional nor heavy: (importer, imported).
 IMPORTS_IN_FUNCTIONS = [
     ('linnet', 'linnet.pipeline'),
-    ('linnet.check.blocks', 'linnet.check.block_bodies'),
-    ('linnet.check.blocks', 'linnet.check.items'),
-    ('linnet.check.blocks', 'linnet.check.unify'),
-    ('linnet.check.blocks', 'linnet.check.value_items'),
     ('linnet.check.calls', 'linnet.check.unify'),
     ('linnet.check.exprs', 'linnet.check.unify'),
     ('linnet.check.exprs', 'linnet.syntax.habits'),
