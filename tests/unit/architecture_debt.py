@@ -13,7 +13,6 @@ CYCLES = [
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
     ('linnet.ir.printer', 'linnet.ir.tensor'),
     ('linnet.jax.block_model', 'linnet.jax.loader', 'linnet.jax.mesh'),
-    ('linnet.passes.front.bind_generics', 'linnet.passes.front.block_entry'),
     ('linnet.passes.front.elaborate', 'linnet.passes.front.elaborate_kernel'),
 ]
 
@@ -306,9 +305,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.passes.egraph.cache', 'linnet.ir.tensor'),
     ('linnet.passes.egraph.cache', 'linnet.passes.egraph.run'),
     ('linnet.passes.egraph.run', 'warnings'),
-    ('linnet.passes.front.bind_generics', 'linnet.passes.front.block_entry'),
-    ('linnet.passes.front.bind_generics', 'linnet.passes.front.grad_checks'),
-    ('linnet.passes.front.block_entry', 'linnet.passes.front.bind_generics'),
     ('linnet.passes.front.block_instances', 'linnet.check.signatures'),
     ('linnet.passes.front.elaborate', 'linnet.passes.front.elaborate_kernel'),
     ('linnet.passes.kernels.kernel_tuning', 'linnet.ir.walk'),

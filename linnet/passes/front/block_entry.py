@@ -20,6 +20,7 @@ from ...syntax.program import Program
 from ...syntax import tree as t
 from .block_instances import instance_tree, parameters
 from .flatten_blocks import flatten
+from .generic_values import parse_bindings, pick_entry
 
 
 @dataclasses.dataclass
@@ -41,7 +42,6 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
     if info is None:
         return None
     fn = _choose_entry(info, entry)
-    from .bind_generics import parse_bindings
     generics = set(info.generics)
     unknown = sorted(set(bind) - generics - {g.name for g in fn.generics})
     if unknown:
@@ -68,7 +68,6 @@ def root_manifest(analysis: Analysis, root: str | None, generics: dict[str, str]
     """The root block's manifest for these values of its generics (text, as `--bind`
     gives them; defaults fill the rest), before any entry is chosen: what a loader checks
     a checkpoint against. `entry` is empty and `assigned` lists no state."""
-    from .bind_generics import parse_bindings
     info = choose_root(analysis, root, None)
     if info is None:
         module = analysis.program.root_module
@@ -121,6 +120,5 @@ def choose_root(analysis: Analysis, root: str | None, entry: str | None) -> Bloc
 
 
 def _choose_entry(info: BlockInfo, name: str | None) -> t.Function:
-    from .bind_generics import pick_entry
     entries = [f for f in info.fns.values() if f.kind == "entry"]
     return pick_entry(entries, name, f"the block `{info.name}`")
