@@ -12,6 +12,7 @@ import sys
 
 from .io import print_error
 from ..ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
+from .verify import prepare_triton
 
 TUNE_HELP = """\
 Tune the kernel of op NAME of FILE for one binding of its generics: try its
@@ -119,7 +120,6 @@ def _fail(message: str, status: int) -> int:
 def run_tune_command(args: argparse.Namespace) -> int:
     from .compile import _bindings
     from .io import read_program
-    from .verify import prepare_triton
     from ..passes.front.bind_generics import UsageError
     from ..fuzz.harness import ProgramError
     from ..tune.records import TuningFileError

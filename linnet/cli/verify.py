@@ -12,6 +12,7 @@ import sys
 from typing import Sequence
 
 from .compile import tuning_argument
+from .guard import run_guarded
 from .io import duration, positive_int, print_error
 from .presence import add_presence_options, presence
 from ..ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
@@ -255,7 +256,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """`linnet verify ...` on its own, until `linnet/cli/main.py` registers the command:
     `main(["verify", FILE, ...])`; the leading "verify" may be left out."""
-    from .main import run_guarded
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "verify":
         argv = ["verify"] + argv

@@ -7,7 +7,6 @@ private import or import inside a function is fixed where it is written.
 
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
-    ('linnet.cli.main', 'linnet.cli.tune', 'linnet.cli.verify'),
     ('linnet.emit.jax', 'linnet.emit.jax_shard', 'linnet.emit.pallas'),
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
@@ -163,14 +162,12 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.cli.io', 'argparse'),
     ('linnet.cli.io', 'linnet.diagnostics'),
     ('linnet.cli.main', 'linnet.check.frontend'),
-    ('linnet.cli.main', 'linnet.deepstack'),
     ('linnet.cli.onnx_symbolic', 'linnet.pipeline'),
     ('linnet.cli.presence', 'linnet.checkpoint'),
     ('linnet.cli.presence', 'linnet.errors'),
     ('linnet.cli.tune', 'linnet.cli.compile'),
     ('linnet.cli.tune', 'linnet.cli.io'),
     ('linnet.cli.tune', 'linnet.cli.report'),
-    ('linnet.cli.tune', 'linnet.cli.verify'),
     ('linnet.cli.tune', 'linnet.fuzz.harness'),
     ('linnet.cli.tune', 'linnet.passes.front.bind_generics'),
     ('linnet.cli.tune', 'linnet.tune.records'),
@@ -178,7 +175,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.cli.tune', 'linnet.tune.tuner'),
     ('linnet.cli.verify', 'linnet.cli.compile'),
     ('linnet.cli.verify', 'linnet.cli.io'),
-    ('linnet.cli.verify', 'linnet.cli.main'),
     ('linnet.cli.verify', 'linnet.cli.report'),
     ('linnet.cli.verify', 'linnet.errors'),
     ('linnet.cli.verify', 'linnet.fuzz.harness'),
