@@ -13,7 +13,7 @@ tuples and control flow, all as `lax` control flow so that values may be traced:
 `lax.cond` over two local functions, a counted `Loop` is `lax.fori_loop` (its index an i64
 0-d array), a scan is `lax.scan` of `length` trips counting its index in the carry (no
 array of indices), `While` is `lax.while_loop` (its first values behind
-`lax.optimization_barrier`: see `_Func.OPAQUE`).
+`lax.optimization_barrier`: see `jax_func.JaxFunc.OPAQUE`).
 
 An op whose kernel was chosen also gets its Pallas kernel and launcher (`pallas.py`) and a
 chooser between kernel and body. An op with a kernel or a `grad` clause is a
@@ -26,12 +26,13 @@ sanitized comments.
 from __future__ import annotations
 
 from ..ir import tensor as ir
-from ..ir.printer import print_expr
 from . import jax_ops as ops
 from ..ir.numerics import numerics_of
 from ..ir import kernel_numerics as kn
-from .writer import CodeWriter
-from .layout import comment, loop_expected, unpack_count
+from . import pallas
+from .jax_func import JaxFunc, chooser, tuple_expr
+from .jax_shard import declared_op, shard_section, sharded_chooser
+from .layout import comment
 from .torch import _autograd_ok, _grad_items, ran_counters
 
 _KINDS = ("entry", "op", "fn")
@@ -99,7 +100,6 @@ class _Module:
         if state.tuning is not None:  # each op's kernel binding: tuned or not
             first, *rest = str(state.tuning).splitlines() or [""]
             head[-1:-1] = [f"# tuning: {comment(first)}"] + [f"#   {comment(r)}" for r in rest]
-        from . import pallas
         funcs = [text for f in self.funcs for text in self.func(f)]
         kernels = [pallas.KernelFunc(self, self.program.func(k)).emit(name)
                    for k, name in self.kernels.items()]
@@ -107,7 +107,6 @@ class _Module:
         if self.launched:
             kernels.insert(0, ran_counters([self.names[op] for op in self.launched]))
         if self.sharded:
-            from .jax_shard import shard_section
             kernels.insert(1, shard_section([self.names[op] for op in self.sharded]))
         return "\n".join(head) + "\n" + prelude + "\n\n\n" + "\n\n\n".join(
             kernels + funcs + [self.main()]) + "\n"
@@ -116,11 +115,10 @@ class _Module:
         """The texts of one function: itself; or, for an op with a kernel or a grad clause,
         the op as called (a `jax.custom_vjp` when its parameters are all tensors), the
         chooser and launcher of its kernel, its body and its grad clause."""
-        from . import pallas
         name = self.names[f.name]
         kernel = self.launched.get(f.name)
         if f.kind != "op" or (kernel is None and f.grad is None):
-            return [_Func(self, f).emit()]
+            return [JaxFunc(self, f).emit()]
         run, texts = f"{name}_body", []
         if kernel is not None:
             run = f"{name}_run"
@@ -132,16 +130,15 @@ class _Module:
         else:
             params = ", ".join(f"v{k}" for k in range(len(f.params)))
             texts.insert(0, f"def {name}({params}):\n    return {run}({params})")
-        texts.append(_Func(self, f).emit(f"{name}_body"))
+        texts.append(JaxFunc(self, f).emit(f"{name}_body"))
         if f.grad is not None:
-            texts.append(_Func(self, f.grad).emit(f"{name}_grad"))
+            texts.append(JaxFunc(self, f.grad).emit(f"{name}_grad"))
         return texts
 
     def chooser(self, f: ir.Func, name: str, gpu: bool) -> str:
         """The op's run: per shard of a mesh for an op named in `shard=`, else `chooser`."""
         if f.name not in self.sharded:
             return chooser(f, name, gpu)
-        from .jax_shard import sharded_chooser
         return sharded_chooser(f, name, gpu, self.sharded[f.name])
 
     def main(self) -> str:
@@ -166,7 +163,7 @@ class _Module:
         lines.append(f"    r = {self.names[entry.name]}({', '.join(args)})")
         ty = entry.body.result.type
         items = len(ty.items) if isinstance(ty, ir.TupleTy) else 0
-        lines.append("    return " + (_tuple([f"r[{k}]" for k in range(items)])
+        lines.append("    return " + (tuple_expr([f"r[{k}]" for k in range(items)])
                                       if items else "(r,)"))
         return "\n".join(lines)
 
@@ -177,7 +174,6 @@ def sharded_instances(program: ir.Program, launched: dict[str, ir.Func]) -> dict
     named = {s.rule.op: s for s in program.state.shard}
     if not named:
         return {}
-    from .jax_shard import declared_op
     return {op: named[declared_op(program.func(op))] for op in launched
             if declared_op(program.func(op)) in named}
 
@@ -195,7 +191,7 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
             raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
         backward = [f"    {', '.join(params + ['y'])}, = saved",
                     f"    g = {name}_grad({', '.join(params + ['y', 'dy'])})",
-                    f"    return {_tuple(_grad_items(f))}"]
+                    f"    return {tuple_expr(_grad_items(f))}"]
     else:
         backward = [f"    _, vjp = jax.vjp({name}_body, *saved[:-1])",
                     "    return vjp(dy)"]
@@ -209,7 +205,7 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
         "",
         f"def {name}_fwd({args}):",
         f"    r = {run}({args})",
-        f"    return r, {_tuple(params + ['r'])}",
+        f"    return r, {tuple_expr(params + ['r'])}",
         "",
         "",
         f"def {name}_bwd(saved, dy):",
@@ -220,178 +216,3 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
         "",
         "",
         f"{name}.defvjp({name}_fwd, {name}_bwd)"])
-
-
-def chooser(f: ir.Func, name: str, gpu: bool, note: list[str] | None = None,
-            first: list[str] = ()) -> str:
-    """The op run: its kernel where Pallas can launch it, else its body (`gpu` false: a
-    kernel Pallas cannot compile for a GPU runs in its interpreter only). `note` replaces
-    the comment that says so, and `first` are lines that run before that choice (a sharded
-    op's run under a mesh, `jax_shard.sharded_chooser`)."""
-    args = ", ".join(f"v{k}" for k in range(len(f.params)))
-    where = "where Pallas runs" if gpu else "in Pallas's interpreter (not on a GPU)"
-    note = note or [f"# op {comment(f.name)}: its kernel {where}, else its body (counted "
-                    "in _ln_ran per trace)"]
-    return "\n".join([f"def {name}_run({args}):",
-                      *("    " + line for line in [*note, *first]),
-                      f"    if _lp_kernel_ok({'' if gpu else 'gpu=False'}):",
-                      f"        _ln_ran_{name}[0] += 1",
-                      f"        return {name}_launch({args})",
-                      f"    _ln_ran_{name}[1] += 1",
-                      f"    return {name}_body({args})"])
-
-
-def _tuple(items: list[str]) -> str:
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-
-
-class _Func(CodeWriter):
-    """One function: straight-line bindings, and local functions for control flow."""
-
-    NAN_GUARD = True  # float max/min reductions are NaN where a NaN is reduced
-    KERNEL = False  # an op body: XLA computes f16/bf16 division and math as it likes
-    #: What a `while` loop's first values pass through: XLA (jaxlib 0.10) works out the
-    #: trip count of a loop whose counter starts, steps and stops at constants, and gets
-    #: some wrong for steps above 1 (`i = 0; while i < 1 { i = i + 2 }` runs no trip under
-    #: `jax.jit`); behind a barrier the start is no constant to XLA, and the loop is kept.
-    OPAQUE = "lax.optimization_barrier"
-
-    def __init__(self, module: _Module, func: ir.Func) -> None:
-        super().__init__()
-        self.module = module
-        self.func = func
-
-    def emit(self, as_name: str | None = None) -> str:
-        """The function's text, defined as `as_name` (by default its module name)."""
-        f = self.func
-        env = {p.name: self.fresh() for p in f.params}
-        result = self.block(f.body, env, 1)
-        self.line(1, f"return {result}")
-        name = as_name or self.module.names[f.name]
-        head = [f"def {name}({', '.join(env[p.name] for p in f.params)}):",
-                f"    # {comment(f.kind)} {comment(f.name)}"]
-        head += [f"    # {env[p.name]} = {comment(p.name)}: {comment(p.type)}" for p in f.params]
-        if f.kernel is not None:
-            head.append(f"    # the body of an op with kernel {comment(f.kernel.kernel)}")
-        return "\n".join(head + self.lines)
-
-    def atom(self, a: ir.Atom, env: dict[str, str]) -> str:
-        if isinstance(a, ir.Var):
-            if a.name not in env:
-                raise ValueError(f"{self.func.name}: {a.name!r} used before it is bound")
-            return env[a.name]
-        return ops.literal_expr(a.value, a.type.dtype)
-
-    def block(self, b: ir.Block, env: dict[str, str], depth: int) -> str:
-        env = dict(env)
-        for bind in b.binds:
-            self.bind(bind, env, depth)
-        return self.atom(b.result, env)
-
-    def bind(self, bind: ir.Bind, env: dict[str, str], depth: int) -> None:
-        e, var = bind.expr, bind.var
-        if isinstance(e, (ir.Var, ir.Lit)):
-            env[var.name] = self.atom(e, env)
-            return
-        note = comment(f"{var.name}: {var.type} = ")
-        target = env[var.name] = self.fresh()
-        args = [self.atom(x, env) for x in getattr(e, "args", ())]
-        if isinstance(e, ir.Prim):
-            code = ops.prim_expr(e.op, args, [a.type for a in e.args], e.type, e.attrs,
-                                 self.module.numerics, self.NAN_GUARD, self.KERNEL)
-        elif isinstance(e, ir.Einsum):
-            code = ops.einsum_expr(e.spec, args, [a.type for a in e.args], e.type, e.acc,
-                                   self.module.numerics)
-        elif isinstance(e, ir.Call):
-            code = f"{self.module.names[e.callee]}({', '.join(args)})"
-        elif isinstance(e, ir.MakeTuple):
-            code = _tuple([self.atom(x, env) for x in e.items])
-        elif isinstance(e, ir.GetItem):
-            code = f"{self.atom(e.tup, env)}[{int(e.index)}]"
-        elif isinstance(e, (ir.If, ir.Loop, ir.While)):
-            self.line(depth, f"# {note}{type(e).__name__.lower()}")
-            {ir.If: self.if_, ir.Loop: self.loop, ir.While: self.while_}[type(e)](
-                e, env, depth, target)
-            return
-        else:
-            raise TypeError(f"no JAX printer for {type(e).__name__}")
-        self.line(depth, f"{target} = {code}  # {note}{comment(print_expr(e))}")
-
-    # ------------------------------------------------------------ control flow
-
-    def local(self, name: str, params: str, depth: int, body, env: dict[str, str]) -> None:
-        """`def name(params):` whose body is printed by `body(env, depth + 1)`, returning."""
-        self.line(depth, f"def {name}({params}):")
-        self.line(depth + 1, f"return {body(dict(env), depth + 1)}")
-
-    def if_(self, e: ir.If, env: dict[str, str], depth: int, target: str) -> None:
-        then, orelse = self.fresh("_then"), self.fresh("_else")
-        self.local(then, "", depth, lambda en, d: self.block(e.then, en, d), env)
-        self.local(orelse, "", depth, lambda en, d: self.block(e.orelse, en, d), env)
-        self.line(depth, f"{target} = lax.cond({self.atom(e.cond, env)}, {then}, {orelse})")
-
-    def unpack(self, e: ir.Loop | ir.While, carry: str, env: dict[str, str],
-               depth: int) -> dict[str, str]:
-        """The carried values, unpacked from the tuple `carry` into fresh names."""
-        names = [self.fresh() for _ in e.carried]
-        if names:
-            self.line(depth, f"{', '.join(names)}{',' if len(names) == 1 else ''} = {carry}")
-        return {**env, **{v.name: n for v, n in zip(e.carried, names)}}
-
-    def next_values(self, e: ir.Loop | ir.While, res: str) -> list[str]:
-        expected = loop_expected(e)
-        if unpack_count(e.body.result.type, expected):
-            return [f"{res}[{k}]" for k in range(len(expected))]
-        return [res]
-
-    def loop(self, e: ir.Loop, env: dict[str, str], depth: int, target: str) -> None:
-        body, n = self.fresh("_body"), len(e.carried)
-        inits = _tuple([self.atom(a, env) for a in e.init])
-
-        def trip(en: dict[str, str], d: int) -> str:
-            if e.yields:  # the index travels with the carry: (i, carry)
-                self.line(d, "i, carry = state")
-            en = self.unpack(e, "carry", en, d)
-            index = en[e.index.name] = self.fresh()
-            self.line(d, f"{index} = jnp.asarray(i, dtype=jnp.int64)")
-            values = self.next_values(e, self.block(e.body, en, d))
-            if e.yields:
-                return f"(i + 1, {_tuple(values[:n])}), {_tuple(values[n:])}"
-            return _tuple(values)
-
-        if e.yields:
-            # a scan counts in its carry over `length` trips (scanning over
-            # `jnp.arange(lo, hi)` would materialise every index first); lax.scan stacks
-            # each item of the tuple of yields on its own
-            self.local(body, "state, _", depth, trip, env)
-            carry, ys = self.fresh(), self.fresh()
-            start = f"jnp.asarray({e.lo}, dtype=jnp.int64)"
-            self.line(depth, f"(_, {carry}), {ys} = lax.scan({body}, ({start}, {inits}), None, "
-                             f"length={e.trips()})")
-            self.line(depth, f"{target} = (*{carry}, *{ys})")
-        else:
-            self.local(body, "i, carry", depth, trip, env)
-            self.line(depth, f"{target} = lax.fori_loop({self.bounds(e, env)}, "
-                             f"{body}, {inits})")
-
-    def bounds(self, e: ir.Loop, env: dict[str, str]) -> str:
-        """`lo, hi` of `fori_loop`: compile-time bounds as numbers (hi at least lo: a scan
-        of negative length is an error), run-time ones (in a Pallas kernel) as their
-        traced scalars, where `fori_loop` becomes a `while_loop` that runs no trip when
-        hi <= lo."""
-        if e.static:
-            return f"{e.lo}, {max(e.lo, e.hi)}"
-        return ", ".join(str(b) if isinstance(b, int) else self.atom(b, env)
-                         for b in (e.lo, e.hi))
-
-    def while_(self, e: ir.While, env: dict[str, str], depth: int, target: str) -> None:
-        cond, body = self.fresh("_cond"), self.fresh("_body")
-        self.local(cond, "carry", depth, lambda en, d: self.block(
-            e.cond, self.unpack(e, "carry", en, d), d), env)
-        self.local(body, "carry", depth, lambda en, d: _tuple(self.next_values(
-            e, self.block(e.body, self.unpack(e, "carry", en, d), d))), env)
-        inits = _tuple([self.atom(a, env) for a in e.init])
-        if e.init:
-            inits = f"{self.OPAQUE}({inits})"
-        self.line(depth, f"{target} = lax.while_loop({cond}, {body}, {inits})")
-

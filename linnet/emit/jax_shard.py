@@ -22,7 +22,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from ..ir import tensor as ir
-from .jax import _tuple, chooser
+from .jax_func import chooser, tuple_expr
 from .layout import comment
 
 if TYPE_CHECKING:
@@ -78,8 +78,8 @@ def sharded_chooser(f: ir.Func, name: str, gpu: bool, sharded: ShardedOp) -> str
     rule, axes = sharded.rule, sharded.axes
     args = ", ".join(f"v{k}" for k in range(len(f.params)))
     batch = f"_P({axes[0]!r})" if len(axes) == 1 else f"_P({axes!r})"
-    in_specs = _tuple([batch if s else "_P()" for s in rule.split])
-    out_specs = _tuple([batch] * rule.results) if rule.results else batch
+    in_specs = tuple_expr([batch if s else "_P()" for s in rule.split])
+    out_specs = tuple_expr([batch] * rule.results) if rule.results else batch
     split = ", ".join(f"v{k}" for k, s in enumerate(rule.split) if s)
     rest = "" if all(rule.split) else ", the other parameters whole on every device"
     over = (f"mesh axis {axes[0]}" if len(axes) == 1 else f"mesh axes {', '.join(axes)}")

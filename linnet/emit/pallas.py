@@ -27,7 +27,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from . import jax_ops as ops
 from ..ir import kernel_numerics as kn
-from .jax import _Func, _tuple
+from .jax_func import JaxFunc, tuple_expr
 from .layout import comment
 from .triton import _fill, is_memory, memory_names, require_written
 
@@ -101,7 +101,7 @@ def _lp_atomic(op, ref, offsets, value, mask):
     return fn(ref, jnp.where(mask, offsets, ref.shape[0]), value)'''
 
 
-class KernelFunc(_Func):
+class KernelFunc(JaxFunc):
     """One kernel Func as a Pallas kernel over refs."""
 
     NAN_GUARD = False  # Triton's max/min reductions give NaN themselves
@@ -219,18 +219,18 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
         elif not all(int(g) > 0 for g in launch.grid):  # an empty result: nothing to write
             inits.append(f"jnp.zeros(({size},), dtype={dtype})")
     if all(int(g) > 0 for g in launch.grid):
-        lines += [f"    outs = pl.pallas_call({kernel_name}, out_shape={_tuple(shapes)}, "
+        lines += [f"    outs = pl.pallas_call({kernel_name}, out_shape={tuple_expr(shapes)}, "
                   f"grid={tuple(int(g) for g in launch.grid)!r},",
                   f"                          input_output_aliases={aliases!r}, "
                   f"compiler_params=_lp_params({launch.warps}, {launch.stages}),",
                   "                          interpret=_LP_INTERPRET)("
                   f"{', '.join(args + inits)})"]
     else:  # an empty grid launches nothing: the results keep their first contents
-        lines.append(f"    outs = {_tuple(inits)}")
+        lines.append(f"    outs = {tuple_expr(inits)}")
     outs = [f"jnp.reshape(outs[{k}]{'[:0]' if _size(o.type) == 0 else ''}, "
             f"{tuple(int(n) for n in o.type.shape)!r})" for k, o in enumerate(kernel.outputs)]
     if isinstance(op.body.result.type, ir.TupleTy):
-        lines.append(f"    return {_tuple(outs)}")
+        lines.append(f"    return {tuple_expr(outs)}")
     else:
         lines.append(f"    return {outs[0]}")
     return "\n".join(lines)

@@ -7,7 +7,6 @@ private import or import inside a function is fixed where it is written.
 
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
-    ('linnet.emit.jax', 'linnet.emit.jax_shard', 'linnet.emit.pallas'),
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
     ('linnet.ir.printer', 'linnet.ir.tensor'),
@@ -51,11 +50,8 @@ PRIVATE_IMPORTS = [
     ('linnet.emit.jax_ops', 'linnet.emit.torch_ops._index_item'),
     ('linnet.emit.jax_ops', 'linnet.emit.torch_ops._int'),
     ('linnet.emit.jax_ops', 'linnet.emit.torch_ops._ints'),
-    ('linnet.emit.jax_shard', 'linnet.emit.jax._tuple'),
     ('linnet.emit.onnx_ops', 'linnet.emit.torch_ops._int'),
     ('linnet.emit.onnx_ops', 'linnet.emit.torch_ops._ints'),
-    ('linnet.emit.pallas', 'linnet.emit.jax._Func'),
-    ('linnet.emit.pallas', 'linnet.emit.jax._tuple'),
     ('linnet.emit.pallas', 'linnet.emit.triton._fill'),
     ('linnet.emit.stablehlo_einsum', 'linnet.emit.stablehlo_ops._array'),
     ('linnet.emit.stablehlo_ops', 'linnet.emit.jax_ops._highest'),
@@ -181,8 +177,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.cli.verify', 'linnet.fuzz.verify'),
     ('linnet.cli.verify', 'linnet.fuzz.verify_trials'),
     ('linnet.cli.verify', 'linnet.tune.records'),
-    ('linnet.emit.jax', 'linnet.emit.jax_shard'),
-    ('linnet.emit.jax', 'linnet.emit.pallas'),
     ('linnet.emit.pallas', 'linnet.ir.walk'),
     ('linnet.emit.torch_helpers', 'sys'),
     ('linnet.emit.torch_helpers', 'types'),
