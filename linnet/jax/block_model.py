@@ -21,11 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..checkpoint import check_checkpoint, model_manifest, open_checkpoint
 from ..errors import LinnetError
 from ..parameters import Manifest
-from ..torch.block_entry_function import BlockEntryFunction, block_entries, block_signature
-from ..torch.loader import checked, read_tuning
+from ..torch.block_entry_function import BlockEntryFunction
 from .loader import JaxEntryFunction
 
 __all__ = ["JaxBlockModel", "JaxBlockEntry", "load_model"]
@@ -137,7 +135,7 @@ def zeros(manifest: Manifest, kinds: tuple[str, ...]) -> dict[str, Any]:
                 for p in manifest.parameters if p.kind in kinds and p.input is not None}
 
 
-def _as_jax(value: Any) -> Any:
+def as_jax(value: Any) -> Any:
     """A tensor of a mapping, or read from a file, as a JAX array of its own dtype (a
     torch tensor through NumPy; bfloat16 by its bits, which NumPy cannot hold)."""
     import jax.numpy as jnp
@@ -148,46 +146,3 @@ def _as_jax(value: Any) -> Any:
             return jnp.asarray(value.view(torch.int16).numpy()).view(jnp.bfloat16)
         value = value.numpy()
     return jnp.asarray(value)
-
-
-def load_model(path: str, text: str, *, generics: Any, weights: Any,
-               root: str | None, numerics: str, tuning: Any, mesh: Any = None,
-               shard: Any = None) -> JaxBlockModel:
-    """The `JaxBlockModel` of a program (see `linnet.jax.load_source`); over a mesh, each
-    entry's named ops run their kernels per shard (`linnet.jax.mesh`)."""
-    import jax
-    analysis = checked(text, path)
-    plan = None
-    if mesh is not None or shard is not None:
-        from .mesh import shard_plan
-        plan = shard_plan(mesh, shard)
-    checkpoint = open_checkpoint(weights)
-    present = None if checkpoint is None else checkpoint.keys
-    manifest, block_bind = model_manifest(analysis, root, generics, present)
-    parameters = zeros(manifest, ("param", "buffer"))  # without weights: zeros
-    if checkpoint is not None:
-        check_checkpoint(manifest, checkpoint)
-        paths = [p.path for p in manifest.parameters
-                 if p.input is not None and p.kind != "state"]
-        with jax.enable_x64(True):  # an i64 weight stays i64
-            found = checkpoint.tensors(paths, "flax")
-            parameters = {p: _as_jax(found[p]) for p in paths}
-    tuning = read_tuning(tuning, path)
-    functions = {}
-    for name in block_entries(analysis, root):
-        fn = _entry_function(plan, analysis, path, text, name, True, numerics, tuning,
-                             root=manifest.root, block_bind=block_bind, present=present)
-        fn._sig = block_signature(analysis, manifest.root, name, block_bind)
-        functions[name] = fn
-    return JaxBlockModel(manifest, functions, parameters)
-
-
-def _entry_function(plan: Any, analysis: Any, *args: Any, **options: Any
-                    ) -> JaxBlockEntryFunction:
-    """One entry's function: over the mesh of `plan` where there is one."""
-    if plan is None:
-        return JaxBlockEntryFunction(*args, **options)
-    from .mesh import MeshBlockEntryFunction
-    fn = MeshBlockEntryFunction(*args, **options, plan=plan)
-    fn.check_plan(analysis)
-    return fn

@@ -10,7 +10,6 @@ CYCLES = [
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
     ('linnet.ir.printer', 'linnet.ir.tensor'),
-    ('linnet.jax.block_model', 'linnet.jax.loader', 'linnet.jax.mesh'),
     ('linnet.passes.front.elaborate', 'linnet.passes.front.elaborate_kernel'),
 ]
 
@@ -278,11 +277,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.fuzz.verify', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.verify', 'linnet.tune.records'),
     ('linnet.ir.tensor', 'linnet.ir.printer'),
-    ('linnet.jax.block_model', 'linnet.jax.mesh'),
-    ('linnet.jax.loader', 'linnet.emit.jax'),
-    ('linnet.jax.loader', 'linnet.jax.block_model'),
-    ('linnet.jax.loader', 'linnet.jax.mesh'),
-    ('linnet.jax.loader', 'linnet.pipeline'),
     ('linnet.jax.loader', 'numpy'),
     ('linnet.jax.mesh', 'linnet.diagnostics'),
     ('linnet.jax.mesh', 'linnet.emit.jax'),
