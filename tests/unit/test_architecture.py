@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("linnet.errors", "linnet.diagnostics", "linnet.version", "linnet.deepstack",
               "linnet.lazy_import", "linnet.privatecache", "linnet.scopes",
               "linnet.parameters", "linnet.moved")),
+    ("prims", ("linnet.prims",)),
     ("syntax", ("linnet.syntax",)),
     ("ir", ("linnet.ir",)),
     ("check", ("linnet.check",)),
