@@ -50,7 +50,7 @@ from ...ir import tensor as ir
 from ...ir.prim_types import broadcast_shapes
 from ...syntax import tree as t
 from ...syntax.printer import print_expr
-from .elaborate import _Body, _Elaborator
+from .elaborator import BodyTranslator, Elaborator
 from .builder import _Builder
 from .instances import BoundKernel, _binding_key, _func_name, _home, _source
 from .vocabulary import I64, ElaborationError, _lit
@@ -217,7 +217,7 @@ def elaborate_kernel(analysis: Analysis, kernel: t.Kernel, binding: Binding,
         kernel, binding, checked))
 
 
-class _KernelElaborator(_Elaborator):
+class _KernelElaborator(Elaborator):
     """An elaborator for one kernel and the fns it calls, naming around `taken`."""
 
     def __init__(self, analysis, taken: set[str]) -> None:
@@ -280,11 +280,11 @@ class _TileSizes:
             "E2127", message, span, "not a power of two", help=TILE_HELP)])
 
 
-class _FnOnTiles(_TileSizes, _Body):
+class _FnOnTiles(_TileSizes, BodyTranslator):
     """A fn called from a kernel: translated as any fn, its tiles checked."""
 
 
-class _KernelBody(_TileSizes, _Body):
+class _KernelBody(_TileSizes, BodyTranslator):
     """The body translator of `elaborate`, plus memory, program ids and tile-size rules."""
 
     def __init__(self, elab, inst, builder) -> None:

@@ -1,6 +1,6 @@
 """Expressions for `elaborate`: operators, `if`, tuples, indexing and calls.
 
-The mixin `_Expressions` of the body translator (`elaborate._Body`): each
+The mixin `_Expressions` of the body translator (`elaborator.BodyTranslator`): each
 surface expression as an atom, its bindings emitted; a scalar known at
 compile time as a literal of the dtype its context wants; `x[...]` outside
 index notation as `index` and `dyn_index` prims; a call of an op or fn as an

@@ -1,9 +1,9 @@
 """Compile-time folding for `elaborate`: the value of an expression, when it is known.
 
-The mixin `_Folding` of the body translator (`elaborate._Body`), and the
+The mixin `_Folding` of the body translator (`elaborator.BodyTranslator`), and the
 operator arithmetic it uses. Integers fold exactly (division truncates, as
 the language defines it), float literal arithmetic in f64 as the checker
-folds it, typed floats never. (Names fold in `_Body.fold_Name`, since a
+folds it, typed floats never. (Names fold in `BodyTranslator.fold_Name`, since a
 module `const` is folded by a body translator of its own.)
 """
 

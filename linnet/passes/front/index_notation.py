@@ -1,11 +1,11 @@
 """Index notation for `elaborate`: `let y[i, j] = ...` and reductions as `Comprehension`s.
 
-The mixin `_IndexNotation` of the body translator (`elaborate._Body`) and
+The mixin `_IndexNotation` of the body translator (`elaborator.BodyTranslator`) and
 the `_Notation` it builds: index variables brought into scope under names
 unique in the comprehension, their extents learned from the accesses that
 name them, and each subexpression that reads no index computed once outside
 and entered as an `IxScalar`. (A `fn` called on elements is expanded by
-`_Body.ix_fn_call`, which builds a body translator of its own.)
+`BodyTranslator.ix_fn_call`, which builds a body translator of its own.)
 """
 
 from __future__ import annotations

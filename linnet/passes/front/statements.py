@@ -1,6 +1,6 @@
 """Statements for `elaborate`: a function's body, `let`s and `var`s, and loops.
 
-The mixin `_Statements` of the body translator (`elaborate._Body`): a
+The mixin `_Statements` of the body translator (`elaborator.BodyTranslator`): a
 function's parameters and body block; each statement kind as A-normal-form
 bindings, with `let`, `var` and assignment rebinding a name SSA style; and
 the loops, where `for`, `while` and scans become `Loop`/`While` carrying

@@ -1,6 +1,6 @@
 """Values for `elaborate`: structs, enums and optionals disappear into the tensor IR.
 
-The mixin `_Values` of the body translator (`elaborate._Body`), first among its bases
+The mixin `_Values` of the body translator (`elaborator.BodyTranslator`), first among its bases
 so that it can take over the expressions of these types and hand the rest on:
 
 * a struct is a tuple of its fields in declaration order (`MakeTuple`, read with

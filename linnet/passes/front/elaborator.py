@@ -1,0 +1,249 @@
+"""The elaborator: the work list of instances and the body translator, shared by the
+`elaborate` pass (`elaborate.py`) and kernel elaboration (`elaborate_kernel.py`).
+
+`Elaborator` requests each instance (an item at a concrete binding) once, translates it
+once, in order, and records what the pass hands on besides the Funcs: the entry's user
+names and each op instance's kernel binding (`Elaborator.kernels`; `elaborate` makes the
+`KernelLibrary` of them). `BodyTranslator` translates one instance's statements and
+expressions; it is assembled from one mixin per concern, as the checker's `BodyChecker`
+is (`statements.py`, `expressions.py`, `index_notation.py`, `folding.py`, `structs.py`),
+and keeps the concrete types of nodes and the two methods that build a translator of
+their own (a `fn` expanded on elements, a module `const` folded), so no mixin needs the
+class it is part of. Kernel elaboration subclasses both.
+"""
+
+from __future__ import annotations
+
+from ...check.dim_normal_form import Dim
+from ...check.instance import Analysis, Instance
+from ...check.signatures import Binding
+from ...check.types import LitT, PackDim, TensorT, TupleT, Val
+from ...check.value_types import OptionalT
+from ...diagnostics import NO_SPAN
+from ...ir import tensor as ir
+from ...ir.program_state import ProgramState
+from ...syntax import tree as t
+from .builder import _Builder, _Env
+from .entry_interface import Interface, result_labels
+from .expressions import _Expressions
+from .folding import _Folding
+from .instances import (BoundKernel, _binding_key, _func_name, _grad_instance, _home, _int,
+                        _kernel_choice, _source, _with_defaults)
+from .index_notation import _IndexNotation, _Notation
+from .statements import _Statements
+from .structs import _Values
+from .vocabulary import Const, ElaborationError, _default, _dtype, _param_dtype
+from .surface_walks import Memo
+
+
+class Elaborator:
+    """The work list of instances: each requested once, translated once, in order.
+
+    `body_class` translates each instance's body (kernel elaboration uses one that
+    also checks tile sizes, for the fns a kernel calls).
+    """
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.names: dict[tuple, str] = {}
+        self.taken: set[str] = set()  # the names given (kept, not rebuilt per name)
+        self.items: dict[tuple, tuple[object, Binding]] = {}
+        self.instances: dict[tuple, Instance] = {}
+        self.queue: list[tuple] = []
+        self.kernels: dict[str, BoundKernel] = {}  # op Func name -> its kernel binding
+        self.body_class = BodyTranslator
+        self.interface: Interface | None = None  # the entry's user names, once translated
+
+    def program(self, entry: t.Function, binding: Binding,
+                checked: Instance | None = None) -> ir.Program:
+        binding = _with_defaults(self.analysis, entry, binding)
+        if checked is not None and checked.item is entry and checked.binding is binding \
+                and not checked.diagnostics:
+            self.instances[(id(entry), _binding_key(entry, binding))] = checked
+        entry_name = self.request(entry, binding)
+        funcs, done = [], 0
+        while done < len(self.queue):
+            funcs.append(self.translate(self.queue[done]))
+            done += 1
+        return ir.Program(tuple(funcs), entry_name,
+                          ProgramState(interface=self.interface))
+
+
+    def request(self, item, binding: Binding, presence: tuple = ()) -> str:
+        """The Func name of an instance, queueing it the first time it is asked for.
+        `presence` says which optional parameters a call passes as `some` or `none` (each
+        pattern is an instance of its own, so the choice is made at compile time)."""
+        key = (id(item), _binding_key(item, binding)) + ((presence,) if presence else ())
+        if key not in self.names:
+            self.names[key] = self._unique(_func_name(item, key[1]))
+            self.items[key] = (item, binding)
+            self.queue.append(key)
+        return self.names[key]
+
+    def _unique(self, name: str) -> str:
+        """name, or name_1, name_2, ...: the first not given yet, which it now is."""
+        base, n = name, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def instance(self, item, binding: Binding) -> Instance:
+        """The checked instance (memoized); its diagnostics, if any, abandon elaboration."""
+        key = (id(item), _binding_key(item, binding))
+        if key not in self.instances:
+            inst = self.analysis.instantiate(item, binding, _home(self.analysis, item))
+            if inst.diagnostics:
+                first = inst.diagnostics[0]
+                raise ElaborationError(first.message, first.span, first.code, inst.diagnostics)
+            self.instances[key] = inst
+        return self.instances[key]
+
+    def translate(self, key: tuple) -> ir.Func:
+        item, binding = self.items[key]
+        inst = self.instance(item, binding)
+        kind = "op" if isinstance(item, t.Op) else item.kind
+        body = self.body_class(self, inst, _Builder())
+        body.presence = dict(key[2]) if len(key) > 2 else {}
+        params, block = body.function(item.params, item.body, inst.signature.result)
+        if key == self.queue[0]:  # the entry: its user names
+            self.interface = Interface(tuple(body.input_names),
+                                       tuple(result_labels(inst.signature.result)))
+        kernel = None
+        if kind == "op" and item.kernel is not None and _all_present(item, inst, body.presence):
+            kernel, bound = _kernel_choice(self.analysis, item, binding)
+            self.kernels[self.names[key]] = bound
+        grad = self.grad(item, binding, self.names[key], body.presence) \
+            if kind == "op" and item.grad else None
+        return ir.Func(self.names[key], kind, params, block, _source(kind, item, key[1]),
+                       kernel, grad)
+
+    def grad(self, op: t.Op, binding: Binding, name: str, presence: dict) -> ir.Func:
+        """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy; for
+        the op's instance's choice of optional parameters (`presence`), as the op's."""
+        inst, expected = _grad_instance(self.analysis, op, binding)
+        body = BodyTranslator(self, inst, _Builder())
+        body.presence = presence
+        result = inst.signature.result
+        extra = ((op.grad.result, result), (op.grad.seed, result))
+        params, block = body.function(op.params, op.grad.body, expected, extra)
+        block = body.no_gradient_for_optionals(op.params, params, block)
+        source = _source("op", op, _binding_key(op, binding))
+        return ir.Func(f"{name}__grad", "grad", params, block, f"grad of {source}")
+
+
+# ===================================================================== bodies
+
+
+def _all_present(op: t.Op, inst: Instance, presence: dict) -> bool:
+    """May this instance of an op run its kernel? A kernel takes no optionals, only what
+    they hold: it runs where every optional parameter is known present; an instance where
+    one is absent, or known only at run time, runs the op's body (docs/models.md)."""
+    return all(presence.get(p.name) is True for p, ty in zip(op.params, inst.signature.params)
+               if isinstance(ty, OptionalT))
+
+
+class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
+    """Translates one instance's statements and expressions into the current block.
+
+    The mixins translate; this class holds the state they share and the concrete
+    types of nodes, and the methods that make another `BodyTranslator`.
+    """
+
+    def __init__(self, elab: Elaborator, inst: Instance, builder: _Builder) -> None:
+        self.elab = elab
+        self.inst = inst
+        self.b = builder
+        self.env = _Env()
+        self.globals = _home(elab.analysis, inst.item).globals
+        self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
+        self.nt: _Notation | None = None
+        self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
+        self.assigned: Memo = {}  # `assigned_outer` per nested block of this body
+
+    # ------------------------------------------------------------- types
+
+    def val(self, node) -> Val:
+        """The checker's recorded value of a node in this instance (concrete types)."""
+        v = self.inst.types.get(id(node))
+        if v is None:
+            raise RuntimeError(f"internal: no type recorded for {type(node).__name__} at "
+                               f"{getattr(node, 'span', NO_SPAN)}")
+        return v
+
+    def dim(self, d) -> int:
+        """A dimension's value: in an instance, every dimension is a number."""
+        if isinstance(d, PackDim):
+            raise ElaborationError(f"unbound shape pack `*{d.name}`")
+        return _int(d)
+
+    def ir_type(self, ty, want: str | None = None) -> ir.Ty:
+        """The concrete IR type of a checker type; a literal takes `want` or its default."""
+        if isinstance(ty, TensorT):
+            return ir.TType(tuple(self.dim(d) for d in ty.dims), ty.dtype)
+        if isinstance(ty, TupleT):
+            return ir.TupleTy(tuple(self.ir_type(x) for x in ty.items))
+        if isinstance(ty, LitT):
+            return ir.TType((), want or _default(ty))
+        return self.value_ir_type(ty, want)  # structs, enums, optionals
+
+    def type_of(self, node, want: str | None = None) -> ir.Ty:
+        return self.ir_type(self.val(node).type, want)
+
+    def dtype_of(self, node, want: str | None = None) -> str:
+        ty = self.type_of(node, want)
+        if not isinstance(ty, ir.TType):
+            raise ElaborationError("a tensor was expected here", node.span)
+        return ty.dtype
+
+    def concrete(self, b: Binding) -> Binding:
+        """A call's binding with every dimension a number."""
+        return Binding({k: Dim.const(self.dim(d)) for k, d in b.dims.items()}, dict(b.dtypes),
+                       {k: tuple(Dim.const(self.dim(d)) for d in v) for k, v in b.packs.items()})
+
+    # ------------------------------------------- with a body translator of their own
+
+    def ix_fn_call(self, e: t.Call, item) -> ir.IxExpr:
+        """A `fn` applied to elements, expanded in place: its parameters bound to the
+        argument index expressions, its `let`s and `return` translated on elements."""
+        if not (isinstance(item, t.Function) and item.kind == "fn"):
+            raise ElaborationError(f"not implemented yet: calling `{e.callee}` inside index "
+                                   "notation (only `fn`s expand there)", e.span)
+        binding = self.concrete(self.inst.call_bindings[id(e)])
+        callee = self.elab.instance(item, binding)
+        params = callee.signature.params
+        args = [self.ixe(a.value, _param_dtype(p)) for a, p in zip(e.args, params)]
+        inner = BodyTranslator(self.elab, callee, self.b)
+        inner.ix, inner.nt = {}, self.nt
+        for p, a in zip(item.params, args):
+            inner.env.define(p.name, a.value if isinstance(a, ir.IxScalar) else a)
+        for s in item.body:
+            if isinstance(s, t.Return):
+                return inner.ixe(s.value, _dtype(Val(callee.signature.result))
+                                 if isinstance(callee.signature.result, TensorT) else None)
+            inner.ix_stmts((s,))
+        raise ElaborationError("function body without a final `return`", item.span)
+
+    def fold_Name(self, e: t.Name):
+        """Compile-time locals, Dim generics and module `const`s (in their own module)."""
+        local = self.env.lookup(e.id)
+        if local is not None:
+            return local.value if isinstance(local, Const) else None
+        if e.id in self.inst.binding.dims:
+            return self.dim(self.inst.binding.dims[e.id])
+        item = self.globals.items.get(e.id)
+        if isinstance(item, t.Const):
+            return _ConstFolder(self.elab, item).fold(item.value)
+        return None
+
+
+class _ConstFolder(BodyTranslator):
+    """Folds a module-level `const`'s value, with the names of the module declaring it."""
+
+    def __init__(self, elab: Elaborator, const: t.Const) -> None:
+        self.elab = elab
+        self.env = _Env()
+        self.globals = _home(elab.analysis, const).globals
+        self.inst = Instance(const, Binding(), None, {}, {})
+        self.assigned: Memo = {}
