@@ -13,7 +13,7 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m linnet.fuzz.demo
+	$(PY) -m linnet.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -n auto --dist worksteal

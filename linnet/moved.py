@@ -95,9 +95,8 @@ MOVED: dict[str, str] = {
     "linnet.testing.stablehlo_run": "linnet.fuzz.stablehlo_run",
     "linnet.verify": "linnet.fuzz.verify",
     "linnet.verify_trials": "linnet.fuzz.verify_trials",
-    "linnet.demo": "linnet.fuzz.demo",
-    "linnet.demo_blocks": "linnet.fuzz.demo_blocks",
-    "linnet.demo_entries": "linnet.fuzz.demo_entries",
+    "linnet.demo_blocks": "linnet.demo.blocks",
+    "linnet.demo_entries": "linnet.demo.entries",
 }
 
 

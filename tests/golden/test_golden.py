@@ -56,7 +56,7 @@ def sizes(**values: int) -> tuple[tuple[str, int], ...]:
 
 
 # Small sizes at which a kernel applies, where one does (those `make demo` runs,
-# linnet.fuzz.demo_entries.choose_values); written out so that the goldens depend on no choice.
+# linnet.demo.entries.choose_values); written out so that the goldens depend on no choice.
 SMALL_ATTENTION = sizes(B=2, H=3, L=4, S=5, D=16)
 SMALL_CAUSAL = sizes(B=2, H=3, L=4, D=16)
 SMALL_ROWS = sizes(R=2, C=3)
@@ -165,8 +165,8 @@ def test_generated_output_matches_golden(case: Case, target: str) -> None:
 def test_every_example_entry_has_a_case() -> None:
     """A new example or entry fails here until ENTRIES (and LOSSES) name it: the goldens
     cover what `make demo` runs."""
-    from linnet.fuzz.demo import EXAMPLES, example_files
-    from linnet.fuzz.demo_entries import is_loss
+    from linnet.demo import EXAMPLES, example_files
+    from linnet.demo.entries import is_loss
     from linnet.fuzz.harness import entries, target_spec
     found = {str(path.relative_to(ROOT)): entries(path) for path in example_files(EXAMPLES)}
     assert found == {file: list(names) for file, names in ENTRIES.items()}

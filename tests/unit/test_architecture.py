@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("pipeline", ("linnet.pipeline",)),
     ("runtimes", ("linnet.torch", "linnet.jax", "linnet.checkpoint")),
     ("harness", ("linnet.fuzz", "linnet.tune")),
+    ("demo", ("linnet.demo",)),
     ("commands", ("linnet.cli",)),
     ("tests' helpers", ("linnet.testing",)),
     ("package", ("linnet", "linnet.__main__")),
@@ -215,7 +216,8 @@ def test_layers_import_only_downwards():
 
 def test_the_pipeline_and_passes_never_import_runtimes_commands_or_test_helpers():
     low = [m for m in MODULES if layer_of(m) <= layer_of("linnet.pipeline")]
-    high = ("linnet.torch", "linnet.jax", "linnet.cli", "linnet.fuzz", "linnet.testing")
+    high = ("linnet.torch", "linnet.jax", "linnet.cli", "linnet.fuzz", "linnet.demo",
+            "linnet.testing")
     bad = sorted({(i.module, _owner(i.target)) for i in IMPORTS if i.module in low
                   and _internal(i) and str(_owner(i.target)).startswith(high)})
     assert bad == []

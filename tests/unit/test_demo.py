@@ -1,4 +1,4 @@
-"""`make demo` (linnet/fuzz/demo.py) on small folders of its own: an example that does not check,
+"""`make demo` (linnet/demo/) on small folders of its own: an example that does not check,
 or whose run raises, is that example's failure on its line, the others still run, and the
 last line counts the examples that agree; sizes for generic entries satisfy their `where`
 clauses and let a kernel run; a root with optional members runs with them absent and
@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from linnet.fuzz import demo  # noqa: E402
-from linnet.fuzz.demo_blocks import checkpoints  # noqa: E402
-from linnet.fuzz.demo_entries import choose_values, kernels_chosen  # noqa: E402
+from linnet import demo  # noqa: E402
+from linnet.demo.blocks import checkpoints  # noqa: E402
+from linnet.demo.entries import choose_values, kernels_chosen  # noqa: E402
 from linnet.fuzz.harness import target_spec  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -75,7 +75,7 @@ def test_a_root_with_optional_members_runs_without_and_with_them() -> None:
 
 
 def test_only_the_ops_an_entry_uses_are_said_to_keep_their_bodys_gradient() -> None:
-    from linnet.fuzz.demo_entries import ops_without_grad
+    from linnet.demo.entries import ops_without_grad
     path = EXAMPLES / "matmul.linnet"
     assert ops_without_grad(path, "matmul_any") == ["matmul"]
     assert ops_without_grad(path, "matmul_bt_any") == ["matmul_bt"]

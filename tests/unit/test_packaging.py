@@ -86,7 +86,7 @@ def test_the_installed_console_script_checks_and_compiles(installed) -> None:
 
 
 def test_the_installed_demo_says_where_its_examples_are(installed) -> None:
-    done = run(installed, sys.executable, "-m", "linnet.fuzz.demo")
+    done = run(installed, sys.executable, "-m", "linnet.demo")
     assert done.returncode == 2
     assert "source checkout" in done.stderr and "Traceback" not in done.stderr
 

@@ -7,7 +7,7 @@ compares them with its op bodies (`linnet.fuzz.harness.compare_kernel_and_body`,
 check behind `linnet verify`), forward and gradient; an example without kernels is
 exported to ONNX (run by onnxruntime) and StableHLO (run by XLA), each compared with the
 generated PyTorch, and an entry whose result is a floating scalar (a loss) also under
-`--grad`. Each run gives one `Outcome` line; `linnet/fuzz/demo.py` prints them.
+`--grad`. Each run gives one `Outcome` line; `linnet/demo/main.py` prints them.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def choose_values(spec: Any, seed: int, *, fixed: Mapping[str, Any] | None = Non
 def candidates(spec: Any, seed: int, fixed: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The base sizes, then each drawn generic raised in turn (`RAISED`), then draws from
     `SIZES` (seeded by `seed`)."""
-    from .sizes import dtype_choices
+    from ..fuzz.sizes import dtype_choices
     given: dict[str, Any] = {}
     drawn: list[str] = []
     for g in spec.generics:
@@ -133,7 +133,7 @@ def own_inputs(spec: Any, values: Mapping[str, Any], seed: int) -> list:
     smallest size above 1 among the values (at most 16): an id valid on any axis it may
     index."""
     import torch
-    from .harness import make_inputs
+    from ..fuzz.harness import make_inputs
     n = min([v for v in values.values() if isinstance(v, int) and v > 1] + [16])
     ints = {name: (lambda shape, dtype, g: torch.randint(0, n, shape, generator=g))
             for name, ty in spec.params
@@ -155,7 +155,7 @@ def sizes_text(spec: Any, values: Mapping[str, Any]) -> str:
 def run_entry(path: Path, name: str, has_kernels: bool) -> Outcome:
     """The entry `name` of a module: its kernels against its op bodies, or (a file
     without kernels) its exports against PyTorch."""
-    from .harness import target_spec
+    from ..fuzz.harness import target_spec
     spec = target_spec(path, name)
     seed = seed_of(path.name, name)
     chooser = (lambda values: kernels_chosen(spec, values)) if has_kernels else None
@@ -169,7 +169,7 @@ def run_entry(path: Path, name: str, has_kernels: bool) -> Outcome:
 
 def _kernels_against_bodies(path: Path, spec: Any, values: dict, inputs: list,
                             label: str) -> Outcome:
-    from .harness import compare_kernel_and_body
+    from ..fuzz.harness import compare_kernel_and_body
     start = time.perf_counter()
     result = compare_kernel_and_body(path, spec, inputs, values=values)
     ms = (time.perf_counter() - start) * 1000
@@ -198,7 +198,7 @@ def ops_without_grad(path: Path, entry: str) -> list[str]:
     the body's with or without the kernel, so the demo does not claim to have compared it."""
     from ..check.frontend import check_program
     from ..syntax import tree as t
-    from .reduce.names import reachable
+    from ..fuzz.reduce.names import reachable
     module = check_program(str(path)).program.root_module
     used = reachable(module, entry)
     return [i.name for i in module.items
@@ -209,7 +209,7 @@ def _exports_against_torch(path: Path, spec: Any, values: dict, inputs: list,
                            label: str) -> Outcome:
     """ONNX and StableHLO of the entry against its generated PyTorch; a loss under
     `--grad` too (ONNX's gradients against PyTorch's)."""
-    from .harness import compiled
+    from ..fuzz.harness import compiled
     from ..pipeline import compile_source
     options = spec.compile_options(values)
     text = path.read_text(encoding="utf-8")
@@ -245,9 +245,9 @@ def export_outcome(label: str, verdicts: Sequence[tuple[str, bool]], against: st
 def run_export(target: str, exported: Any, arrays: list) -> list:
     """Run an export: ONNX by onnxruntime, StableHLO by XLA."""
     if target == "onnx":
-        from .onnx_run import load_onnx  # checked, bf16 exchanged as f32
+        from ..fuzz.onnx_run import load_onnx  # checked, bf16 exchanged as f32
         return load_onnx(exported)(*arrays)
-    from .stablehlo_run import run_stablehlo
+    from ..fuzz.stablehlo_run import run_stablehlo
     return list(run_stablehlo(exported, *arrays))
 
 

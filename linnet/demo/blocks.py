@@ -3,7 +3,7 @@ methods, as docs/models.md shows a user doing.
 
 The model is `linnet.torch.load(path, generics=..., weights=...)`, the weights random
 tensors of the manifest's shapes (`model.manifest`). The root's generics take their
-defaults, else small sizes (`demo_entries.choose_values`); so do the entries' own. A root
+defaults, else small sizes (`entries.choose_values`); so do the entries' own. A root
 with optional members runs twice: with a checkpoint that holds none of them (absent) and
 with one that holds them all (present). Entries run in declaration order on one model, so
 each sees the states the previous ones left (a `decode` after a `prefill`).
@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .demo_entries import (Outcome, choose_values, close, count, export_outcome, failure,
+from .entries import (Outcome, choose_values, close, count, export_outcome, failure,
                            is_loss, kernels_chosen, own_inputs, run_export, seed_of,
                            sizes_text)
 
@@ -32,13 +32,13 @@ WEIGHT_SCALE = 0.3  # random weights this small keep tanh and softmax away from 
 
 def block_entry_names(path: Path) -> list[str]:
     """The root block's entries ([] when the file has no root block)."""
-    from .harness import entries, target_spec
+    from ..fuzz.harness import entries, target_spec
     return [n for n in entries(path) if target_spec(path, n).block is not None]
 
 
 def run_model(path: Path, names: list[str], has_kernels: bool) -> list[Outcome]:
     """Every entry of the root block, for each presence of its optional members."""
-    from .harness import target_spec
+    from ..fuzz.harness import target_spec
     specs = [target_spec(path, n) for n in names]
     first = specs[0]
     chooser = (lambda values: kernels_chosen(first, values)) if has_kernels else None
@@ -93,7 +93,7 @@ class _KernelRun:
         self.bodies = load(str(path), generics=root_values, weights=weights, numerics="exact")
 
     def entry(self, spec: Any, values: dict, inputs: list, label: str) -> Outcome:
-        from .harness import compare_outputs, tolerance_for
+        from ..fuzz.harness import compare_outputs, tolerance_for
         body = self._call(self.bodies, spec, inputs)
         before = _launches(self.kernels, spec.name)
         kernel = self._call(self.kernels, spec, inputs)
@@ -215,4 +215,3 @@ def _dtype(x: Any) -> str:
     """The Linnet name of a tensor's dtype (`f32`), which picks its tolerance."""
     from ..torch.block_module import TORCH_DTYPES
     return next(name for name, dtype in TORCH_DTYPES.items() if dtype == x.dtype)
-

@@ -4,12 +4,12 @@ For each program in examples/ (and `examples/NAME/NAME.linnet`, a larger example
 folder of its own) the demo checks it and prints what it declares, then runs it:
 
 - each module-level entry on random inputs, a generic one at small sizes that satisfy its
-  `where` clauses (`demo_entries.py`): with kernels, against its op bodies, forward and
+  `where` clauses (`entries.py`): with kernels, against its op bodies, forward and
   gradient (kernels on the GPU when there is one, else in Triton's interpreter on the
   CPU); without, exported to ONNX and StableHLO and compared with PyTorch, a loss under
   `--grad` too;
 - a root block through `linnet.torch.load` with random weights, its entries called as
-  methods, with its optional members absent and present (`demo_blocks.py`).
+  methods, with its optional members absent and present (`blocks.py`).
 
 An example agrees when it checks and every run agrees; one that raises is reported on its
 line as that example's failure, and the demo goes on. The last line counts the examples
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from .demo_entries import Outcome, failure
+from .entries import Outcome, failure
 from ..diagnostics import render
 from ..check.frontend import check_program
 from ..syntax import tree as t
@@ -90,9 +90,9 @@ def run_example(path: Path) -> tuple[bool, str]:
 
 def run_program(path: Path, kernels: bool) -> list[Outcome]:
     """Every module-level entry, then the root block's model."""
-    from .demo_blocks import block_entry_names, run_model
-    from .demo_entries import run_entry
-    from .harness import entries
+    from .blocks import block_entry_names, run_model
+    from .entries import run_entry
+    from ..fuzz.harness import entries
     blocks = block_entry_names(path)
     outcomes = []
     for name in entries(path):
@@ -118,7 +118,7 @@ def main(folder: Path = EXAMPLES, jobs: int | None = None) -> int:
     `JOBS`), print what each ran, and return the exit status."""
     files = example_files(folder) if folder.is_dir() else []
     if not files:  # an installed wheel ships the compiler, not the repository's examples
-        print(f"linnet.fuzz.demo: no example programs in {folder}: the demo runs the `examples/` "
+        print(f"linnet.demo: no example programs in {folder}: the demo runs the `examples/` "
               "folder of a source checkout (clone the repository and run `make demo`)",
               file=sys.stderr)
         return 2
@@ -164,8 +164,3 @@ def _results(files: list[Path], jobs: int) -> Iterator[tuple[bool, str]]:
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         yield from pool.map(guarded_example, files)
-
-
-if __name__ == "__main__":
-    from linnet.fuzz import demo  # by its name, so that the worker processes find its functions
-    sys.exit(demo.main())
