@@ -153,7 +153,8 @@ def tuning_argument(args: argparse.Namespace) -> object:
     return getattr(args, "tuning", None)
 
 
-def _bindings(items: list[str]) -> dict[str, str]:
+def bind_values(items: list[str]) -> dict[str, str]:
+    """`--bind NAME=VALUE` items as {name: value} (every command that takes `--bind`)."""
     from ..passes.front.bind_generics import UsageError
     out: dict[str, str] = {}
     for item in items:
@@ -213,7 +214,7 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
         return 2
     report = Reporter(args)
     try:
-        options = dict(entry=args.entry, root=args.root, bind=_bindings(args.bind),
+        options = dict(entry=args.entry, root=args.root, bind=bind_values(args.bind),
                        present=presence(args), numerics=args.numerics, grad=args.grad,
                        shown=shown, tuning=tuning_argument(args))
         try:

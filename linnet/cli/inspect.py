@@ -62,7 +62,7 @@ def add_inspect_command(commands) -> None:
 
 def run_inspect(args: argparse.Namespace) -> int:
     from ..check.instance import analyze_program
-    from .compile import _bindings
+    from .compile import bind_values
     from ..diagnostics import CompileError
     from ..errors import UsageError
     from ..syntax.program import load_program
@@ -77,7 +77,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     try:
         if diagnostics:
             raise CompileError(diagnostics, loaded.sources)
-        text = manifest_text(analyze_program(loaded), args.root, _bindings(args.bind),
+        text = manifest_text(analyze_program(loaded), args.root, bind_values(args.bind),
                              args.json, presence(args)) if args.parameters \
             else _declared(analyze_program(loaded), program.path, args.json)
     except UsageError as err:

@@ -118,7 +118,7 @@ def _fail(message: str, status: int) -> int:
 
 
 def run_tune_command(args: argparse.Namespace) -> int:
-    from .compile import _bindings
+    from .compile import bind_values
     from .io import read_program
     from ..passes.front.bind_generics import UsageError
     from ..fuzz.harness import ProgramError
@@ -130,7 +130,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
     if args.max_candidates < 1 or args.checks < 1:
         return _fail("--max-candidates and --checks take positive integers", 2)
     try:
-        bind, tries = _bindings(args.bind), _tries(args.tries)
+        bind, tries = bind_values(args.bind), _tries(args.tries)
         device = None if args.list else prepare_triton(args.device)
     except (UsageError, ValueError) as err:
         return _fail(str(err), 2)

@@ -215,8 +215,8 @@ def _block_request(args: argparse.Namespace, path: str, target_spec) -> dict | N
                 return None
         except KeyError:
             pass
-    from .compile import _bindings
-    return {"root": args.root, "bind": _bindings(args.bind), "present": presence(args)}
+    from .compile import bind_values
+    return {"root": args.root, "bind": bind_values(args.bind), "present": presence(args)}
 
 
 def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec) -> str:

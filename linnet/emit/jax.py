@@ -33,7 +33,7 @@ from . import pallas
 from .jax_func import JaxFunc, chooser, tuple_expr
 from .jax_shard import declared_op, shard_section, sharded_chooser
 from .layout import comment
-from .torch import _autograd_ok, _grad_items, ran_counters
+from .torch import autograd_ok, grad_items, ran_counters
 
 _KINDS = ("entry", "op", "fn")
 
@@ -125,7 +125,7 @@ class _Module:
             texts += [self.chooser(f, name, pallas.runs_on_gpu(kernel)),
                       pallas.launcher_source(f, kernel, f"{name}_launch",
                                              self.kernels[kernel.name])]
-        if _autograd_ok(f):
+        if autograd_ok(f):
             texts.insert(0, custom_vjp(f, name, run))
         else:
             params = ", ".join(f"v{k}" for k in range(len(f.params)))
@@ -191,7 +191,7 @@ def custom_vjp(f: ir.Func, name: str, run: str) -> str:
             raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
         backward = [f"    {', '.join(params + ['y'])}, = saved",
                     f"    g = {name}_grad({', '.join(params + ['y', 'dy'])})",
-                    f"    return {tuple_expr(_grad_items(f))}"]
+                    f"    return {tuple_expr(grad_items(f))}"]
     else:
         backward = [f"    _, vjp = jax.vjp({name}_body, *saved[:-1])",
                     "    return vjp(dy)"]

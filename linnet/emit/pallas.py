@@ -29,7 +29,7 @@ from . import jax_ops as ops
 from ..ir import kernel_numerics as kn
 from .jax_func import JaxFunc, tuple_expr
 from .layout import comment
-from .triton import _fill, is_memory, memory_names, require_written
+from .triton import initial_fill, is_memory, memory_names, require_written
 
 MEMORY_EFFECTS = ("store", "atomic_add", "atomic_max", "atomic_min")
 ATOMICS = frozenset(MEMORY_EFFECTS[1:])
@@ -212,7 +212,7 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str) -
         dtype = ops.jnp_dtype(o.type.dtype)
         shapes.append(f"jax.ShapeDtypeStruct(({size},), {dtype})")
         init = launch.inits[k] if k < len(launch.inits) else "empty"
-        fill = _fill(init, o.type.dtype)
+        fill = initial_fill(init, o.type.dtype)
         if fill != "None":
             aliases[len(args) + len(inits)] = k
             inits.append(f"jnp.full(({size},), {fill}, dtype={dtype})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..ir import tensor as ir
-from .stablehlo_ops import (OpWriter, Value, _array, convert, diagonal, dot_general, reduce,
+from .stablehlo_ops import (OpWriter, Value, convert, dense_array, diagonal, dot_general, reduce,
                             transpose, work_dtype)
 
 Labelled = tuple[list[str], Value]  # an operand and the einsum label of each of its axes
@@ -61,7 +61,7 @@ def _stretch(w: OpWriter, labels: list[str], x: Value, extents: dict[str, int]) 
     if shape == x.type.shape:
         return labels, x
     return labels, w.op1("stablehlo.broadcast_in_dim", [x], ir.TType(shape, x.type.dtype),
-                         f"broadcast_dimensions = {_array(range(x.type.rank))}")
+                         f"broadcast_dimensions = {dense_array(range(x.type.rank))}")
 
 
 def _labels_outside(ops: list[Labelled], k: int, output: str) -> set[str]:

@@ -183,7 +183,7 @@ class OpWriter:
         self.line(f'"{name}"({", ".join(v.name for v in values)}) : ({_types(values)}) -> ()')
 
 
-def _array(values: Sequence[int]) -> str:
+def dense_array(values: Sequence[int]) -> str:
     return f"array<i64{': ' if values else ''}{', '.join(str(attr_int(v)) for v in values)}>"
 
 
@@ -204,7 +204,7 @@ def broadcast(w: OpWriter, x: Value, shape: tuple[int, ...]) -> Value:
         return x
     dims = range(len(shape) - x.type.rank, len(shape))
     return w.op1("stablehlo.broadcast_in_dim", [x], ir.TType(shape, x.type.dtype),
-                 f"broadcast_dimensions = {_array(dims)}")
+                 f"broadcast_dimensions = {dense_array(dims)}")
 
 
 def reshape(w: OpWriter, x: Value, shape: tuple[int, ...]) -> Value:
@@ -222,7 +222,7 @@ def transpose(w: OpWriter, x: Value, perm: Sequence[int]) -> Value:
         return x
     shape = tuple(x.type.shape[p] for p in perm)
     return w.op1("stablehlo.transpose", [x], ir.TType(shape, x.type.dtype),
-                 f"permutation = {_array(perm)}")
+                 f"permutation = {dense_array(perm)}")
 
 
 def _compare_type(dtype: str) -> str:
@@ -260,15 +260,15 @@ def reduce(w: OpWriter, x: Value, axes: Sequence[int], combine: str,
     shape = tuple(n for k, n in enumerate(x.type.shape) if k not in axes)
     start = constant(w, init, x.type.dtype)
     return w.op1("stablehlo.reduce", [x, start], ir.TType(shape, x.type.dtype),
-                 f"dimensions = {_array(axes)}",
+                 f"dimensions = {dense_array(axes)}",
                  [_scalar_region(combine, x.type.dtype)])
 
 
 def slice_(w: OpWriter, x: Value, starts: Sequence[int], limits: Sequence[int],
            strides: Sequence[int]) -> Value:
     shape = tuple(max(0, -(-(hi - lo) // s)) for lo, hi, s in zip(starts, limits, strides))
-    props = (f"start_indices = {_array(starts)}, limit_indices = {_array(limits)}, "
-             f"strides = {_array(strides)}")
+    props = (f"start_indices = {dense_array(starts)}, limit_indices = {dense_array(limits)}, "
+             f"strides = {dense_array(strides)}")
     return w.op1("stablehlo.slice", [x], ir.TType(shape, x.type.dtype), props)
 
 
@@ -456,7 +456,7 @@ def _dyn_index(r: Row) -> Value:
     starts += [zero] * (x.type.rank - len(positions))
     sizes = [1] * len(positions) + list(x.type.shape[len(positions):])
     piece = r.w.op1("stablehlo.dynamic_slice", [x, *starts],
-                    ir.TType(tuple(sizes), x.type.dtype), f"slice_sizes = {_array(sizes)}")
+                    ir.TType(tuple(sizes), x.type.dtype), f"slice_sizes = {dense_array(sizes)}")
     return reshape(r.w, piece, r.result.shape)
 
 
@@ -480,8 +480,8 @@ def _cumsum(r: Row) -> Value:
         return convert(r.w, x, r.result.dtype)
     window = [n if k == axis else 1 for k in range(x.type.rank)]
     pads = ", ".join(f"[{n - 1 if k == axis else 0}, 0]" for k in range(x.type.rank))
-    props = (f"window_dimensions = {_array(window)}, "
-             f"window_strides = {_array([1] * x.type.rank)}, "
+    props = (f"window_dimensions = {dense_array(window)}, "
+             f"window_strides = {dense_array([1] * x.type.rank)}, "
              f"padding = dense<[{pads}]> : tensor<{x.type.rank}x2xi64>")
     zero = constant(r.w, 0, x.type.dtype)
     total = r.w.op1("stablehlo.reduce_window", [x, zero], x.type, props,

@@ -126,13 +126,13 @@ class _ModuleEmitter:
         if f.kind != "op" or (kernel is None and f.grad is None):
             return [_FuncEmitter(self, f).emit()]
         library = f.name in self.library
-        texts = [dispatcher(f, name, kernel is not None, _autograd_ok(f), library),
+        texts = [dispatcher(f, name, kernel is not None, autograd_ok(f), library),
                  _FuncEmitter(self, f).emit(f"{name}_body")]
         if kernel is not None:
             texts.append(chooser(f, name))
             texts.append(tri.launcher_source(f, kernel, f"{name}_launch", self.names[kernel.name],
                                              comment))
-        if _autograd_ok(f):
+        if autograd_ok(f):
             texts.append(autograd_class(f, name))
         if f.grad is not None:
             texts.append(_FuncEmitter(self, f.grad).emit(f"{name}_grad"))
@@ -194,7 +194,7 @@ def ran_counters(names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _autograd_ok(f: ir.Func) -> bool:
+def autograd_ok(f: ir.Func) -> bool:
     """An op goes through autograd by its own Function when every parameter is a tensor."""
     return has_own_autograd(f)
 
@@ -271,7 +271,7 @@ def autograd_class(f: ir.Func, name: str) -> str:
                   "    def backward(ctx, dy):",
                   f"        {', '.join(params + ['y'])}, = ctx.saved_tensors",
                   f"        g = {name}_grad(ctx._d, {', '.join(params + ['y', 'dy'])})",
-                  f"        return {_tuple(['None'] + _grad_items(f))}"]
+                  f"        return {_tuple(['None'] + grad_items(f))}"]
         return "\n".join(lines)
     items = result.items if isinstance(result, ir.TupleTy) else (result,)
     fixed = [f"output[{k}]" if isinstance(result, ir.TupleTy) else "output"
@@ -285,7 +285,7 @@ def autograd_class(f: ir.Func, name: str) -> str:
     return "\n".join(lines)
 
 
-def _grad_items(f: ir.Func) -> list[str]:
+def grad_items(f: ir.Func) -> list[str]:
     """What backward returns per parameter: the grad clause's result for each floating
     tensor parameter, in order; None for the others."""
     many = isinstance(f.grad.body.result.type, ir.TupleTy)

@@ -168,7 +168,7 @@ def kernel_dtype(dtype: str) -> str:
     return tops.torch_dtype(dtype)
 
 
-def _fill(init: str, dtype: str) -> str:
+def initial_fill(init: str, dtype: str) -> str:
     """The first contents of a result, for `torch.full` (None: `torch.empty`)."""
     if init == "empty":
         return "None"
@@ -457,7 +457,7 @@ def launcher_source(op: ir.Func, kernel: ir.Func, name: str, kernel_name: str, c
     inputs = [(a, p.type) for a, p in zip(args, kernel.params)]
     for k, o in enumerate(kernel.outputs):
         init = launch.inits[k] if k < len(launch.inits) else "empty"
-        lines.append(f"    o{k} = {_new_output(o.type, _fill(init, o.type.dtype), inputs)}")
+        lines.append(f"    o{k} = {_new_output(o.type, initial_fill(init, o.type.dtype), inputs)}")
         outs.append(_kernel_result(f"o{k}", o.type.dtype))
     hints = "".join(f", {key}={int(val)}" for key, val in
                     (("num_warps", launch.warps), ("num_stages", launch.stages)) if val is not None)
