@@ -107,7 +107,7 @@ def block_entry_spec(analysis: Analysis, path: str, text: str, name: str,
 
     The root's generics in `bind` (text) are fixed; the others are the spec's generics,
     before the entry's own, drawn like them."""
-    from .harness import TargetSpec, _backend_params
+    from .harness import TargetSpec, backend_params
     from ..diagnostics import CompileError
     try:
         info = root_info(analysis, root, name)
@@ -128,7 +128,7 @@ def block_entry_spec(analysis: Analysis, path: str, text: str, name: str,
         + tuple(fn.generics)
     block = BlockEntry(analysis, info.name, tuple(info.generics), dict(bind or {}), present)
     return TargetSpec(path, text, name, "entry", name, text, generics,
-                      _backend_params(fn.params, params),
+                      backend_params(fn.params, params),
                       as_tuples(result) if result is not None else None, where, block=block)
 
 
@@ -152,9 +152,9 @@ def block_specs(path: str, root: str | None, entry: str | None, bind: dict[str, 
     when no block is the root (or it has no such entry), `UsageError` for a generic of the
     root without a value or one it does not have."""
     from ..passes.front.bind_generics import parse_bindings
-    from .harness import _analysis, _read
-    text = _read(path, text)
-    analysis = _analysis(path, text)
+    from .harness import analyze_source, source_text
+    text = source_text(path, text)
+    analysis = analyze_source(path, text)
     info = root_info(analysis, root, entry)
     if info is None:
         raise KeyError(entry or root or "")

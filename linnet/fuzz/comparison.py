@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .inputs import _TORCH_DTYPES
+from .inputs import TORCH_DTYPE_NAMES
 
 __all__ = ["Tolerance", "tolerance_for", "OutputError", "Comparison", "compare_outputs"]
 
@@ -129,7 +129,7 @@ def compare_outputs(name: str, body, kernel, tolerance: Tolerance) -> OutputErro
     """Compare one kernel tensor against the body's (NaNs and infinities must coincide)."""
     import torch
     dtype = str(body.dtype).replace("torch.", "")
-    lname = {v: k for k, v in _TORCH_DTYPES.items()}.get(dtype, dtype)
+    lname = {v: k for k, v in TORCH_DTYPE_NAMES.items()}.get(dtype, dtype)
     shape = tuple(body.shape)
     if tuple(kernel.shape) != shape:
         return OutputError(name, lname, shape, math.inf, math.inf, math.inf, tolerance,

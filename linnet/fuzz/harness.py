@@ -49,7 +49,8 @@ from ..torch.loader import LinnetError
 from .block_specs import BlockEntry, block_entries, block_entry_spec
 from .comparison import (Comparison, OutputError, Tolerance, compare_outputs,  # noqa: F401
                          tolerance_for)
-from .inputs import _TORCH_DTYPES, INPUT_STYLES, Override, default_device, make_inputs, torch_dtype
+from .inputs import (INPUT_STYLES, TORCH_DTYPE_NAMES, Override, default_device, make_inputs,
+                     torch_dtype)
 from .precision import carried_dtype, program_floats
 from .sizes import draw_values, dtype_choices, shrink
 
@@ -188,17 +189,17 @@ _SPECS: dict[tuple, TargetSpec] = {}
 _LOCK = threading.Lock()
 
 
-def _read(path: str, text: str | None) -> str:
+def source_text(path: str, text: str | None) -> str:
     return Path(path).read_text(encoding="utf-8") if text is None else text
 
 
-def _analysis(path: str, text: str) -> Analysis:
+def analyze_source(path: str, text: str) -> Analysis:
     program = load_program(path, text)
     if program.diagnostics:
-        raise _program_error(program.diagnostics, program.sources)
+        raise program_error(program.diagnostics, program.sources)
     analysis = analyze_program(program)
     if analysis.diagnostics:
-        raise _program_error(analysis.diagnostics, program.sources)
+        raise program_error(analysis.diagnostics, program.sources)
     return analysis
 
 
@@ -209,14 +210,14 @@ class ProgramError(LinnetError):
         super().__init__("", diagnostics, sources)  # defaults: it pickles (verify's child)
 
 
-def _program_error(diagnostics, sources) -> ProgramError:
+def program_error(diagnostics, sources) -> ProgramError:
     text = "\n\n".join(render(d, sources) for d in diagnostics)
     return ProgramError(text, diagnostics, sources)
 
 
 def kernel_ops(path: str, text: str | None = None) -> list[str]:
     """The names of the ops with a kernel declared in the file's own module, in order."""
-    analysis = _analysis(path, _read(path, text))
+    analysis = analyze_source(path, source_text(path, text))
     return [i.name for i in analysis.program.root_module.items
             if isinstance(i, t.Op) and i.kernel is not None]
 
@@ -224,7 +225,7 @@ def kernel_ops(path: str, text: str | None = None) -> list[str]:
 def entries(path: str, text: str | None = None) -> list[str]:
     """The module-level entries, then those of the root block (the only block with
     entries), as `--entry` names them."""
-    analysis = _analysis(path, _read(path, text))
+    analysis = analyze_source(path, source_text(path, text))
     plain = [i.name for i in analysis.program.root_module.items
              if isinstance(i, t.Function) and i.kind == "entry"]
     return plain + [name for name in block_entries(analysis) if name not in plain]
@@ -237,7 +238,7 @@ def target_spec(path: str | os.PathLike, name: str, text: str | None = None) -> 
     does not check, and `KeyError` when it has no op or entry of that name.
     """
     path = str(path)
-    text = _read(path, text)
+    text = source_text(path, text)
     key = (path, hashlib.sha256(text.encode()).hexdigest(), name)
     with _LOCK:
         if key not in _SPECS:
@@ -246,7 +247,7 @@ def target_spec(path: str | os.PathLike, name: str, text: str | None = None) -> 
 
 
 def _build_spec(path: str, text: str, name: str) -> TargetSpec:
-    analysis = _analysis(path, text)
+    analysis = analyze_source(path, text)
     root = analysis.root
     item = root.globals.items.get(name)
     if isinstance(item, t.Function) and item.kind == "entry" \
@@ -254,7 +255,7 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
         sig = root.signatures[name]
         where = [(l, op, r) for l, op, r, _ in sig.where]
         return TargetSpec(path, text, name, "entry", name, text, item.generics,
-                          _backend_params(item.params, sig.params), as_tuples(sig.result),
+                          backend_params(item.params, sig.params), as_tuples(sig.result),
                           where)
     if not isinstance(item, t.Op):
         spec = block_entry_spec(analysis, path, text, name)
@@ -278,7 +279,7 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
     return spec
 
 
-def _backend_params(params: tuple[t.Param, ...], types: list) -> list[tuple[str, Type]]:
+def backend_params(params: tuple[t.Param, ...], types: list) -> list[tuple[str, Type]]:
     """An entry's inputs as a backend takes them: a struct parameter is its fields."""
     return [(p.name if len(leaves(ty)) == 1 else f"{p.name}_{k}", leaf)
             for p, ty in zip(params, types) for k, leaf in enumerate(leaves(ty))]
@@ -354,7 +355,7 @@ def compiled(spec: TargetSpec, values: Mapping[str, Any], numerics: str,
                 if d.span.file not in sources and Path(d.span.file).is_file():
                     sources[d.span.file] = SourceFile.of(d.span.file,
                                                          Path(d.span.file).read_text())
-            raise _program_error(err.diagnostics, sources) from None
+            raise program_error(err.diagnostics, sources) from None
         module = import_generated(compiled.text, f"{spec.name}_{numerics}")
         _MODULES[key] = (module.main, compiled.text)
     return _MODULES[key]
@@ -390,7 +391,7 @@ def _binding_from_inputs(spec: TargetSpec, inputs: Sequence[Any]) -> dict[str, A
             continue
         shape = getattr(value, "shape", None)
         if ty.dtype in names and hasattr(value, "dtype"):
-            b.dtypes.setdefault(ty.dtype, _dtype_name(value))
+            b.dtypes.setdefault(ty.dtype, dtype_name(value))
         if shape is not None and ty.rank:
             match_dims(ty.dims, tuple(Dim.const(n) for n in shape), names, b)
     values: dict[str, Any] = {k: d.as_int() for k, d in b.dims.items()}
@@ -432,7 +433,7 @@ def _run(main, spec: TargetSpec, values: Mapping[str, Any], inputs: Sequence[Any
     return outputs, wrt, names
 
 
-def _result_names(spec: TargetSpec, count: int) -> list[str]:
+def result_names(spec: TargetSpec, count: int) -> list[str]:
     if count == 1:
         return ["result"]
     return [f"result {k}" for k in range(count)]
@@ -477,7 +478,7 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
     _check_count(spec, bound, inputs)
     n = reduction_length or _reduction_length(spec, bound)
     ran, runtime = kernel_runtime(device)
-    floats = program_floats(spec.source, bound, [_dtype_name(x) for x in inputs
+    floats = program_floats(spec.source, bound, [dtype_name(x) for x in inputs
                                                  if isinstance(x, torch.Tensor)])
 
     def tol(dtype: str) -> Tolerance:
@@ -502,9 +503,9 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
     except Exception as err:  # noqa: BLE001 - a crashing kernel is a finding, not a harness bug
         result.problem = f"the kernel raised {type(err).__name__}: {first_line(err)}"
         return result
-    names = _result_names(spec, len(body_out))
+    names = result_names(spec, len(body_out))
     for name, b, k in zip(names, body_out, kernel_out):
-        result.outputs.append(compare_outputs(name, b, k, tol(_dtype_name(b))))
+        result.outputs.append(compare_outputs(name, b, k, tol(dtype_name(b))))
     if not grad or not body_wrt:
         return result
     g = torch.Generator().manual_seed(seed + 1)
@@ -528,10 +529,10 @@ def compare_kernel_and_body(path: str | os.PathLike, op_or_entry: "str | TargetS
     for name, x, gb, gk in zip(wrt_names, body_wrt, body_grads, kernel_grads):
         gb = torch.zeros_like(x) if gb is None else gb
         gk = torch.zeros_like(x) if gk is None else gk
-        result.grads.append(compare_outputs(f"d{name}", gb, gk, tol(_dtype_name(gb))))
+        result.grads.append(compare_outputs(f"d{name}", gb, gk, tol(dtype_name(gb))))
     return result
 
 
-def _dtype_name(x) -> str:
+def dtype_name(x) -> str:
     name = str(x.dtype).replace("torch.", "")
-    return {v: k for k, v in _TORCH_DTYPES.items()}.get(name, name)
+    return {v: k for k, v in TORCH_DTYPE_NAMES.items()}.get(name, name)

@@ -52,7 +52,7 @@ INPUT_STYLES: dict[str, Callable] = {
     "positive": _positive,  # uniform in [0.5, 1.5]
 }
 
-_TORCH_DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
+TORCH_DTYPE_NAMES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
                  "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
                  "u64": "uint64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
                  "f64": "float64"}
@@ -60,7 +60,7 @@ _TORCH_DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
 
 def torch_dtype(name: str):
     import torch
-    return getattr(torch, _TORCH_DTYPES[name])
+    return getattr(torch, TORCH_DTYPE_NAMES[name])
 
 
 def default_device() -> str:

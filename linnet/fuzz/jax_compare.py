@@ -14,8 +14,8 @@ import os
 from typing import Any, Callable, Mapping, Sequence
 
 from ..diagnostics import CompileError
-from .harness import (Comparison, Tolerance, TargetSpec, _dtype_name, _program_error,
-                      _result_names, compare_outputs)
+from .harness import (Comparison, Tolerance, TargetSpec, dtype_name, program_error,
+                      result_names, compare_outputs)
 
 
 def pallas_runtime() -> tuple[bool, str]:
@@ -44,7 +44,7 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str, tuning:
                                   **spec.compile_options(values))
     except CompileError as err:
         from ..diagnostics import SourceFile
-        raise _program_error(err.diagnostics,
+        raise program_error(err.diagnostics,
                              {spec.path: SourceFile.of(spec.path, spec.source)}) from None
     module = import_generated(compiled.text, f"{spec.name}_{numerics}", "jax")
     return module.main, compiled.text
@@ -103,10 +103,10 @@ def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[An
     except Exception as err:  # noqa: BLE001 - a crashing kernel is a finding
         result.problem = f"the kernel raised {type(err).__name__}: {str(err).splitlines()[0]}"
         return result
-    names = _result_names(spec, len(body_out))
+    names = result_names(spec, len(body_out))
     for name, b, k in zip(names, body_out, kernel_out):
         b, k = _to_torch(b), _to_torch(k)
-        result.outputs.append(compare_outputs(name, b, k, tol(_dtype_name(b))))
+        result.outputs.append(compare_outputs(name, b, k, tol(dtype_name(b))))
     wrt = [k for k, x in enumerate(xs) if getattr(x, "ndim", 0) > 0
            and "float" in str(x.dtype)]
     floats = [k for k, y in enumerate(body_out) if "float" in str(y.dtype)]
@@ -126,7 +126,7 @@ def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[An
     for k, gb, gk in zip(wrt, *grads):
         name = f"d{inputs_named[k][0]}"
         gb, gk = _to_torch(gb), _to_torch(gk)
-        result.grads.append(compare_outputs(name, gb, gk, tol(_dtype_name(gb))))
+        result.grads.append(compare_outputs(name, gb, gk, tol(dtype_name(gb))))
     return result
 
 

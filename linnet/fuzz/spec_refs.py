@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .harness import TargetSpec, _analysis, target_spec
+from .harness import TargetSpec, analyze_source, target_spec
 
 __all__ = ["spec_ref", "from_ref"]
 
@@ -39,7 +39,7 @@ def _make(ref: tuple) -> TargetSpec:
         return target_spec(path, name, text)
     from .block_specs import block_entry_spec
     _, path, text, name, root, fixed, present = ref
-    spec: Any = block_entry_spec(_analysis(path, text), path, text, name, root, dict(fixed),
+    spec: Any = block_entry_spec(analyze_source(path, text), path, text, name, root, dict(fixed),
                                  present)
     if spec is None:
         raise KeyError(name)

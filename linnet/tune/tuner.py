@@ -269,13 +269,13 @@ def _try(cand: Candidate, build, space: CandidateSpace, inputs, body, numerics: 
 
 def _compare(body, outputs, inputs, numerics: str) -> tuple[float, str | None]:
     """The worst error as a fraction of its tolerance, and the first disagreement."""
-    from ..fuzz.harness import _dtype_name, compare_outputs, tolerance_for
+    from ..fuzz.harness import compare_outputs, dtype_name, tolerance_for
     worst, problem = 0.0, None
     for xs, want, got in zip(inputs, body, outputs):
         n = max([d for x in xs if hasattr(x, "shape") for d in x.shape] or [1])
         for k, (b, g) in enumerate(zip(want, got)):
             name = "result" if len(want) == 1 else f"result {k}"
-            error = compare_outputs(name, b, g, tolerance_for(_dtype_name(b), numerics, n))
+            error = compare_outputs(name, b, g, tolerance_for(dtype_name(b), numerics, n))
             worst = max(worst, error.ratio)
             if not error.ok and problem is None:
                 problem = f"disagrees with the body: {error}"

@@ -42,20 +42,11 @@ PRIVATE_IMPORTS = [
     ('linnet.check.value_calls', 'linnet.check.calls._signature_help'),
     ('linnet.emit.torch_ops', 'linnet.emit.torch_helpers._ln_sdiv'),
     ('linnet.fuzz.backends', 'linnet.fuzz.jax_compare._to_jax'),
-    ('linnet.fuzz.block_specs', 'linnet.fuzz.harness._analysis'),
-    ('linnet.fuzz.block_specs', 'linnet.fuzz.harness._backend_params'),
-    ('linnet.fuzz.block_specs', 'linnet.fuzz.harness._read'),
-    ('linnet.fuzz.comparison', 'linnet.fuzz.inputs._TORCH_DTYPES'),
-    ('linnet.fuzz.harness', 'linnet.fuzz.inputs._TORCH_DTYPES'),
-    ('linnet.fuzz.jax_compare', 'linnet.fuzz.harness._dtype_name'),
-    ('linnet.fuzz.jax_compare', 'linnet.fuzz.harness._program_error'),
-    ('linnet.fuzz.jax_compare', 'linnet.fuzz.harness._result_names'),
     ('linnet.fuzz.programs.block_grads', 'linnet.fuzz.programs.grads._uses'),
     ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._difference'),
     ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._dtype_name'),
     ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._numpy'),
     ('linnet.fuzz.regression', 'linnet.fuzz.sources._array'),
-    ('linnet.fuzz.spec_refs', 'linnet.fuzz.harness._analysis'),
     ('linnet.passes.front.elaborate_kernel', 'linnet.passes.front.builder._Builder'),
     ('linnet.passes.front.elaborate_kernel', 'linnet.passes.front.instances._binding_key'),
     ('linnet.passes.front.elaborate_kernel', 'linnet.passes.front.instances._func_name'),
@@ -94,7 +85,6 @@ PRIVATE_IMPORTS = [
     ('linnet.passes.kernels.kernel_tuning', 'linnet.passes.front.instances._checker'),
     ('linnet.passes.kernels.kernel_tuning', 'linnet.passes.front.instances._source'),
     ('linnet.tune.candidates', 'linnet.passes.front.instances._source'),
-    ('linnet.tune.tuner', 'linnet.fuzz.harness._dtype_name'),
 ]
 
 # Imports inside functions of what is neither optional nor heavy: (importer, imported).
