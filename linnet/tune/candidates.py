@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..errors import LinnetError
-from ..passes.front.instances import BoundKernel, _source
+from ..passes.front.instances import BoundKernel, instance_source
 from ..passes.kernels.kernel_tuning import (TunedChoice, choice_problem, header_hints,
                                             hint_problem, not_tunable, op_identity,
                                             tunable_generics)
@@ -97,7 +97,7 @@ def candidate_space(analysis, bound: BoundKernel, numerics: str, *,
     op, binding = op_identity(analysis, bound)
     header_warps, header_stages = header_hints(analysis, bound)
     header = Candidate(tuple(tunable.items()), header_warps, header_stages)
-    space = CandidateSpace(op, binding, _source("op", bound.op, bound.op_key),
+    space = CandidateSpace(op, binding, instance_source("op", bound.op, bound.op_key),
                            bound.kernel.name, tunable, header, cap=cap)
     values = {n: _values(n, v, tries or {}) for n, v in tunable.items()}
     warp_set = _hint_values("warps", warps, DEFAULT_WARPS, header_warps)

@@ -52,7 +52,7 @@ from ...syntax import tree as t
 from ...syntax.printer import print_expr
 from .elaborator import BodyTranslator, Elaborator
 from .builder import _Builder
-from .instances import BoundKernel, _binding_key, _func_name, _home, _source
+from .instances import BoundKernel, binding_key, func_name, home_module, instance_source
 from .vocabulary import I64, ElaborationError, _lit
 from .surface_walks import _children
 
@@ -106,7 +106,7 @@ class KernelLibrary:
     def instance_key(self, op: str) -> tuple:
         """Equal keys: the same kernel at the same generics and hints (one Func serves both)."""
         bound = self.bindings[op]
-        return (id(bound.kernel), _binding_key(bound.kernel, bound.binding), bound.warps,
+        return (id(bound.kernel), binding_key(bound.kernel, bound.binding), bound.warps,
                 bound.stages)
 
     def where_holds(self, op: str) -> bool:
@@ -150,10 +150,10 @@ class KernelChecks:
         self.done: dict[tuple, Instance] = {}  # (kernel id, binding key) -> its instance
 
     def instance(self, kernel: t.Kernel, binding: Binding) -> Instance:
-        key = (id(kernel), _binding_key(kernel, binding))
+        key = (id(kernel), binding_key(kernel, binding))
         if key not in self.done:
             self.done[key] = self.analysis.instantiate(kernel, binding,
-                                                       _home(self.analysis, kernel))
+                                                       home_module(self.analysis, kernel))
         return self.done[key]
 
     def failing_where(self, kernel: t.Kernel, binding: Binding) -> str | None:
@@ -227,14 +227,14 @@ class _KernelElaborator(Elaborator):
 
     def kernel(self, kernel: t.Kernel, binding: Binding,
                checked: Instance | None = None) -> tuple[ir.Func, ...]:
-        key = (id(kernel), _binding_key(kernel, binding))
-        name = self._unique(_func_name(kernel, key[1]))
+        key = (id(kernel), binding_key(kernel, binding))
+        name = self._unique(func_name(kernel, key[1]))
         self.names[key] = name  # reserved, not queued: the kernel is translated here
         if checked is not None:
             self.instances[key] = checked
         inst = self.instance(kernel, binding)
         func = _KernelBody(self, inst, _Builder()).kernel_func(
-            name, _source("kernel", kernel, key[1]))
+            name, instance_source("kernel", kernel, key[1]))
         fns, done = [], 0
         while done < len(self.queue):
             fns.append(self.translate(self.queue[done]))

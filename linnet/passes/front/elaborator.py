@@ -27,8 +27,8 @@ from .builder import _Builder, _Env
 from .entry_interface import Interface, result_labels
 from .expressions import _Expressions
 from .folding import _Folding
-from .instances import (BoundKernel, _binding_key, _func_name, _grad_instance, _home, _int,
-                        _kernel_choice, _source, _with_defaults)
+from .instances import (BoundKernel, binding_key, concrete_int, func_name, grad_instance,
+                        home_module, instance_source, kernel_choice, with_defaults)
 from .index_notation import _IndexNotation, _Notation
 from .statements import _Statements
 from .structs import _Values
@@ -56,10 +56,10 @@ class Elaborator:
 
     def program(self, entry: t.Function, binding: Binding,
                 checked: Instance | None = None) -> ir.Program:
-        binding = _with_defaults(self.analysis, entry, binding)
+        binding = with_defaults(self.analysis, entry, binding)
         if checked is not None and checked.item is entry and checked.binding is binding \
                 and not checked.diagnostics:
-            self.instances[(id(entry), _binding_key(entry, binding))] = checked
+            self.instances[(id(entry), binding_key(entry, binding))] = checked
         entry_name = self.request(entry, binding)
         funcs, done = [], 0
         while done < len(self.queue):
@@ -73,9 +73,9 @@ class Elaborator:
         """The Func name of an instance, queueing it the first time it is asked for.
         `presence` says which optional parameters a call passes as `some` or `none` (each
         pattern is an instance of its own, so the choice is made at compile time)."""
-        key = (id(item), _binding_key(item, binding)) + ((presence,) if presence else ())
+        key = (id(item), binding_key(item, binding)) + ((presence,) if presence else ())
         if key not in self.names:
-            self.names[key] = self._unique(_func_name(item, key[1]))
+            self.names[key] = self._unique(func_name(item, key[1]))
             self.items[key] = (item, binding)
             self.queue.append(key)
         return self.names[key]
@@ -91,9 +91,9 @@ class Elaborator:
 
     def instance(self, item, binding: Binding) -> Instance:
         """The checked instance (memoized); its diagnostics, if any, abandon elaboration."""
-        key = (id(item), _binding_key(item, binding))
+        key = (id(item), binding_key(item, binding))
         if key not in self.instances:
-            inst = self.analysis.instantiate(item, binding, _home(self.analysis, item))
+            inst = self.analysis.instantiate(item, binding, home_module(self.analysis, item))
             if inst.diagnostics:
                 first = inst.diagnostics[0]
                 raise ElaborationError(first.message, first.span, first.code, inst.diagnostics)
@@ -112,24 +112,24 @@ class Elaborator:
                                        tuple(result_labels(inst.signature.result)))
         kernel = None
         if kind == "op" and item.kernel is not None and _all_present(item, inst, body.presence):
-            kernel, bound = _kernel_choice(self.analysis, item, binding)
+            kernel, bound = kernel_choice(self.analysis, item, binding)
             self.kernels[self.names[key]] = bound
         grad = self.grad(item, binding, self.names[key], body.presence) \
             if kind == "op" and item.grad else None
-        return ir.Func(self.names[key], kind, params, block, _source(kind, item, key[1]),
+        return ir.Func(self.names[key], kind, params, block, instance_source(kind, item, key[1]),
                        kernel, grad)
 
     def grad(self, op: t.Op, binding: Binding, name: str, presence: dict) -> ir.Func:
         """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy; for
         the op's instance's choice of optional parameters (`presence`), as the op's."""
-        inst, expected = _grad_instance(self.analysis, op, binding)
+        inst, expected = grad_instance(self.analysis, op, binding)
         body = BodyTranslator(self, inst, _Builder())
         body.presence = presence
         result = inst.signature.result
         extra = ((op.grad.result, result), (op.grad.seed, result))
         params, block = body.function(op.params, op.grad.body, expected, extra)
         block = body.no_gradient_for_optionals(op.params, params, block)
-        source = _source("op", op, _binding_key(op, binding))
+        source = instance_source("op", op, binding_key(op, binding))
         return ir.Func(f"{name}__grad", "grad", params, block, f"grad of {source}")
 
 
@@ -156,7 +156,7 @@ class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Foldin
         self.inst = inst
         self.b = builder
         self.env = _Env()
-        self.globals = _home(elab.analysis, inst.item).globals
+        self.globals = home_module(elab.analysis, inst.item).globals
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
         self.nt: _Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
@@ -176,7 +176,7 @@ class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Foldin
         """A dimension's value: in an instance, every dimension is a number."""
         if isinstance(d, PackDim):
             raise ElaborationError(f"unbound shape pack `*{d.name}`")
-        return _int(d)
+        return concrete_int(d)
 
     def ir_type(self, ty, want: str | None = None) -> ir.Ty:
         """The concrete IR type of a checker type; a literal takes `want` or its default."""
@@ -244,6 +244,6 @@ class _ConstFolder(BodyTranslator):
     def __init__(self, elab: Elaborator, const: t.Const) -> None:
         self.elab = elab
         self.env = _Env()
-        self.globals = _home(elab.analysis, const).globals
+        self.globals = home_module(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})
         self.assigned: Memo = {}

@@ -28,14 +28,14 @@ from ...syntax import tree as t
 from .vocabulary import ElaborationError
 
 
-def _home(analysis: Analysis, item):
+def home_module(analysis: Analysis, item):
     """The checked module that declares item (imported pub items are seen from several)."""
     return analysis.home_of(item)
 
 
-def _checker(analysis: Analysis, item, binding: Binding) -> tuple[BodyChecker, object]:
+def instance_checker(analysis: Analysis, item, binding: Binding) -> tuple[BodyChecker, object]:
     """A checker in instance mode over item's generics, as `instantiate` builds one."""
-    module = _home(analysis, item)
+    module = home_module(analysis, item)
     generics = {g.name: g for g in getattr(item, "generics", ())}
     frame = Frame(module.globals, generics, Facts(), binding=binding)
     checker = BodyChecker(frame, DiagnosticBag(), module.signatures)
@@ -43,13 +43,13 @@ def _checker(analysis: Analysis, item, binding: Binding) -> tuple[BodyChecker, o
     return checker, module
 
 
-def _with_defaults(analysis: Analysis, item, binding: Binding) -> Binding:
+def with_defaults(analysis: Analysis, item, binding: Binding) -> Binding:
     """The binding, plus each unbound generic's default (as `--bind` leaves them)."""
     missing = [g for g in item.generics if not binding.bound(g.name)]
     if not missing:
         return binding
     full = Binding(dict(binding.dims), dict(binding.dtypes), dict(binding.packs))
-    checker, _ = _checker(analysis, item, full)
+    checker, _ = instance_checker(analysis, item, full)
     for g in missing:
         if g.default is None or not checker.bind_generic_arg(g, g.default, full):
             raise ElaborationError(f"generic `{g.name}` of `{item.name}` has no value",
@@ -57,13 +57,13 @@ def _with_defaults(analysis: Analysis, item, binding: Binding) -> Binding:
     return full
 
 
-def _grad_instance(analysis: Analysis, op: t.Op, binding: Binding) -> tuple[Instance, object]:
+def grad_instance(analysis: Analysis, op: t.Op, binding: Binding) -> tuple[Instance, object]:
     """The op's grad clause checked with concrete generics, as `check_grad` checks it.
 
     `Analysis.instantiate` covers bodies only, so this mirrors it for the clause: the
     op's parameters, then `y` and `dy` (the op's result type), in a scope of their own.
     """
-    checker, _ = _checker(analysis, op, binding)
+    checker, _ = instance_checker(analysis, op, binding)
     sig = signature_of(op, checker)
     for p, ty in zip(op.params, sig.params):
         checker.frame.bind(p.name, Val(ty))
@@ -103,17 +103,17 @@ class BoundKernel:
                       else self.binding.dtypes[g.name]) for g in self.kernel.generics)
 
 
-def _kernel_choice(analysis: Analysis, op: t.Op, binding: Binding
+def kernel_choice(analysis: Analysis, op: t.Op, binding: Binding
                    ) -> tuple[ir.KernelChoice, BoundKernel]:
     """The op's kernel with each kernel generic evaluated for this instance's binding,
     and the kernel item with that binding (to translate it later)."""
-    checker, module = _checker(analysis, op, binding)
+    checker, module = instance_checker(analysis, op, binding)
     kernel = module.globals.items[op.kernel.name]
     values = Binding()
     for g, arg in zip(kernel.generics, op.kernel.args or ()):
         if not checker.bind_generic_arg(g, arg, values):
             raise ElaborationError(f"cannot evaluate the kernel generic `{g.name}`", arg.span)
-    bound = BoundKernel(kernel, values, op, _binding_key(op, binding))
+    bound = BoundKernel(kernel, values, op, binding_key(op, binding))
     return ir.KernelChoice(kernel.name, bound.generics), bound
 
 
@@ -130,20 +130,20 @@ def binding_text(key: tuple) -> str:
     return " ".join(f"{n}={_show(v)}" for n, v in key)
 
 
-def _binding_key(item, binding: Binding) -> tuple:
+def binding_key(item, binding: Binding) -> tuple:
     """The concrete value of each generic, in declaration order: ints, dtypes, int tuples."""
     key = []
     for g in getattr(item, "generics", ()):
         if g.kind == "Dim":
-            key.append((g.name, _int(binding.dims[g.name])))
+            key.append((g.name, concrete_int(binding.dims[g.name])))
         elif g.kind == "Shape":
-            key.append((g.name, tuple(_int(d) for d in binding.packs[g.name])))
+            key.append((g.name, tuple(concrete_int(d) for d in binding.packs[g.name])))
         else:
             key.append((g.name, binding.dtypes[g.name]))
     return tuple(key)
 
 
-def _int(d) -> int:
+def concrete_int(d) -> int:
     value = d.as_int() if isinstance(d, Dim) else None
     if value is None:
         raise ElaborationError(f"dimension `{d}` is not a compile-time constant here")
@@ -156,7 +156,7 @@ def _show(value) -> str:
     return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, tuple) else str(value)
 
 
-def _func_name(item, key: tuple) -> str:
+def func_name(item, key: tuple) -> str:
     """`softmax__R8_C40`: the item's name and its generics, from [A-Za-z0-9_] only."""
     def part(name: str, value) -> str:
         if isinstance(value, tuple):
@@ -166,7 +166,7 @@ def _func_name(item, key: tuple) -> str:
     return f"{item.name}__{parts}" if parts else item.name
 
 
-def _source(kind: str, item, key: tuple) -> str:
+def instance_source(kind: str, item, key: tuple) -> str:
     """`op softmax<R=8, C=40>`, for dumps."""
     generics = ", ".join(f"{n}={_show(v)}" for n, v in key)
     return f"{kind} {item.name}" + (f"<{generics}>" if generics else "")

@@ -33,7 +33,8 @@ from ...check.signatures import Binding
 from ...diagnostics import CompileError
 from ...syntax import tree as t
 from ...syntax.edit import nodes
-from ..front.instances import BoundKernel, _checker, _source, binding_text, module_path
+from ..front.instances import (BoundKernel, binding_text, instance_checker, instance_source,
+                               module_path)
 
 
 #: The launch hints and tiles a choice may take: Triton launches at most 32 warps (1024
@@ -145,7 +146,7 @@ def apply_tuning(library, tuning: KernelTuning, numerics: str):
             changed[name] = with_choice(bound, choice)
             choice = in_kernel_order(choice, bound.kernel)
             text = f"tuned: {choice.describe()} from {tuning.source} for {tuning.device}"
-        label = _source("op", bound.op, bound.op_key)
+        label = instance_source("op", bound.op, bound.op_key)
         notes.append(TuningNote(op_id, where, label, text, name in changed))
     return library.with_bindings(changed), TuningReport(tuple(notes))
 
@@ -214,7 +215,7 @@ def _bound_value(bound: BoundKernel, name: str) -> int | None:
 
 def header_hints(analysis, bound: BoundKernel) -> tuple[int | None, int | None]:
     """The kernel's `warps(...)` and `stages(...)` at this binding (None where unwritten)."""
-    checker, _ = _checker(analysis, bound.kernel, bound.binding)
+    checker, _ = instance_checker(analysis, bound.kernel, bound.binding)
 
     def value(e) -> int | None:
         return None if e is None else checker.expr(e).const.as_int()
