@@ -89,8 +89,7 @@ def _passes() -> list[Pass]:
     return passes[:at] + [
         Pass("wrap-loss", "the sum of the entry's floating results", "tensor-core",
              "tensor-core", wrap_loss),
-        Pass("differentiate", passes[at].description, "tensor-core", "tensor-core",
-             _differentiate)] + passes[at + 1:]
+        replace(passes[at], run=_differentiate, skipped=None)] + passes[at + 1:]
 
 
 _MODULES: dict[tuple, object] = {}
