@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from linnet.passes.manager import Options
 from test_emit_triton import (INTERPRETED, S, T, V, Blk, L, column_stats, generate, ir,  # noqa
                               kernel_ran, on, program, scaled, softmax, whole)
 
@@ -31,7 +32,7 @@ def leaf(x: torch.Tensor) -> torch.Tensor:
 def test_a_grad_clause_is_the_backward(numerics):
     """`scaled`'s grad clause returns 3 * dy, which is not the derivative of its kernel
     (x * 2): the gradient must be 3 * dy, with a kernel or without one."""
-    text, module = generate(scaled(grad=True, numerics=numerics))
+    text, module = generate(scaled(grad=True), options=Options(numerics=numerics))
     assert "_autograd(torch.autograd.Function)" in text and "f1_op_grad(" in text
     x = leaf(torch.arange(20, dtype=torch.float32))
     dy = torch.linspace(-1, 1, 20).to(x.device)
