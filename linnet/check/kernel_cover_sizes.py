@@ -130,8 +130,7 @@ def _ranges(values: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, ...]:
     count = inside.sum(axis=1)
     first = np.argmax(inside, axis=1)
     last = side - 1 - np.argmax(inside[:, ::-1], axis=1)
-    ascending = np.all(np.diff(values, axis=1) == 1, axis=1) if side > 1 else \
-        np.ones(len(values), dtype=bool)
+    ascending = np.all(np.diff(values, axis=1) == 1, axis=1)  # a side of 1: True
     start = np.take_along_axis(values, first[:, None], axis=1)[:, 0]
     contiguous = ascending & (count == last - first + 1) & (count > 0)
     return contiguous, start, start + count
