@@ -112,9 +112,28 @@ def _mark_by_axes(store: Access, written: np.ndarray) -> bool:
         for clause in _clauses_of(store, axis_of, k):
             inside = inside & rows(_holds(clause, env_k), side)
         coords.append((values, inside))
+    ranges = [_ranges(values, inside) for values, inside in coords]
     for g in np.flatnonzero(keep):
-        written[np.ix_(*(values[g][inside[g]] for values, inside in coords))] = True
+        if all(contiguous[g] for contiguous, _, _ in ranges):
+            written[tuple(slice(start[g], stop[g]) for _, start, stop in ranges)] = True
+        else:
+            written[np.ix_(*(values[g][inside[g]] for values, inside in coords))] = True
     return True
+
+
+def _ranges(values: np.ndarray, inside: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per row (program and step): whether the values inside are one run of consecutive
+    ascending numbers, and that run's start and stop. Such a tile marks by slices, a
+    memset, where the general product of index arrays costs a write per element: matmul's
+    4096 x 4096 tiles, 81 candidates of `tune --list`, took seconds."""
+    side = values.shape[1]
+    count = inside.sum(axis=1)
+    first = np.argmax(inside, axis=1)
+    last = side - 1 - np.argmax(inside[:, ::-1], axis=1)
+    ascending = np.all(np.diff(values, axis=1) == 1, axis=1)  # a side of 1: True
+    start = np.take_along_axis(values, first[:, None], axis=1)[:, 0]
+    contiguous = ascending & (count == last - first + 1) & (count > 0)
+    return contiguous, start, start + count
 
 
 def _axis_of_positions(store: Access) -> dict[str, int | None] | None:
