@@ -5,6 +5,8 @@ Why: the default "ci" profile keeps the suite under ten minutes on two cores, so
 random test runs few examples there; "gpu" and "thorough" ask for more, in proportion to
 their `max_examples`. A test names what it runs under "ci" (`scaled(20)`), and gets four
 times that under "gpu" and twenty times under "thorough".
+A test whose every example is slow (a compile and a run in an interpreter) may ask
+`under_ci()` and run fewer there, keeping the other profiles' counts.
 """
 
 from __future__ import annotations
@@ -19,3 +21,8 @@ def scaled(ci: int) -> int:
     """`ci` under the "ci" profile, more in proportion under a profile with more examples
     (never fewer than one)."""
     return max(1, round(ci * settings.default.max_examples / CI_EXAMPLES))
+
+
+def under_ci() -> bool:
+    """Is the "ci" profile (or one with as few examples) in effect?"""
+    return settings.default.max_examples <= CI_EXAMPLES

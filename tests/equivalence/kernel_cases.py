@@ -5,7 +5,7 @@ Test modules import it by name (`from kernel_cases import ...`).
 Kernels run with Triton on CUDA when a device is present, else in Triton's interpreter
 (`tests/conftest.py` sets `TRITON_INTERPRET=1` before Triton is imported). Example counts
 scale with the hypothesis profile (`HYPOTHESIS_PROFILE=ci|gpu|thorough`, "ci" by default):
-five random cases for a full-weight op under "ci", beside each test's fixed `@example`s
+two random cases for a full-weight op under "ci", beside each test's fixed `@example`s
 (the edges: single rows, one past a tile, whole tiles), a hundred under "thorough".
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from linnet.fuzz import compare_kernel_and_body, default_device
 
-from budget import scaled
+from budget import scaled, under_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -28,9 +28,12 @@ def example(name: str) -> str:
 
 
 def examples(weight: float = 1.0) -> int:
-    """`weight` times the profile's count of random cases (`scaled(5)`: each one compiles
-    the op twice and runs its kernel in Triton's interpreter on the CPU), at least 2:
-    heavier ops get fewer."""
+    """`weight` times the profile's count of random cases: heavier ops get fewer. Each one
+    compiles the op twice and runs its kernel in Triton's interpreter on the CPU, so "ci"
+    draws two for a full-weight op (at least one), beside the test's fixed `@example`s (the
+    edges); the other profiles `scaled(5)` (at least 2): a hundred under "thorough"."""
+    if under_ci():
+        return max(1, round(2 * weight))
     return max(2, round(scaled(5) * weight))
 
 
