@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import torch
 
-
 from irbuild import Blk, L, T  # noqa: E402
 from linnet.diagnostics import CompileError  # noqa: E402
 from linnet.emit.jax import emit_jax  # noqa: E402
@@ -29,7 +28,6 @@ from linnet.ir import tensor as ir  # noqa: E402
 from linnet.ir.verify import verify  # noqa: E402
 from linnet.ir.walk import all_binds  # noqa: E402
 from linnet.passes.middle.drop_dead_carries import drop_dead_carries  # noqa: E402
-from linnet.passes.kernels.lower_kernel_scans import lower_kernel_scans  # noqa: E402
 from linnet.pipeline import compile_source  # noqa: E402
 from linnet.fuzz.stablehlo_run import run_stablehlo  # noqa: E402
 from linnet.torch.interpreter import run as interpret  # noqa: E402
@@ -234,7 +232,6 @@ def test_a_scan_yields_a_flat_tuple_of_tensors(tmp_path: Path) -> None:
 # ------------------------------------------------------------ differentiate
 
 
-
 def test_the_stash_is_one_scan_that_also_stacks_each_carried_value() -> None:
     """Reverse mode keeps each trip's carried values as more yields of the same scan (one
     stack per value, whatever its dtype), not as rows joined per dtype."""
@@ -281,24 +278,6 @@ entry main<R: Dim>(x: Tensor[R, 8; f32]) -> (Tensor[R, 8; f32], Tensor[R; i32]) 
     return double(x)
 }
 """
-
-
-def test_kernel_scans_become_loops_carrying_their_stacks() -> None:
-    out = compile_source(KERNEL, target="torch", bind={"R": 4})
-    before = out.stage("lower-kernel-einsums")  # the last pass: kernel scans lowered
-    kernel = next(f for f in before.funcs if f.kind == "kernel")
-    loops = [b.expr for b in all_binds(kernel.body) if isinstance(b.expr, ir.Loop)]
-    assert loops and all(not loop.yields for loop in loops)
-    assert "@triton.jit" in out.text
-    main = import_generated(out.text, "kernel_scan").main
-    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
-    ys, ts = main(x)
-    assert ys.tolist() == (x * 2.0).tolist() and ts.tolist() == [0, 1, 2, 3]
-
-
-def test_lower_kernel_scans_leaves_op_bodies_alone() -> None:
-    program = three_stacks(3)
-    assert lower_kernel_scans(program) == program
 
 
 def test_a_kernel_scan_of_a_trip_count_not_a_power_of_two_is_e2127() -> None:
