@@ -14,8 +14,12 @@
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
   `HYPOTHESIS_PROFILE=thorough pytest tests/equivalence`. Random tests that are not
   Hypothesis's (fuzzing counts, mutants) scale with the profile too (`tests/cases/budget.py`).
-- `tests/cases/` is importable from every test: the example programs' weights and NumPy
-  references that unit and equivalence tests share (`block_model_case`, ...).
+- `tests/cases/` and `tests/helpers/` are importable from every test by their modules'
+  names: the example programs' weights and NumPy references that unit and equivalence
+  tests share (`block_model_case`, ...), and the helpers tests share (`irbuild`,
+  `programs`, `kernel_cases`, ...). Every other folder of tests/ is a package, so files
+  in two folders may share a name (tests/check/test_values.py,
+  tests/syntax/test_values.py).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "cases"))
+for _folder in ("cases", "helpers"):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _folder))
 
 
 

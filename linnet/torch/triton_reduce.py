@@ -11,7 +11,7 @@ attention kernel's row maxima cost seconds a launch there, most of the time of t
 the axis the combine runs once, on the whole slice across the other axes. Each output element
 sees the same operations on the same values in the same order as the element-by-element fold
 (the accumulator is cast back to the input's dtype after every step, as there), so the results
-are the same bits (`tests/unit/test_triton_reduce.py` compares them). Only the time changes.
+are the same bits (`tests/torch/test_triton_reduce.py` compares them). Only the time changes.
 A Triton whose interpreter lacks the method is left alone, and a combine that fails on slices
 or returns other than tensors is folded element by element as before.
 """

@@ -12,7 +12,6 @@ and the PyTorch interpreter to the same tolerance. Integer edge cases (`referenc
 from __future__ import annotations
 
 import importlib.util
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,8 +24,7 @@ jax = pytest.importorskip("jax")
 
 from linnet.pipeline import compile_source  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-import test_corpus_numpy as torch_corpus  # noqa: E402
+from tests.bodies import test_corpus_numpy as torch_corpus  # noqa: E402
 from backends import binding_key, body_settings, check_backend  # noqa: E402
 
 refs = torch_corpus.refs

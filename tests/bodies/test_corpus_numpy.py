@@ -33,7 +33,7 @@ from linnet.torch import load, load_function
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("linnet_body_references",
-                                               Path(__file__).with_name("references.py"))
+                                               ROOT / "tests" / "helpers" / "references.py")
 refs = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = refs
 _spec.loader.exec_module(refs)

@@ -13,7 +13,6 @@ tolerance. Integer edge cases (`references.EDGES`) run too.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,7 @@ ort = pytest.importorskip("onnxruntime")
 from linnet.pipeline import compile_source  # noqa: E402
 from linnet.fuzz.onnx_run import f32_boundary  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-import test_corpus_numpy as torch_corpus  # noqa: E402
+from tests.bodies import test_corpus_numpy as torch_corpus  # noqa: E402
 from backends import binding_key, body_settings, check_backend  # noqa: E402
 
 refs = torch_corpus.refs

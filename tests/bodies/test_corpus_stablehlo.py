@@ -13,7 +13,6 @@ interpreter to the same tolerance. Integer edge cases (`references.EDGES`) run t
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 from linnet.pipeline import compile_source  # noqa: E402
 from linnet.fuzz.stablehlo_run import StableHLOFunction, load_stablehlo  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-import test_corpus_numpy as torch_corpus  # noqa: E402
+from tests.bodies import test_corpus_numpy as torch_corpus  # noqa: E402
 from backends import binding_key, body_settings, check_backend  # noqa: E402
 
 refs = torch_corpus.refs

@@ -1,7 +1,7 @@
 """examples/block_model.linnet as the tests of the loaders use it: its path, sizes, random
 weights by parameter path, and its `mix` function in NumPy (float64).
 
-`tests/unit/test_torch_block_load.py`, `test_jax_block_load.py` and
+`tests/torch/test_block_load.py`, `tests/jax/test_block_load.py` and
 `tests/equivalence/test_block_model.py` import it by name (tests/conftest.py puts
 `tests/cases` on the path).
 """

@@ -1,7 +1,7 @@
 """examples/optional_model.linnet as the loader tests use it: checkpoints holding different
 sets of its optional members, and its entries in NumPy (float64) reading the same set.
 
-`tests/unit/test_torch_block_load.py`, `test_jax_block_load.py` and
+`tests/torch/test_block_load.py`, `tests/jax/test_block_load.py` and
 `tests/equivalence/test_optional_model.py` import it by name (tests/conftest.py puts
 `tests/cases` on the path).
 """

@@ -13,7 +13,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from test_grad import CASES, HERE, TOLERANCE, Case, compiled, examples, make_inputs, run_grad
+from tests.grad.test_grad import (CASES, HERE, TOLERANCE, Case, compiled, examples, make_inputs,
+                                  run_grad)
 
 from linnet.pipeline import compile_source
 

@@ -14,7 +14,6 @@ floats that depend on an input must be refused with E2129.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,8 +29,7 @@ from linnet.passes.manager import Instrumentation, Pass
 from linnet.pipeline import compile_source, passes_for
 from linnet.torch.runtime import import_generated
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bodies"))
-import test_corpus_numpy as corpus  # noqa: E402
+from tests.bodies import test_corpus_numpy as corpus  # noqa: E402
 
 refs = corpus.refs
 EXAMPLES = int(os.environ.get("LINNET_GRAD_CORPUS_EXAMPLES", 3))

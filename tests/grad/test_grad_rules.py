@@ -11,7 +11,7 @@ import torch
 
 from linnet.pipeline import compile_source
 from linnet.torch.runtime import import_generated
-from test_grad import Case, autograd, compiled, run_grad
+from tests.grad.test_grad import Case, autograd, compiled, run_grad
 
 HERE = Path(__file__).parent
 

@@ -9,12 +9,10 @@ own; a gradient the export takes from a deliberately wrong `grad` clause is skip
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_run import (corpus_entries, counts, floating_scalar_result,  # noqa: E402
                         grad_entry, integer_inputs, run_entry)
 

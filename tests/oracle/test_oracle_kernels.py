@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="kernels run on CUDA")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_run import FILES, _to_numpy  # noqa: E402
 
 from linnet.fuzz import harness  # noqa: E402

@@ -1,0 +1,1 @@
+"""The benchmark scripts of benchmarks/ and the hand-written kernels they compare with."""

@@ -1,0 +1,1 @@
+"""Every corpus entry's op bodies against hand-written NumPy references, on every backend."""

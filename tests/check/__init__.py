@@ -1,0 +1,1 @@
+"""The checker (linnet/check): types, shapes, dimensions, kernels, and its diagnostics."""

@@ -1,0 +1,1 @@
+"""The `linnet` command (linnet/cli): one file per command module."""

@@ -1,0 +1,1 @@
+"""The printers (linnet/emit): each target's generated code."""

@@ -1,0 +1,2 @@
+"""Generated modules against references: kernels against bodies, models against their PyTorch
+twins."""

@@ -1,0 +1,2 @@
+"""The fuzzer (linnet/fuzz): its generator, reducer and driver, and the regression programs it
+found."""

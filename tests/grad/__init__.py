@@ -1,0 +1,1 @@
+"""`--grad` on whole programs: gradients against autograd and finite differences."""

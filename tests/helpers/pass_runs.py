@@ -1,0 +1,35 @@
+"""What the tests of single passes share: a generated module run on the test device, the
+prims of a function, its function of a kind, and the e-graphs freed after each test."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import torch
+
+from linnet.ir import tensor as ir
+from linnet.ir.walk import all_binds
+
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # else tests/conftest.py interprets
+
+
+def run(module, *xs):
+    """The module's results for inputs on the test device, back on the CPU."""
+    return tuple(y.cpu() for y in module.main(*(x.to(DEVICE) for x in xs)))
+
+
+@pytest.fixture(autouse=True)
+def free_egraphs():
+    """Drop the e-graphs a test made before the next one starts."""
+    yield
+    gc.collect()
+
+
+def prims(f: ir.Func, op: str) -> list[ir.Prim]:
+    return [b.expr for b in all_binds(f.body) if isinstance(b.expr, ir.Prim) and b.expr.op == op]
+
+
+def func(program: ir.Program, kind: str) -> ir.Func:
+    return next(f for f in program.funcs if f.kind == kind)

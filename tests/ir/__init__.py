@@ -1,0 +1,1 @@
+"""The tensor IR (linnet/ir): its languages, verifier, state and numerics."""

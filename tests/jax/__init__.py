@@ -1,0 +1,1 @@
+"""The JAX runtime (linnet/jax): loading, jit and grad, device meshes."""

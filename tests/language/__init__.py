@@ -1,0 +1,1 @@
+"""One feature of the language (docs/language.md) through every stage and backend."""

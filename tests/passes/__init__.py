@@ -1,0 +1,1 @@
+"""The compiler's passes (linnet/passes): one test file per pass module, by stage."""

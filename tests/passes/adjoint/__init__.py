@@ -1,0 +1,1 @@
+"""Reverse mode (linnet/passes/adjoint)."""

@@ -1,0 +1,1 @@
+"""The e-graph stage (linnet/passes/egraph)."""

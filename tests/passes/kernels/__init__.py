@@ -1,0 +1,1 @@
+"""The kernel passes (linnet/passes/kernels)."""

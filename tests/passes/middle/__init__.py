@@ -1,0 +1,1 @@
+"""The middle passes (linnet/passes/middle)."""

@@ -1,0 +1,1 @@
+"""The primitive table (linnet/prims)."""

@@ -1,0 +1,1 @@
+"""The project as a whole: its docs, its package, its architecture, its limits."""

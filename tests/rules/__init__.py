@@ -1,0 +1,1 @@
+"""The rule sets of the e-graph stage (linnet/rules)."""

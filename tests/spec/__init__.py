@@ -1,0 +1,2 @@
+"""The language's specification corpus: valid programs check, invalid ones give their
+diagnostic."""

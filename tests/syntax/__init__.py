@@ -1,0 +1,1 @@
+"""Source text to surface trees and back (linnet/syntax)."""

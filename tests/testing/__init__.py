@@ -1,0 +1,1 @@
+"""The helpers of linnet/testing."""

@@ -1,0 +1,1 @@
+"""The PyTorch runtime (linnet/torch): the interpreter, loading, autograd."""

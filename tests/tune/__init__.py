@@ -1,0 +1,1 @@
+"""Kernel tuning (linnet/tune, `linnet tune`)."""
