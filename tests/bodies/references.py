@@ -33,8 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from budget import CI_EXAMPLES
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
+
+#: Whether the profile asks for more than the "ci" profile's examples (tests/cases/budget.py):
+#: then generic dims are drawn from their whole ranges, else from a fixed few per entry.
+SIZE_VARIETY = settings.default.max_examples > CI_EXAMPLES
 
 # ----------------------------------------------------------------- dtypes
 
@@ -209,8 +215,22 @@ def args(*strategies: SearchStrategy) -> SearchStrategy:
     return st.tuples(*strategies)
 
 
+def generic_sizes(ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, ...]]:
+    """Three bindings of generic dims inside `ranges`: a middle one with the dims spread
+    apart (so a transposed or swapped dim shows), every dim at its low end, and every dim at
+    its high end."""
+    n = len(ranges)
+    middle = tuple(round(lo + (hi - lo) * (k + 1) / (n + 1)) for k, (lo, hi) in enumerate(ranges))
+    return list(dict.fromkeys([middle, tuple(lo for lo, _ in ranges),
+                               tuple(hi for _, hi in ranges)]))
+
+
 def dims(*ranges: tuple[int, int]) -> SearchStrategy:
-    """Generic dims, one per range (inclusive)."""
+    """Generic dims, one per range (inclusive). Each new binding compiles the entry anew,
+    so under the "ci" profile they come from a fixed few (`generic_sizes`); under a profile
+    with more examples, from the whole ranges."""
+    if not SIZE_VARIETY:
+        return st.sampled_from(generic_sizes(ranges))
     return st.tuples(*(st.integers(lo, hi) for lo, hi in ranges))
 
 
@@ -925,7 +945,7 @@ def _t61_main(x, h):
 
 @st.composite
 def _t61_any_inputs(draw):
-    n = draw(st.integers(*D))
+    (n,) = draw(dims(D))
     dtype = draw(st.sampled_from(["f16", "bf16", "f32", "f64"]))
     return (draw(fl((n,), dtype)),)
 
@@ -1103,7 +1123,7 @@ def _t75(x):
 
 @st.composite
 def _t76_inputs(draw):
-    r, c = draw(st.integers(1, 12)), draw(st.integers(3, 12))
+    r, c = draw(dims((1, 12), (3, 12)))
     return draw(fl((r, c))), draw(fl((c,)))
 
 
