@@ -33,14 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from budget import CI_EXAMPLES
-from hypothesis import settings
+from budget import generic_dims
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
-
-#: Whether the profile asks for more than the "ci" profile's examples (tests/cases/budget.py):
-#: then generic dims are drawn from their whole ranges, else from a fixed few per entry.
-SIZE_VARIETY = settings.default.max_examples > CI_EXAMPLES
 
 # ----------------------------------------------------------------- dtypes
 
@@ -215,23 +210,10 @@ def args(*strategies: SearchStrategy) -> SearchStrategy:
     return st.tuples(*strategies)
 
 
-def generic_sizes(ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, ...]]:
-    """Three bindings of generic dims inside `ranges`: a middle one with the dims spread
-    apart (so a transposed or swapped dim shows), every dim at its low end, and every dim at
-    its high end."""
-    n = len(ranges)
-    middle = tuple(round(lo + (hi - lo) * (k + 1) / (n + 1)) for k, (lo, hi) in enumerate(ranges))
-    return list(dict.fromkeys([middle, tuple(lo for lo, _ in ranges),
-                               tuple(hi for _, hi in ranges)]))
-
-
 def dims(*ranges: tuple[int, int]) -> SearchStrategy:
-    """Generic dims, one per range (inclusive). Each new binding compiles the entry anew,
-    so under the "ci" profile they come from a fixed few (`generic_sizes`); under a profile
-    with more examples, from the whole ranges."""
-    if not SIZE_VARIETY:
-        return st.sampled_from(generic_sizes(ranges))
-    return st.tuples(*(st.integers(lo, hi) for lo, hi in ranges))
+    """Generic dims, one per range (inclusive): from a fixed few under the "ci" profile
+    (`budget.generic_dims`)."""
+    return generic_dims(ranges)
 
 
 D = (1, 12)  # the usual range of a generic dim

@@ -31,6 +31,8 @@ from hypothesis import strategies as st
 
 from linnet.torch import load, load_function
 
+from budget import size_variety
+
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("linnet_body_references",
                                                Path(__file__).with_name("references.py"))
@@ -63,9 +65,9 @@ NUMERICS = "exact"  # op bodies only, never kernels
 
 def examples(env_var: str, ci: int, floor: int, share: int = 1) -> int:
     """Examples per entry: `ci` under the "ci" profile (generic dims from a fixed few, see
-    `references.SIZE_VARIETY`); under a profile with more, its count divided by `share`,
-    never fewer than `floor`; exactly `env_var` when that is set."""
-    default = max(floor, settings.default.max_examples // share) if refs.SIZE_VARIETY else ci
+    `budget.generic_dims`); under a profile with more, its count divided by `share`, never
+    fewer than `floor`; exactly `env_var` when that is set."""
+    default = max(floor, settings.default.max_examples // share) if size_variety() else ci
     return int(os.environ.get(env_var, default))
 
 
