@@ -31,6 +31,8 @@ from hypothesis import strategies as st
 
 from linnet.torch import load, load_function
 
+from budget import size_variety
+
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("linnet_body_references",
                                                ROOT / "tests" / "helpers" / "references.py")
@@ -60,10 +62,18 @@ TOLERANCE = {"f16": (1e-2, 1e-3), "bf16": (1e-2, 1e-3), "f32": (1e-5, 1e-6),
 
 NUMERICS = "exact"  # op bodies only, never kernels
 
-# At least 20 examples per entry (about 25 s for the file); more under a profile that asks
-# for more (HYPOTHESIS_PROFILE=thorough), or exactly LINNET_BODIES_EXAMPLES.
-EXAMPLES = int(os.environ.get("LINNET_BODIES_EXAMPLES",
-                              max(20, settings.default.max_examples)))
+
+def examples(env_var: str, ci: int, floor: int, share: int = 1) -> int:
+    """Examples per entry: `ci` under the "ci" profile (generic dims from a fixed few, see
+    `budget.generic_dims`); under a profile with more, its count divided by `share`, never
+    fewer than `floor`; exactly `env_var` when that is set."""
+    default = max(floor, settings.default.max_examples // share) if size_variety() else ci
+    return int(os.environ.get(env_var, default))
+
+
+# 8 examples per entry under "ci"; at least 20 under a profile that asks for more
+# (HYPOTHESIS_PROFILE=thorough: 200), or exactly LINNET_BODIES_EXAMPLES.
+EXAMPLES = examples("LINNET_BODIES_EXAMPLES", ci=8, floor=20)
 BODIES = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                          HealthCheck.filter_too_much])

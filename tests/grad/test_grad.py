@@ -12,7 +12,9 @@ input), are compared with
 (b) central finite differences of the loss in float64, when every floating input is f64.
 
 Every grad program is also checked by the IR verifier after each pass (`--verify-each`).
-`LINNET_GRAD_EXAMPLES` sets the number of examples per entry.
+`LINNET_GRAD_EXAMPLES` sets the number of examples per entry; under the "ci" profile the
+generic dims come from a fixed few per entry (`budget.generic_dims`), so each entry compiles
+for few bindings, and the examples vary the inputs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from linnet.passes.manager import Instrumentation
 from linnet.pipeline import compile_source
 from linnet.torch import load_function
 from linnet.torch.runtime import import_generated
+
+from budget import generic_dims
 
 HERE = Path(__file__).parent
 EXAMPLES = int(os.environ.get("LINNET_GRAD_EXAMPLES", 12))
@@ -104,7 +108,7 @@ def _no_output(text: str) -> None:
 
 @st.composite
 def examples(draw, case: Case):
-    bind = {k: draw(st.integers(lo, hi)) for k, (lo, hi) in case.dims.items()}
+    bind = dict(zip(case.dims, draw(generic_dims(tuple(case.dims.values())))))
     if case.generic_float:
         bind["T"] = draw(st.sampled_from(["f32", "f64"]))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -147,7 +151,8 @@ def autograd(module, params, inputs) -> tuple[torch.Tensor, list[torch.Tensor]]:
 
 
 class _Interpreted:
-    """The PyTorch interpreter of an entry, called as a generated module's `main`."""
+    """The PyTorch interpreter of an entry, called as a generated module's `main` (one per
+    case: `interpreted`)."""
 
     def __init__(self, case: Case) -> None:
         self.fn = load_function(str(HERE / f"{case.file}.linnet"), case.entry, compile=False,
@@ -156,6 +161,16 @@ class _Interpreted:
     def main(self, *inputs):
         out = self.fn(*inputs)
         return out if isinstance(out, tuple) else (out,)
+
+
+_INTERPRETERS: dict[str, _Interpreted] = {}
+
+
+def interpreted(case: Case) -> _Interpreted:
+    """The case's interpreter, loaded once (it elaborates each binding once, too)."""
+    if str(case) not in _INTERPRETERS:
+        _INTERPRETERS[str(case)] = _Interpreted(case)
+    return _INTERPRETERS[str(case)]
 
 
 def finite_differences(module, params, inputs, h: float = 1e-6) -> list[torch.Tensor]:
@@ -204,8 +219,8 @@ def test_gradient_matches_autograd_and_finite_differences(case: Case):
         close(loss, want_loss, "f64" if loss.dtype == torch.float64 else "f32")
         for g, w, k in zip(grads, want, floats):
             close(g, w, params[k].type.dtype)
-        _, interpreted = autograd(_Interpreted(case), params, inputs)
-        for g, w, k in zip(grads, interpreted, floats):
+        _, by_interpreter = autograd(interpreted(case), params, inputs)
+        for g, w, k in zip(grads, by_interpreter, floats):
             close(g, w, params[k].type.dtype)
         if all(params[k].type.dtype == "f64" for k in floats):
             for g, w in zip(grads, finite_differences(original, params, inputs)):

@@ -8,7 +8,6 @@ dtype and shape, floats within the declared dtype's tolerance, integers and bool
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,8 +22,10 @@ Runner = Callable[[tuple[str, str], tuple, dict[str, object]], Sequence[Any]]
 
 
 def body_settings(env_var: str) -> settings:
-    """Hypothesis settings for a backend's corpus test; `env_var` sets the example count."""
-    examples = int(os.environ.get(env_var, max(5, settings.default.max_examples // 4)))
+    """Hypothesis settings for a backend's corpus test: 3 examples per entry under "ci"
+    (each new binding of the generics compiles and loads the entry anew), a quarter of the
+    profile's count (at least 5) under one with more; `env_var` sets the count."""
+    examples = torch_corpus.examples(env_var, ci=3, floor=5, share=4)
     return settings(max_examples=examples, deadline=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])

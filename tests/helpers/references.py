@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from budget import generic_dims
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
@@ -210,8 +211,9 @@ def args(*strategies: SearchStrategy) -> SearchStrategy:
 
 
 def dims(*ranges: tuple[int, int]) -> SearchStrategy:
-    """Generic dims, one per range (inclusive)."""
-    return st.tuples(*(st.integers(lo, hi) for lo, hi in ranges))
+    """Generic dims, one per range (inclusive): from a fixed few under the "ci" profile
+    (`budget.generic_dims`)."""
+    return generic_dims(ranges)
 
 
 D = (1, 12)  # the usual range of a generic dim
@@ -925,7 +927,7 @@ def _t61_main(x, h):
 
 @st.composite
 def _t61_any_inputs(draw):
-    n = draw(st.integers(*D))
+    (n,) = draw(dims(D))
     dtype = draw(st.sampled_from(["f16", "bf16", "f32", "f64"]))
     return (draw(fl((n,), dtype)),)
 
@@ -1103,7 +1105,7 @@ def _t75(x):
 
 @st.composite
 def _t76_inputs(draw):
-    r, c = draw(st.integers(1, 12)), draw(st.integers(3, 12))
+    r, c = draw(dims((1, 12), (3, 12)))
     return draw(fl((r, c))), draw(fl((c,)))
 
 
