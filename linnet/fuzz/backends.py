@@ -149,8 +149,9 @@ def signature(err: BaseException) -> str:
     number: an edit elsewhere in the file must not split a class), or the normalized message
     when the error comes from generated code or a library."""
     package = Path(__file__).resolve().parents[1]
+    harness = (package / "fuzz", package / "testing")  # the caller, not the compiler
     frames = [f for f in _frames(err) if _inside(f.filename, package)
-              and not _inside(f.filename, package / "testing")]
+              and not any(_inside(f.filename, h) for h in harness)]
     if frames:
         return f"{type(err).__name__} in {Path(frames[-1].filename).stem}.{frames[-1].name}"
     return f"{type(err).__name__}: {normalize(str(err))}"
