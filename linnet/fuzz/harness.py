@@ -267,7 +267,7 @@ def _build_spec(path: str, text: str, name: str) -> TargetSpec:
     where = [(l, op, r) for l, op, r, _ in sig.where]
     entry_name = _fresh_name(_VERIFY_ENTRY + name, root.globals.items)
     wrapper = print_item(_wrapper_entry(item, entry_name))
-    source = (text.rstrip("\n") + "\n\n// Added by linnet.testing: a generic entry calling the "
+    source = (text.rstrip("\n") + "\n\n// Added by linnet.fuzz: a generic entry calling the "
               "op.\n" + wrapper + "\n")
     spec = TargetSpec(path, text, name, "op", entry_name, source, item.generics,
                       [(p.name, ty.inner if isinstance(ty, OptionalT) else ty)

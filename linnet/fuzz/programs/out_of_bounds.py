@@ -10,7 +10,7 @@ wrong axis (`cols < R`), offsets by `program_id` under a grid with more programs
 negative offsets (`cols - 1`). Each program has exactly that one fault; its twin, the same
 program with the fault mended, must check clean, which keeps the generator honest (and the
 checker from rejecting what is safe). `linnet fuzz --negative N` runs them
-(`linnet/testing/fuzz/negative.py`).
+(`linnet/fuzz/negative.py`).
 
 A program is two templates' worth of text, not the generator's trees: one kernel, one
 program per row, a tile of `B >= C` columns; its op stores an elementwise scale of the row
