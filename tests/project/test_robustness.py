@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linnet.cli import main as cli
+from linnet.cli.main import main as linnet_main
 from linnet.diagnostics import Diagnostic
 from linnet.check.frontend import check_program
 from linnet.syntax.lexer import KEYWORDS, PUNCT, RESERVED
@@ -211,7 +211,7 @@ def test_deep_input_gets_a_diagnostic_or_checks(tmp_path, name):
 def test_deep_input_through_the_command_line(tmp_path, name, capsys, restore_interpreter):
     path = tmp_path / "deep.linnet"
     path.write_text(DEEP[name], encoding="utf-8")
-    status = cli.main(["check", str(path)])
+    status = linnet_main(["check", str(path)])
     err = capsys.readouterr().err
     assert status in (0, 1), err
     assert "internal compiler error" not in err
