@@ -22,7 +22,7 @@ from linnet.passes.middle import dce as dce_module
 from linnet.passes import traverse
 from linnet.passes.egraph import egraph_products
 from linnet.passes.front import surface_walks as elaborate_walks
-from linnet.passes.front.builder import _Builder
+from linnet.passes.front.builder import Builder
 from linnet.pipeline import compile_source, passes_for
 from linnet.syntax.lexer import LARGEST_LITERAL, _scan, tokenize
 
@@ -102,7 +102,7 @@ class _CountingSet(set):
 
 
 def test_fresh_names_cost_one_probe_each():
-    builder = _Builder()
+    builder = Builder()
     builder.taken = _CountingSet({"a_5"})  # a user's own name in the way
     _CountingSet.probes = 0
     names = [builder.fresh("a", F32).name for _ in range(3000)]
@@ -192,7 +192,7 @@ def test_a_long_else_if_chain_of_literal_arms_checks(monkeypatch):
 
 
 def test_elaborating_an_else_if_chain_walks_each_branch_a_bounded_number_of_times(monkeypatch):
-    growth = _growth(monkeypatch, elaborate_walks, "_children",
+    growth = _growth(monkeypatch, elaborate_walks, "child_nodes",
                      lambda n: _to_elaborate(BENCH.computed_chain_text(n)), 40)
     assert growth < 6  # was quadratic: `assigned_outer` of every nested branch, per level
 

@@ -1,8 +1,8 @@
 """Where `elaborate` writes and what names mean: the block builder and the scopes.
 
-`_Builder` holds the bindings being emitted (a stack of open blocks) and hands
+`Builder` holds the bindings being emitted (a stack of open blocks) and hands
 out one function's variable names, each hint remembering its last suffix so
-that naming stays linear; `_Env` maps surface names to what they stand for
+that naming stays linear; `Env` maps surface names to what they stand for
 (runtime atoms, compile-time numbers, index expressions) through nested
 scopes, rebinding a `var` in SSA style. Both are plain state with no knowledge
 of the surface tree, so the body translator and the kernel translator share them.
@@ -15,7 +15,7 @@ from ...scopes import ScopeStack
 from .vocabulary import ElaborationError, Value
 
 
-class _Builder:
+class Builder:
     """The bindings being emitted (a stack of open blocks) and one function's names."""
 
     def __init__(self) -> None:
@@ -75,7 +75,7 @@ class _Builder:
         return ir.Block(tuple(self.blocks.pop()), result)
 
 
-class _Env:
+class Env:
     """Names in scope: nested scopes of runtime atoms, compile-time numbers, or index
     expressions (inside a fn expanded in index notation)."""
 

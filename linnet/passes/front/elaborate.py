@@ -39,12 +39,12 @@ beside it:
   checker's `BodyChecker` is (kernel elaboration subclasses both);
 * `passes/front/vocabulary.py`: `ElaborationError`, `Const`, the operator tables, literals;
 * `passes/front/instances.py`: checking, keying and naming instances, kernel bindings;
-* `passes/front/builder.py`: `_Builder` (the blocks being emitted, fresh names), `_Env`;
-* `passes/front/surface_walks.py`: `assigned_outer` (what a loop or branch carries), `_children`;
-* `passes/front/statements.py`: statements, a function's body, loops (`_Statements`);
-* `passes/front/expressions.py`: expressions, indexing, calls, prelude prims (`_Expressions`);
-* `passes/front/index_notation.py`: index notation as `Comprehension`s (`_IndexNotation`);
-* `passes/front/folding.py`: compile-time folding (`_Folding`).
+* `passes/front/builder.py`: `Builder` (the blocks being emitted, fresh names), `Env`;
+* `passes/front/surface_walks.py`: `assigned_outer` (what a loop or branch carries), `child_nodes`;
+* `passes/front/statements.py`: statements, a function's body, loops (`Statements`);
+* `passes/front/expressions.py`: expressions, indexing, calls, prelude prims (`Expressions`);
+* `passes/front/index_notation.py`: index notation as `Comprehension`s (`IndexNotation`);
+* `passes/front/folding.py`: compile-time folding (`Folding`).
 
 The public names that lived here before the split are re-exported.
 """

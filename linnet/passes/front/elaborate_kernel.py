@@ -51,10 +51,10 @@ from ...ir.prim_types import broadcast_shapes
 from ...syntax import tree as t
 from ...syntax.printer import print_expr
 from .elaborator import BodyTranslator, Elaborator
-from .builder import _Builder
+from .builder import Builder
 from .instances import BoundKernel, binding_key, func_name, home_module, instance_source
-from .vocabulary import I64, ElaborationError, _lit
-from .surface_walks import _children
+from .vocabulary import I64, ElaborationError, typed_literal
+from .surface_walks import child_nodes
 
 BOOL = ir.TType((), "bool")
 TRUE = ir.Lit(True, BOOL)
@@ -233,7 +233,7 @@ class _KernelElaborator(Elaborator):
         if checked is not None:
             self.instances[key] = checked
         inst = self.instance(kernel, binding)
-        func = _KernelBody(self, inst, _Builder()).kernel_func(
+        func = _KernelBody(self, inst, Builder()).kernel_func(
             name, instance_source("kernel", kernel, key[1]))
         fns, done = [], 0
         while done < len(self.queue):
@@ -406,11 +406,11 @@ class _KernelBody(_TileSizes, BodyTranslator):
                 shape = index.type.shape + (1,) * later
                 term = self.offs("reshape", (term,), ir.TType(shape, dtype))
             if stride != 1:
-                term = self.offs("mul", (term, _lit(stride, dtype)), term.type)
+                term = self.offs("mul", (term, typed_literal(stride, dtype)), term.type)
             total = term if total is None else self.add(total, term)
         if total is None:
-            return _lit(const, dtype)
-        return self.add(total, _lit(const, dtype)) if const else total
+            return typed_literal(const, dtype)
+        return self.add(total, typed_literal(const, dtype)) if const else total
 
     def add(self, a: ir.Atom, b: ir.Atom) -> ir.Atom:
         shape = broadcast_shapes(a.type.shape, b.type.shape)
@@ -436,7 +436,7 @@ def _writes(body: tuple[t.Stmt, ...]) -> dict[str, str]:
         if isinstance(node, t.Effect):
             target = node.args[0].value
             found.setdefault(target.base.id, node.kind)
-        for child in _children(node):
+        for child in child_nodes(node):
             visit(child)
 
     for s in body:

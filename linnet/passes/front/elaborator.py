@@ -23,16 +23,16 @@ from ...diagnostics import NO_SPAN
 from ...ir import tensor as ir
 from ...ir.program_state import ProgramState
 from ...syntax import tree as t
-from .builder import _Builder, _Env
+from .builder import Builder, Env
 from .entry_interface import Interface, result_labels
-from .expressions import _Expressions
-from .folding import _Folding
+from .expressions import Expressions
+from .folding import Folding
 from .instances import (BoundKernel, binding_key, concrete_int, func_name, grad_instance,
                         home_module, instance_source, kernel_choice, with_defaults)
-from .index_notation import _IndexNotation, _Notation
-from .statements import _Statements
-from .structs import _Values
-from .vocabulary import Const, ElaborationError, _default, _dtype, _param_dtype
+from .index_notation import IndexNotation, Notation
+from .statements import Statements
+from .structs import Values
+from .vocabulary import Const, ElaborationError, default_dtype, tensor_dtype, value_dtype
 from .surface_walks import Memo
 
 
@@ -104,7 +104,7 @@ class Elaborator:
         item, binding = self.items[key]
         inst = self.instance(item, binding)
         kind = "op" if isinstance(item, t.Op) else item.kind
-        body = self.body_class(self, inst, _Builder())
+        body = self.body_class(self, inst, Builder())
         body.presence = dict(key[2]) if len(key) > 2 else {}
         params, block = body.function(item.params, item.body, inst.signature.result)
         if key == self.queue[0]:  # the entry: its user names
@@ -123,7 +123,7 @@ class Elaborator:
         """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy; for
         the op's instance's choice of optional parameters (`presence`), as the op's."""
         inst, expected = grad_instance(self.analysis, op, binding)
-        body = BodyTranslator(self, inst, _Builder())
+        body = BodyTranslator(self, inst, Builder())
         body.presence = presence
         result = inst.signature.result
         extra = ((op.grad.result, result), (op.grad.seed, result))
@@ -144,21 +144,21 @@ def _all_present(op: t.Op, inst: Instance, presence: dict) -> bool:
                if isinstance(ty, OptionalT))
 
 
-class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Folding):
+class BodyTranslator(Values, Statements, Expressions, IndexNotation, Folding):
     """Translates one instance's statements and expressions into the current block.
 
     The mixins translate; this class holds the state they share and the concrete
     types of nodes, and the methods that make another `BodyTranslator`.
     """
 
-    def __init__(self, elab: Elaborator, inst: Instance, builder: _Builder) -> None:
+    def __init__(self, elab: Elaborator, inst: Instance, builder: Builder) -> None:
         self.elab = elab
         self.inst = inst
         self.b = builder
-        self.env = _Env()
+        self.env = Env()
         self.globals = home_module(elab.analysis, inst.item).globals
         self.ix: dict[str, str] | None = None  # index variables in scope -> IR base names
-        self.nt: _Notation | None = None
+        self.nt: Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
         self.assigned: Memo = {}  # `assigned_outer` per nested block of this body
 
@@ -185,7 +185,7 @@ class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Foldin
         if isinstance(ty, TupleT):
             return ir.TupleTy(tuple(self.ir_type(x) for x in ty.items))
         if isinstance(ty, LitT):
-            return ir.TType((), want or _default(ty))
+            return ir.TType((), want or default_dtype(ty))
         return self.value_ir_type(ty, want)  # structs, enums, optionals
 
     def type_of(self, node, want: str | None = None) -> ir.Ty:
@@ -213,14 +213,14 @@ class BodyTranslator(_Values, _Statements, _Expressions, _IndexNotation, _Foldin
         binding = self.concrete(self.inst.call_bindings[id(e)])
         callee = self.elab.instance(item, binding)
         params = callee.signature.params
-        args = [self.ixe(a.value, _param_dtype(p)) for a, p in zip(e.args, params)]
+        args = [self.ixe(a.value, tensor_dtype(p)) for a, p in zip(e.args, params)]
         inner = BodyTranslator(self.elab, callee, self.b)
         inner.ix, inner.nt = {}, self.nt
         for p, a in zip(item.params, args):
             inner.env.define(p.name, a.value if isinstance(a, ir.IxScalar) else a)
         for s in item.body:
             if isinstance(s, t.Return):
-                return inner.ixe(s.value, _dtype(Val(callee.signature.result))
+                return inner.ixe(s.value, value_dtype(Val(callee.signature.result))
                                  if isinstance(callee.signature.result, TensorT) else None)
             inner.ix_stmts((s,))
         raise ElaborationError("function body without a final `return`", item.span)
@@ -243,7 +243,7 @@ class _ConstFolder(BodyTranslator):
 
     def __init__(self, elab: Elaborator, const: t.Const) -> None:
         self.elab = elab
-        self.env = _Env()
+        self.env = Env()
         self.globals = home_module(elab.analysis, const).globals
         self.inst = Instance(const, Binding(), None, {}, {})
         self.assigned: Memo = {}

@@ -1,6 +1,6 @@
 """Expressions for `elaborate`: operators, `if`, tuples, indexing and calls.
 
-The mixin `_Expressions` of the body translator (`elaborator.BodyTranslator`): each
+The mixin `Expressions` of the body translator (`elaborator.BodyTranslator`): each
 surface expression as an atom, its bindings emitted; a scalar known at
 compile time as a literal of the dtype its context wants; `x[...]` outside
 index notation as `index` and `dyn_index` prims; a call of an op or fn as an
@@ -13,11 +13,12 @@ from __future__ import annotations
 from ...check.types import LitT, TensorT
 from ...ir import tensor as ir
 from ...syntax import tree as t
-from .vocabulary import BINARY, COMPARE, ElaborationError, I64, MATH, _default, _lit, _param_dtype
+from .vocabulary import (BINARY, COMPARE, ElaborationError, I64, MATH, default_dtype,
+                         tensor_dtype, typed_literal)
 from .surface_walks import assigned_outer
 
 
-class _Expressions:
+class Expressions:
     """Translates expressions, indexing and calls into atoms of the current block."""
 
     # ------------------------------------------------------- expressions
@@ -40,17 +41,17 @@ class _Expressions:
         value = self.fold(e)
         if value is None:
             return None
-        dtype = v.type.dtype if isinstance(v.type, TensorT) else (want or _default(v.type))
-        return _lit(value, dtype)
+        dtype = v.type.dtype if isinstance(v.type, TensorT) else (want or default_dtype(v.type))
+        return typed_literal(value, dtype)
 
     def expr_IntLit(self, e: t.IntLit, want: str | None) -> ir.Atom:
-        return _lit(e.value, want or "i64")
+        return typed_literal(e.value, want or "i64")
 
     def expr_FloatLit(self, e: t.FloatLit, want: str | None) -> ir.Atom:
-        return _lit(e.value, want or "f64")
+        return typed_literal(e.value, want or "f64")
 
     def expr_BoolLit(self, e: t.BoolLit, want: str | None) -> ir.Atom:
-        return _lit(e.value, "bool")
+        return typed_literal(e.value, "bool")
 
     def expr_Name(self, e: t.Name, want: str | None) -> ir.Atom:
         """A variable; one the checker sees as a literal but that had to be computed (a
@@ -234,7 +235,7 @@ class _Expressions:
             raise ElaborationError(f"`{e.callee}` cannot be called", e.span, "E2106")
         binding = self.concrete(self.inst.call_bindings[id(e)])
         callee = self.elab.instance(item, binding)
-        args = tuple(self.expr(a.value, _param_dtype(p))
+        args = tuple(self.expr(a.value, tensor_dtype(p))
                      for a, p in zip(e.args, callee.signature.params))
         name = self.elab.request(item, binding)
         return self.b.emit(ir.Call(name, args, self.type_of(e)), e.callee)

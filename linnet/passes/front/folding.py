@@ -1,6 +1,6 @@
 """Compile-time folding for `elaborate`: the value of an expression, when it is known.
 
-The mixin `_Folding` of the body translator (`elaborator.BodyTranslator`), and the
+The mixin `Folding` of the body translator (`elaborator.BodyTranslator`), and the
 operator arithmetic it uses. Integers fold exactly (division truncates, as
 the language defines it), float literal arithmetic in f64 as the checker
 folds it, typed floats never. (Names fold in `BodyTranslator.fold_Name`, since a
@@ -15,7 +15,7 @@ from ...syntax import tree as t
 from .vocabulary import COMPARE
 
 
-class _Folding:
+class Folding:
     """Folds expressions whose value is known at compile time."""
 
     def fold(self, e: t.Expr):

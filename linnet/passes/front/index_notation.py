@@ -1,7 +1,7 @@
 """Index notation for `elaborate`: `let y[i, j] = ...` and reductions as `Comprehension`s.
 
-The mixin `_IndexNotation` of the body translator (`elaborator.BodyTranslator`) and
-the `_Notation` it builds: index variables brought into scope under names
+The mixin `IndexNotation` of the body translator (`elaborator.BodyTranslator`) and
+the `Notation` it builds: index variables brought into scope under names
 unique in the comprehension, their extents learned from the accesses that
 name them, and each subexpression that reads no index computed once outside
 and entered as an `IxScalar`. (A `fn` called on elements is expanded by
@@ -14,24 +14,24 @@ from dataclasses import dataclass, field
 
 from ...ir import tensor as ir
 from ...syntax import tree as t
-from .vocabulary import BINARY, ELEMENTWISE, ElaborationError, IX_NODES, _dtype
-from .surface_walks import _children
+from .vocabulary import BINARY, ELEMENTWISE, ElaborationError, IX_NODES, value_dtype
+from .surface_walks import child_nodes
 
 
 @dataclass
-class _Notation:
+class Notation:
     """One comprehension being built: index extents (a tuple for a pack) and names taken."""
     extents: dict[str, object] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
 
 
-class _IndexNotation:
+class IndexNotation:
     """Translates index notation into `Ix*` expressions of one comprehension."""
 
     def enter_notation(self) -> tuple:
         """Start a comprehension: no index in scope yet, extents learned from accesses."""
         saved = (self.ix, self.nt)
-        self.ix, self.nt = {}, _Notation()
+        self.ix, self.nt = {}, Notation()
         self.dep.clear()
         return saved
 
@@ -77,7 +77,7 @@ class _IndexNotation:
             elif isinstance(e, t.Name):
                 found = isinstance(self.env.lookup(e.id), IX_NODES)
             else:
-                found = any(self.depends(c) for c in _children(e))
+                found = any(self.depends(c) for c in child_nodes(e))
             self.dep[id(e)] = found
         return found
 
@@ -206,7 +206,7 @@ class _IndexNotation:
         for s in stmts:
             if isinstance(s, t.Let) and not isinstance(s.value, t.ForExpr) \
                     and self.depends(s.value):
-                self.env.define(s.name, self.ixe(s.value, _dtype(self.val(s))))
+                self.env.define(s.name, self.ixe(s.value, value_dtype(self.val(s))))
                 self.dep.clear()
             elif isinstance(s, (t.Let, t.VarDecl)) and not self.depends(s.value):
                 self.stmt(s)

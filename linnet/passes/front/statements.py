@@ -1,6 +1,6 @@
 """Statements for `elaborate`: a function's body, `let`s and `var`s, and loops.
 
-The mixin `_Statements` of the body translator (`elaborator.BodyTranslator`): a
+The mixin `Statements` of the body translator (`elaborator.BodyTranslator`): a
 function's parameters and body block; each statement kind as A-normal-form
 bindings, with `let`, `var` and assignment rebinding a name SSA style; and
 the loops, where `for`, `while` and scans become `Loop`/`While` carrying
@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...check.types import LitT, Val
 from ...ir import tensor as ir
 from ...syntax import tree as t
-from .vocabulary import Const, ElaborationError, I64, _dtype, _param_dtype
+from .vocabulary import Const, ElaborationError, I64, tensor_dtype, value_dtype
 from .surface_walks import assigned_outer, has_effect
 from .entry_interface import input_labels
 
@@ -22,7 +22,7 @@ MAX_UNROLL = 100_000
 """The most iterations a `static for` unrolls (the limit of a block tree's size too)."""
 
 
-class _Statements:
+class Statements:
     """Translates statements, loops and a function's body into the current block."""
 
     # --------------------------------------------------------- functions
@@ -55,7 +55,7 @@ class _Statements:
 
     def value_atom(self, e: t.Expr, ty) -> ir.Atom:
         """e where a value of checker type ty is expected (a parameter, result or field)."""
-        return self.expr(e, _param_dtype(ty))
+        return self.expr(e, tensor_dtype(ty))
 
     # -------------------------------------------------------- statements
 
@@ -73,7 +73,7 @@ class _Statements:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.env.define(s.name, Const(value))  # a compile-time integer stays one
                 return
-        self.define(s.name, self.expr(s.value, _dtype(bound)))
+        self.define(s.name, self.expr(s.value, value_dtype(bound)))
 
     def define(self, name: str, atom: ir.Atom) -> None:
         """Bind a user name to a value, naming the variable after it (for readable dumps)."""
@@ -86,7 +86,7 @@ class _Statements:
             return
         if isinstance(s.value, t.TupleExpr):  # no tuple needed: each item, then the names
             types = self.val(s.value).type.items
-            atoms = [self.expr(e, _dtype(Val(ty))) for e, ty in zip(s.value.items, types)]
+            atoms = [self.expr(e, value_dtype(Val(ty))) for e, ty in zip(s.value.items, types)]
             for name, atom in zip(s.names, atoms):
                 self.define(name, atom)
             return
@@ -106,7 +106,7 @@ class _Statements:
         self.define(s.name, self.b.emit(ir.Comprehension(outputs, body, ty), "comp"))
 
     def stmt_VarDecl(self, s: t.VarDecl) -> None:
-        self.define(s.name, self.expr(s.value, _dtype(self.val(s))))
+        self.define(s.name, self.expr(s.value, value_dtype(self.val(s))))
 
     def stmt_Assign(self, s: t.Assign) -> None:
         """SSA: the name now reads a new variable; a literal takes the var's dtype (a

@@ -1,6 +1,6 @@
 """Values for `elaborate`: structs, enums and optionals disappear into the tensor IR.
 
-The mixin `_Values` of the body translator (`elaborator.BodyTranslator`), first among its bases
+The mixin `Values` of the body translator (`elaborator.BodyTranslator`), first among its bases
 so that it can take over the expressions of these types and hand the rest on:
 
 * a struct is a tuple of its fields in declaration order (`MakeTuple`, read with
@@ -30,7 +30,7 @@ from ...check.value_calls import expand_ellipsis, filled, order_args
 from ...check.value_types import EnumT, NoneT, OptionalT, StructT, leaves
 from ...ir import tensor as ir
 from ...syntax import tree as t
-from .vocabulary import Const, ElaborationError, I64, _lit, _param_dtype
+from .vocabulary import Const, ElaborationError, I64, tensor_dtype, typed_literal
 from .surface_walks import assigned_outer
 
 BOOL = ir.TType((), "bool")
@@ -58,7 +58,9 @@ class Split:
     optional: bool
 
 
-class _Values:
+class Values:
+    """Translates structs, enums and optionals into tuples, scalars and presence flags."""
+
     presence: dict = {}  # per optional parameter of this instance: True, False or None
     opt_target = None  # the optional type a `none` takes while an `if` or `match` is joined
 
@@ -92,7 +94,7 @@ class _Values:
         """The value an absent optional carries where presence is decided at run time."""
         if isinstance(ty, ir.TupleTy):
             return self.make_tuple(tuple(self.zeros(x) for x in ty.items), "zeros")
-        return self.b.emit(ir.Prim("fill", (_lit(0, ty.dtype),), ty), "zeros")
+        return self.b.emit(ir.Prim("fill", (typed_literal(0, ty.dtype),), ty), "zeros")
 
     # --------------------------------------------------------- parameters
     def param_vars(self, name: str, ty) -> list[ir.Var]:
@@ -108,11 +110,11 @@ class _Values:
     def optional_param(self, name: str, ty: OptionalT) -> list[ir.Var]:
         present = self.presence.get(name)
         if present is False:
-            self.env.define(name, Opt(_lit(False, "bool"), None))
+            self.env.define(name, Opt(typed_literal(False, "bool"), None))
             return []
         value = self.b.fresh(name, self.ir_type(ty.inner))
         if present:
-            self.env.define(name, Opt(_lit(True, "bool"), value))
+            self.env.define(name, Opt(typed_literal(True, "bool"), value))
             return [value]
         flag = self.b.fresh(f"{name}_present", BOOL)
         self.env.define(name, Opt(flag, value))
@@ -161,7 +163,7 @@ class _Values:
     def value_atom(self, e: t.Expr, ty) -> ir.Atom:
         if isinstance(ty, OptionalT):
             return self.opt_atom(self.optional(e, ty), ty)
-        return self.expr(e, _param_dtype(ty))
+        return self.expr(e, tensor_dtype(ty))
 
     def expr(self, e: t.Expr, want: str | None = None) -> ir.Atom:
         ty = self.val(e).type
@@ -177,22 +179,22 @@ class _Values:
     def literal(self, e: t.Expr, want: str | None):
         if isinstance(self.val(e).type, EnumT):
             value = self.fold(e)
-            return _lit(value, "i64") if isinstance(value, int) else None
+            return typed_literal(value, "i64") if isinstance(value, int) else None
         return super().literal(e, want)
 
     def optional(self, e: t.Expr, ty: OptionalT) -> Opt:
         """An optional expression as an `Opt`: presence known wherever it can be."""
         if isinstance(e, t.NoneLit):
-            return Opt(_lit(False, "bool"), None)
+            return Opt(typed_literal(False, "bool"), None)
         if isinstance(e, t.Some):
-            return Opt(_lit(True, "bool"), self.value_atom(e.value, ty.inner))
+            return Opt(typed_literal(True, "bool"), self.value_atom(e.value, ty.inner))
         if isinstance(e, t.Name) and isinstance(self.env.lookup(e.id), (Opt, Split)):
             return self.whole(e.id)
         if isinstance(e, (t.If, t.Match)) and self.static_choice(e) is not None:
             return self.optional(self.static_choice(e), ty)
         saved, self.opt_target = self.opt_target, ty
         try:  # a literal inside (`if c { some(2.0) } else { none }`) takes ty's dtype
-            tup = super().expr(e, _param_dtype(ty.inner))
+            tup = super().expr(e, tensor_dtype(ty.inner))
         finally:
             self.opt_target = saved
         return Opt(self.item(tup, 0, "present"), self.item(tup, 1, "value"))
@@ -307,7 +309,8 @@ class _Values:
         """`if s == 0 { arm 0 } else if s == 1 { ... } else { last arm }` (two arms or more;
         `ty` holds the handed-back vars after the value, if any)."""
         k = enum.variants.index(arms[0].pattern.variant)
-        cond = self.b.emit(ir.Prim("eq", (s, _lit(k, "i64")), BOOL), "is_" + enum.variants[k])
+        is_k = ir.Prim("eq", (s, typed_literal(k, "i64")), BOOL)
+        cond = self.b.emit(is_k, "is_" + enum.variants[k])
         then = self.arm_block(arms[0], None, want, back)
         if len(arms) == 2:
             rest = self.arm_block(arms[1], None, want, back)

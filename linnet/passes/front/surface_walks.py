@@ -2,7 +2,7 @@
 
 `assigned_outer` answers the question every loop and `if` asks before it is
 translated, which outer `var`s the body assigns (what a loop carries and a
-branch hands back); `adjoint_checks` asks it too. `_children` is the generic step
+branch hands back); `adjoint_checks` asks it too. `child_nodes` is the generic step
 both this walk and the index-notation dependency test take.
 """
 
@@ -14,7 +14,7 @@ from typing import Iterator
 from ...syntax import tree as t
 
 
-def _children(node) -> Iterator:
+def child_nodes(node) -> Iterator:
     """The tree nodes directly inside node (tuples flattened)."""
     for f in dataclasses.fields(node):
         if f.name in ("span", "callee_span", "name_spans"):
@@ -44,7 +44,7 @@ def has_effect(body) -> bool:
     that does is kept even when it carries nothing."""
     if isinstance(body, tuple):
         return any(has_effect(s) for s in body)
-    return isinstance(body, t.Effect) or any(has_effect(c) for c in _children(body))
+    return isinstance(body, t.Effect) or any(has_effect(c) for c in child_nodes(body))
 
 
 def _assigned(node, declared: set[str], out: list[str], memo: Memo) -> None:
@@ -72,7 +72,7 @@ def _assigned(node, declared: set[str], out: list[str], memo: Memo) -> None:
         # assigns under no outer declaration, less `declared` (so the answer is reused).
         out.extend(n for n in _block_assigned(node, memo) if n not in declared)
     elif dataclasses.is_dataclass(node):
-        for child in _children(node):
+        for child in child_nodes(node):
             _assigned(child, declared, out, memo)
 
 

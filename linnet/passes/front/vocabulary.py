@@ -47,20 +47,23 @@ class Const:
 Value = Union[ir.Var, ir.Lit, Const, ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce]
 
 
-def _default(lit: LitT) -> str:
+def default_dtype(lit: LitT) -> str:
+    """The dtype a literal takes when its context gives none: i64 for an integer, else f64."""
     return "i64" if lit.kind == "int" else "f64"
 
 
-def _dtype(v: Val) -> str | None:
+def value_dtype(v: Val) -> str | None:
     """The dtype a value has, or None for a literal whose dtype is still open."""
     return v.type.dtype if isinstance(v.type, TensorT) else None
 
 
-def _param_dtype(ty) -> str | None:
+def tensor_dtype(ty) -> str | None:
+    """The dtype a checker type asks of a value (a parameter's, an annotation's), or None
+    when it is not a tensor: what a literal argument or initial value is typed by."""
     return ty.dtype if isinstance(ty, TensorT) else None
 
 
-def _lit(value, dtype: str) -> ir.Lit:
+def typed_literal(value, dtype: str) -> ir.Lit:
     """A literal of dtype; typed integers wrap (two's complement), as arithmetic does."""
     if dtype in INTEGER and isinstance(value, int) and not isinstance(value, bool):
         lo, hi = INT_RANGES[dtype]
