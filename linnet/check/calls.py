@@ -57,7 +57,7 @@ class CallChecker:
         if len(e.args) != len(sig.params):
             return self.error("E2102", f"`{sig.name}` takes {len(sig.params)} argument"
                               f"{'s' if len(sig.params) != 1 else ''}, found {len(e.args)}",
-                              e.span, help=_signature_help(sig))
+                              e.span, help=signature_help(sig))
         args = [self.expr(a.value) for a in e.args]
         if any(v.is_error for v in args) or any(p is None for p in sig.params):
             return ERR
@@ -91,7 +91,7 @@ class CallChecker:
         given = e.generics or ()
         if len(given) > len(sig.generics):
             self.error("E2111", f"`{sig.name}` has {count(len(sig.generics), 'generic')}, "
-                       f"{len(given)} given", e.span, help=_signature_help(sig))
+                       f"{len(given)} given", e.span, help=signature_help(sig))
             return False
         for g, arg in zip(sig.generics, given):
             if not self.bind_generic_arg(g, arg, b):
@@ -168,10 +168,12 @@ class CallChecker:
         return True
 
 
-def _signature_help(sig: Signature) -> str:
+def signature_help(sig: Signature) -> str:
+    """The callee's name, generics and typed parameters, in backticks: the help of every
+    error about a call's arguments."""
     params = ", ".join(f"{p.name}: {ty}" for p, ty in zip(sig.item.params, sig.params))
     generics = ", ".join(("*" if g.pack else "") + f"{g.name}: {g.kind}" for g in sig.generics)
     return f"`{sig.name}{'<' + generics + '>' if generics else ''}({params})`"
 
 
-__all__ = ["CallChecker", "DTYPES", "Problem"]
+__all__ = ["CallChecker", "DTYPES", "Problem", "signature_help"]

@@ -16,11 +16,11 @@ import operator
 from dataclasses import dataclass
 from typing import Mapping
 
-from .dim_normal_form import Dim, _Atom
-from .dim_polynomials import Factor, _factor_key
+from .dim_normal_form import Dim, Atom
+from .dim_polynomials import Factor, factor_key
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
-_COMPARE = {
+COMPARE = {  # each comparison as the function that decides it on integers
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -34,29 +34,30 @@ _COMPARE = {
 # From `where` clauses to knowledge: substitutions and facts `p >= 0`.
 
 
-def _check_comparison(op: str) -> None:
+def check_comparison(op: str) -> None:
+    """Refuse (ValueError) a comparison that is not one of `COMPARISONS`."""
     if op not in COMPARISONS:
         expected = " ".join(COMPARISONS)
         raise ValueError(f"unknown comparison {op!r}; expected one of {expected}")
 
 
-def _nonnegative_form(left: Dim, op: str, right: Dim) -> Dim:
+def nonnegative_form(left: Dim, op: str, right: Dim) -> Dim:
     """The `p` such that `left op right` means `p >= 0`, for an order comparison over
     the integers (a strict one shifts by one)."""
     difference = right - left if op in ("<", "<=") else left - right
     return difference - 1 if op in ("<", ">") else difference
 
 
-def _holds(left: Dim, op: str, right: Dim, env: Mapping[str, int]) -> bool:
+def holds(left: Dim, op: str, right: Dim, env: Mapping[str, int]) -> bool:
     """Does `left op right` hold at `env`? Not where a division by zero leaves it
     undefined."""
     try:
-        return _COMPARE[op](left.evaluate(env), right.evaluate(env))
+        return COMPARE[op](left.evaluate(env), right.evaluate(env))
     except ZeroDivisionError:
         return False
 
 
-def _unconditional_atom_facts(atom: _Atom, value: Dim) -> list[Dim]:
+def unconditional_atom_facts(atom: Atom, value: Dim) -> list[Dim]:
     """Facts `p >= 0` that hold whatever the operands are, with `value` standing for
     the atom (the atom itself, or what a substitution replaced it by)."""
     if atom.op == "min":
@@ -92,10 +93,10 @@ def _solve_for_factor(d: Dim) -> tuple[Factor, Dim] | None:
 
 
 def _preference(factor: Factor) -> tuple:
-    return (isinstance(factor, str), _factor_key(factor))
+    return (isinstance(factor, str), factor_key(factor))
 
 
-def _apply(d: Dim, substitution: Mapping[Factor, Dim]) -> Dim:
+def apply_substitution(d: Dim, substitution: Mapping[Factor, Dim]) -> Dim:
     """Apply a substitution until nothing changes (a few rounds at most: a rebuilt atom
     can match another entry's key)."""
     for _ in range(4):
@@ -140,14 +141,14 @@ def _solve_equalities(
     budget = 4 * len(queue) + 8  # re-queued equations must not loop forever
     while queue and budget > 0:
         budget -= 1
-        solution = _solve_for_factor(_apply(queue.pop(0), substitution))
+        solution = _solve_for_factor(apply_substitution(queue.pop(0), substitution))
         if solution is None:
             continue
         factor, value = solution
         if isinstance(factor, str):
             gained += [value] if factor in symbols else []
         else:
-            gained += _unconditional_atom_facts(factor, value)
+            gained += unconditional_atom_facts(factor, value)
         substitution, broken = _extend_substitution(substitution, factor, value)
         queue += broken
     return substitution, gained
@@ -166,7 +167,7 @@ def _says_nothing(d: Dim, symbols: frozenset[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class _Knowledge:
+class Knowledge:
     """What the assumptions boil down to."""
 
     substitution: dict[Factor, Dim]
@@ -174,9 +175,9 @@ class _Knowledge:
     nonzero: tuple[Dim, ...]  # facts p != 0, substituted, primitive
 
 
-def _derive(
+def derive_knowledge(
     symbols: frozenset[str], assumptions: tuple[tuple[Dim, str, Dim], ...]
-) -> _Knowledge:
+) -> Knowledge:
     """Equalities become a substitution (and two inequalities each), order comparisons
     facts `p >= 0`, `!=` facts `p != 0`; all are then rewritten by the substitution."""
     equalities, inequalities, nonzero = [], [], []
@@ -187,12 +188,12 @@ def _derive(
         elif op == "!=":
             nonzero.append(left - right)
         else:
-            inequalities.append(_nonnegative_form(left, op, right))
+            inequalities.append(nonnegative_form(left, op, right))
     substitution, gained = _solve_equalities(equalities, symbols)
-    reduced = [_apply(d, substitution)._primitive() for d in inequalities + gained]
+    reduced = [apply_substitution(d, substitution)._primitive() for d in inequalities + gained]
     useful = [f for f in reduced if not _says_nothing(f, symbols)]
-    nonzero = [_apply(d, substitution)._primitive() for d in nonzero]
-    return _Knowledge(
+    nonzero = [apply_substitution(d, substitution)._primitive() for d in nonzero]
+    return Knowledge(
         substitution, tuple(dict.fromkeys(useful)), tuple(dict.fromkeys(nonzero))
     )
 

@@ -12,7 +12,7 @@ Every dimension is a polynomial with integer coefficients over *factors*
 `max(a, b)`, `a / b`, `a % b` and `next_pow2(a)` whose operands are themselves in normal
 form. Terms are
 kept in a fixed order, so equal polynomials compare equal: `(N + 1)*(N - 1) == N*N - 1`,
-and `(N * 4) / 4 == N`. `Dim` and `_Atom` need each other (an atom rebuilt on new
+and `(N * 4) / 4 == N`. `Dim` and `Atom` need each other (an atom rebuilt on new
 operands is a `Dim` again), and printing needs both, so the three stay together here.
 What dimensions may be assumed to satisfy, and the proofs, belong to the prover
 (`dims.py`).
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from .dim_polynomials import (Factor, Monomial, Polynomial, _factor_key, _monomial_key,
-                              _monomial_product, _monomial_quotient)
+from .dim_polynomials import (Factor, Monomial, Polynomial, factor_key, monomial_key,
+                              monomial_product, monomial_quotient)
 
 
 # --------------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ _CALLS = ("min", "max", "next_pow2")
 # Atoms and monomials.
 
 
-class _Atom:
+class Atom:
     """An opaque term `min(l, r)`, `max(l, r)`, `l / r`, `l % r` or `next_pow2(l)`,
     operands normalized.
 
@@ -92,7 +92,7 @@ class _Atom:
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        if not isinstance(other, _Atom):
+        if not isinstance(other, Atom):
             return NotImplemented
         mine = (self._hash, self.op, self.operands)
         return mine == (other._hash, other.op, other.operands)
@@ -101,7 +101,7 @@ class _Atom:
         return self._hash
 
     def __repr__(self) -> str:
-        return f"_Atom({str(self)!r})"
+        return f"Atom({str(self)!r})"
 
     def __str__(self) -> str:
         if self.op in _CALLS:
@@ -133,7 +133,7 @@ class _Atom:
 
 def _monomial_size(monomial: Monomial) -> int:
     """How many atom nodes a monomial holds, nested ones included."""
-    return sum(f.size * e for f, e in monomial if isinstance(f, _Atom))
+    return sum(f.size * e for f, e in monomial if isinstance(f, Atom))
 
 
 
@@ -163,7 +163,7 @@ class Dim:
 
     def __init__(self, coefficients: Mapping[Monomial, int] | None = None) -> None:
         kept = {m: c for m, c in (coefficients or {}).items() if c != 0}
-        ordered = sorted(kept.items(), key=lambda term: _monomial_key(term[0]))
+        ordered = sorted(kept.items(), key=lambda term: monomial_key(term[0]))
         self._terms: tuple[tuple[Monomial, int], ...] = tuple(ordered)
         self._coefficients: Polynomial = kept
         self._hash = hash(self._terms)
@@ -219,7 +219,7 @@ class Dim:
         products: Polynomial = {}
         for m1, c1 in self._terms:
             for m2, c2 in other._terms:
-                monomial = _monomial_product(m1, m2)
+                monomial = monomial_product(m1, m2)
                 products[monomial] = products.get(monomial, 0) + c1 * c2
         return Dim(products)
 
@@ -244,36 +244,36 @@ class Dim:
         divisor is not an error here: proving divisors positive is the checker's job,
         and `evaluate` raises ZeroDivisionError.
         """
-        other = _coerce_or_raise(other)
+        other = coerce_or_raise(other)
         a, b = self.as_int(), other.as_int()
         if a is not None and b is not None and b != 0:
             return Dim.const(_truncating_div(a, b))
-        quotient = _exact_quotient(self, other)
+        quotient = exact_quotient(self, other)
         if quotient is not None:
             return quotient
-        return Dim._of_factor(_Atom("/", self, other))
+        return Dim._of_factor(Atom("/", self, other))
 
     def mod(self, other: Dim | int) -> Dim:
         """`self % other` with the sign of `self`: folds constants, is 0 when the
         division is exact (`(6*N) % 3`), and otherwise an opaque atom."""
-        other = _coerce_or_raise(other)
+        other = coerce_or_raise(other)
         a, b = self.as_int(), other.as_int()
         if a is not None and b is not None and b != 0:
             return Dim.const(_truncating_mod(a, b))
-        if _exact_quotient(self, other) is not None:
+        if exact_quotient(self, other) is not None:
             return Dim.const(0)
-        return Dim._of_factor(_Atom("%", self, other))
+        return Dim._of_factor(Atom("%", self, other))
 
     @staticmethod
     def minimum(a: Dim | int, b: Dim | int) -> Dim:
         """`min(a, b)`: folded when `a - b` is a constant (constants, equal operands,
         `min(N + 1, N)`); otherwise an atom with its operands in canonical order."""
-        return _min_or_max("min", _coerce_or_raise(a), _coerce_or_raise(b))
+        return _min_or_max("min", coerce_or_raise(a), coerce_or_raise(b))
 
     @staticmethod
     def maximum(a: Dim | int, b: Dim | int) -> Dim:
         """`max(a, b)`, simplified like `minimum`."""
-        return _min_or_max("max", _coerce_or_raise(a), _coerce_or_raise(b))
+        return _min_or_max("max", coerce_or_raise(a), coerce_or_raise(b))
 
     @staticmethod
     def next_pow2(a: Dim | int) -> Dim:
@@ -284,14 +284,14 @@ class Dim:
         (`next_pow2(next_pow2(N))` is `next_pow2(N)`); anything else is an opaque atom,
         whose facts (`>= a`, `>= 1`) the prover knows.
         """
-        a = _coerce_or_raise(a)
+        a = coerce_or_raise(a)
         value = a.as_int()
         if value is not None:
             return Dim.const(next_power_of_two(value))
         inner = a._single_factor()
-        if isinstance(inner, _Atom) and inner.op == "next_pow2":
+        if isinstance(inner, Atom) and inner.op == "next_pow2":
             return a
-        return Dim._of_factor(_Atom("next_pow2", a))
+        return Dim._of_factor(Atom("next_pow2", a))
 
     # ---- inspection
 
@@ -349,7 +349,7 @@ class Dim:
 
     def substitute(self, env: Mapping[str, Dim | int]) -> Dim:
         """Replace symbols by dimensions (or ints), and normalize again."""
-        mapping = {name: _coerce_or_raise(value) for name, value in env.items()}
+        mapping = {name: coerce_or_raise(value) for name, value in env.items()}
         return self._replace(mapping)
 
     # ---- equality, hashing, printing
@@ -386,7 +386,7 @@ class Dim:
     def _sort_key(self) -> tuple:
         """A total order on dimensions: keeps atom operands and output deterministic."""
         if self._key is None:
-            self._key = tuple((_monomial_key(m), c) for m, c in self._terms)
+            self._key = tuple((monomial_key(m), c) for m, c in self._terms)
         return self._key
 
     @property
@@ -408,9 +408,9 @@ class Dim:
         """The factors at the top level (not those inside atom operands)."""
         return {factor for monomial, _ in self._terms for factor, _ in monomial}
 
-    def _atoms(self) -> list[_Atom]:
+    def _atoms(self) -> list[Atom]:
         atoms = (f for f in self._factors() if not isinstance(f, str))
-        return sorted(atoms, key=_factor_key)
+        return sorted(atoms, key=factor_key)
 
     def _single_factor(self) -> Factor | None:
         """The factor `x` if this dimension is exactly `x`, else None."""
@@ -425,7 +425,7 @@ class Dim:
         for own in self._factors():
             if own == factor:
                 return True
-            if isinstance(own, _Atom):
+            if isinstance(own, Atom):
                 if any(o._mentions(factor) for o in own.operands):
                     return True
         return False
@@ -465,7 +465,8 @@ def _coerce(value: object) -> Dim | None:
     return None
 
 
-def _coerce_or_raise(value: object) -> Dim:
+def coerce_or_raise(value: object) -> Dim:
+    """value as a `Dim` (an int becomes a constant); a TypeError for anything else."""
     dim = _coerce(value)
     if dim is None:
         raise TypeError(f"expected a Dim or an int, got {value!r}")
@@ -486,7 +487,7 @@ def _replace_factor(factor: Factor, mapping: Mapping[Factor, Dim]) -> Dim | None
     return mapping.get(atom, rebuilt) if atom is not None else rebuilt
 
 
-def _exact_quotient(a: Dim, b: Dim) -> Dim | None:
+def exact_quotient(a: Dim, b: Dim) -> Dim | None:
     """`q` with `a == b * q` as polynomials, in the easy cases; else None.
 
     When it exists, `a / b` is exactly `q` wherever `b != 0`: nothing is rounded. The
@@ -509,7 +510,7 @@ def _exact_quotient(a: Dim, b: Dim) -> Dim | None:
 def _quotient_by_term(a: Dim, monomial: Monomial, coefficient: int) -> Dim | None:
     quotient: Polynomial = {}
     for m, c in a._terms:
-        reduced = _monomial_quotient(m, monomial)
+        reduced = monomial_quotient(m, monomial)
         if reduced is None or c % coefficient != 0:
             return None
         quotient[reduced] = c // coefficient
@@ -522,7 +523,7 @@ def _min_or_max(op: str, a: Dim, b: Dim) -> Dim:
         a_is_smaller = difference <= 0
         return a if a_is_smaller == (op == "min") else b
     left, right = sorted((a, b), key=lambda d: d._sort_key)
-    return Dim._of_factor(_Atom(op, left, right))
+    return Dim._of_factor(Atom(op, left, right))
 
 
 # --------------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ import math
 from functools import lru_cache
 from typing import Union
 
-Factor = Union[str, "_Atom"]
-"""A variable of the polynomial: a `Dim` name, or an opaque atom. `_Atom` is defined in
+Factor = Union[str, "Atom"]
+"""A variable of the polynomial: a `Dim` name, or an opaque atom. `Atom` is defined in
 `dim_normal_form.py`, which builds on this module, so it is named here only as a string
 (importing it would make an import cycle)."""
 
@@ -27,30 +27,33 @@ Polynomial = dict[Monomial, int]
 """Coefficients by monomial: the prover's working form, cheaper than a sorted `Dim`."""
 
 
-def _factor_key(factor: Factor) -> tuple:
+def factor_key(factor: Factor) -> tuple:
+    """The order on factors: names first, alphabetically, then atoms by their own key."""
     return (0, factor) if isinstance(factor, str) else factor._sort_key
 
 
-def _sorted_monomial(exponents: dict[Factor, int]) -> Monomial:
-    return tuple(sorted(exponents.items(), key=lambda item: _factor_key(item[0])))
+def sorted_monomial(exponents: dict[Factor, int]) -> Monomial:
+    """The monomial of these exponents, its factors in `factor_key` order."""
+    return tuple(sorted(exponents.items(), key=lambda item: factor_key(item[0])))
 
 
 @lru_cache(maxsize=65536)
-def _monomial_key(monomial: Monomial) -> tuple:
+def monomial_key(monomial: Monomial) -> tuple:
     """Higher degree first, then by factors; so the constant term comes last."""
     degree = sum(exponent for _, exponent in monomial)
-    return (-degree, tuple((_factor_key(f), -e) for f, e in monomial))
+    return (-degree, tuple((factor_key(f), -e) for f, e in monomial))
 
 
 @lru_cache(maxsize=65536)
-def _monomial_product(a: Monomial, b: Monomial) -> Monomial:
+def monomial_product(a: Monomial, b: Monomial) -> Monomial:
+    """`a * b`: the exponents of shared factors add."""
     exponents = dict(a)
     for factor, exponent in b:
         exponents[factor] = exponents.get(factor, 0) + exponent
-    return _sorted_monomial(exponents)
+    return sorted_monomial(exponents)
 
 
-def _monomial_quotient(a: Monomial, b: Monomial) -> Monomial | None:
+def monomial_quotient(a: Monomial, b: Monomial) -> Monomial | None:
     """`a / b` when the monomial `b` divides `a`, else None."""
     exponents = dict(a)
     for factor, exponent in b:
@@ -61,10 +64,10 @@ def _monomial_quotient(a: Monomial, b: Monomial) -> Monomial | None:
             del exponents[factor]
         else:
             exponents[factor] = remaining
-    return _sorted_monomial(exponents)
+    return sorted_monomial(exponents)
 
 
-def _cancel(residual: Polynomial, fact: Polynomial, monomial: Monomial) -> Polynomial:
+def cancel(residual: Polynomial, fact: Polynomial, monomial: Monomial) -> Polynomial:
     """`m*residual - n*fact`, with positive integers `m`, `n` cancelling `monomial`.
 
     If the result is non-negative then so is the residual, because `fact >= 0`.
@@ -75,10 +78,10 @@ def _cancel(residual: Polynomial, fact: Polynomial, monomial: Monomial) -> Polyn
     combined = {key: m * c for key, c in residual.items()}
     for key, c in fact.items():
         combined[key] = combined.get(key, 0) - n * c
-    return _primitive({key: c for key, c in combined.items() if c != 0})
+    return primitive_part({key: c for key, c in combined.items() if c != 0})
 
 
-def _primitive(p: Polynomial) -> Polynomial:
+def primitive_part(p: Polynomial) -> Polynomial:
     """Divided by the gcd of the coefficients: same sign, one form per ray."""
     divisor = math.gcd(*p.values())
     return p if divisor <= 1 else {key: c // divisor for key, c in p.items()}

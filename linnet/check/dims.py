@@ -31,11 +31,12 @@ from functools import cached_property
 from itertools import islice
 from typing import Iterable, Mapping
 
-from .dim_knowledge import (_COMPARE, COMPARISONS, _apply, _check_comparison, _derive, _holds,
-                            _Knowledge, _nonnegative_form, _unconditional_atom_facts)
-from .dim_normal_form import Dim, _Atom, _coerce_or_raise, _exact_quotient
-from .dim_polynomials import (Factor, Monomial, Polynomial, _cancel, _monomial_quotient,
-                              _primitive, _sorted_monomial)
+from .dim_knowledge import (COMPARE, COMPARISONS, Knowledge, apply_substitution,
+                            check_comparison, derive_knowledge, holds, nonnegative_form,
+                            unconditional_atom_facts)
+from .dim_normal_form import Atom, Dim, coerce_or_raise, exact_quotient
+from .dim_polynomials import (Factor, Monomial, Polynomial, cancel, monomial_quotient,
+                              primitive_part, sorted_monomial)
 
 __all__ = ["Dim", "Facts", "COMPARISONS"]
 
@@ -73,8 +74,8 @@ class Facts:
         self._normalized: dict[Dim, Dim] = {}
         self._proved: dict[tuple[Dim, float], bool] = {}
         self._monomial_signs: dict[tuple[Monomial, float], bool] = {}
-        self._atom_signs: dict[_Atom, bool] = {}
-        self._atom_facts: dict[_Atom, tuple[Dim, ...]] = {}
+        self._atom_signs: dict[Atom, bool] = {}
+        self._atom_facts: dict[Atom, tuple[Dim, ...]] = {}
 
     # ---- building
 
@@ -87,8 +88,8 @@ class Facts:
         assumptions, where a loop of `assume` copies them once per clause."""
         added = []
         for left, op, right in clauses:
-            _check_comparison(op)
-            added.append((_coerce_or_raise(left), op, _coerce_or_raise(right)))
+            check_comparison(op)
+            added.append((coerce_or_raise(left), op, coerce_or_raise(right)))
         return self._with(self._assumptions + tuple(added))
 
     def omitting(self, index: int) -> Facts:
@@ -116,41 +117,41 @@ class Facts:
         return f"Facts(symbols={sorted(self._symbols)}, where=[{clauses}])"
 
     @cached_property
-    def _knowledge(self) -> _Knowledge:
-        return _derive(self._symbols, self._assumptions)
+    def _knowledge(self) -> Knowledge:
+        return derive_knowledge(self._symbols, self._assumptions)
 
     # ---- questions
 
     def prove(self, left: Dim | int, op: str, right: Dim | int) -> bool:
         """Does `left op right` hold for every assignment satisfying the facts?"""
-        _check_comparison(op)
-        left, right = _coerce_or_raise(left), _coerce_or_raise(right)
+        check_comparison(op)
+        left, right = coerce_or_raise(left), coerce_or_raise(right)
         if op == "==":
             return self._prove_zero(self._reduce(left - right))
         if op == "!=":
             return self._prove_nonzero(self._reduce(left - right))
-        goal = _nonnegative_form(left, op, right)
+        goal = nonnegative_form(left, op, right)
         return self._prove_nonnegative(self._reduce(goal))
 
     def prove_positive(self, d: Dim | int) -> bool:
         """Is `d >= 1` always (as a divisor must be)?"""
-        return self._prove_nonnegative(self._reduce(_coerce_or_raise(d) - 1))
+        return self._prove_nonnegative(self._reduce(coerce_or_raise(d) - 1))
 
     def prove_nonnegative(self, d: Dim | int) -> bool:
         """Is `d >= 0` always (as a dimension must be)?"""
-        return self._prove_nonnegative(self._reduce(_coerce_or_raise(d)))
+        return self._prove_nonnegative(self._reduce(coerce_or_raise(d)))
 
     def counterexample(self, left: Dim | int, op: str, right: Dim | int
                        ) -> dict[str, int] | None:
         """An assignment that satisfies the facts where `left op right` fails, found
         among the prover's sample points; None when none of them refutes it (which proves
         nothing). A claim left undefined by a division by zero is not refuted there."""
-        _check_comparison(op)
-        left, right = _coerce_or_raise(left), _coerce_or_raise(right)
+        check_comparison(op)
+        left, right = coerce_or_raise(left), coerce_or_raise(right)
         for sample in self._samples:
             env = {n: sample.get(n, 0) for n in left.symbols() | right.symbols()}
             try:
-                fails = not _COMPARE[op](left.evaluate(env), right.evaluate(env))
+                fails = not COMPARE[op](left.evaluate(env), right.evaluate(env))
             except ZeroDivisionError:
                 continue
             if fails and self.is_consistent_with({**sample, **env}):
@@ -165,7 +166,7 @@ class Facts:
         """
         if any(env[name] < 0 for name in sorted(self._symbols)):
             return False
-        return all(_holds(l, op, r, env) for l, op, r in self._assumptions)
+        return all(holds(l, op, r, env) for l, op, r in self._assumptions)
 
     # ---- reasoning
 
@@ -177,12 +178,12 @@ class Facts:
         `(2*L + 1) / 2` is `L` with no facts at all, since `L >= 0`. The substitution
         that equalities give is not applied, so names stay as the user wrote them.
         """
-        return self._normalize(_coerce_or_raise(d))
+        return self._normalize(coerce_or_raise(d))
 
     def _reduce(self, d: Dim) -> Dim:
         """Apply the substitution that the equalities gave, then simplify."""
         if d not in self._reduced:
-            substituted = _apply(d, self._knowledge.substitution)
+            substituted = apply_substitution(d, self._knowledge.substitution)
             self._reduced[d] = self._normalize(substituted)
         return self._reduced[d]
 
@@ -201,14 +202,14 @@ class Facts:
             self._normalized[d] = self._cancel_quotients(d._replace(mapping))
         return self._normalized[d]
 
-    def _simplified_atom(self, atom: _Atom) -> Dim:
+    def _simplified_atom(self, atom: Atom) -> Dim:
         """The atom on simplified operands; for `a / b` and `a % b` with `a >= 0` and
         `b >= 1`, `a` split into `b*E + F + R` with `F` a multiple of `b` by the facts:
         then `a / b` is `E + F / b + R / b` and `a % b` is `R % b`, where `R / b` is
         known (a constant, or 0 when `0 <= R < b`, or -1 when `-b <= R < 0`)."""
         rebuilt = atom.rebuild(*(self._normalize(o) for o in atom.operands))
         inner = rebuilt._single_factor()
-        if not isinstance(inner, _Atom) or inner.op not in ("/", "%"):
+        if not isinstance(inner, Atom) or inner.op not in ("/", "%"):
             return rebuilt
         a, b = inner.left, inner.right
         if not (self.prove_positive(b) and self.prove_nonnegative(a)):
@@ -227,7 +228,7 @@ class Facts:
         exact, multiple, rest = Dim(), Dim(), Dim()
         for monomial, coefficient in a._terms:
             term = Dim({monomial: coefficient})
-            quotient = _exact_quotient(term, b)
+            quotient = exact_quotient(term, b)
             if quotient is not None:
                 exact = exact + quotient
             elif self._divides(b, monomial, coefficient):
@@ -246,7 +247,7 @@ class Facts:
             divisor = Dim.const(k // math.gcd(k, coefficient))
         factors = [Dim({monomial: 1})] + [Dim._of_factor(f) for f, _ in monomial]
         substitution = self._knowledge.substitution
-        return any(_apply(f.mod(divisor), substitution).as_int() == 0 for f in factors)
+        return any(apply_substitution(f.mod(divisor), substitution).as_int() == 0 for f in factors)
 
     def _floor_quotient(self, r: Dim, b: Dim) -> Dim | None:
         """`floor(r / b)` for a positive `b`, when the facts settle it; else None."""
@@ -275,13 +276,13 @@ class Facts:
         substitution = self._knowledge.substitution
         for monomial, coefficient in d._terms:
             for factor, _ in monomial:
-                if not (isinstance(factor, _Atom) and factor.op == "/"):
+                if not (isinstance(factor, Atom) and factor.op == "/"):
                     continue
                 a, b = factor.left, factor.right
-                if _apply(a.mod(b), substitution).as_int() != 0:
+                if apply_substitution(a.mod(b), substitution).as_int() != 0:
                     continue
-                rest = _monomial_quotient(monomial, ((factor, 1),))
-                cofactor = _exact_quotient(Dim({rest: coefficient}), b)
+                rest = monomial_quotient(monomial, ((factor, 1),))
+                cofactor = exact_quotient(Dim({rest: coefficient}), b)
                 if cofactor is not None:
                     return d - Dim({monomial: coefficient}) + cofactor * a
         return None
@@ -333,7 +334,7 @@ class Facts:
         common = _common_monomial(p)
         if not common or not self._monomial_is_nonnegative(common, below):
             return False
-        quotient = {_monomial_quotient(m, common): c for m, c in p._terms}
+        quotient = {monomial_quotient(m, common): c for m, c in p._terms}
         return self._prove_nonnegative(Dim(quotient), below)
 
     def _plainly_nonnegative(self, p: Dim, below: float) -> bool:
@@ -388,7 +389,7 @@ class Facts:
                 facts += self._facts_about(atom)
         return tuple(dict.fromkeys(facts))
 
-    def _atoms_in_sight(self, goal: Dim) -> list[_Atom]:
+    def _atoms_in_sight(self, goal: Dim) -> list[Atom]:
         atoms = dict.fromkeys(goal._atoms())
         for fact in self._knowledge.nonnegative:
             atoms.update(dict.fromkeys(fact._atoms()))
@@ -415,14 +416,14 @@ class Facts:
 
     # ---- what atoms guarantee
 
-    def _facts_about(self, atom: _Atom) -> tuple[Dim, ...]:
+    def _facts_about(self, atom: Atom) -> tuple[Dim, ...]:
         """`min(a, b) <= a`, `max(a, b) >= a`, `a == b*(a / b) + a % b`,
         `next_pow2(a) >= a` and `next_pow2(a) >= 1`; once `a >= 0` and `b > 0` are
         proved, `b*(a / b) <= a < b*(a / b + 1)`, `a % b < b` and `a % b <= a`; and once
         `a >= 1` is, `next_pow2(a) <= 2*a - 1` (the power of two below it is `< a`)."""
         if atom not in self._atom_facts:
             value = Dim._of_factor(atom)
-            facts = _unconditional_atom_facts(atom, value)
+            facts = unconditional_atom_facts(atom, value)
             if atom.op in ("/", "%") and self._nonnegative_by_positive(atom):
                 a, b = atom.left, atom.right
                 if atom.op == "/":
@@ -434,12 +435,12 @@ class Facts:
             self._atom_facts[atom] = tuple(f._primitive() for f in facts)
         return self._atom_facts[atom]
 
-    def _atom_is_nonnegative(self, atom: _Atom) -> bool:
+    def _atom_is_nonnegative(self, atom: Atom) -> bool:
         if atom not in self._atom_signs:
             self._atom_signs[atom] = self._sign_rule(atom)
         return self._atom_signs[atom]
 
-    def _sign_rule(self, atom: _Atom) -> bool:
+    def _sign_rule(self, atom: Atom) -> bool:
         """A min of non-negatives, a max with a non-negative operand, a quotient or
         remainder of a non-negative by a positive, or any `next_pow2` (at least 1)."""
         if atom.op == "next_pow2":
@@ -451,11 +452,11 @@ class Facts:
             return any(self._operand_nonnegative(atom, x) for x in operands)
         return self._nonnegative_by_positive(atom)
 
-    def _nonnegative_by_positive(self, atom: _Atom) -> bool:
+    def _nonnegative_by_positive(self, atom: Atom) -> bool:
         operands = (atom.left, atom.right - 1)
         return all(self._operand_nonnegative(atom, x) for x in operands)
 
-    def _operand_nonnegative(self, atom: _Atom, operand: Dim) -> bool:
+    def _operand_nonnegative(self, atom: Atom, operand: Dim) -> bool:
         return self._prove_nonnegative(operand, below=atom.size)
 
     def _monomial_is_nonnegative(self, monomial: Monomial, below: float) -> bool:
@@ -495,7 +496,7 @@ class _Search:
         self._budget = _SEARCH_NODES
 
     def run(self, goal: Dim) -> bool:
-        return self._visit(_primitive(goal._coefficients), _SEARCH_DEPTH)
+        return self._visit(primitive_part(goal._coefficients), _SEARCH_DEPTH)
 
     def _visit(self, residual: Polynomial, depth: int) -> bool:
         seen_key = frozenset(residual.items())
@@ -512,7 +513,7 @@ class _Search:
         best = min(range(len(offending)), key=lambda i: len(choices[i]))
         monomial = offending[best][0]
         return any(
-            self._visit(_cancel(residual, fact, monomial), depth - 1)
+            self._visit(cancel(residual, fact, monomial), depth - 1)
             for fact in choices[best]
         )
 
@@ -530,5 +531,5 @@ def _common_monomial(p: Dim) -> Monomial:
     for monomial, _ in p._terms[1:]:
         exponents = dict(monomial)
         common = {f: min(e, exponents[f]) for f, e in common.items() if f in exponents}
-    return _sorted_monomial(common)
+    return sorted_monomial(common)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..diagnostics import Span
 from ..syntax import tree as t
-from .calls import _signature_help
+from .calls import signature_help
 from .signatures import Binding, Signature, substitute
 from .types import ERR, PackDim, TensorT, Val, count
 
@@ -65,7 +65,7 @@ class ValueCallChecker:
         slots, mistake = order_args(params, e.args, sig.name)
         if mistake is not None:
             return self.error("E2102", mistake[0], mistake[1] or e.span,
-                              help=mistake[2] or _signature_help(sig))
+                              help=mistake[2] or signature_help(sig))
         exprs = filled(params, slots)
         missing = [p.name for p, x in zip(params, exprs) if x is None]
         if missing:
@@ -73,7 +73,7 @@ class ValueCallChecker:
             message = (f"`{sig.name}` takes {count(len(params), 'argument')}, found "
                        f"{len(e.args)}" if positional else
                        f"missing argument `{missing[0]}` of `{sig.name}`")
-            return self.error("E2102", message, e.span, help=_signature_help(sig))
+            return self.error("E2102", message, e.span, help=signature_help(sig))
         args = [self.expr(x) for x in exprs]
         if any(v.is_error for v in args) or any(p is None for p in sig.params):
             return ERR

@@ -227,7 +227,7 @@ def test_walks_of_deeply_nested_blocks_need_no_deep_stack():
 
 
 def test_where_clauses_are_each_coerced_a_bounded_number_of_times(monkeypatch):
-    growth = _growth(monkeypatch, dims_module, "_coerce_or_raise",
+    growth = _growth(monkeypatch, dims_module, "coerce_or_raise",
                      lambda n: lambda: check_program("m.linnet", BENCH.where_clauses_text(n)),
                      50)
     assert growth < 6  # was cubic: the other clauses assumed one by one, for each clause
