@@ -63,7 +63,6 @@ from .common import (BITS, FLOATS, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa
 # the runtime helpers live in their own module; the backends reach them through this one
 from .torch_helpers import (HELPERS, compile_expr, helper_namespace, helper_source,  # noqa: F401
                             helpers_used)
-from .torch_helpers import _ln_sdiv  # noqa: F401  (called directly by tests)
 
 # ------------------------------------------------------------------ dtypes
 

@@ -18,7 +18,6 @@ LAYER_EXCEPTIONS = [
 
 # Underscored names imported across modules: (importer, module.name).
 PRIVATE_IMPORTS = [
-    ('linnet.emit.torch_ops', 'linnet.emit.torch_helpers._ln_sdiv'),
     ('linnet.fuzz.backends', 'linnet.fuzz.jax_compare._to_jax'),
     ('linnet.fuzz.programs.block_grads', 'linnet.fuzz.programs.grads._uses'),
     ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._difference'),
