@@ -206,9 +206,9 @@ def loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:
 
     def jax_main(text: str, name: str):
         from ..torch.runtime import import_generated
-        from .jax_compare import _to_jax
+        from .jax_compare import to_jax
         main = import_generated(text, f"generated_{name}", "jax").main
-        return lambda *xs: main(*(_to_jax(x) for x in xs))
+        return lambda *xs: main(*(to_jax(x) for x in xs))
 
     def onnx_main(model: Any, name: str):  # noqa: ARG001
         from .onnx_run import load_onnx

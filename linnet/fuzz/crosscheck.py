@@ -39,7 +39,7 @@ from .backends import TARGETS, Timeout, as_numpy as _numpy, classify, compile_en
 from .backends import dtype_name as _dtype_name, loader, loader as _loader, time_limit
 from .precision import carried_dtype, program_floats
 
-__all__ = ["Finding", "Report", "TARGETS", "crosscheck"]
+__all__ = ["Finding", "Report", "TARGETS", "crosscheck", "result_difference"]
 
 KERNEL_TARGETS = ("torch", "jax")
 MAX_ELEMENTS = 1 << 16
@@ -216,12 +216,12 @@ def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],
         return
     floats = program_floats(run.text)
     for k, (g, (w, dtype)) in enumerate(zip(out, want)):
-        problem = _difference(np.asarray(g), w, carried_dtype(dtype, floats))
+        problem = result_difference(np.asarray(g), w, carried_dtype(dtype, floats))
         if problem:
             run._find("disagree", stage, name, f"result {k}: {problem} (against {who})")
 
 
-def _difference(got: np.ndarray, want: np.ndarray, dtype: str) -> str | None:
+def result_difference(got: np.ndarray, want: np.ndarray, dtype: str) -> str | None:
     """How `got` differs from `want` (of Linnet dtype `dtype`), or None if it does not: the
     oracle's comparison, with the kernel-against-body tolerances and a scale of at least 1."""
     from .harness import tolerance_for

@@ -50,7 +50,7 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str, tuning:
     return module.main, compiled.text
 
 
-def _to_jax(x):
+def to_jax(x):
     """A torch tensor as a JAX array of its dtype (made with 64-bit types on, so that an
     i64, u64 or f64 tensor stays 64-bit whatever the process's setting)."""
     import jax
@@ -96,7 +96,7 @@ def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[An
     result = Comparison(spec.label, dict(bound), numerics, jax.default_backend(), [], [],
                         chosen, chosen and ran,
                         runtime if chosen else "the body (no kernel chosen)")
-    xs = [_to_jax(x) for x in inputs]
+    xs = [to_jax(x) for x in inputs]
     body_out = body_main(*xs)
     try:
         kernel_out = kernel_main(*xs)
@@ -113,7 +113,7 @@ def _compare_jax(spec: TargetSpec, bound: Mapping[str, Any], inputs: Sequence[An
     if not grad or not wrt or not floats:
         return result
     g = torch.Generator().manual_seed(seed + 1)
-    cotangents = [_to_jax(torch.randn(tuple(body_out[k].shape), generator=g,
+    cotangents = [to_jax(torch.randn(tuple(body_out[k].shape), generator=g,
                                       dtype=torch.float64).to(_to_torch(body_out[k]).dtype))
                   for k in floats]
     try:

@@ -57,10 +57,10 @@ def load_regression(path: Path) -> tuple[Case, Plan]:
         inputs = tuple(np.asarray(saved[name]).astype(NUMPY[dtype])
                        for (name, _), (_, dtype) in zip(spec.inputs(generics), shapes))
     else:
-        from .sources import _array
+        from .sources import case_array
         drawn = harness.make_inputs(spec, generics, seed=random.Random(
             meta.get("seed", 0)).randrange(1 << 30), device="cpu")
-        inputs = tuple(_array(x, dtype) for x, (_, dtype) in zip(drawn, shapes))
+        inputs = tuple(case_array(x, dtype) for x, (_, dtype) in zip(drawn, shapes))
     plan = Plan(kernels=bool(meta.get("kernels")), grad=bool(meta.get("grad")))
     return Case(text, entry, generics, inputs, present), plan
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .case import Case
 
-__all__ = ["Source", "program_seed", "generated", "corpus", "corpus_paths"]
+__all__ = ["Source", "program_seed", "generated", "corpus", "corpus_paths", "case_array"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = ("examples", "tests/spec/valid", "tests/grad")
@@ -103,12 +103,12 @@ def _corpus_cases(harness, path: Path, text: str, name: str, rng: random.Random,
 
 def _case(harness, spec, text: str, name: str, values: dict, rng: random.Random) -> Case:
     inputs = harness.make_inputs(spec, values, seed=rng.randrange(1 << 30), device="cpu")
-    arrays = tuple(_array(x, dtype) for x, (_, dtype) in zip(inputs, spec.shapes(values)))
+    arrays = tuple(case_array(x, dtype) for x, (_, dtype) in zip(inputs, spec.shapes(values)))
     present = spec.block.present if spec.block is not None else None
     return Case(text, name, dict(values), arrays, present)
 
 
-def _array(x: Any, dtype: str) -> np.ndarray:
+def case_array(x: Any, dtype: str) -> np.ndarray:
     """A harness input (a tensor, or a Python number for a scalar) as the NumPy array a
     `Case` holds (bf16 as `ml_dtypes.bfloat16`)."""
     from .oracle.dtypes import NUMPY

@@ -60,9 +60,9 @@ def test_given_tolerances_replace_the_dtypes() -> None:
 
 
 def test_the_cross_check_holds_targets_to_the_kernel_tolerances_at_scale_one() -> None:
-    from linnet.fuzz.crosscheck import _difference
+    from linnet.fuzz.crosscheck import result_difference
     want = np.array([1e-3, 0.0], dtype=np.float32)
-    assert _difference(want + np.float32(1e-7), want, "f32") is None  # 1e-7 of scale 1
-    assert _difference(want + np.float32(1e-2), want, "f32") is not None
-    assert _difference(np.array([1, 2]), np.array([1, 3]), "i32") is not None
-    assert "shape" in _difference(np.zeros(3), np.zeros(2), "f32")
+    assert result_difference(want + np.float32(1e-7), want, "f32") is None  # 1e-7 of scale 1
+    assert result_difference(want + np.float32(1e-2), want, "f32") is not None
+    assert result_difference(np.array([1, 2]), np.array([1, 3]), "i32") is not None
+    assert "shape" in result_difference(np.zeros(3), np.zeros(2), "f32")

@@ -18,12 +18,6 @@ LAYER_EXCEPTIONS = [
 
 # Underscored names imported across modules: (importer, module.name).
 PRIVATE_IMPORTS = [
-    ('linnet.fuzz.backends', 'linnet.fuzz.jax_compare._to_jax'),
-    ('linnet.fuzz.programs.block_grads', 'linnet.fuzz.programs.grads._uses'),
-    ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._difference'),
-    ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._dtype_name'),
-    ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck._numpy'),
-    ('linnet.fuzz.regression', 'linnet.fuzz.sources._array'),
 ]
 
 # Imports inside functions of what is neither optional nor heavy: (importer, imported).

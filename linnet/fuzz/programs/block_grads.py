@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ...syntax import tree as t
 from .exprs import call, float_lit
-from .grads import GradOps, Leaves, _uses, build, facts, render, tame
+from .grads import GradOps, Leaves, build, facts, mentions, render, tame
 from .scope import Gen, Param, Scope, Var
 from .types import DType, Info, Ty, fits, lit_dim
 
@@ -82,7 +82,7 @@ def _scalar_op(g: Gen, ty: Ty) -> str | None:
     a = g.fresh("a")
     leaves = Leaves([a], None, None, {a: BIAS_INFO})
     tree = build(g, leaves, 2)
-    if not _uses(tree, a):
+    if not mentions(tree, a):
         tree = ("add", tree, ("leaf", a))
     tree = tame(tree, leaves.infos)
     body_info = facts(tree, leaves.infos)

@@ -239,7 +239,7 @@ class GradOps:
         leaves = Leaves([p.name for p in params], scalar, mask, infos)
         tree = build(g, leaves, 3)
         for p in leaves.tensors:  # every floating tensor parameter takes part
-            if not _uses(tree, p):
+            if not mentions(tree, p):
                 tree = ("add", tree, ("leaf", p))
         tree = tame(tree, infos)
         info = facts(tree, infos)
@@ -292,7 +292,8 @@ class GradOps:
         return out[0] if len(out) == 1 else t.TupleExpr(tuple(out))
 
 
-def _uses(tree: Tree, name: str) -> bool:
+def mentions(tree: Tree, name: str) -> bool:
+    """Does some leaf of the tree read the input `name`?"""
     if tree[0] == "leaf":
         return tree[1] == name
-    return any(_uses(c, name) for c in _children(tree))
+    return any(mentions(c, name) for c in _children(tree))

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..backends import as_numpy, dtype_name
 from ..case import Case
 
 __all__ = ["to_torch", "run_case", "NotTame", "assert_tame", "differences"]
@@ -33,8 +34,7 @@ def to_torch(x: np.ndarray) -> Any:
 
 def _numpy(x: Any) -> tuple[np.ndarray, str]:
     """A result as a NumPy array (bf16 as f32, exactly) and its Linnet dtype name."""
-    from ..crosscheck import _dtype_name, _numpy as as_numpy
-    return as_numpy(x), _dtype_name(x)
+    return as_numpy(x), dtype_name(x)
 
 
 def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
@@ -75,14 +75,14 @@ def assert_tame(results: Results) -> None:
 def differences(results: Results, reference: str = "interpreter") -> list[str]:
     """How each other target's results differ from the reference's (per-dtype tolerances
     for floats, exact for the rest), as crosscheck compares them."""
-    from ..crosscheck import _difference
+    from ..crosscheck import result_difference
     want = results[reference]
     out = []
     for target, got in results.items():
         if target == reference:
             continue
         for k, ((g, _), (w, dtype)) in enumerate(zip(got, want)):
-            problem = _difference(g, w, dtype)
+            problem = result_difference(g, w, dtype)
             if problem:
                 out.append(f"{target} result {k}: {problem}")
     return out
