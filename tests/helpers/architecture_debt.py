@@ -9,7 +9,6 @@ private import or import inside a function is fixed where it is written.
 CYCLES = [
     ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
-    ('linnet.ir.printer', 'linnet.ir.tensor'),
 ]
 
 # Imports of a higher layer: (importer, imported).
@@ -223,7 +222,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.fuzz.verify', 'linnet.fuzz.harness'),
     ('linnet.fuzz.verify', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.verify', 'linnet.tune.records'),
-    ('linnet.ir.tensor', 'linnet.ir.printer'),
     ('linnet.jax.loader', 'numpy'),
     ('linnet.jax.mesh', 'linnet.diagnostics'),
     ('linnet.jax.mesh', 'linnet.emit.jax'),
