@@ -7,7 +7,6 @@ private import or import inside a function is fixed where it is written.
 
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
-    ('linnet.fuzz.block_specs', 'linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
 ]
 
@@ -160,10 +159,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.fuzz.backends', 'linnet.passes.front.bind_generics'),
     ('linnet.fuzz.backends', 'linnet.pipeline'),
     ('linnet.fuzz.backends', 'linnet.torch.runtime'),
-    ('linnet.fuzz.block_specs', 'linnet.diagnostics'),
-    ('linnet.fuzz.block_specs', 'linnet.fuzz.harness'),
-    ('linnet.fuzz.block_specs', 'linnet.passes.front.bind_generics'),
-    ('linnet.fuzz.block_specs', 'linnet.passes.front.block_entry'),
     ('linnet.fuzz.child_process', 'linnet.fuzz.backends'),
     ('linnet.fuzz.crosscheck', 'linnet.check.frontend'),
     ('linnet.fuzz.crosscheck', 'linnet.check.types'),
@@ -181,13 +176,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.fuzz.execute', 'linnet.fuzz.oracle.dtypes'),
     ('linnet.fuzz.execute', 'linnet.fuzz.oracle.evaluate'),
     ('linnet.fuzz.execute', 'linnet.fuzz.precision'),
-    ('linnet.fuzz.harness', 'linnet.fuzz.jax_compare'),
-    ('linnet.fuzz.harness', 'linnet.pipeline'),
-    ('linnet.fuzz.harness', 'linnet.torch.runtime'),
-    ('linnet.fuzz.jax_compare', 'linnet.diagnostics'),
-    ('linnet.fuzz.jax_compare', 'linnet.pipeline'),
-    ('linnet.fuzz.jax_compare', 'linnet.torch.runtime'),
-    ('linnet.fuzz.jax_compare', 'numpy'),
     ('linnet.fuzz.oracle.blocks', 'linnet.check.signatures'),
     ('linnet.fuzz.oracle.calls', 'linnet.fuzz.oracle.block_tree'),
     ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls'),
