@@ -7,7 +7,6 @@ private import or import inside a function is fixed where it is written.
 
 # Import cycles: the modules of each strongly connected component.
 CYCLES = [
-    ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls', 'linnet.fuzz.programs.control', 'linnet.fuzz.programs.grads', 'linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.kernels'),
 ]
 
 # Imports of a higher layer: (importer, imported).
@@ -178,19 +177,6 @@ IMPORTS_IN_FUNCTIONS = [
     ('linnet.fuzz.execute', 'linnet.fuzz.precision'),
     ('linnet.fuzz.oracle.blocks', 'linnet.check.signatures'),
     ('linnet.fuzz.oracle.calls', 'linnet.fuzz.oracle.block_tree'),
-    ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.calls'),
-    ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.kernels'),
-    ('linnet.fuzz.programs.body', 'linnet.fuzz.programs.types'),
-    ('linnet.fuzz.programs.calls', 'linnet.fuzz.programs.grads'),
-    ('linnet.fuzz.programs.control', 'linnet.fuzz.programs.body'),
-    ('linnet.fuzz.programs.generate', 'linnet.check.frontend'),
-    ('linnet.fuzz.programs.generate', 'linnet.fuzz.programs.index'),
-    ('linnet.fuzz.programs.generate', 'linnet.fuzz.programs.kernels'),
-    ('linnet.fuzz.programs.generate', 'linnet.fuzz.programs.types'),
-    ('linnet.fuzz.programs.kernel_loops', 'linnet.fuzz.programs.index'),
-    ('linnet.fuzz.programs.kernels', 'linnet.fuzz.programs.index'),
-    ('linnet.fuzz.programs.models', 'dataclasses'),
-    ('linnet.fuzz.programs.models', 'linnet.fuzz.programs.types'),
     ('linnet.fuzz.programs.run', 'linnet.fuzz.crosscheck'),
     ('linnet.fuzz.programs.run', 'linnet.pipeline'),
     ('linnet.fuzz.programs.run', 'linnet.torch.runtime'),
