@@ -50,7 +50,7 @@ LAZY_ALLOWED = {"torch", "jax", "jaxlib", "triton", "onnx", "onnxruntime", "eggl
                 # modules of linnet that import torch at their top
                 "linnet.torch.block_module", "linnet.torch.interpreter",
                 # ... and egglog (with the rule sets: about a second)
-                "linnet.passes.egraph.run"}
+                "linnet.passes.egraph.run", "linnet.rules"}
 
 
 @dataclass(frozen=True)
