@@ -24,6 +24,7 @@ from typing import Any
 
 from .errors import LinnetError, closest
 from .parameters import Manifest, Parameter
+from .passes.front.block_entry import choose_root, root_manifest
 
 __all__ = ["CheckpointError", "Checkpoint", "open_checkpoint", "check_checkpoint",
            "dtype_name", "model_manifest", "FLOATING"]
@@ -209,7 +210,6 @@ def model_manifest(analysis: Any, root: str | None, generics: Mapping[str, Any] 
     """The root block's manifest for these values of its generics (ints, dtype names or
     dtypes; defaults fill the rest), and the values as `--bind` text. A generic the block
     lacks, or one without a default left out, is a LinnetError naming it."""
-    from .passes.front.block_entry import choose_root, root_manifest
     info = choose_root(analysis, root, None)
     values = {name: _generic_text(name, v) for name, v in (generics or {}).items()}
     if info is not None:

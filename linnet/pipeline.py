@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from .check.batch_rule import named_axes, sharded_ops
 from .diagnostics import CompileError
 from .errors import UsageError, suggest
 from .ir.languages import LANGUAGES as IR_LANGUAGES
@@ -22,6 +24,7 @@ from .passes.front import bind_generics as front
 from .passes.egraph.cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline, skipped_note)
+from .syntax.program import load_program
 
 
 def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, Options], Any]:
@@ -30,7 +33,6 @@ def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, O
     With `options=True` the function also receives the compilation's `Options`.
     """
     def run(ir: Any, opts: Options) -> Any:
-        import importlib
         fn = getattr(importlib.import_module(module), function)
         return fn(ir, opts) if options else fn(ir)
     run.__name__ = function
@@ -83,7 +85,6 @@ def _elaborate(bound: front.Bound, options: Options):
     program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
     shard: tuple = ()
     if options.shard:
-        from .check.batch_rule import sharded_ops
         shard = sharded_ops(bound.analysis, dict(options.shard), options.path)
     return program.with_state(module=".".join(bound.analysis.program.root_module.path),
                               parameters=bound.parameters, shard=shard)
@@ -384,7 +385,6 @@ def _shard_option(shard: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`shard=` as `Options.shard`: (op name, mesh axes) pairs, in name order."""
     if not shard:
         return ()
-    from .check.batch_rule import named_axes
     return tuple(sorted(named_axes(shard).items()))
 
 
@@ -397,7 +397,6 @@ def compile_file(path: str | Path, **options: Any) -> Compiled:
 
 def _sources(path: str, text: str | None) -> dict:
     """The program's files (the root and the modules it uses), for rendering diagnostics."""
-    from .syntax.program import load_program
     try:
         return load_program(path, text).sources
     except OSError:

@@ -10,7 +10,7 @@ from ..syntax import tree as t
 from .scope import CALLABLE_BUILTINS
 from .signatures import Binding, Signature, match_dims, substitute, where_help, where_note
 from .types import count, compile_time_int, ERR, DTYPES, DTypeT, LitT, ShapeT, TensorT, TupleT, Type, Val
-from .unify import Problem, literal_fits, same_type_problem
+from .unify import Problem, dtype_in_kind, literal_fits, same_type_problem
 
 
 class CallChecker:
@@ -134,7 +134,6 @@ class CallChecker:
         for g in sig.generics:
             dtype = b.dtypes.get(g.name)
             if dtype is not None and g.kind in ("Numeric", "Integer", "Float"):
-                from .unify import dtype_in_kind
                 if not dtype_in_kind(dtype, g.kind, self.frame.dtype_kind(dtype)):
                     self.error("E2112", f"`{sig.name}` needs {g.name}: {g.kind}, found {dtype}",
                                e.span, f"{dtype} is not {g.kind}")

@@ -11,7 +11,7 @@ from typing import Callable
 from ..diagnostics import DiagnosticBag, Span
 from ..errors import closest
 from ..syntax import tree as t
-from ..syntax.habits import name_habit
+from ..syntax.habits import method_habit, name_habit
 from ..syntax.parser import VALUED_FOR
 from .dim_normal_form import Dim
 from .scope import Frame
@@ -20,7 +20,7 @@ from .types import (choice_of, compile_time_int, default_dtype, joint_literal, k
                     materialize, scalar)
 from .broadcast_advice import rank_advice
 from .ranges import overflow_problem
-from .unify import Problem, broadcast, literal_fits
+from .unify import Problem, broadcast, literal_fits, shapes_equal
 
 ARITH = {"+", "-", "*", "/", "%"}
 BITWISE = {"|", "^", "&"}
@@ -111,7 +111,6 @@ class ExprChecker:
     def expr_MemberCall(self, e: t.MemberCall) -> Val:
         """Outside a block there are no subs (check/block_bodies.py checks them inside):
         `x.mean(1)` is a habit from Python."""
-        from ..syntax.habits import method_habit
         receiver = e.base.id if isinstance(e.base, t.Name) else ""
         d = method_habit(receiver, e.name, e.name_span)
         return self.error(d.code, d.message, d.span, d.label, d.help)
@@ -368,7 +367,6 @@ class ExprChecker:
                 if problem.code == "E2105":
                     branch = e.then if lit is a else e.orelse
                     return self.problem(problem, branch.value.span)
-        from .unify import shapes_equal
         same = (isinstance(a.type, TensorT) and isinstance(b.type, TensorT)
                 and a.type.dtype == b.type.dtype
                 and shapes_equal(a.type.dims, b.type.dims, self.frame.facts)) or a.type == b.type

@@ -12,7 +12,8 @@ from ..errors import closest
 from ..syntax import tree as t
 from ..syntax.habits import function_habit
 from .dim_normal_form import Dim
-from .types import choice_of, compile_time_int, joint_literal, known_zero, ERR, LitT, ShapeT, TensorT, Val, is_scalar, scalar
+from .types import (DTypeT, ERR, LitT, ShapeT, TensorT, Val, choice_of, compile_time_int, is_scalar,
+                    joint_literal, known_zero, scalar)
 from .unify import Problem, broadcast, element_count, shapes_equal, literal_fits
 
 MATH = set(prims.MATH)  # the float functions of one float operand (`builtin_math`)
@@ -87,7 +88,6 @@ class PreludeChecker:
             self.error("E2111", f"`{e.callee}` takes one dtype", e.span)
             return False
         v = self.expr(e.generics[0])
-        from .types import DTypeT
         if not isinstance(v.type, DTypeT):
             if not v.is_error:
                 self.error("E2111", f"`{e.callee}<...>` takes a dtype, found {v.type}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+from .types import TupleT
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,6 @@ def parts(ty) -> tuple:
 
 def as_tuples(ty):
     """ty as a backend sees it: a struct is the tuple of its fields (nested alike)."""
-    from .types import TupleT
     if isinstance(ty, StructT):
         return TupleT(tuple(as_tuples(x) for _, x in ty.fields))
     if isinstance(ty, TupleT):

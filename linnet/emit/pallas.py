@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..ir import tensor as ir
 from . import jax_ops as ops
 from ..ir import kernel_numerics as kn
+from ..ir.walk import all_binds
 from .jax_func import JaxFunc, tuple_expr
 from .layout import comment
 from .triton import initial_fill, is_memory, memory_names, require_written
@@ -42,7 +43,6 @@ def runs_on_gpu(kernel: ir.Func) -> bool:
     """Can Pallas's Triton lowering compile this kernel correctly? Not with a product
     reduction (no lowering), nor with an integer atomic over a tile (see
     `_integer_tile_atomic`)."""
-    from ..ir.walk import all_binds
     return not any(isinstance(b.expr, ir.Prim) and
                    (b.expr.op in NOT_ON_GPU or _integer_tile_atomic(b.expr))
                    for b in all_binds(kernel.body))

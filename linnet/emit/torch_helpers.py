@@ -12,6 +12,8 @@ from __future__ import annotations
 import inspect
 import linecache
 import re
+import sys
+import types
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -332,8 +334,6 @@ def helper_namespace() -> dict[str, Any]:
     `torch.compile` imports to find the globals of the functions it traces."""
     global _NAMESPACE
     if _NAMESPACE is None:
-        import sys
-        import types
         source = "import torch\n\n\n" + helper_source(list(HELPERS))
         linecache.cache[_HELPERS_FILE] = (len(source), None, source.splitlines(True),
                                           _HELPERS_FILE)

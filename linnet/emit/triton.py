@@ -25,6 +25,7 @@ results back to the half dtype with torch (round to nearest even).
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 
@@ -558,7 +559,6 @@ _RUNTIME_NAME = re.compile(r"\b_lt_[a-z_]+(?=\()")
 def runtime_source(code: str) -> str:
     """The torch-side helpers of launchers and choosers that `code` calls (plain functions,
     copied verbatim)."""
-    import inspect
     used = set(_RUNTIME_NAME.findall(code))
     return "\n\n\n".join(inspect.getsource(f).rstrip()
                          .replace("  # noqa: F821 - a global of the generated module", "")

@@ -18,7 +18,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..checkpoint import model_manifest
 from ..ir.prim_types import FLOATS
+from ..jax import load_source
+from ..jax.loader import JaxEntryFunction
+from ..passes.front.block_entry import choose_root
+from ..torch.loader import EntryFunction, checked
 from . import backends
 from .case import Case
 
@@ -31,11 +36,8 @@ __all__ = ["FLOATS", "entry_function", "module_autograd", "BlockCase", "block_ca
 def entry_function(target: str, path: str, case: Case, numerics: str):
     """The runtime's callable for the entry (`linnet.torch.load_function`'s, or
     `linnet.jax`'s), from the text; kernel choices from the op headers only."""
-    if target == "torch":
-        from ..torch.loader import EntryFunction as Entry
-    else:
-        from ..jax.loader import JaxEntryFunction as Entry
-    fn = Entry(path, case.text, case.entry, True, numerics, None)
+    entry_class = EntryFunction if target == "torch" else JaxEntryFunction
+    fn = entry_class(path, case.text, case.entry, True, numerics, None)
     present = case.present
     if present is not None:  # a block entry's checkpoint paths reach each compilation
         compile_for = fn._compile_source
@@ -115,9 +117,6 @@ class BlockCase:
 def block_case(case: Case, path: str) -> BlockCase | None:
     """The case split as a model takes it (the runtime's manifest decides the split), or
     None when its entry is no root block's."""
-    from ..checkpoint import model_manifest
-    from ..passes.front.block_entry import choose_root
-    from ..torch.loader import checked
     analysis = checked(case.text, path)
     info = choose_root(analysis, None, case.entry)
     if info is None or case.entry not in info.fns:
@@ -158,7 +157,6 @@ def _prime(function, inputs: tuple, generics: dict[str, Any]) -> None:
 def _torch_block(path: str, case: Case, split: BlockCase, numerics: str, device: str):
     import torch
     from ..torch.block_module import load_model
-    from ..torch.loader import checked
     weights = {p: backends.to_torch(x, device) for p, x in split.weights.items()}
     model = load_model(path, case.text, checked(case.text, path), generics=split.root_generics,
                        weights=weights, root=None, compile=True, numerics=numerics,
@@ -184,7 +182,6 @@ def _torch_block(path: str, case: Case, split: BlockCase, numerics: str, device:
 
 def _jax_block(path: str, case: Case, split: BlockCase, numerics: str):
     import jax
-    from ..jax import load_source
     with jax.enable_x64(True):
         model = load_source(case.text, path=path, generics=split.root_generics,
                             weights=split.weights, numerics=numerics)

@@ -26,7 +26,11 @@ from ..check.instance import Analysis
 from ..check.signatures import Binding, substitute
 from ..check.types import TensorT, Type
 from ..check.value_types import as_tuples
+from ..diagnostics import CompileError
+from ..passes.front.bind_generics import parse_bindings
+from ..passes.front.block_entry import choose_root, root_manifest
 from ..syntax import tree as t
+from .spec import TargetSpec, analyze_source, backend_params, source_text
 
 __all__ = ["BlockEntry", "block_entries", "block_entry_spec", "block_specs", "root_info"]
 
@@ -52,7 +56,6 @@ class BlockEntry:
     def parameters(self, values: Mapping[str, Any]) -> list[tuple[str, Type]]:
         """The present params, buffers and states at these generic values: their paths
         and concrete types, in manifest order (the inputs after the entry's own)."""
-        from ..passes.front.block_entry import root_manifest
         bound = {k: str(v) for k, v in self.bind(values).items() if k in self.generics}
         key = tuple(sorted(bound.items()))
         if key not in self._cache:
@@ -68,7 +71,6 @@ class BlockEntry:
     def every_path(self, values: Mapping[str, Any]) -> frozenset[str] | None:
         """Every parameter path of the tree at these values, a checkpoint that makes each
         optional member present; None when the tree has no optional member."""
-        from ..passes.front.block_entry import root_manifest
         bound = {k: str(v) for k, v in self.bind(values).items() if k in self.generics}
         manifest = root_manifest(self.analysis, self.root, bound, None)
         if not any(p.optional for p in manifest.parameters):
@@ -83,14 +85,12 @@ def root_info(analysis: Analysis, root: str | None = None, entry: str | None = N
     """The root block's `BlockInfo` (the one named, else the only block of the file with
     entries), or None. Raises `CompileError` (E4103) for a name that is no block, or
     several blocks with entries and none named."""
-    from ..passes.front.block_entry import choose_root
     return choose_root(analysis, root, entry)
 
 
 def block_entries(analysis: Analysis) -> list[str]:
     """The names of the root block's entries, in declaration order (none when the root
     is not known without a name)."""
-    from ..diagnostics import CompileError
     try:
         info = root_info(analysis)
     except CompileError:
@@ -107,8 +107,6 @@ def block_entry_spec(analysis: Analysis, path: str, text: str, name: str,
 
     The root's generics in `bind` (text) are fixed; the others are the spec's generics,
     before the entry's own, drawn like them."""
-    from .harness import TargetSpec, backend_params
-    from ..diagnostics import CompileError
     try:
         info = root_info(analysis, root, name)
     except CompileError:
@@ -135,7 +133,6 @@ def block_entry_spec(analysis: Analysis, path: str, text: str, name: str,
 def _fixed(info, bind: dict[str, str]) -> Binding:
     """The fixed values of the root's generics as a binding. Given any, `bind` gives every
     generic without a default (`UsageError` otherwise, or for one the root does not have)."""
-    from ..passes.front.bind_generics import parse_bindings
     if not bind:
         return Binding()
     values = {k: v for k, v in parse_bindings(info.item, bind).items() if k in bind}
@@ -151,8 +148,6 @@ def block_specs(path: str, root: str | None, entry: str | None, bind: dict[str, 
     if given), the root's generics fixed from `bind`, else their defaults. Raises KeyError
     when no block is the root (or it has no such entry), `UsageError` for a generic of the
     root without a value or one it does not have."""
-    from ..passes.front.bind_generics import parse_bindings
-    from .harness import analyze_source, source_text
     text = source_text(path, text)
     analysis = analyze_source(path, text)
     info = root_info(analysis, root, entry)

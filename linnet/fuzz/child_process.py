@@ -22,6 +22,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
+from .backends import STUCK_EXIT
 
 __all__ = ["Died", "StartFailed", "Worker", "isolated", "can_spawn", "PROCESS"]
 
@@ -46,7 +47,6 @@ class Died:
     @property
     def stuck(self) -> bool:
         """Did it end itself, stuck in a stage long past its time limit?"""
-        from .backends import STUCK_EXIT
         return self.exitcode == STUCK_EXIT
 
     @property

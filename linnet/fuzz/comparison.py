@@ -174,3 +174,10 @@ def compare_outputs(name: str, body, kernel, tolerance: Tolerance) -> OutputErro
     rel = diff / b.abs().clamp_min(1e-30)
     return OutputError(name, lname, shape, float(diff.max()), float(rel.max()),
                        float(ratio.max()), tolerance)
+
+
+def result_names(spec: object, count: int) -> list[str]:
+    """The outputs' names in a comparison: `result`, or `result 0`, `result 1`, ..."""
+    if count == 1:
+        return ["result"]
+    return [f"result {k}" for k in range(count)]

@@ -35,8 +35,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import harness
+from ..check.frontend import check_program
+from ..check.types import TensorT
 from .backends import TARGETS, Timeout, as_numpy as _numpy, classify, compile_entry
 from .backends import dtype_name as _dtype_name, loader, loader as _loader, time_limit
+from .harness import tolerance_for
+from .oracle import compare
 from .precision import carried_dtype, program_floats
 
 __all__ = ["Finding", "Report", "TARGETS", "crosscheck", "result_difference"]
@@ -116,7 +121,6 @@ def crosscheck(text: str, path: str = "crosscheck.linnet", *, seed: int = 0,
         return run.report
     if not run.report.checked:
         return run.report
-    from . import harness
     try:
         names = run.stage("entries", None, lambda: harness.entries(path, text))
     except _Stage:
@@ -128,7 +132,6 @@ def crosscheck(text: str, path: str = "crosscheck.linnet", *, seed: int = 0,
 
 
 def _check(run: _Run) -> None:
-    from ..check.frontend import check_program
     result = run.stage("check", None, lambda: check_program(run.path, run.text))
     for d in result.diagnostics:
         if not re.fullmatch(r"E\d{4}", d.code) or not 0 <= d.span.start <= d.span.end:
@@ -139,7 +142,6 @@ def _check(run: _Run) -> None:
 
 def _entry(run: _Run, name: str, rng: random.Random, targets: Sequence[str],
            grad: bool) -> None:
-    from . import harness
     spec = run.stage("spec", name, lambda: harness.target_spec(run.path, name, run.text))
     values = run.stage("sizes", name, lambda: harness.draw_values(spec, rng, max_dim=6))
     if values is None:
@@ -168,7 +170,6 @@ def _entry(run: _Run, name: str, rng: random.Random, targets: Sequence[str],
 
 
 def _floating_scalar(ty: Any) -> bool:
-    from ..check.types import TensorT
     return isinstance(ty, TensorT) and not ty.dims and str(ty.dtype) in (
         "f16", "bf16", "f32", "f64")
 
@@ -224,8 +225,6 @@ def _compare(run: _Run, stage: str, name: str, reference: tuple[str, list],
 def result_difference(got: np.ndarray, want: np.ndarray, dtype: str) -> str | None:
     """How `got` differs from `want` (of Linnet dtype `dtype`), or None if it does not: the
     oracle's comparison, with the kernel-against-body tolerances and a scale of at least 1."""
-    from .harness import tolerance_for
-    from .oracle import compare
     tolerances = None
     if dtype in ("f16", "bf16", "f32", "f64"):
         tol = tolerance_for(dtype, reduction_length=64)

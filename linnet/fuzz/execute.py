@@ -17,11 +17,19 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..diagnostics import CompileError
 from . import backends
 from .backends import Timeout
 from .case import Case
 from . import autograd, runtime_forward
 from .findings import Finding
+from .harness import kernel_ops
+from . import oracle  # gradient_fd looked up at each call, so a test can replace it
+from .oracle import (OracleError, OracleUndefined, compare, evaluate, gradient_slack,
+                     unstable_positions)
+from .oracle.dtypes import dtype_name
+from .oracle.evaluate import floating_inputs, returned_states
+from .precision import carried_dtype, program_floats
 
 __all__ = ["ALL_TARGETS", "KERNEL_TARGETS", "Plan", "Attempt", "CaseResult", "attempts",
            "run_case"]
@@ -138,7 +146,6 @@ class _Runner:
     def oracle(self, stage: str, job: Callable[[], Any]) -> Any:
         """Run an oracle computation: OracleUndefined skips the case (`None`), an
         OracleError or any other failure is an `oracle` finding (`_Stop`)."""
-        from .oracle import OracleError, OracleUndefined
         try:
             with backends.time_limit(self.plan.seconds):
                 return job()
@@ -160,7 +167,6 @@ class _Runner:
         """The oracle's results with every float computed in f64 (when first needed; empty
         when the oracle cannot give them)."""
         if self._wide is None:
-            from .oracle import evaluate
             try:
                 with backends.time_limit(self.plan.seconds):
                     self._wide = tuple(evaluate(self.case, precision="f64", path=self.path))
@@ -173,7 +179,6 @@ class _Runner:
         results and `wide()`: the case is evaluated in f64 once, for both uses. Where the
         f64 evaluation fails, nothing is unstable."""
         if self._unstable is None:
-            from .oracle import unstable_positions
             try:
                 self._unstable = unstable_positions(self.expected, self.wide(),
                                                     reduction_length(self.case))
@@ -185,7 +190,6 @@ class _Runner:
         """Does `--grad` accept the entry? Where it refuses (E2128, E2129: a `while`
         carrying a float, say) the runtimes' autograd is not held to the oracle either."""
         if self._differentiable is None:
-            from ..diagnostics import CompileError
             try:
                 with backends.time_limit(self.plan.seconds):
                     backends.compile_entry(self.case.text, self.path, self.case.entry,
@@ -204,7 +208,6 @@ class _Runner:
         is a few ulps off (`oracle.gradient_slack`; computed once, when a gradient first
         differs; None for a program without `tanh`, or when it cannot be computed)."""
         if self._slack is None:
-            from .oracle import gradient_slack
             try:
                 with backends.time_limit(2 * self.plan.seconds):
                     self._slack = gradient_slack(self.case, path=self.path,
@@ -217,7 +220,6 @@ class _Runner:
         """How the entry's results and gradients are laid out (after the oracle has
         evaluated it once)."""
         if self._layout is None:
-            from .oracle.evaluate import floating_inputs, returned_states
             try:
                 self._layout = Layout(returned_states(self.case, self.path),
                                       floating_inputs(self.case, self.path))
@@ -231,10 +233,9 @@ class _Runner:
         if self._fd is _FAILED:
             raise _Stop()
         if self._fd is None:
-            from .oracle import gradient_fd
             compared = ("f32", "f64")  # half-precision gradients are not compared
             try:
-                self._fd = self.oracle("gradient", lambda: gradient_fd(
+                self._fd = self.oracle("gradient", lambda: oracle.gradient_fd(
                     self.case, path=self.path, dtypes=compared))
             except _Stop:
                 self._fd = _FAILED
@@ -290,12 +291,10 @@ def run_case(case: Case, plan: Plan, *, path: str = PATH, program: str = "", ind
 
 
 def _evaluate(case: Case, path: str) -> tuple:
-    from .oracle import evaluate
     return evaluate(case, path=path)
 
 
 def _has_kernels(text: str, path: str) -> bool:
-    from .harness import kernel_ops
     try:
         return bool(kernel_ops(path, text))
     except Exception:  # noqa: BLE001 - a program the harness cannot read: no kernel runs
@@ -303,7 +302,6 @@ def _has_kernels(text: str, path: str) -> bool:
 
 
 def _dtype(x: np.ndarray) -> str:
-    from .oracle.dtypes import dtype_name
     return dtype_name(np.asarray(x))
 
 
@@ -408,8 +406,6 @@ class _Want:
 def _compare(run: _Runner, label: str, got: list, want: list[_Want]) -> None:
     """Hold each result to the oracle's: its count, dtype and values (`compare`), skipping
     outputs `unstable_outputs` finds ill-conditioned (for gradients: when the loss is)."""
-    from .oracle import compare
-    from .precision import carried_dtype, program_floats
     if len(got) != len(want):
         run.find("disagree", label, "compare",
                  f"{len(got)} results, the oracle gives {len(want)}", "result count")
@@ -454,7 +450,6 @@ def _only_at_kinks(run: _Runner, k: int, expected: np.ndarray, array: np.ndarray
     the loss has no derivative? At a kink (a tie of `min`, `abs` at 0) the one-sided
     differences disagree, the central one is their mean, and autograd picks a subgradient:
     those elements are not compared."""
-    from .oracle import compare
     kinks = _kinks(run, run.layout().differentiated[k])
     if not kinks.any():
         return False
@@ -464,7 +459,6 @@ def _only_at_kinks(run: _Runner, k: int, expected: np.ndarray, array: np.ndarray
 
 def _kinks(run: _Runner, position: int, eps: float = 1e-6) -> np.ndarray:
     """Where the loss's one-sided difference quotients (f64) in input `position` disagree."""
-    from .oracle import evaluate
     case, inputs = run.case, [np.asarray(x) for x in run.case.inputs]
     x = inputs[position].astype(np.float64)
 

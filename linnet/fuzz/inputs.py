@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from ..check.types import FLOAT
 
 if TYPE_CHECKING:
-    from .harness import TargetSpec
+    from .spec import TargetSpec
 
 __all__ = ["INPUT_STYLES", "Override", "default_device", "make_inputs", "torch_dtype"]
 
@@ -61,6 +61,12 @@ TORCH_DTYPE_NAMES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32
 def torch_dtype(name: str):
     import torch
     return getattr(torch, TORCH_DTYPE_NAMES[name])
+
+
+def dtype_name(x) -> str:
+    """A tensor's dtype by its Linnet name (`f32` for torch.float32)."""
+    name = str(x.dtype).replace("torch.", "")
+    return {v: k for k, v in TORCH_DTYPE_NAMES.items()}.get(name, name)
 
 
 def default_device() -> str:

@@ -13,9 +13,14 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from ..diagnostics import CompileError
-from .harness import (Comparison, Tolerance, TargetSpec, dtype_name, program_error,
-                      result_names, compare_outputs)
+import numpy as np
+
+from ..diagnostics import CompileError, SourceFile
+from ..pipeline import compile_source
+from ..torch.runtime import import_generated
+from .comparison import Comparison, Tolerance, compare_outputs, result_names
+from .inputs import dtype_name
+from .spec import TargetSpec, program_error
 
 
 def pallas_runtime() -> tuple[bool, str]:
@@ -36,14 +41,11 @@ def jax_main(spec: TargetSpec, values: Mapping[str, Any], numerics: str, tuning:
              ) -> tuple[Callable[..., tuple], str]:
     """`main` of the generated JAX module of `spec`'s entry at `values`, and its text.
     `tuning` is compile_source's (False: the op headers' tiles, as `harness.compiled`)."""
-    from ..pipeline import compile_source
-    from ..torch.runtime import import_generated
     try:
         compiled = compile_source(spec.source, path=spec.path, target="jax",
                                   numerics=numerics, tuning=tuning,
                                   **spec.compile_options(values))
     except CompileError as err:
-        from ..diagnostics import SourceFile
         raise program_error(err.diagnostics,
                              {spec.path: SourceFile.of(spec.path, spec.source)}) from None
     module = import_generated(compiled.text, f"{spec.name}_{numerics}", "jax")
@@ -65,7 +67,6 @@ def to_jax(x):
 
 
 def _to_torch(x):
-    import numpy as np
     import torch
     a = np.asarray(x)
     if str(a.dtype) == "bfloat16":

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..passes.front.block_entry import choose_root
+from ..torch.loader import EntryFunction, checked
 from .case import Case
 
 __all__ = ["module_entry", "interpreter_function", "as_outputs"]
@@ -22,8 +24,6 @@ __all__ = ["module_entry", "interpreter_function", "as_outputs"]
 
 def module_entry(case: Case, path: str) -> bool:
     """Is the case's entry a module-level one (no root block's)?"""
-    from ..passes.front.block_entry import choose_root
-    from ..torch.loader import checked
     info = choose_root(checked(case.text, path), None, case.entry)
     return info is None or case.entry not in info.fns
 
@@ -31,7 +31,6 @@ def module_entry(case: Case, path: str) -> bool:
 def interpreter_function(case: Case, path: str, inputs: list) -> Callable[..., Any]:
     """`load_function(compile=False)`'s callable for the entry, its binding for these
     inputs (and the case's generics no input determines) compiled now."""
-    from ..torch.loader import EntryFunction
     fn = EntryFunction(path, case.text, case.entry, False, "exact", None)
     values = fn.binding_for(tuple(inputs), complete=False)
     fn.prepare(*inputs, **{k: v for k, v in case.generics.items() if k not in values})

@@ -16,7 +16,7 @@ from ..check.types import DTYPE_KINDS
 from ..syntax import tree as t
 
 if TYPE_CHECKING:
-    from .harness import TargetSpec
+    from .spec import TargetSpec
 
 __all__ = ["draw_values", "dtype_choices", "shrink"]
 

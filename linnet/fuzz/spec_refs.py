@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .block_specs import block_entry_spec
 from .harness import TargetSpec, analyze_source, target_spec
 
 __all__ = ["spec_ref", "from_ref"]
@@ -37,7 +38,6 @@ def _make(ref: tuple) -> TargetSpec:
     if ref[0] == "plain":
         _, path, text, name = ref
         return target_spec(path, name, text)
-    from .block_specs import block_entry_spec
     _, path, text, name, root, fixed, present = ref
     spec: Any = block_entry_spec(analyze_source(path, text), path, text, name, root, dict(fixed),
                                  present)

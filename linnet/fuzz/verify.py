@@ -26,8 +26,11 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .harness import (OutputError, TargetSpec, draw_values, dtype_choices, kernel_ops,
-                      kernel_runtime, shrink, target_spec)
+from ..tune.records import tuning_for
+from .block_specs import block_specs
+from .harness import (OutputError, TargetSpec, default_device, draw_values, dtype_choices,
+                      kernel_ops, kernel_runtime, shrink, target_spec)
+from .jax_compare import pallas_runtime
 from .verify_trials import (DEFAULT_SECONDS, ChildTrials, InProcessTrials, Settings, Trial,
                             Trials)
 
@@ -139,7 +142,6 @@ def targets(path: str, op: str | None, entry: str | None,
     """The specs to verify: the named op or entry, or every op with a kernel; with
     `block` (`root`, `bind`, `present`), the root block's entries (or the one named)."""
     if block is not None:
-        from .block_specs import block_specs
         return block_specs(path, block.get("root"), entry, block.get("bind", {}),
                            block.get("present"))
     if entry is not None:
@@ -265,11 +267,8 @@ def run_verify(path: str, *, op: str | None = None, entry: str | None = None,
 
     Sizes run through `trials` (the caller closes it), else in a child process made for
     this call (`isolate`; killed past `seconds` a size) or in this one."""
-    from .harness import default_device
-    from ..tune.records import tuning_for
     tuning = tuning_for(tuning, path) or False
     if target == "jax":
-        from .jax_compare import pallas_runtime
         _, runtime = pallas_runtime()
         device = "cuda" if runtime == "Pallas on the GPU" else "cpu"
     else:

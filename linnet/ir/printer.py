@@ -6,12 +6,20 @@
       ...
       return y
     }
+
+It reads nodes by their kind (the class's name) and imports `linnet.ir.tensor` only for the
+type checker, so that the tensor IR's `Program.__str__` can be this text without an import
+cycle.
 """
 
 from __future__ import annotations
 
-from . import tensor as ir
+from typing import TYPE_CHECKING, Callable
+
 from .program_state import ProgramState
+
+if TYPE_CHECKING:
+    from . import tensor as ir
 
 
 def print_program(program: ir.Program) -> str:
@@ -74,7 +82,7 @@ def print_block(b: ir.Block, depth: int) -> str:
 
 
 def atom(a: ir.Atom) -> str:
-    return a.name if isinstance(a, ir.Var) else f"{a.value!r}:{a.type.dtype}"
+    return a.name if _kind(a) == "Var" else f"{a.value!r}:{a.type.dtype}"
 
 
 def _atoms(items) -> str:
@@ -89,44 +97,74 @@ def _attrs(attrs) -> str:
     return "" if not attrs else " {" + ", ".join(f"{k}={v!r}" for k, v in attrs) + "}"
 
 
+def _kind(node: object) -> str:
+    """A node's kind is its class's name: the printer reads nodes by kind, not by class, so
+    that `linnet/ir/tensor.py` can import it for `str(program)` without an import cycle."""
+    return type(node).__name__
+
+
 def print_expr(e: ir.Expr, depth: int = 0) -> str:
-    if isinstance(e, (ir.Var, ir.Lit)):
-        return atom(e)
-    if isinstance(e, ir.Prim):
-        return f"{e.op}({_atoms(e.args)}){_attrs(e.attrs)}"
-    if isinstance(e, ir.Einsum):
-        acc = f" acc={e.acc}" if e.acc else ""
-        return f"einsum[{e.spec}{acc}]({_atoms(e.args)})"
-    if isinstance(e, ir.Call):
-        return f"call {e.callee}({_atoms(e.args)})"
-    if isinstance(e, ir.MakeTuple):
-        return f"tuple({_atoms(e.items)})"
-    if isinstance(e, ir.GetItem):
-        return f"{atom(e.tup)}.{e.index}"
-    if isinstance(e, ir.If):
-        return (f"if {atom(e.cond)} {print_block(e.then, depth)} "
-                f"else {print_block(e.orelse, depth)}")
-    if isinstance(e, ir.Loop):
-        carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
-        kind = ("scan" if e.yields == 1 else f"scan{e.yields}") if e.yields else "loop"
-        return (f"{kind} {e.index.name} in {e.lo}..{e.hi} carry ({carried}) "
-                f"{print_block(e.body, depth)}")
-    if isinstance(e, ir.While):
-        carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
-        return (f"while carry ({carried}) cond {print_block(e.cond, depth)} "
-                f"do {print_block(e.body, depth)}")
-    if isinstance(e, ir.Comprehension):
-        outs = ", ".join(f"{n}:{k}" for n, k in e.outputs)
-        return f"for [{outs}] {print_ix(e.body)}"
-    raise TypeError(f"no printer for {type(e).__name__}")
+    printer = _EXPRS.get(_kind(e))
+    if printer is None:
+        raise TypeError(f"no printer for {type(e).__name__}")
+    return printer(e, depth)
+
+
+def _prim(e: ir.Prim, depth: int) -> str:
+    return f"{e.op}({_atoms(e.args)}){_attrs(e.attrs)}"
+
+
+def _einsum(e: ir.Einsum, depth: int) -> str:
+    acc = f" acc={e.acc}" if e.acc else ""
+    return f"einsum[{e.spec}{acc}]({_atoms(e.args)})"
+
+
+def _if(e: ir.If, depth: int) -> str:
+    return (f"if {atom(e.cond)} {print_block(e.then, depth)} "
+            f"else {print_block(e.orelse, depth)}")
+
+
+def _loop(e: ir.Loop, depth: int) -> str:
+    carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
+    kind = ("scan" if e.yields == 1 else f"scan{e.yields}") if e.yields else "loop"
+    return (f"{kind} {e.index.name} in {e.lo}..{e.hi} carry ({carried}) "
+            f"{print_block(e.body, depth)}")
+
+
+def _while(e: ir.While, depth: int) -> str:
+    carried = ", ".join(f"{v.name} = {atom(i)}" for v, i in zip(e.carried, e.init))
+    return (f"while carry ({carried}) cond {print_block(e.cond, depth)} "
+            f"do {print_block(e.body, depth)}")
+
+
+def _comprehension(e: ir.Comprehension, depth: int) -> str:
+    outs = ", ".join(f"{n}:{k}" for n, k in e.outputs)
+    return f"for [{outs}] {print_ix(e.body)}"
+
+
+# Each expression kind's text form.
+_EXPRS: dict[str, Callable[..., str]] = {
+    "Var": lambda e, depth: atom(e),
+    "Lit": lambda e, depth: atom(e),
+    "Prim": _prim,
+    "Einsum": _einsum,
+    "Call": lambda e, depth: f"call {e.callee}({_atoms(e.args)})",
+    "MakeTuple": lambda e, depth: f"tuple({_atoms(e.items)})",
+    "GetItem": lambda e, depth: f"{atom(e.tup)}.{e.index}",
+    "If": _if,
+    "Loop": _loop,
+    "While": _while,
+    "Comprehension": _comprehension,
+}
 
 
 def print_ix(e: ir.IxExpr) -> str:
-    if isinstance(e, ir.IxAccess):
+    kind = _kind(e)
+    if kind == "IxAccess":
         return f"{atom(e.tensor)}[{', '.join(e.indices)}]"
-    if isinstance(e, ir.IxScalar):
+    if kind == "IxScalar":
         return atom(e.value)
-    if isinstance(e, ir.IxPrim):
+    if kind == "IxPrim":
         return f"{e.op}({', '.join(print_ix(a) for a in e.args)}){_attrs(e.attrs)}"
     axes = ", ".join(f"{n}:{k}" for n, k in e.axes)
     return f"{e.op}<{e.dtype}>[{axes}] {print_ix(e.body)}"

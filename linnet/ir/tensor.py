@@ -18,6 +18,7 @@ from operator import attrgetter
 from typing import Callable, TypeVar, Union
 
 from ..prims import EFFECTS, signatures  # noqa: F401 (EFFECTS re-exported)
+from .printer import print_program
 from .program_state import EMPTY as EMPTY_STATE, ProgramState, state_from_meta
 
 T = TypeVar("T", bound=type)
@@ -363,7 +364,6 @@ class Program:
 
     def __str__(self) -> str:
         """The program in the IR's text form (`--dump-after`)."""
-        from .printer import print_program
         return print_program(self)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 from ..emit.jax import function_names
 from ..torch.loader import EntryFunction
 
@@ -68,7 +69,6 @@ class JaxEntryFunction(EntryFunction):
 def jitted(main: Callable[..., tuple]) -> Callable[..., tuple]:
     """`main` under `jax.jit` for the inputs jit can take, else `main` itself."""
     import jax
-    import numpy as np
     fast = jax.jit(main)
     arrays = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
 

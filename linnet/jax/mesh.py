@@ -32,6 +32,13 @@ from typing import Any, Callable
 
 from ..errors import LinnetError
 from ..check.batch_rule import ShardedOp, named_axes, op_binding, shard_entry, sharded_ops
+from ..diagnostics import CompileError
+from ..emit.jax import function_names
+from ..emit.jax_shard import declared_op
+from ..ir import tensor as ir
+from ..pipeline import compile_source
+from ..torch.loader import checked
+from ..torch.runtime import import_generated
 from .block_model import JaxBlockEntryFunction
 from .loader import JaxEntryFunction, jitted
 
@@ -85,7 +92,6 @@ class MeshEntryFunction(JaxEntryFunction):
 
     def check_plan(self, analysis: Any = None) -> None:
         """Each named op exists, is an op, and has a batch axis (`batch_rule`)."""
-        from ..torch.loader import checked
         assert self.plan is not None
         self._analysis = analysis or checked(self.text, self.path)
         self.ops = {s.rule.op: s for s in sharded_ops(self._analysis, self.plan.axes,
@@ -119,7 +125,6 @@ class MeshEntryFunction(JaxEntryFunction):
                           ) -> Callable[..., Any] | None:
         """The launch of the kernel of `op`'s per-shard instance (`fn` in `module`), or None
         where none applies."""
-        from ..emit.jax_shard import declared_op
         assert self.plan is not None
         base = declared_op(op)
         shards, rule = self.plan.shards(base), self.ops[base].rule
@@ -140,10 +145,6 @@ class MeshEntryFunction(JaxEntryFunction):
         """The launch of the kernel of the op the added `entry` calls, and the name of that
         per-shard instance; (None, None) where it has no kernel (its `where` fails for the
         per-shard sizes) or the op cannot be instantiated at them (its own `where`)."""
-        from ..diagnostics import CompileError
-        from ..emit.jax import function_names
-        from ..pipeline import compile_source
-        from ..torch.runtime import import_generated
         name = entry.split()[1].split("(")[0]
         try:
             compiled = compile_source(self.text + entry, path=self.path, entry=name,
@@ -171,7 +172,6 @@ class MeshBlockEntryFunction(JaxBlockEntryFunction, MeshEntryFunction):
 
 def _called_op(program: Any) -> str:
     """The op a per-shard entry calls (its body is that one call)."""
-    from ..ir import tensor as ir
     entry = program.func(program.entry)
     return next(b.expr.callee for b in entry.body.binds if isinstance(b.expr, ir.Call))
 

@@ -8,6 +8,7 @@ for reserved words); the parser never raises for a user's mistake.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -549,5 +550,4 @@ def _hint(children: list[Child], which: str) -> Child | None:
 
 
 def _replace(node: Any, **changes: Any) -> Any:
-    import dataclasses
     return dataclasses.replace(node, **changes)

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, SourceFile, Span
 from . import tree as t
 from .parser import parse
+from .printer import print_module
 
 
 @dataclass
@@ -30,7 +31,6 @@ class Program:
 
     def __str__(self) -> str:
         """The surface trees printed back as source (`--dump-after=parse`)."""
-        from .printer import print_module
         return "\n\n".join(print_module(m) for m in self.modules.values())
 
 

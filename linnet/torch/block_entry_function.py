@@ -18,7 +18,11 @@ from typing import Any, Callable
 
 from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, substitute
+from ..check.value_types import as_tuples, leaves
 from ..parameters import Manifest, Parameter
+from ..passes.front.bind_generics import parse_bindings
+from ..passes.front.block_entry import choose_root
+from ..pipeline import compile_source
 from .loader import EntryFunction, checked
 
 __all__ = ["BlockEntryFunction", "CompiledBinding", "block_entries"]
@@ -66,7 +70,6 @@ class BlockEntryFunction(EntryFunction):
                                self.block_bind)
 
     def _compile_source(self, values: dict[str, object], **options: Any):
-        from ..pipeline import compile_source
         compiled = compile_source(self.text, path=self.path, entry=self.name, root=self.root,
                                   bind={**self.block_bind, **values}, present=self.present,
                                   **options)
@@ -86,9 +89,6 @@ def block_signature(analysis: Any, root: str | None, name: str, block_bind: dict
     """The signature of the root block's entry `name`, as the compiled entry takes its own
     inputs: the root's generics replaced by their values, a struct parameter spread into its
     fields, a struct result a tuple. Its generics are the entry's own."""
-    from ..check.value_types import as_tuples, leaves
-    from ..passes.front.block_entry import choose_root
-    from ..passes.front.bind_generics import parse_bindings
     info = choose_root(analysis, root, None)
     values = parse_bindings(info.item, block_bind)
     b = Binding()
@@ -106,6 +106,5 @@ def block_signature(analysis: Any, root: str | None, name: str, block_bind: dict
 
 def block_entries(analysis: Any, root: str | None) -> list[str]:
     """The names of the root block's entries, in declaration order."""
-    from ..passes.front.block_entry import choose_root
     info = choose_root(analysis, root, None)
     return [f.name for f in info.fns.values() if f.kind == "entry"]

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
+import numpy as np
 from ..checkpoint import Checkpoint, check_checkpoint, FLOATING, open_checkpoint, \
     model_manifest
 from ..errors import LinnetError
@@ -211,7 +212,6 @@ def _child(module: nn.Module, part: str, array: bool) -> nn.Module:
 def _as_torch(value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
-    import numpy as np
     return torch.as_tensor(np.asarray(value))
 
 

@@ -9,16 +9,21 @@ IR is evaluated directly by the interpreter, generating no code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..check.dim_normal_form import Dim
 from ..check.signatures import Binding, bind_shape, substitute
-from ..check.types import TensorT
+from ..check.types import TensorT, TupleT
+from ..check.value_types import as_tuples, leaves
+from ..emit.torch import function_names
 from ..errors import InputError, InputShapeError, LinnetError, suggest
 from ..passes.front.bind_generics import choose_entry
-from ..pipeline import NUMERICS, check_choice, compile_source
+from ..pipeline import FRONT, NUMERICS, check_choice, compile_source, passes_for
+from ..tune.records import TuningFileError, tuning_file
+from .runtime import import_generated
 
 __all__ = ["EntryFunction", "LoadedModule", "LinnetError", "load", "load_function"]
 
@@ -149,7 +154,6 @@ class EntryFunction:
 
     @property
     def _returns_tuple(self) -> bool:
-        from ..check.types import TupleT
         if self._tuple_result is None:
             self._tuple_result = isinstance(self._signature().result, TupleT)
         return self._tuple_result
@@ -278,7 +282,6 @@ class EntryFunction:
     def _import(self, compiled: Any, name: str | None = None):
         """The generated module of `compiled`, imported (under `name`, by default the
         entry's) and remembered for `ran()`."""
-        from .runtime import import_generated
         module = import_generated(compiled.text, name or self.name, self.TARGET)
         # the same text imports as the same module, whose counters other callers may have
         # moved already: this function counts from here
@@ -295,7 +298,6 @@ class EntryFunction:
 
     def _op_names(self, program: Any) -> dict[str, str]:
         """The op name of each function name of the generated module."""
-        from ..emit.torch import function_names
         return {mangled: name for name, mangled in function_names(program).items()}
 
     def ran(self) -> dict[str, dict[str, int]]:
@@ -319,7 +321,6 @@ class EntryFunction:
         return found
 
     def _interpreter(self, values: dict[str, object]) -> Callable[..., tuple]:
-        from ..pipeline import passes_for
         from .interpreter import run
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
         compiled = self._compile_source(values, numerics="exact", passes=passes,  # bodies
@@ -330,7 +331,6 @@ class EntryFunction:
 
 def checked(text: str, path: str):
     """The program parsed and checked (the `check` stage): errors raise CompileError."""
-    from ..pipeline import FRONT
     return compile_source(text, path=path, passes=FRONT[:2]).text
 
 
@@ -338,8 +338,6 @@ def signature_of(analysis, name: str, flatten: bool = True):
     """The signature of the entry `name` (a UsageError when there is none), as the compiled
     entry takes and gives values: a struct parameter is its fields, one input each, and a
     struct result the tuple of its fields (unless not `flatten`)."""
-    import dataclasses
-    from ..check.value_types import as_tuples, leaves
     sig = analysis.root.signatures[choose_entry(analysis, name).name]
     if not flatten:
         return sig
@@ -444,7 +442,6 @@ def load_function(path: str, name: str, *, compile: bool = True,
 
 def read_tuning(tuning: Any, path: str):
     """The tuning file (or choices) a loader uses for the program at path, read once."""
-    from ..tune.records import TuningFileError, tuning_file
     try:
         return tuning_file(tuning, path)
     except TuningFileError as err:

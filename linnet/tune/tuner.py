@@ -28,6 +28,7 @@ from ..errors import LinnetError, first_line
 from ..ir.numerics import KERNEL_MODES
 from ..passes.front.bind_generics import UsageError
 from ..passes.kernels.kernel_tuning import KernelTuning
+from ..pipeline import FRONT, MIDDLE, compile_source
 from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
 from .records import TuningFile, tuning_path
 
@@ -196,7 +197,6 @@ def _spec(path, op: str):
 
 def _bound(spec, bind: Mapping[str, Any]):
     """The op's generic values, its instance's kernel binding and the checked program."""
-    from ..pipeline import FRONT, MIDDLE, compile_source
     names = [g.name for g in spec.generics]
     unknown = sorted(set(bind) - set(names))
     if unknown:

@@ -48,7 +48,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 LAZY_ALLOWED = {"torch", "jax", "jaxlib", "triton", "onnx", "onnxruntime", "egglog",
                 "safetensors", "ml_dtypes", "hypothesis", "mlir",
                 # modules of linnet that import torch at their top
-                "linnet.torch.block_module", "linnet.torch.interpreter"}
+                "linnet.torch.block_module", "linnet.torch.interpreter",
+                # ... and egglog (with the rule sets: about a second)
+                "linnet.passes.egraph.run", "linnet.rules"}
 
 
 @dataclass(frozen=True)

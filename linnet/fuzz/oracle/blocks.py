@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...check.signatures import Binding
+from ...check.signatures import Binding, substitute
 from ...check.types import TensorT
 from ...syntax import tree as t
 from .block_tree import (Member, Node, assigned_states, build_tree, chosen_arm,
@@ -62,7 +62,6 @@ class BlockBody(Body):
         self.store[path] = self.conform(value, self.member_type(name))
 
     def member_type(self, name: str) -> TensorT:
-        from ...check.signatures import substitute
         return substitute(self.node.info.tensors[name].type, self.node.binding)
 
     def expr_Call(self, e: t.Call):

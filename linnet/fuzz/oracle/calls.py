@@ -18,6 +18,7 @@ from ...check.instance import Analysis
 from ...check.signatures import Binding
 from ...check.types import TensorT, materialize
 from ...syntax import tree as t
+from .block_tree import instantiate_block_fn
 from .dtypes import Lit, Precision
 from .errors import OracleError
 from .exprs import ExprEval, NeedScalar
@@ -86,7 +87,6 @@ class Machine:
 
     def block_instance(self, node, fn, own):
         """A block function of the instance `node` at its own generics' values `own`."""
-        from .block_tree import instantiate_block_fn
         binding = Binding({**node.binding.dims, **own.dims}, {**node.binding.dtypes,
                                                               **own.dtypes})
         key = (id(fn), id(node.info), _binding_key(binding))

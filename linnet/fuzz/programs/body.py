@@ -7,34 +7,13 @@ code (`statements`), so every statement form nests in every other.
 from __future__ import annotations
 
 from ...syntax import tree as t
+from .calls import Calls
 from .control import Control
 from .exprs import Exprs
 from .index import IndexNotation
-from .scope import Gen, Scope, Var
+from .kernels import Kernels
+from .scope import Gen, Scope, Var, pick_type
 from .shapes import Shapes
-from .types import DType, Ty
-
-
-def pick_dtype(g: Gen) -> DType:
-    """Floats most often (most constructs are about them), every dtype sometimes."""
-    floats, ints = g.float_dtypes(), g.int_dtypes()
-    r = g.rng.random()
-    if r < 0.55 or not ints:
-        return g.pick(floats)
-    if r < 0.9 or not g.has_bool():
-        return g.pick(ints)
-    from .types import dt
-    return dt("bool")
-
-
-def pick_type(g: Gen, scope: Scope) -> Ty:
-    """A shape like one in scope (so values combine), or one from the entry's dims."""
-    dtype = pick_dtype(g)
-    shapes = [v.ty.dims for v in scope.vars() if v.info.finite]
-    if shapes and g.chance(0.7):
-        return Ty(g.pick(shapes), dtype)
-    rank = g.pick([0, 1, 1, 2, 2, 3])
-    return Ty(tuple(g.pick(g.dims) for _ in range(rank)) if g.dims else (), dtype)
 
 
 class Body:
@@ -49,6 +28,10 @@ class Body:
             out += self.statement()
         return out
 
+    def nested(self, scope: Scope, count: int) -> list[t.Stmt]:
+        """Statements of a body inside this one (a loop's, a branch's, a helper's)."""
+        return Body(self.g, scope).statements(count)
+
     def statement(self) -> list[t.Stmt]:
         g = self.g
         nested = self.scope.loop_depth > 0
@@ -59,7 +42,7 @@ class Body:
                           "concat", "iota", "cumsum"}
         if shape_features & set(g.config.features):
             makers += [("shape", self.shape)] * 2
-        control = Control(g, self.scope, lambda s, n: Body(g, s).statements(n))
+        control = Control(g, self.scope, self.nested)
         if self.scope.loop_depth < 2:
             for feature, maker in (("for", control.for_loop), ("scan", control.scan),
                                    ("while", control.while_loop),
@@ -69,14 +52,12 @@ class Body:
         if g.has("if"):
             makers.append(("if", control.if_expr))
         if not nested and self.scope.root().params is not None:
-            from .calls import Calls
-            calls = Calls(g, self.scope)
+            calls = Calls(g, self.scope, self.nested)
             if g.has("fn"):
                 makers.append(("fn", calls.fn_call))
             if g.has("op"):
                 makers.append(("op", calls.op_call))
             if g.config.kernels:
-                from .kernels import Kernels
                 makers += [("kernel", Kernels(g, self.scope).call)] * 3
         _, maker = g.pick(makers)
         return maker()

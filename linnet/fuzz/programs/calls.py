@@ -8,82 +8,23 @@ used as a loop bound), and a dtype generic (`T: Float`) stands for the arguments
 
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
+from typing import Callable
 
 from ...syntax import tree as t
-from .body import Body
 from .exprs import E, Exprs
 from .forms import untyped
+from .grads import GradOps
 from .scope import Gen, Scope, Var
-from .types import DType, Dim, Ty
-
-
-class Signature:
-    """The generics of a helper, mapped from the caller's dims and dtype."""
-
-    def __init__(self, g: Gen) -> None:
-        self.g = g
-        self.dims: dict[str, Dim] = {}     # caller key -> helper dim
-        self.back: dict[str, Dim] = {}     # helper key -> caller dim
-        self.dtypes: dict[DType, DType] = {}  # caller dtype -> helper dtype
-        self.dtype_back: dict[DType, DType] = {}
-        self.generics: list[t.Generic] = []
-        self.explicit: list[t.Expr] = []  # the caller's value of each generic, in order
-
-    def dim(self, d: Dim) -> Dim:
-        if d.literal:
-            return d
-        if d.key not in self.dims:
-            name = self.g.fresh("D")
-            self.dims[d.key] = Dim(name, d.value, t.Name(name))
-            self.back[name] = d
-            self.generics.append(t.Generic(name, "Dim"))
-            self.explicit.append(d.node)
-        return self.dims[d.key]
-
-    def extra_dim(self, value: int, node: t.Expr) -> Dim:
-        name = self.g.fresh("K")
-        dim = Dim(name, value, t.Name(name))
-        self.generics.append(t.Generic(name, "Dim"))
-        self.explicit.append(node)
-        return dim
-
-    def dtype(self, d: DType) -> DType:
-        return self.dtypes.get(d, d)
-
-    def generic_dtype(self, d: DType, kind: str) -> None:
-        name = self.g.fresh("T")
-        self.dtypes[d] = DType(name, d.name, kind)
-        self.dtype_back[self.dtypes[d]] = d
-        self.generics.append(t.Generic(name, kind))
-        self.explicit.append(t.Name(d.text))
-
-    def ty(self, ty: Ty) -> Ty:
-        return Ty(tuple(self.dim(d) for d in ty.dims), self.dtype(ty.dtype))
-
-    def caller_ty(self, ty: Ty) -> Ty:
-        dims = tuple(d if d.literal else self.back[d.key] for d in ty.dims)
-        return Ty(dims, self.dtype_back.get(ty.dtype, ty.dtype))
-
-    def expressible(self, ty: Ty) -> bool:
-        return all(d.literal or d.key in self.back for d in ty.dims)
-
-
-@contextlib.contextmanager
-def inside(g: Gen, dims: list[Dim], float_generic: DType | None) -> Iterator[None]:
-    """While a helper's body is written, only its own dims and dtypes exist."""
-    saved = g.dims, g.positive, g.float_generic
-    g.dims, g.positive, g.float_generic = dims, set(), float_generic
-    try:
-        yield
-    finally:
-        g.dims, g.positive, g.float_generic = saved
+from .signature import Signature, inside
 
 
 class Calls:
-    def __init__(self, g: Gen, scope: Scope) -> None:
-        self.g, self.scope = g, scope
+    """Helper calls in one scope; `body_maker` writes a helper's statements (the body
+    dispatcher, `body.py`, which also makes these calls: so it is passed in, not imported)."""
+
+    def __init__(self, g: Gen, scope: Scope,
+                 body_maker: Callable[[Scope, int], list[t.Stmt]]) -> None:
+        self.g, self.scope, self.body_maker = g, scope, body_maker
 
     def arguments(self) -> list[Var]:
         cands = [v for v in self.scope.vars() if v.info.finite]
@@ -100,7 +41,6 @@ class Calls:
 
     def op_call(self) -> list[t.Stmt]:
         if self.g.config.grad and self.g.has("grad"):
-            from .grads import GradOps
             stmts = GradOps(self.g, self.scope).call()
             if stmts:
                 return stmts
@@ -135,7 +75,7 @@ class Calls:
         explicit = extra is not None or (g.has("explicit_generics") and g.chance(0.2))
         dims = list(sig.dims.values()) + ([extra] if extra is not None else [])
         with inside(g, dims, float_generic):
-            stmts = Body(g, scope).statements(g.rng.randrange(1, 4))
+            stmts = self.body_maker(scope, g.rng.randrange(1, 4))
             results = self.results(scope, sig)
             if float_generic is not None and not any(
                     r.ty.dtype == float_generic for r in results):

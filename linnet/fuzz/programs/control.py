@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...syntax import tree as t
 from .exprs import E, Exprs, call
-from .scope import Gen, Scope, Var
+from .scope import Gen, Scope, Var, pick_type
 from .types import DType, Dim, Info, Ty, dt, fits, lit_dim, scale_sum, settle
 
 
@@ -33,7 +33,6 @@ class Control:
         self.g, self.scope, self.body_maker = g, scope, body_maker
 
     def pick_type(self) -> Ty:
-        from .body import pick_type
         return pick_type(self.g, self.scope)
 
     # ---------------------------------------------------------------- carried updates

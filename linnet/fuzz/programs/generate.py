@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...check.frontend import check_program
 from ...syntax import tree as t
 from ...syntax.printer import print_module
 from ..case import Case
@@ -18,11 +19,12 @@ from .body import Body
 from .config import GeneratorConfig
 from .exprs import E, Exprs
 from .forms import untyped
-from .index import IndexNotation
+from .index import IndexNotation, reduce_info
 from .inputs import draw_all
+from .kernels import Kernels
 from .models import into_block, rewrite_results, struct_params
 from .scope import Gen, Param, Scope, Var
-from .types import DType, Dim, Info, Ty, dt, fits, lit_dim, name_dim
+from .types import DType, Dim, Info, Ty, dt, fits, lit_dim, name_dim, settle
 
 __all__ = ["Program", "GeneratorError", "generate"]
 
@@ -70,7 +72,6 @@ def generate(seed: int, config: GeneratorConfig = GeneratorConfig(), *,
 
 
 def _check(text: str) -> None:
-    from ...check.frontend import check_program
     result = check_program("fuzz.linnet", text)
     if result.diagnostics:
         lines = [f"{d.code} {d.message} at {text[d.span.start:d.span.end]!r}"
@@ -117,7 +118,6 @@ def _entry(g: Gen, name: str) -> _Entry:
     count = g.rng.randint(2, max(2, g.config.max_statements))
     stmts = body.statements(count)
     if g.config.kernels and not _kernel_results(g, scope):  # at least one kernel that runs
-        from .kernels import Kernels
         stmts += Kernels(g, scope).call()
     if not scope.own or not params:
         stmts += body.let()  # something to return, read from at least one input
@@ -205,8 +205,6 @@ def _sum_all(g: Gen, v: Var) -> E:
     if not v.ty.dims:
         return E(t.Name(v.name), v.ty, v.info)
     ixs = [g.fresh("i") for _ in v.ty.dims]
-    from .index import reduce_info
-    from .types import settle
     n = 1
     for d in v.ty.dims:
         n *= d.value

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ...syntax import tree as t
-from .calls import Signature, inside
+from .signature import Signature, inside
 from .exprs import E, Exprs, call, float_lit
 from .scope import Gen, Scope, Var
 from .types import Info, Ty, add_info, dt, fits, mul_info, neg_info

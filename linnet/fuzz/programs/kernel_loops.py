@@ -5,8 +5,9 @@
 from __future__ import annotations
 
 from ...syntax import tree as t
-from .calls import Signature
+from .signature import Signature
 from .exprs import Exprs, call, float_lit
+from .index import reduce_info
 from .kernel_parts import ATOMIC_DTYPES, ceil_div, i32
 from .scope import Var
 from .types import Dim, Info, Ty, dt, fits, lit_dim, mul_info
@@ -42,7 +43,6 @@ class KernelLoops:
         kdims = (Dim(kr, 0, t.Name(kr)), Dim(kc, 0, t.Name(kc)))
         rdim, cdim = Dim(orr, r.value, t.Name(orr)), Dim(oc, c.value, t.Name(oc))
         results_k, results, op_body, values = [], [], [], []
-        from .index import reduce_info
         for kind in kinds:
             red = {"atomic_add": "sum", "atomic_max": "max", "atomic_min": "min"}[kind]
             info = reduce_info(red, x.info.join(Info(0, 0)), r.value, dtype)
@@ -146,7 +146,6 @@ class KernelLoops:
                                             for q in (bm, bn, bk)), stmts)
         mm, nn, kk2 = g.fresh("m"), g.fresh("n"), g.fresh("k")
         y = g.fresh("y")
-        from .index import reduce_info
         info = reduce_info("sum", mul_info(a.info, b.info), k.value, dtype)
         if not fits(info, dtype):
             return []
@@ -215,7 +214,6 @@ class KernelLoops:
                     "select", t.Binary("<", t.Index(t.Name(pos), (t.Name(cc),)), t.Name(ns)),
                     t.Index(t.Name(xs), (t.Name(rr), t.Name(cc))), float_lit(0.0)))),
                 t.Return(t.Name(y)))
-        from .index import reduce_info
         info = reduce_info("sum", x.info, c.value, dtype)
         return self.loop_op(x, count, (kr, kc, br, bc), (orr, oc), (xs, ns), out, stmts, body,
                             info, (g.pick([4, 8, 16]), g.pick([16, 32])))
@@ -308,7 +306,6 @@ class KernelLoops:
                   (t.Param(xs, Ty((rdim, cdim), dtype).node()),), rty.node(),
                   t.KernelBinding(kname, (t.Name(orr), t.Name(oc), t.IntLit(g.pick([16, 32])))),
                   (), body)
-        from .index import reduce_info
         info = reduce_info("max", x.info, c.value, dtype)
         return self.finish(kernel, op, sig, [t.Name(x.name)], [(rty, info)],
                            ["kernel:while"])

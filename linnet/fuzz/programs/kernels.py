@@ -12,8 +12,9 @@ again over the op's tensors by renaming.
 from __future__ import annotations
 
 from ...syntax import tree as t
-from .calls import Signature
+from .signature import Signature
 from .exprs import E, Exprs, call, float_lit, int_lit
+from .index import reduce_info
 from .kernel_loops import KernelLoops
 from .kernel_parts import ceil_div, i32, rename
 from .scope import Gen, Scope, Var
@@ -193,7 +194,6 @@ class Kernels(KernelLoops):
         ex = E(t.Name(w), Ty((kb,), dtype), e.info)
         red = "sum" if mode in ("spread", "cumsum") else mode
         n = c.value
-        from .index import reduce_info
         info = reduce_info(red, e.info, n, dtype) if mode != "cumsum" else \
             settle(scale_sum(e.info, n), dtype)
         if not fits(info, dtype) and info.finite:

@@ -11,6 +11,7 @@ program is the same with or without them.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from .block_grads import loss_terms, with_terms
 from .exprs import E
 from .forms import explicit_none
 from .scope import Gen, Param, Scope, Var
-from .types import DType, Info, Ty, dt
+from .types import DType, Info, Ty, dt, lit_dim
 
 __all__ = ["MODEL_FEATURES", "rewrite_results", "struct_params", "into_block", "Made"]
 
@@ -222,7 +223,6 @@ def _walk_names(node):
 
 
 def _replace(fn: t.Function, **changes) -> t.Function:
-    import dataclasses
     return dataclasses.replace(fn, **changes)
 
 
@@ -306,7 +306,6 @@ def _counter_dtype(g: Gen) -> str:
 
 
 def _one():
-    from .types import lit_dim
     return lit_dim(1)
 
 

@@ -141,3 +141,24 @@ class Gen:
 
     def has_bool(self) -> bool:
         return "bool" in self.config.dtypes
+
+
+def pick_dtype(g: Gen) -> DType:
+    """Floats most often (most constructs are about them), every dtype sometimes."""
+    floats, ints = g.float_dtypes(), g.int_dtypes()
+    r = g.rng.random()
+    if r < 0.55 or not ints:
+        return g.pick(floats)
+    if r < 0.9 or not g.has_bool():
+        return g.pick(ints)
+    return dt("bool")
+
+
+def pick_type(g: Gen, scope: Scope) -> Ty:
+    """A shape like one in scope (so values combine), or one from the entry's dims."""
+    dtype = pick_dtype(g)
+    shapes = [v.ty.dims for v in scope.vars() if v.info.finite]
+    if shapes and g.chance(0.7):
+        return Ty(g.pick(shapes), dtype)
+    rank = g.pick([0, 1, 1, 2, 2, 3])
+    return Ty(tuple(g.pick(g.dims) for _ in range(rank)) if g.dims else (), dtype)

@@ -17,6 +17,7 @@ from ...syntax import tree as t
 from ...syntax.edit import nodes, replace, transform
 from ..case import Case
 from .program import entry_of
+from .report import input_names
 from .search import DTYPES, Candidate, Current, entry_spec
 
 SIMPLER_DTYPE = {"Float": {"f16": "f32", "bf16": "f32", "f64": "f32"},
@@ -155,7 +156,6 @@ PLAINER: tuple[tuple[str, Callable[[np.ndarray], np.ndarray]], ...] = (
 
 def values(cur: Current) -> Iterator[Candidate]:
     """Replace each input by zeros, ones, signs, small integers, rounded values."""
-    from .report import input_names
     names = input_names(cur.case)
     for k, x in enumerate(cur.case.inputs):
         label = f"`{names[k]}`" if k < len(names) else f"input {k}"

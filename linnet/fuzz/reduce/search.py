@@ -28,6 +28,8 @@ from ...syntax.edit import nodes
 from ...syntax.parser import parse
 from ...syntax.printer import print_module
 from ..case import Case
+from ..harness import target_spec
+from .names import reachable
 
 PATH = "reduce.linnet"
 """The file name candidates are checked under (a case is one self-contained file)."""
@@ -116,7 +118,6 @@ def case_key(case: Case) -> str:
 def entry_spec(case: Case) -> object | None:
     """The harness's spec of the case's entry, or None when the text does not check or has
     no such entry (a crash of the checker counts as not checking)."""
-    from ..harness import target_spec
     try:
         spec = target_spec(PATH, case.entry, case.text)
     except Exception:  # noqa: BLE001 - diagnostics (ProgramError), no entry, a checker crash
@@ -195,7 +196,6 @@ class Search:
         return self.result
 
     def _reached(self) -> set[str]:
-        from .names import reachable
         return reachable(self.current.module, self.current.case.entry)
 
     def run_pass(self, p: Pass, skip: int) -> int | None:

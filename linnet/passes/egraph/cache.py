@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ... import privatecache
+from ...ir import tensor as ir
 from ...ir.walk import all_binds
 from ...version import __version__
 
@@ -96,7 +97,7 @@ def _canonical(program: Any) -> bytes:
 def _versions() -> str:
     """The versions a result depends on besides its input and the package's source."""
     try:
-        from importlib.metadata import version
+        from importlib.metadata import version  # slow to import (email, zipfile, ...)
         egglog = version("egglog")
     except Exception:  # no egglog: nothing new is written anyway
         egglog = "no egglog"
@@ -133,7 +134,7 @@ def _source_hash(rel: str) -> str:
 
 
 def _egglog_ran() -> bool:
-    from . import run as egraph_run
+    from . import run as egraph_run  # imports egglog: about a second
     return egraph_run.available()
 
 
@@ -159,7 +160,6 @@ def _read(key: str) -> Any | None:
         result = pickle.loads(payload) if ok else None
     except Exception:  # a file from another version or a torn write: run the pass
         return None
-    from ...ir import tensor as ir
     return result if isinstance(result, ir.Program) else None
 
 

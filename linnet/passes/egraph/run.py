@@ -10,6 +10,7 @@ runs the library's rule sets written for it (`STAGE` in each module of `linnet.r
 from __future__ import annotations
 
 import threading
+import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -46,7 +47,6 @@ def warn_unavailable(program: ir.Program) -> None:
     global _WARNED
     if not _WARNED and any(f.kind == "kernel" for f in program.funcs):
         _WARNED = True
-        import warnings
         warnings.warn(f"linnet: the e-graph passes cannot run ({UNAVAILABLE}); kernels are "
                       "compiled without them: masks are kept and tile products do not "
                       "become tl.dot. Install egglog: pip install 'linnet[rules]'",

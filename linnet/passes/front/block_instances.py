@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ...check.blocks import BlockInfo, SubInfo, TensorInfo
 from ...check.dim_normal_form import Dim
 from ...check.dims import Facts
-from ...check.signatures import where_note
+from ...check.signatures import Binding, substitute, where_note
 from ...check.types import TensorT
 from ...diagnostics import CompileError, Diagnostic
 from ...parameters import Parameter
@@ -230,7 +230,6 @@ def patterns(info: BlockInfo, dims: dict[str, Dim] | None = None,
              counts: tuple[str, ...] = (), optional: bool = False) -> list[Pattern]:
     """Every member of the block's tree, arrays written once with `[*]`, types in the
     root's generics (with whatever values `dims` and `dtypes` give them)."""
-    from ...check.signatures import Binding, substitute
     dims, dtypes = dims or {}, dtypes or {}
     here = Binding(dict(dims), dict(dtypes))
     out: list[Pattern] = []

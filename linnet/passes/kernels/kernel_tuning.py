@@ -31,8 +31,10 @@ from ...check.dim_normal_form import Dim
 from ...check.kernel_tiles import is_tile_size
 from ...check.signatures import Binding
 from ...diagnostics import CompileError
+from ...ir.walk import all_binds
 from ...syntax import tree as t
 from ...syntax.edit import nodes
+from ..front.elaborate_kernel import KernelChecks
 from ..front.instances import (BoundKernel, binding_text, instance_checker, instance_source,
                                module_path)
 
@@ -236,7 +238,6 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice,
                    checks=None) -> str | None:
     """Why the choice cannot be used for this binding, or None when it can. `checks` (a
     `KernelChecks`, a library's) keeps the kernel instance checked for the passes after."""
-    from ..front.elaborate_kernel import KernelChecks
     checks = checks if checks is not None else KernelChecks(analysis)
     if choice.kernel != bound.kernel.name:
         return f"it is for kernel `{choice.kernel}`, and the op binds `{bound.kernel.name}`"
@@ -269,7 +270,6 @@ def choice_problem(analysis, bound: BoundKernel, choice: TunedChoice,
 
 def largest_tile(funcs) -> int:
     """The most elements any value of the kernel Funcs' bodies holds."""
-    from ...ir.walk import all_binds
     shapes = [getattr(b.var.type, "shape", ()) for f in funcs for b in all_binds(f.body)]
     sizes = [math.prod(s) for s in shapes if all(isinstance(d, int) for d in s)]
     return max(sizes, default=1)
