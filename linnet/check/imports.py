@@ -2,8 +2,9 @@
 
 `use a.b` brings every `pub` item that module `a.b` declares itself, except where the
 module has an item of that name already (its own item wins). `use a.b::{x, y}` brings
-exactly `x` and `y`: a name the module does not declare, or does not make `pub`, is E1201,
-and a listed name that something else in scope holds already is E1204.
+exactly `x` and `y`: a name the module does not declare, or does not make `pub`, is E1201
+(a private item is brought in all the same, so that its uses add no second error), and a
+listed name that something else in scope holds already is E1204.
 """
 
 from __future__ import annotations
@@ -57,11 +58,10 @@ def _bring_listed(name: str, span: Span, use: t.Use, used: Exporter, globals_: G
                   help=_offers(module, offered))
         return
     item = used.globals.items[name]
-    if not item.public:
+    if not item.public:  # reported here, and brought in so that its uses say nothing more
         bag.error("E1201", f"`{name}` is private to module `{module}`", span, "not `pub`",
                   help=f"mark it `pub` in `{module}` to use it here; "
                        + _offers(module, offered))
-        return
     held = globals_.items.get(name)
     if held is item:
         return

@@ -55,8 +55,8 @@ def test_a_missing_name_lists_what_the_module_offers(tmp_path):
                      "`lib` offers `WIDTH`, `one`, `two`", "three")
 
 
-def test_a_private_name_is_e1201_at_the_name(tmp_path):
-    [found] = _diagnostics(tmp_path, "use lib::{hidden}")
+def test_a_private_name_is_e1201_at_the_name_alone(tmp_path):
+    [found] = _diagnostics(tmp_path, "use lib::{hidden}", "return hidden(x)")
     assert found[0] == "E1201" and found[1] == "`hidden` is private to module `lib`"
     assert found[2].startswith("mark it `pub` in `lib`") and found[3] == "hidden"
 
