@@ -26,6 +26,8 @@ PACKAGED_STD = Path(__file__).resolve().parent.parent / "std"
 """The standard library shipped inside the package (wheel included)."""
 PACKAGE_FILE = "linnet.toml"
 """The file that marks a package's directory; its sources sit in `src/` beside it."""
+BESIDE, CRATE, STD = "beside the root file", "the package's source root", "the standard library"
+"""The three roots a `use` path is found from, as messages name them."""
 
 
 def std_directory() -> Path:
@@ -69,7 +71,7 @@ class Located:
     that directory is (for the message when the file is missing)."""
     file: Path
     directory: Path
-    root: str  # "beside the root file", "the package's source root", "the standard library"
+    root: str  # BESIDE, CRATE or STD
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,12 @@ class ModuleSearch:
         """The file of a `use` path as written (`crate` or `std` first, or neither)."""
         head, rest = path[0], path[1:]
         if head == "std" and rest:
-            return Located(self.std.joinpath(*rest).with_suffix(".linnet"), self.std,
-                           "the standard library")
+            return Located(self.std.joinpath(*rest).with_suffix(".linnet"), self.std, STD)
         if head == "crate" and rest:
             return Located(self.crate.joinpath(*rest).with_suffix(".linnet"), self.crate,
-                           "the package's source root")
+                           CRATE)
         return Located(self.beside.joinpath(*path).with_suffix(".linnet"), self.beside,
-                       "beside the root file")
+                       BESIDE)
 
 
 def neighbours(file: Path, limit: int = 12) -> list[str]:

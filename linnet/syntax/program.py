@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, SourceFile, Span
 from . import tree as t
-from .module_search import Located, ModuleSearch, neighbours
+from .module_search import BESIDE, Located, ModuleSearch, neighbours
 from .parser import parse
 
 
@@ -83,9 +83,11 @@ def _used_files(program: Program, module: t.Module, search: ModuleSearch
     """The files the module's `use` lines name and no module loaded yet stands for."""
     found = []
     for use in module.uses:
-        if use.path in program.links or use.path in program.modules:
+        if use.path in program.links:
             continue
         located = search.locate(use.path)
+        if located.root == BESIDE and use.path in program.modules:
+            continue  # a loaded module declares that path; `std.` paths are never shadowed
         if not located.file.is_file():
             program.diagnostics.append(_missing(use, located))
             continue
@@ -97,7 +99,7 @@ def _used_files(program: Program, module: t.Module, search: ModuleSearch
 def _missing(use: t.Use, located: Located) -> Diagnostic:
     """E1202, naming where the module was looked for and what that folder holds."""
     where = f"expected a file at {located.file}"
-    if located.root != "beside the root file":
+    if located.root != BESIDE:
         where += f" ({located.root}: {located.directory})"
     there = neighbours(located.file)
     if there:

@@ -107,3 +107,13 @@ def test_a_missing_module_says_where_it_looked_and_what_is_there(tmp_path, line,
     if "std" in line:
         assert found.help.endswith("that folder holds norm, softmax")
         assert str(std / "nn" / "gone.linnet") in found.help
+
+
+def test_a_module_of_ones_own_never_stands_in_for_std(tmp_path):
+    """The root file declaring `module std.core` is not what `use std.core` loads."""
+    std = tmp_path / "library"
+    _write(std / "core.linnet", _lib("std.core", "three"))
+    root = _write(tmp_path / "main.linnet", "module std.core\nuse std.core::{three}\n")
+    program = load_program(str(root), std=std)
+    assert program.diagnostics == [] and len(program.modules) == 2
+    assert program.files[program.used(program.root_module.uses[0])] == str(std / "core.linnet")
