@@ -23,6 +23,7 @@ from .kernel_bounds import check_kernel_memory
 from .kernel_cover import check_coverage
 from .kernel_grids import check_grid
 from .kernel_tiles import report_own_tiles
+from .imports import import_used
 from .item_scope import check_name_is_free
 from .items import bind_params, check_kernel_header, item_frame, signature_of
 from .scope import Globals
@@ -65,12 +66,13 @@ def analyze(program: Program) -> tuple[list[Diagnostic], dict[tuple[str, ...], C
     bag = DiagnosticBag(program.sources)
     done: dict[tuple[str, ...], Checked] = {}
     for path in reversed(list(program.modules)):
-        done[path] = check_module(program.modules[path], done, bag)
+        done[path] = check_module(program.modules[path], done, bag, program.links)
     return bag.sorted(), done
 
 
-def check_module(module: t.Module, done: dict, bag: DiagnosticBag) -> Checked:
-    globals_, signatures = declare(module, done, bag)
+def check_module(module: t.Module, done: dict, bag: DiagnosticBag,
+                 links: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> Checked:
+    globals_, signatures = declare(module, done, bag, links)
     constants(module, globals_, bag, signatures)
     own: dict[int, Signature] = {}  # each item's own signature, duplicates (E1204) included
     for item in module.items:
@@ -113,9 +115,11 @@ def _seen_by(item, signatures: dict[str, Signature], own: dict[int, Signature]
     return {**signatures, item.name: mine}
 
 
-def declare(module: t.Module, done: dict, bag: DiagnosticBag
+def declare(module: t.Module, done: dict, bag: DiagnosticBag,
+            links: dict[tuple[str, ...], tuple[str, ...]] | None = None
             ) -> tuple[Globals, dict[str, Signature]]:
-    """Own items first, then the `pub` items (with signatures) of used modules."""
+    """Own items first, then the `pub` items (with signatures) that its `use` lines bring
+    in (imports.py); `links` maps each `use` path to the module it loaded."""
     globals_, signatures = Globals(), {}
     for item in module.items:
         check_name_is_free(item.name, item.span, bag)
@@ -124,19 +128,7 @@ def declare(module: t.Module, done: dict, bag: DiagnosticBag
                       help="each item of a module needs its own name")
             continue
         globals_.items[item.name] = item
-    for use in module.uses:
-        used = done.get(use.path)
-        if used is None:
-            continue
-        for name, item in used.globals.items.items():
-            if item.public and name not in globals_.items and name in used.own:
-                globals_.items[name] = item
-                if name in used.signatures:
-                    signatures[name] = used.signatures[name]
-                if name in used.globals.consts:
-                    globals_.consts[name] = used.globals.consts[name]
-                if name in used.globals.blocks:
-                    globals_.blocks[name] = used.globals.blocks[name]
+    import_used(module, done, links or {}, globals_, signatures, bag)
     return globals_, signatures
 
 

@@ -17,6 +17,7 @@ from .io import (ProgramInput, check_output, prepare_dir, print_error, read_prog
                  write_text)
 from .presence import PRESENCE_EPILOG, add_presence_options, presence, presence_problem
 from .report import Reporter, add_report_options
+from .std_option import add_std_option
 
 COMPILE_HELP = """\
 Compile FILE for a target, showing any stage of the pipeline.
@@ -133,6 +134,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write the result to OUT (- for standard output); never the input")
     add_report_options(p)
+    add_std_option(p)
 
 
 def _add_tuning(p: argparse.ArgumentParser) -> None:

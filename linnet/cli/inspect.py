@@ -20,6 +20,7 @@ import sys
 from .io import print_error, read_program
 from .presence import PRESENCE_EPILOG, add_presence_options, presence
 from .report import Reporter, add_report_options
+from .std_option import add_std_option
 
 INSPECT_HELP = """\
 Show what FILE declares. Without a flag: its entries and fns with their signatures,
@@ -57,6 +58,7 @@ def add_inspect_command(commands) -> None:
     add_presence_options(p)
     add_report_options(p, json_help="print the manifest as JSON on standard output (and "
                                     "diagnostics as a JSON list on standard error)")
+    add_std_option(p)
     p.set_defaults(run=run_inspect)
 
 

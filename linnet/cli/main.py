@@ -18,6 +18,7 @@ from .guard import interrupted, run_guarded
 from .inspect import add_inspect_command
 from .io import print_error, program_files
 from .report import Reporter, add_report_options, plural
+from .std_option import add_std_option, run_with_std
 from .tune import add_tune_command
 from .verify import add_verify_command
 
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a .linnet source file, a directory of them, or - (stdin)")
     add_report_options(check, json_help="print diagnostics as a JSON list on standard output "
                                         "(code, severity, message, file, line, column, end)")
+    add_std_option(check)
     check.set_defaults(run=run_check)
     add_commands(commands)
     add_verify_command(commands)
@@ -105,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "run", None):
             parser.print_help(sys.stderr)
             return 2
-        return run_guarded(lambda: args.run(args), args.command)
+        return run_guarded(lambda: run_with_std(args), args.command)
     except KeyboardInterrupt:
         return interrupted()
 

@@ -11,6 +11,7 @@ import json
 import sys
 
 from .io import print_error
+from .std_option import add_std_option
 from ..ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
 from .verify import prepare_triton
 
@@ -85,6 +86,7 @@ def add_tune_command(commands) -> None:
                    help="print the run as JSON (diagnostics too, on standard error)")
     from .report import add_report_options
     add_report_options(p, json_help=False)
+    add_std_option(p)
     p.set_defaults(run=run_tune_command)
 
 

@@ -15,6 +15,7 @@ from .compile import tuning_argument
 from .guard import run_guarded
 from .io import duration, positive_int, print_error
 from .presence import add_presence_options, presence
+from .std_option import add_std_option, run_with_std
 from ..ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
 
 VERIFY_HELP = """\
@@ -106,6 +107,7 @@ def add_verify_command(commands) -> None:
                         "native crash then ends the command)")
     from .report import add_report_options
     add_report_options(p)
+    add_std_option(p)
     p.set_defaults(run=run_verify_command)
 
 
@@ -264,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    return run_guarded(lambda: args.run(args), "verify")
+    return run_guarded(lambda: run_with_std(args), "verify")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ KEYWORDS = {w: w.upper() for w in (
     "module use pub const fn op kernel entry let var return if else for in while static "
     "yield where true false type struct enum match none some "
     "block param buffer state sub").split()}
-FUTURE = set("async await effect unsafe macro trait impl derive random rng mut ref device".split())
+FUTURE = set("async await effect unsafe macro trait impl derive rng mut ref device".split())
 """Words reserved for the future: never a name (E1004), though nothing uses them yet."""
 RESERVED = set("extern crate self super as".split()) | FUTURE
 MODEL_WORDS = {"type", "struct", "enum", "match", "none", "some"}
@@ -48,7 +48,7 @@ PUNCT = [  # longest first
 BINARY_OPS = {"OROR", "ANDAND", "EQ", "NE", "LE", "GE", "LT", "GT", "BAR", "CARET", "AMP",
               "PLUS", "MINUS", "STAR", "SLASH", "PERCENT"}
 CONTINUE_AFTER = BINARY_OPS | {"COMMA", "ASSIGN", "ARROW", "LBRACE", "NL", "BANG", "COLON",
-                               "RANGE", "IN", "FATARROW"}
+                               "RANGE", "IN", "FATARROW", "WHERE"}
 CONTINUE_BEFORE = (BINARY_OPS - {"MINUS"}) | {"RBRACE", "LBRACE", "ELSE", "WHERE", "GRAD",
                                               "ARROW", "RANGE", "FATARROW"}
 GENERIC_ARG_TOKENS = {"NAME", "INT", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMMA",
@@ -215,6 +215,8 @@ def _retag_contextual(raw: list[Token]) -> list[Token]:
             braces = max(0, braces - 1)
         elif tok.type == "NAME":
             toks[i] = _retag_name(toks, i, braces)
+        elif tok.type == "RESERVED" and tok.value == "crate" and _peek(toks, i - 1) == "USE":
+            toks[i] = Token.new_borrow_pos("CRATE", "crate", tok)  # `use crate.a.b`
         elif tok.type == "LT":
             close = _generic_close(toks, i)
             if close is not None:
@@ -281,8 +283,9 @@ def _generic_close(toks: list[Token], i: int) -> int | None:
             return None
         elif kind == "LT":
             return None
-        elif kind not in GENERIC_ARG_TOKENS and not (declaring and kind in ("COLON", "ASSIGN")):
-            return None
+        elif kind not in GENERIC_ARG_TOKENS \
+                and not (declaring and kind in ("COLON", "ASSIGN", "NL")):  # a declared list
+            return None  # may span lines
     return None
 
 
@@ -331,26 +334,45 @@ def _in_sub_type(toks: list[Token], i: int) -> bool:
 
 
 def _place_newlines(toks: list[Token], path: str, diagnostics: list[Diagnostic]) -> list[Token]:
-    """Keep only the newlines that end a statement inside a body."""
+    """Keep only the newlines that end a statement inside a body.
+
+    The stack holds what each open bracket is: a `{` of a body keeps newlines, anything
+    else drops them. Generic angle brackets and the `{` of a `use` list count as brackets
+    of a list, and a reduction head's `[` is remembered so that the reduced expression may
+    start on the next line (`sum[k]` then `x[k]`)."""
     out: list[Token] = []
     stack: list[str] = []
+    heads: set[int] = set()  # the `]` closing each reduction head, by id
     for i, tok in enumerate(toks):
         kind = tok.type
         if kind == "NL":
-            if _newline_ends_statement(stack, out, toks, i):
+            if _newline_ends_statement(stack, out, toks, i) and id(out[-1]) not in heads:
                 out.append(tok)
             continue
-        if kind in ("LPAR", "LSQB", "LBRACE"):
-            stack.append(kind)
+        if kind in ("LPAR", "LSQB", "LBRACE", "GLT"):
+            stack.append(_opener(kind, out))
             if len(stack) == MAX_NESTING + 1 and not any(d.code == "E1006" for d in diagnostics):
                 diagnostics.append(Diagnostic(
                     "E1006", f"nesting deeper than {MAX_NESTING} levels",
                     Span(path, tok.start_pos, tok.end_pos), "too deep",
                     help="split the expression with `let` bindings"))
-        elif kind in ("RPAR", "RSQB", "RBRACE") and stack:
-            stack.pop()
+        elif kind in ("RPAR", "RSQB", "RBRACE", "GGT") and stack:
+            if stack.pop() == "HEAD":
+                heads.add(id(tok))
         out.append(tok)
     return out
+
+
+def _opener(kind: str, out: list[Token]) -> str:
+    """What the bracket about to follow `out` opens: `HEAD` for a reduction's index list
+    (`sum[` or `sum<f32>[`), `LIST` for the names of a `use` (`::{`), else its own kind."""
+    before = [x.type for x in out[-4:]]
+    if kind == "LSQB" and (before[-1:] == ["REDUCE"] or before[-4:] == ["REDUCE", "GLT",
+                                                                        "NAME", "GGT"]):
+        return "HEAD"
+    if kind == "LBRACE" and before[-2:] == ["COLON", "COLON"]:
+        return "LIST"
+    return kind
 
 
 def _newline_ends_statement(stack: list[str], out: list[Token], toks: list[Token], i: int) -> bool:

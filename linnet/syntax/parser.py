@@ -229,7 +229,13 @@ class _Build(ValueBuild, Transformer):
         return tuple(_names(c))
 
     def use(self, c: list[Child]) -> t.Use:
-        return t.Use(c[1], span=Span(self.file, c[0].start_pos, c[0].end_pos))
+        path = next(x for x in c if isinstance(x, tuple))
+        if _is(c[1], "CRATE"):
+            path = ("crate",) + path
+        listed = [x for x in c if _is(x, "NAME")]
+        names = tuple(x.value for x in listed) if any(_is(x, "LBRACE") for x in c) else None
+        return t.Use(path, names, span=Span(self.file, c[0].start_pos, c[0].end_pos),
+                     name_spans=tuple(self._span([x]) for x in listed))
 
     def item(self, c: list[Child]) -> t.Item:
         node = c[-1]

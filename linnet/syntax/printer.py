@@ -53,9 +53,15 @@ _STARTS_WITH_EFFECT_CALL = re.compile(r"(?:%s)\(" % "|".join(sorted(EFFECTS)))
 def print_module(module: t.Module) -> str:
     """The whole file: the module line, its uses, then items separated by blank lines."""
     head = "module " + ".".join(module.path)
-    uses = "".join(f"\nuse {'.'.join(u.path)}" for u in module.uses)
+    uses = "".join("\n" + print_use(u) for u in module.uses)
     items = "".join("\n\n" + print_item(item) for item in module.items)
     return head + uses + items + "\n"
+
+
+def print_use(use: t.Use) -> str:
+    """`use a.b`, or `use crate.a.b::{x, y}` with its list of names."""
+    names = "" if use.names is None else "::{" + ", ".join(use.names) + "}"
+    return f"use {'.'.join(use.path)}{names}"
 
 
 def print_item(item: t.Item) -> str:

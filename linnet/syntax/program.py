@@ -1,7 +1,9 @@
 """Loading a program: the root file and every module it `use`s, parsed.
 
-`use a.b` loads `a/b.linnet` beside the root file. Each file is parsed once;
-a module used twice (or in a cycle) is loaded once.
+`use a.b` loads `a/b.linnet` beside the root file, `use crate.a.b` from the package's
+source root and `use std.a.b` from the standard library (module_search.py says where).
+Each file is parsed once; a module used twice (or in a cycle, or under two paths that name
+the same file) is loaded once.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, SourceFile, Span
 from . import tree as t
+from .module_search import BESIDE, Located, ModuleSearch, neighbours
 from .parser import parse
 from .printer import print_module
 
@@ -24,6 +27,13 @@ class Program:
     files: dict[tuple[str, ...], str] = field(default_factory=dict)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    links: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+    """Each `use` path as written (`crate.a.b`, `std.nn.norm`) to the key in `modules` of
+    the module it loaded."""
+
+    def used(self, use: t.Use) -> tuple[str, ...]:
+        """The key of the module a `use` line loaded (its path as written, when none)."""
+        return self.links.get(use.path, use.path)
 
     @property
     def root_module(self) -> t.Module | None:
@@ -34,47 +44,65 @@ class Program:
         return "\n\n".join(print_module(m) for m in self.modules.values())
 
 
-def load_program(path: str, text: str | None = None) -> Program:
-    """Parse the file at path (or the given text) and the modules it uses."""
+def load_program(path: str, text: str | None = None, std: Path | None = None) -> Program:
+    """Parse the file at path (or the given text) and the modules it uses; `std` is the
+    standard library's directory (by default $LINNET_STD, else the packaged one)."""
     program = Program(path)
     if text is None:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
-    base = Path(path).parent
-    pending: list[tuple[str, str, Span | None]] = [(path, text, None)]
-    seen: set[str] = set()
+    search = ModuleSearch.of(path, std)
+    pending: list[tuple[str, str, tuple[str, ...] | None]] = [(path, text, None)]
+    loaded: dict[Path, tuple[str, ...] | None] = {}  # each file read, by its real path
     while pending:
-        file, source, _ = pending.pop(0)
-        if file in seen:
-            continue
-        seen.add(file)
-        module = _parse_file(program, file, source)
-        if module is not None:
-            pending.extend(_used_files(program, module, base))
+        file, source, written = pending.pop(0)
+        real = Path(file).resolve()
+        if real not in loaded:
+            loaded[real] = _parse_file(program, file, source)
+            if loaded[real] is not None:
+                pending.extend(_used_files(program, program.modules[loaded[real]], search))
+        if written is not None and loaded[real] is not None:
+            program.links.setdefault(written, loaded[real])
     return program
 
 
-def _parse_file(program: Program, file: str, text: str) -> t.Module | None:
+def _parse_file(program: Program, file: str, text: str) -> tuple[str, ...] | None:
+    """Parse one file into the program; its key in `modules` (None after a syntax error)."""
     program.sources[file] = SourceFile.of(file, text)
     module, diagnostics = parse(text, file)
     program.diagnostics.extend(diagnostics)
-    if module is not None:
-        key = module.path if module.path not in program.modules else (file,)
-        program.modules[key] = module
-        program.files[key] = file
-    return module
+    if module is None:
+        return None
+    key = module.path if module.path not in program.modules else (file,)
+    program.modules[key] = module
+    program.files[key] = file
+    return key
 
 
-def _used_files(program: Program, module: t.Module, base: Path) -> list[tuple[str, str, Span]]:
+def _used_files(program: Program, module: t.Module, search: ModuleSearch
+                ) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The files the module's `use` lines name and no module loaded yet stands for."""
     found = []
     for use in module.uses:
-        target = base.joinpath(*use.path).with_suffix(".linnet")
-        if use.path in program.modules:
+        if use.path in program.links:
             continue
-        if not target.is_file():
-            program.diagnostics.append(Diagnostic(
-                "E1202", f"module `{'.'.join(use.path)}` not found", use.span,
-                "no such module", help=f"expected a file at {target}"))
+        located = search.locate(use.path)
+        if located.root == BESIDE and use.path in program.modules:
+            continue  # a loaded module declares that path; `std.` paths are never shadowed
+        if not located.file.is_file():
+            program.diagnostics.append(_missing(use, located))
             continue
-        found.append((str(target), target.read_text(encoding="utf-8", errors="replace"),
-                      use.span))
+        found.append((str(located.file),
+                      located.file.read_text(encoding="utf-8", errors="replace"), use.path))
     return found
+
+
+def _missing(use: t.Use, located: Located) -> Diagnostic:
+    """E1202, naming where the module was looked for and what that folder holds."""
+    where = f"expected a file at {located.file}"
+    if located.root != BESIDE:
+        where += f" ({located.root}: {located.directory})"
+    there = neighbours(located.file)
+    if there:
+        where += f"; that folder holds {', '.join(there)}"
+    return Diagnostic("E1202", f"module `{'.'.join(use.path)}` not found", use.span,
+                      "no such module", help=where)

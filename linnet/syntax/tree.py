@@ -557,8 +557,13 @@ Item = Union[Const, Function, Op, Kernel, TypeAlias, Struct, Enum, BlockDef]
 
 @node
 class Use:
+    """`use a.b` brings in every public item of module `a.b`; `use a.b::{x, y}` only those
+    (`names`, None without a list). The path is as written: `crate` or `std` first where
+    the module is found from the package's source root or the standard library."""
     path: tuple[str, ...]
+    names: tuple[str, ...] | None = None
     span: Span = _span()
+    name_spans: tuple[Span, ...] = _name_spans()
 
 
 @node

@@ -18,7 +18,7 @@ from linnet.diagnostics import SourceFile
 from linnet.check.frontend import check_program
 from linnet.syntax.lexer import FUTURE, RESERVED, tokenize
 
-FUTURE_WORDS = "async await effect unsafe macro trait impl derive random rng mut ref device"
+FUTURE_WORDS = "async await effect unsafe macro trait impl derive rng mut ref device"
 
 
 def _diagnostics(tmp_path: Path, text: str) -> list[tuple[str, str]]:
@@ -50,6 +50,23 @@ PLACES = [
 @pytest.mark.parametrize("place", range(len(PLACES)))
 def test_a_future_word_as_a_name_is_e1004(tmp_path, word, place):
     assert _diagnostics(tmp_path, PLACES[place].format(w=word)) == [("E1004", word)]
+
+
+@pytest.mark.parametrize("place", range(len(PLACES)))
+def test_random_is_a_name_everywhere_a_name_stands(tmp_path, place):
+    """`random` is no longer reserved (the standard library has a module `std.random`);
+    `rng` still is."""
+    assert "random" not in RESERVED and "rng" in RESERVED
+    found = _diagnostics(tmp_path, PLACES[place].format(w="random"))
+    assert [code for code, _ in found if code == "E1004"] == []
+
+
+def test_random_names_a_module(tmp_path):
+    (tmp_path / "random.linnet").write_text(
+        "module random\n\npub fn jitter(x: f32) -> f32 {\n    return x + 1.0\n}\n")
+    text = ("module m\nuse random::{jitter}\n\n"
+            "entry main(x: f32) -> f32 {\n    let random = jitter(x)\n    return random\n}\n")
+    assert _diagnostics(tmp_path, text) == []
 
 
 def test_a_future_word_is_e1004_through_the_whole_message(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,37 @@ def test_jax_command_prints_a_module(capsys, tmp_path):
     text = out.read_text()
     assert "import jax" in text and "def main(*inputs):" in text and "torch" not in text
     assert main(["jax", str(root / "examples" / "softmax.linnet"), "--entry", "nope"]) == 2
+
+
+STD_USER = "module user\nuse std.shout::{loud}\n\nentry main(x: f32) -> f32 {\n    return loud(x)\n}\n"
+
+
+def _library(tmp_path: Path) -> Path:
+    library = tmp_path / "mystd"
+    library.mkdir()
+    (library / "shout.linnet").write_text(
+        "module std.shout\n\npub fn loud(x: f32) -> f32 {\n    return x * 10.0\n}\n")
+    return library
+
+
+def test_std_names_the_library_for_the_command_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LINNET_STD", raising=False)
+    library, user = _library(tmp_path), _write(tmp_path, STD_USER)
+    assert main(["check", "--std", str(library), user]) == 0
+    assert main(["torch", "--std", str(library), user, "-o", str(tmp_path / "out.py")]) == 0
+    assert "10.0" in (tmp_path / "out.py").read_text()
+    assert "LINNET_STD" not in os.environ
+    capsys.readouterr()
+    assert main(["check", user]) == 1  # the packaged library has no `shout`
+    assert "error[E1202]: module `std.shout` not found" in capsys.readouterr().err
+
+
+def test_linnet_std_names_the_library_without_the_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINNET_STD", str(_library(tmp_path)))
+    assert main(["check", _write(tmp_path, STD_USER)]) == 0
+
+
+def test_std_that_is_no_directory_is_a_command_line_mistake(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:  # argparse's exit, as for every option
+        main(["check", "--std", str(tmp_path / "missing"), SOFTMAX])
+    assert exit_.value.code == 2 and "not a directory" in capsys.readouterr().err

@@ -61,10 +61,23 @@ def run(installed: dict, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+def test_the_package_data_holds_every_standard_library_module() -> None:
+    """pyproject's package data names linnet/std/**/*.linnet, which is every module of the
+    library however deep (the wheel test below builds it to be sure)."""
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["linnet"]
+    assert "std/**/*.linnet" in patterns
+    library = ROOT / "linnet" / "std"
+    modules = {p for p in library.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert modules and modules == set((ROOT / "linnet").glob("std/**/*.linnet"))
+
+
 def test_the_wheel_holds_the_grammar_and_the_license(installed) -> None:
     import zipfile
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     assert "linnet/syntax/linnet.lark" in names
+    assert "linnet/std/selftest.linnet" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
     metadata = next(n for n in names if n.endswith("METADATA"))
     text = zipfile.ZipFile(installed["wheel"]).read(metadata).decode()
@@ -83,6 +96,17 @@ def test_the_installed_console_script_checks_and_compiles(installed) -> None:
     compiled = run(installed, script, "torch", "scale.linnet", "-o", "scale.py")
     assert compiled.returncode == 0, compiled.stderr
     assert "def main(" in (installed["work"] / "scale.py").read_text()
+
+
+def test_the_installed_script_finds_the_packaged_standard_library(installed) -> None:
+    (installed["work"] / "halves.linnet").write_text(
+        "module halves\nuse std.selftest::{halve}\n\n"
+        "entry main(x: Tensor[2, 6; f32]) -> Tensor[2, 3; f32] {\n    return halve(x)\n}\n")
+    env = {k: v for k, v in installed["env"].items() if k != "LINNET_STD"}
+    checked = subprocess.run([str(installed["site"] / "bin" / "linnet"), "check",
+                              "halves.linnet"], cwd=installed["work"], env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stderr
 
 
 def test_the_installed_demo_says_where_its_examples_are(installed) -> None:

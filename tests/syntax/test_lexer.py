@@ -181,6 +181,41 @@ def test_else_and_where_may_start_a_line():
     assert "NL" not in header and "WHERE" in header
 
 
+def test_a_declared_generic_list_may_span_lines():
+    ks = kinds("module m\nfn f<\n    B: Dim,\n    T: Float = f32,\n>(\n    x: f32,\n) -> f32 {\n"
+               "    return x\n}\n")
+    assert ks[4:13] == ["GLT", "NAME", "COLON", "NAME", "COMMA", "NAME", "COLON", "NAME",
+                        "ASSIGN"]
+    assert "NL" not in ks[:ks.index("LBRACE")]
+
+
+def test_a_generic_list_inside_a_block_drops_its_newlines():
+    """A block's `{` keeps newlines between members; a member's `<` list is a list."""
+    ks = kinds("module m\nblock B {\n    pub fn f<\n        N: Dim,\n    >(x: f32) -> f32"
+               "\n    where\n        N > 0,\n    {\n        return x\n    }\n}\n")
+    head = ks[ks.index("FN"):ks.index("LBRACE", ks.index("FN"))]
+    assert "NL" not in head and head.count("GLT") == 1 and "WHERE" in head
+
+
+def test_a_newline_after_a_reduction_head_continues():
+    assert "NL" not in body_kinds("let s = sum[k]", "    x[k]")
+    assert "NL" not in body_kinds("let s = max<f32>[i, j]", "    x[i, j]")
+    assert body_kinds("let s = x[k]", "let t = y").count("NL") == 1  # not a reduction head
+
+
+def test_a_use_list_may_span_lines():
+    ks = kinds("module m\nuse a.b::{\n    x,\n    y\n    , z,\n}\nfn f() {\n}\n")
+    assert ks[:14] == ["MODULE", "NAME", "USE", "NAME", "DOT", "NAME", "COLON", "COLON",
+                       "LBRACE", "NAME", "COMMA", "NAME", "COMMA", "NAME"]
+    assert "NL" not in ks
+
+
+def test_crate_after_use_is_its_own_token():
+    assert kinds("use crate.a")[:2] == ["USE", "CRATE"]
+    assert kinds("let crate")[1] == "RESERVED"
+    assert kinds("random rng") == ["NAME", "RESERVED"]
+
+
 # ----------------------------------------------------------- contextual words
 
 def test_reduction_words():

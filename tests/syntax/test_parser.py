@@ -223,6 +223,35 @@ def test_module_uses_consts_and_entries():
     assert m.items[1].kind == "entry" and m.items[1].public
 
 
+def test_use_lines_with_lists_and_roots():
+    m = module_of("module m\nuse crate.a.b::{x, y,}\nuse std.nn.norm::{\n    rms_norm,\n}\n"
+                  "use random\n")
+    assert m.uses == (t.Use(("crate", "a", "b"), ("x", "y")),
+                      t.Use(("std", "nn", "norm"), ("rms_norm",)), t.Use(("random",)))
+    source = SourceFile.of(PATH, "module m\nuse crate.a.b::{x, y,}\n")
+    spans = module_of(source.text).uses[0].name_spans
+    assert [source.text[s.start:s.end] for s in spans] == ["x", "y"]
+
+
+@pytest.mark.parametrize("src, where", [
+    ("module m\nuse a::{}\n", ("E1101", 2, 9)),      # a list names at least one item
+    ("module m\nuse a.crate\n", ("E1004", 2, 7)),    # `crate` only first
+    ("module m\nuse a::{x.y}\n", ("E1101", 2, 10)),  # names, not paths
+])
+def test_malformed_use_lines(src, where):
+    assert errors(src) == [where]
+
+
+def test_lists_over_lines_and_a_reduction_head_alone():
+    m = module_of("module m\nop f<\n    R: Dim,\n    C: Dim,\n>(\n    x: Tensor[R, C; f32],\n)"
+                  " -> Tensor[R; f32]\nwhere\n    R > 0,\n    C > 0,\n{\n"
+                  "    let y[r] = sum[c]\n        x[r, c]\n    return y\n}\n")
+    op = m.items[0]
+    assert [g.name for g in op.generics] == ["R", "C"] and len(op.where) == 2
+    assert op.body[0].value == t.Reduce("sum", None, (t.IxVar("c"),),
+                                        t.Index(n("x"), (n("r"), n("c"))))
+
+
 def test_contextual_words_are_names_elsewhere():
     m = module_of("module m\nfn grad(grid: f32, warps: f32) -> f32 {\n    let sum = grid\n"
                   "    let store = sum * warps\n    return grad(store, sum)\n}\n")

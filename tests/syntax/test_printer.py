@@ -258,8 +258,33 @@ fn f(x: f32) -> f32 { // after the brace
 }
 """
 
+USES = """\
+module demo.uses
+use lib.act
+use crate.lib.shapes::{row_sums, WIDTH,}
+use std.nn.norm::{
+    rms_norm,
+    layer_norm,
+}
+
+fn spread<
+    R: Dim,
+    C: Dim,
+>(
+    x: Tensor[R, C; f32],
+) -> Tensor[R; f32]
+where
+    R > 0,
+    C > 0,
+{
+    let random[r] = sum[c]
+        x[r, c]
+    return random
+}
+"""
+
 INLINE = {"kernels": KERNELS, "generics": GENERICS, "statements": STATEMENTS,
-          "operators": OPERATORS, "ifs": IFS, "comments": COMMENTS}
+          "operators": OPERATORS, "ifs": IFS, "comments": COMMENTS, "uses": USES}
 
 
 @pytest.mark.parametrize("name", sorted(INLINE))
@@ -267,6 +292,12 @@ def test_inline_program_round_trips(name):
     module = parse_ok(INLINE[name])
     text = round_trip(module)
     assert print_module(parse_ok(text)) == text  # canonical text is a fixed point
+
+
+def test_use_lines_print_with_their_lists():
+    text = print_module(parse_ok(USES))
+    assert text.splitlines()[1:4] == ["use lib.act", "use crate.lib.shapes::{row_sums, WIDTH}",
+                                      "use std.nn.norm::{rms_norm, layer_norm}"]
 
 
 def test_canonical_layout():

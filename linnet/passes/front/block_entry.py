@@ -53,8 +53,9 @@ def block_entry(analysis: Analysis, root: str | None, entry: str | None,
     tree = instance_tree(info, {k: v for k, v in values.items() if isinstance(v, int)},
                          {k: v for k, v in values.items() if isinstance(v, str)}, present)
     program = analysis.program
-    modules, assigned = flatten(dict(program.modules), tree, fn)
-    new = Program(program.root, modules, dict(program.files), dict(program.sources))
+    modules, assigned = flatten(dict(program.modules), tree, fn, program.links)
+    new = Program(program.root, modules, dict(program.files), dict(program.sources),
+                  links=dict(program.links))
     checked = analyze_program(new)
     if checked.diagnostics:
         raise CompileError(checked.diagnostics, program.sources)

@@ -44,12 +44,15 @@ _Key = tuple[tuple[str, ...], int, str]
 of the instances that flatten alike (`block_sharing.py`), the member function's name."""
 
 
-def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
+def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function,
+            links: dict[tuple, tuple] | None = None
             ) -> tuple[dict[tuple, t.Module], tuple[str, ...]]:
     """The program's modules (the root first) with their blocks replaced by the flattened
     functions of `entry` of the root instance; and the paths of the states the entry
     returns. Each function goes to the module that declares its block, so that the names
-    its body uses mean what they meant there (`pub`, where another module calls it)."""
+    its body uses mean what they meant there (`pub`, where another module calls it).
+    `links` maps each `use` path to the module it loaded (Program.links): a `use` that
+    lists names (`::{Leaf}`) lists the functions made in that module too."""
     flat = _Flattener(modules, root)
     new_entry = flat.entry(entry)
     root_key = next(iter(modules))
@@ -65,7 +68,34 @@ def flatten(modules: dict[tuple, t.Module], root: Inst, entry: t.Function
                 for f, home in flat.done.values() if home == key]
         items = tuple(plain) + tuple(made) + ((new_entry,) if key == root_key else ())
         out[key] = dataclasses.replace(module, items=items)
-    return out, flat.assigned_paths
+    return _relisted(modules, out, links or {}), flat.assigned_paths
+
+
+def _relisted(before: dict[tuple, t.Module], after: dict[tuple, t.Module],
+              links: dict[tuple, tuple]) -> dict[tuple, t.Module]:
+    """The flattened modules with each `use` that lists names (`::{Leaf}`) listing what
+    the module it loads offers now: its blocks are gone, and the functions made from
+    them, which flattened callers call by their made names, are there instead."""
+    out = {}
+    for key, module in after.items():
+        uses = []
+        for use in module.uses:
+            loaded = links.get(use.path, use.path)
+            if use.names is not None and loaded in after:
+                old = {i.name for i in before[loaded].items}
+                new = {i.name for i in after[loaded].items if i.public}
+                use = _listing(use, new, new - old)
+            uses.append(use)
+        out[key] = dataclasses.replace(module, uses=tuple(uses))
+    return out
+
+
+def _listing(use: t.Use, kept_names: set[str], made_names: set[str]) -> t.Use:
+    """The use's listed names that are still offered, then the names flattening made."""
+    kept = [(n, s) for n, s in zip(use.names, use.name_spans) if n in kept_names]
+    made = sorted(made_names)
+    return dataclasses.replace(use, names=tuple(n for n, _ in kept) + tuple(made),
+                               name_spans=tuple(s for _, s in kept) + (use.span,) * len(made))
 
 
 @dataclass
