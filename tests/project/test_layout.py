@@ -62,8 +62,10 @@ def test_each_pass_test_file_tests_its_pass():
 
 def test_every_folder_of_tests_mirrors_a_package_or_says_what_it_holds():
     packages = {p.parent.relative_to(LINNET).as_posix() for p in LINNET.rglob("__init__.py")}
+    libraries = {p.relative_to(LINNET).parts[0] for p in LINNET.rglob("*.linnet")}  # std
     folders = {p.parent.relative_to(TESTS).as_posix() for p in TESTS.rglob("*.py")
                if "__pycache__" not in p.parts and p.parent != TESTS}
-    strays = {f for f in folders if f.split("/")[0] not in CORPORA | ACROSS and f not in packages}
+    strays = {f for f in folders if f.split("/")[0] not in CORPORA | ACROSS | libraries
+              and f not in packages}
     assert strays == set()
     assert "unit" not in folders  # no flat folder of everything
