@@ -65,7 +65,7 @@ def analyze(program: Program) -> tuple[list[Diagnostic], dict[tuple[str, ...], C
     """The diagnostics, and what each module declares (for instantiating items later)."""
     bag = DiagnosticBag(program.sources)
     done: dict[tuple[str, ...], Checked] = {}
-    for path in reversed(list(program.modules)):
+    for path in program.dependency_order():
         done[path] = check_module(program.modules[path], done, bag, program.links)
     return bag.sorted(), done
 

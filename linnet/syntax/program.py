@@ -35,6 +35,26 @@ class Program:
         """The key of the module a `use` line loaded (its path as written, when none)."""
         return self.links.get(use.path, use.path)
 
+    def dependency_order(self) -> list[tuple[str, ...]]:
+        """The modules' keys, each after every module it uses (depth first from the root;
+        a cycle of `use` lines is cut where it closes). Load order is breadth first, so a
+        module the root uses directly may be loaded before a module that uses it too:
+        reversing load order is not enough."""
+        order: list[tuple[str, ...]] = []
+        seen: set[tuple[str, ...]] = set()
+
+        def visit(key: tuple[str, ...]) -> None:
+            if key in seen or key not in self.modules:
+                return
+            seen.add(key)
+            for use in self.modules[key].uses:
+                visit(self.used(use))
+            order.append(key)
+
+        for key in self.modules:
+            visit(key)
+        return order
+
     @property
     def root_module(self) -> t.Module | None:
         return next(iter(self.modules.values()), None)

@@ -81,3 +81,16 @@ def test_listing_an_item_twice_or_in_two_lines_is_one_item(tmp_path):
 def test_a_module_that_failed_to_load_is_e1202_alone(tmp_path):
     found = _diagnostics(tmp_path, "use nowhere::{one}", "return one(x)")
     assert [(f[0], f[3]) for f in found] == [("E1202", "use")]
+
+
+def test_a_module_is_checked_after_every_module_it_uses(tmp_path):
+    """The root uses lib and wrap, and wrap uses lib too: lib loads before wrap (breadth
+    first) but must be checked before it, or wrap's list finds nothing in lib."""
+    (tmp_path / "lib.linnet").write_text(LIB)
+    (tmp_path / "wrap.linnet").write_text(
+        "module wrap\nuse lib::{two}\n\npub fn wrapped(x: f32) -> f32 {\n"
+        "    return two(x)\n}\n")
+    root = tmp_path / "main.linnet"
+    root.write_text("module main\nuse lib::{one}\nuse wrap::{wrapped}\n\n"
+                    "entry main(x: f32) -> f32 {\n    return one(wrapped(x))\n}\n")
+    assert [d.code for d in check_program(str(root)).diagnostics] == []
