@@ -41,13 +41,16 @@ from importlib.machinery import PathFinder
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..syntax.parser import parse
 from . import fork_client as wire
 from . import python_entry
 
 PRELOADED = ("linnet.cli.main", "linnet.cli.compile", "linnet.cli.fuzz", "linnet.cli.inspect",
              "linnet.cli.tune", "linnet.cli.verify", "linnet.pipeline", "linnet.check.frontend")
 """What `linnet`'s commands import before they start work (the command line, the checker,
-the pipeline with lark, egglog and numpy): imported once, here."""
+the pipeline with lark and numpy): imported once, here. Not egglog, which starts a thread of
+its own when imported (numpy's BLAS threads stop and restart around a fork by themselves);
+the commands that run the e-graph stage import it."""
 
 WARM_UP = "module warm\n"
 """A program parsed once here, so that children find the parser built."""
@@ -75,7 +78,6 @@ def preload() -> None:
     """Import the compiler and build the parser, as every command would."""
     for name in PRELOADED:
         importlib.import_module(name)
-    from ..syntax.parser import parse
     parse(WARM_UP, "<warm-up>")
 
 
@@ -196,7 +198,8 @@ class Server:
         if theirs != ours:
             names = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
             return f"started with other settings: {', '.join(names)}"
-        shadowed = shadowing(python_entry.python_path(argv, cwd, env), self.start.prefix)
+        prefix = [entry or cwd for entry in python_entry.python_path(argv, cwd, env)]
+        shadowed = shadowing(prefix, self.start.prefix)
         if shadowed:
             return f"its sys.path finds another {shadowed}"
         return None
@@ -204,6 +207,7 @@ class Server:
     def start_child(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
         pid = os.fork()
         if pid == 0:
+            conn.close()
             self.become_child(request, fds)
         try:
             os.setpgid(pid, pid)

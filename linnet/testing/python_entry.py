@@ -119,7 +119,7 @@ def _report(err: BaseException) -> None:
     tb = err.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
-    sys.excepthook(type(err), err, tb)
+    sys.excepthook(type(err), err.with_traceback(tb), tb)
 
 
 def _run_code(code: str) -> None:
