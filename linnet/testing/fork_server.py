@@ -37,8 +37,8 @@ import socket
 import sys
 import threading
 import traceback
-from importlib.machinery import PathFinder
 from dataclasses import dataclass
+from importlib.machinery import PathFinder
 from typing import Mapping
 
 from ..syntax.parser import parse
@@ -75,9 +75,15 @@ def startup_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def preload() -> None:
-    """Import the compiler and build the parser, as every command would."""
+    """Import the compiler and build the parser, as every command would. (A module of the
+    list that is gone, renamed by a change to the command line, is left out: the server only
+    loses some speed.)"""
     for name in PRELOADED:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:
+                raise
     parse(WARM_UP, "<warm-up>")
 
 
@@ -182,6 +188,8 @@ class Server:
                 conn.close()
                 return
             self.start_child(conn, request, fds)
+        except (OSError, LookupError, TypeError):  # a client gone, or a malformed request
+            conn.close()
         finally:
             for fd in fds:
                 os.close(fd)
@@ -205,7 +213,12 @@ class Server:
         return None
 
     def start_child(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as err:  # out of processes or memory: a fresh interpreter may not be
+            wire.send_message(conn, fallback=f"cannot fork: {err}")
+            conn.close()
+            return
         if pid == 0:
             conn.close()
             self.become_child(request, fds)
@@ -231,7 +244,10 @@ class Server:
             self.children[pid] = None
             return
         for line in data.splitlines():
-            signum = json.loads(line).get("signal")
+            try:
+                signum = json.loads(line).get("signal")
+            except (ValueError, AttributeError):
+                continue
             if isinstance(signum, int):
                 try:
                     os.kill(pid, signum)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from linnet.testing import fork_server, python_entry
-from linnet.testing.fork_servers import CLIENT, SERVERS, python_command
+from linnet.testing.fork_servers import CLIENT, SERVERS, ForkServers, python_command
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = ROOT / "examples" / "relu.linnet"
@@ -184,6 +184,16 @@ def test_without_a_server_a_fresh_process(tmp_path):
     done = subprocess.run([sys.executable, "-I", "-S", str(CLIENT), str(tmp_path / "none"),
                            "-c", FORKED], capture_output=True, text=True, cwd=ROOT)
     assert (done.returncode, done.stdout) == (0, "False\n")
+
+
+def test_a_server_that_cannot_start_is_none(tmp_path):
+    servers = ForkServers()
+    try:
+        assert servers.socket_for({**os.environ, "PYTHONHOME": str(tmp_path)}) is None
+        assert servers.processes[0].wait(10) != 0
+    finally:
+        servers.stop()
+    assert not any(folder.exists() for folder in servers.folders)
 
 
 def test_the_servers_of_this_process_are_its_own():
