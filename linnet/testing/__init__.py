@@ -11,14 +11,15 @@ here, with a DeprecationWarning, for one release:
   and of its kernel, to draw sizes where the kernel applies; `make_inputs` draws inputs.
 - `linnet.testing.strategies`: hypothesis strategies over those sizes and inputs (imported on
   first use, so the rest of this package does not need hypothesis).
+
+The moved names import `linnet.fuzz` on first use too: a process that imports a helper of
+this package (the fork server, `child_env`) loads nothing else of the compiler.
 """
 
 from __future__ import annotations
 
 import importlib
 import warnings
-
-from ..fuzz import harness
 
 # Were imported from here; now `linnet.fuzz` (the differential harness users run) has them.
 MOVED_TO_FUZZ = ("compare_kernel_and_body", "compare_outputs", "Comparison", "OutputError",
@@ -33,5 +34,5 @@ def __getattr__(name: str):
     if name in MOVED_TO_FUZZ:
         warnings.warn(f"linnet.testing.{name} moved to linnet.fuzz.{name}; the old name goes "
                       "in the next release", DeprecationWarning, stacklevel=2)
-        return getattr(harness, name)
+        return getattr(importlib.import_module("linnet.fuzz.harness"), name)
     raise AttributeError(f"module 'linnet.testing' has no attribute {name!r}")

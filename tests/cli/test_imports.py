@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from linnet.testing.fork_servers import python_command
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "jax", "jaxlib", "ml_dtypes", "triton")
 PROBE = """
@@ -23,7 +25,9 @@ print(json.dumps({"status": status, "printed": len(out.getvalue()),
 
 
 def _imports(*argv: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
+    """Run a command in a process of its own (a child of the fork server, which has imported
+    the compiler but none of HEAVY); the modules of HEAVY loaded after it."""
+    done = subprocess.run([*python_command(), "-c", PROBE, *argv], capture_output=True,
                           text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from linnet.cli.main import main
+from linnet.testing.fork_servers import python_command
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = ROOT / "examples" / "relu.linnet"
@@ -24,12 +25,13 @@ BAD = "module m\n\nentry main(x: f32) -> f32 {\n    return x + true\n}\n"
 
 def _run(*argv: str, stdin: str | None = None, env: dict | None = None,
          prelude: str = "") -> subprocess.CompletedProcess:
-    """`python -m linnet ARGV` in a fresh process, from the worktree (optionally after
-    `prelude`, Python run before the command line loads)."""
+    """`python -m linnet ARGV` in a process of its own, from the worktree (optionally after
+    `prelude`, Python run before the command line loads), through the fork server."""
     code = f"{prelude}\nimport runpy, sys\nsys.argv = ['linnet'] + {list(argv)!r}\n" \
            "runpy.run_module('linnet', run_name='__main__')"
-    return subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True,
-                          text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=300)
+    env = {**os.environ, **(env or {})}
+    return subprocess.run([*python_command(env), "-c", code], input=stdin,
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
 
 
 def test_output_in_a_missing_directory_is_a_mistake(tmp_path, capsys):
@@ -132,7 +134,7 @@ def test_stdin_and_stdout_in_a_fresh_process():
 
 
 def test_onnx_binary_model_to_stdout():
-    done = subprocess.run([sys.executable, "-m", "linnet", "onnx", str(RELU), "-o", "-"],
+    done = subprocess.run([*python_command(), "-m", "linnet", "onnx", str(RELU), "-o", "-"],
                           capture_output=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0
     import onnx
@@ -153,7 +155,8 @@ def test_a_missing_optional_package_names_its_extra(argv, module, extra):
 
 
 def test_ctrl_c_exits_130_without_a_traceback():
-    """Interrupted while it waits for a program on standard input."""
+    """Interrupted while it waits for a program on standard input (a real `python -m
+    linnet`, as the next test and the interpreter's own start and exit have it)."""
     proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", "-"], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from linnet.cli.main import main
 from linnet.cli.report import use_color
+from linnet.testing.fork_servers import python_command
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = str(ROOT / "examples" / "relu.linnet")
@@ -89,6 +89,7 @@ def test_auto_colours_a_terminal_unless_no_color(monkeypatch):
 
 
 def test_piped_output_has_no_colour(bad):
-    done = subprocess.run([sys.executable, "-m", "linnet", "check", bad], capture_output=True,
-                          text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": ""}, timeout=300)
+    env = {**os.environ, "NO_COLOR": ""}
+    done = subprocess.run([*python_command(env), "-m", "linnet", "check", bad],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert done.returncode == 1 and "\x1b" not in done.stderr and "error[E2103]" in done.stderr

@@ -18,6 +18,7 @@ from linnet.syntax.parser import parse
 from linnet.syntax import tree as t
 from linnet.fuzz.case import Case
 from linnet.testing.child_env import child_env
+from linnet.testing.fork_servers import python_command
 from linnet.fuzz.reduce import reduce, write_report
 from linnet.fuzz.reduce.inputs import plainness, resized
 from linnet.fuzz.reduce.search import entry_spec, fits
@@ -267,8 +268,9 @@ def test_write_report(tmp_path):
     for line in text.split("```sh\n")[1].split("```")[0].splitlines()[:2]:
         if line.startswith("linnet "):
             argv = line.split()
-            done = subprocess.run([sys.executable, "-m", "linnet", *argv[1:]], cwd=folder,
-                                  env=env, capture_output=True, text=True, timeout=300)
+            done = subprocess.run([*python_command(env), "-m", "linnet", *argv[1:]],
+                                  cwd=folder, env=env, capture_output=True, text=True,
+                                  timeout=300)
             assert done.returncode == 0, done.stderr
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linnet.testing.child_env import child_env
+from linnet.testing.fork_servers import python_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -193,7 +195,7 @@ def diff(shown: list[str], actual: str) -> str:
 
 # ----- the scratch directory ---------------------------------------------------------------
 
-SHIM = "#!/bin/sh\nexec {python} {args}\"$@\"\n"
+SHIM = "#!/bin/sh\nexec {command}\"$@\"\n"
 
 
 def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
@@ -201,7 +203,9 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
     the blocks run in: `linnet`, `python` and `python3` (and `.venv/bin/python`) run this
     checkout with the test's interpreter, on the CPU (the pages' transcripts are a CPU
     machine's: a GPU, where there is one, is hidden from torch and JAX), without the
-    settings a user would not have (`TRITON_INTERPRET`, `LINNET_*` but the test cache)."""
+    settings a user would not have (`TRITON_INTERPRET`, `LINNET_*` but the test cache).
+    `linnet` runs through a fork server (linnet/testing/fork_servers.py), which has the
+    compiler imported already; it acts as `python -m linnet` would."""
     work = base / "work"
     shims = base / "bin"
     for name in COPIED:
@@ -209,16 +213,18 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shims.mkdir(parents=True)
     (work / ".venv" / "bin").mkdir(parents=True)
-    for path, args in ((shims / "linnet", "-m linnet "), (shims / "python", ""),
-                       (shims / "python3", ""), (work / ".venv" / "bin" / "python", "")):
-        path.write_text(SHIM.format(python=sys.executable, args=args))
-        path.chmod(0o755)
     env = child_env(ROOT, drop=tuple(k for k in os.environ
                                      if k.startswith("LINNET_") and k != "LINNET_CACHE")
                     + ("TRITON_INTERPRET", "NO_COLOR", "FORCE_COLOR"),
                     PATH=f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
                     CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                     PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", COLUMNS="80")
+    python = shlex.quote(sys.executable)
+    for path, command in ((shims / "linnet", f"{shlex.join(python_command(env))} -m linnet "),
+                          (shims / "python", f"{python} "), (shims / "python3", f"{python} "),
+                          (work / ".venv" / "bin" / "python", f"{python} ")):
+        path.write_text(SHIM.format(command=command))
+        path.chmod(0o755)
     return work, env
 
 
