@@ -103,9 +103,16 @@ def shadowing(prefix: list[str], own_prefix: list[str]) -> str | None:
     """A module imported here that `sys.path` starting with `prefix` would find elsewhere
     than the server's own path did: its name, or None."""
     for name in sorted({m.partition(".")[0] for m in list(sys.modules)}):
-        if getattr(sys.modules.get(name), "__file__", None) is None:
+        here = getattr(sys.modules.get(name), "__file__", None)
+        if here is None:
             continue  # built in, frozen, or a namespace package
-        if _origin(name, prefix) != _origin(name, own_prefix):
+        # Found by neither prefix, a module comes from the rest of the path (site-packages,
+        # an editable install's finder): the file imported here. A checkout installed
+        # editable is found by a client's working directory and by the server's finder
+        # alike: the same file, no shadowing.
+        theirs = _origin(name, prefix) or here
+        ours = _origin(name, own_prefix) or here
+        if os.path.realpath(theirs) != os.path.realpath(ours):
             return name
     return None
 
