@@ -31,8 +31,8 @@ from .. import prims
 from ..ir import tensor as ir
 from ..ir import kernel_numerics as kn
 from .common import (BITS, FLOATS, HALF, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa: F401
-                     attr_ints, freeze, highest_value, is_float, lowest_value, print_form,
-                     py_scalar, shape_code, shaped_call, slice_item_code)
+                     attr_ints, freeze, gathered_first, highest_value, is_float, lowest_value,
+                     print_form, py_scalar, shape_code, shaped_call, slice_item_code)
 
 JNP = {"bool": "bool_", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
        "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
@@ -243,11 +243,6 @@ def _positions(c: PrimCall, table: tuple[int, ...]) -> tuple[str, str]:
     return f"({inside})[...{spread}]", f"({keys},)"
 
 
-def _moved(table: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    """The table's axes reordered: the gathered ones first, then the others."""
-    return axes + tuple(k for k in range(len(table)) if k not in axes)
-
-
 def _gather(c: PrimCall) -> str:
     """A gather: positions outside their axis read 0; the others, clamped, index the table
     with its gathered axes moved first."""
@@ -255,7 +250,7 @@ def _gather(c: PrimCall) -> str:
     if any(table[k] == 0 for k in c.axes):
         return _nowhere(c.result)
     inside, keys = _positions(c, table)
-    order = _moved(table, c.axes)
+    order = gathered_first(len(table), c.axes)
     x = c.x if order == tuple(range(len(table))) else f"jnp.transpose({c.x}, {order!r})"
     return f"jnp.where({inside}, {x}[{keys}], jnp.zeros((), dtype={jnp_dtype(c.tx.dtype)}))"
 
@@ -265,7 +260,7 @@ def _scatter_add(c: PrimCall) -> str:
     table = c.result.shape
     if any(table[k] == 0 for k in c.axes):
         return _nowhere(c.result)
-    order = _moved(table, c.axes)
+    order = gathered_first(len(table), c.axes)
     zeros = f"jnp.zeros({shape_code(tuple(table[k] for k in order))}, " \
             f"dtype={jnp_dtype(c.result.dtype)})"
     inside, keys = _positions(c, table)

@@ -48,7 +48,8 @@ from onnx import TensorProto, helper
 from .. import prims
 from ..ir import tensor as ir
 from .jax_ops import value_of
-from .common import BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze, is_float
+from .common import (BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze,
+                     gathered_first, is_float)
 from .torch_ops import highest, lowest
 
 #: The ONNX element type of each Linnet dtype.
@@ -369,11 +370,6 @@ def _positions(g: Nodes, c: PrimCall, table: tuple[int, ...]) -> tuple[str, str]
     return (g.add("Unsqueeze", [inside, g.ints(spread)]) if spread else inside), index
 
 
-def _moved(table: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    """The table's axes reordered: the gathered ones first, then the others."""
-    return axes + tuple(k for k in range(len(table)) if k not in axes)
-
-
 def _gather(g: Nodes, c: PrimCall) -> str:
     """`GatherND` of the table with its gathered axes first, at the clamped positions;
     0 where a position lies outside its axis."""
@@ -381,7 +377,7 @@ def _gather(g: Nodes, c: PrimCall) -> str:
     if any(table[k] == 0 for k in c.axes):
         return g.fill(0, d, tuple(c.result.shape))
     inside, index = _positions(g, c, table)
-    order = _moved(table, c.axes)
+    order = gathered_first(len(table), c.axes)
     x = c.x if order == tuple(range(len(table))) else g.add("Transpose", [c.x],
                                                             perm=list(order))
     return select(g, inside, g.add("GatherND", [x, index]), g.const(0, d), d)
@@ -394,7 +390,7 @@ def _scatter_add(g: Nodes, c: PrimCall) -> str:
     if any(table[k] == 0 for k in c.axes):
         return g.fill(0, d, table)
     inside, index = _positions(g, c, table)
-    order = _moved(table, c.axes)
+    order = gathered_first(len(table), c.axes)
     w = work("ScatterND", d)
     zeros = g.fill(0, w, tuple(table[k] for k in order))
     update = g.cast(select(g, inside, c.x, g.const(0, d), d), d, w)

@@ -39,8 +39,8 @@ from typing import Any, Callable, Sequence
 from .. import prims
 from ..ir import tensor as ir
 from ..ir import kernel_numerics as kn
-from .common import (HALF, SIGNED, UNSIGNED, attr_int, attr_ints, freeze, highest_value,
-                     is_float, lowest_value)
+from .common import (HALF, SIGNED, UNSIGNED, attr_int, attr_ints, freeze, gathered_first,
+                     highest_value, is_float, lowest_value)
 from .jax_ops import value_of
 
 ELEMENT = {"bool": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
@@ -485,8 +485,8 @@ def _positions(r: Row, table: tuple[int, ...]) -> tuple[Value, Value]:
 def _gather_dims(shape: tuple[int, ...], k: int, rest: int, scatter: bool) -> str:
     """The dimension numbers of a gather (or of its adjoint scatter) of the table with its
     `k` gathered axes first, at start indices `shape + [k]`: the other `rest` axes whole."""
-    window = dense_list(range(len(shape), len(shape) + rest))
-    first = dense_list(range(k))
+    window = _dense_list(range(len(shape), len(shape) + rest))
+    first = _dense_list(range(k))
     if scatter:
         return (f"scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = "
                 f"{window}, inserted_window_dims = {first}, scatter_dims_to_operand_dims = "
@@ -496,7 +496,7 @@ def _gather_dims(shape: tuple[int, ...], k: int, rest: int, scatter: bool) -> st
             f"index_vector_dim = {len(shape)}>")
 
 
-def dense_list(values) -> str:
+def _dense_list(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
@@ -508,11 +508,6 @@ def _spread_left(w: OpWriter, x: Value, shape: tuple[int, ...]) -> Value:
                  f"broadcast_dimensions = {dense_array(range(x.type.rank))}")
 
 
-def _moved(table: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    """The table's axes reordered: the gathered ones first, then the others."""
-    return axes + tuple(k for k in range(len(table)) if k not in axes)
-
-
 def _gather(r: Row) -> Value:
     """`stablehlo.gather` of the table with its gathered axes first, at the clamped
     positions; 0 where a position lies outside its axis."""
@@ -521,7 +516,7 @@ def _gather(r: Row) -> Value:
     if any(table[k] == 0 for k in axes):
         return constant(r.w, 0, r.result.dtype, r.result.shape)
     inside, index = _positions(r, table)
-    order = _moved(table, axes)
+    order = gathered_first(len(table), axes)
     moved = transpose(r.w, x, order)
     sizes = [1] * len(axes) + [table[k] for k in order[len(axes):]]
     props = (_gather_dims(inside.type.shape, len(axes), len(sizes) - len(axes), False)
@@ -540,7 +535,7 @@ def _scatter_add(r: Row) -> Value:
     if any(table[k] == 0 for k in axes):
         return constant(r.w, 0, r.result.dtype, table)
     inside, index = _positions(r, table)
-    order = _moved(table, axes)
+    order = gathered_first(len(table), axes)
     d = work_dtype(r.result.dtype)
     zero = constant(r.w, 0, g.type.dtype, g.type.shape)
     update = convert(r.w, r.w.op1("stablehlo.select", [_spread_left(r.w, inside, g.type.shape),

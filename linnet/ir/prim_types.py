@@ -140,7 +140,7 @@ def _shape_prim_type(e: ir.Prim, attrs: dict, shapes: list, dtypes: list
     return None
 
 
-def gathered_shape(table: tuple[int, ...], axes: tuple[int, ...],
+def _gathered_shape(table: tuple[int, ...], axes: tuple[int, ...],
                    positions: tuple[int, ...]) -> tuple[int, ...]:
     """The shape `gather` reads from a table: the positions' shape, then the table's axes
     that are not gathered, in order."""
@@ -157,7 +157,7 @@ def _gather_type(op: str, axes: object, shapes: list, dtypes: list, out: ir.TTyp
         return f"{op} of {len(shapes) - 1} positions on axes {axes} of rank {len(table)}"
     if len(set(shapes[1:])) != 1 or any(d[0] not in "iu" for d in dtypes[1:]):
         return f"{op} positions of shapes {shapes[1:]} and dtypes {dtypes[1:]}"
-    read = gathered_shape(table, axes, shapes[1])
+    read = _gathered_shape(table, axes, shapes[1])
     if op == "gather":
         return ir.TType(read, dtypes[0])
     if shapes[0] != read:

@@ -159,3 +159,12 @@ kernel k(x: Tensor[16; f32], ids: Tensor[16; i32]) -> y: Tensor[16; f32] grid(1)
 }
 """
     assert diagnostics_of(tmp_path, text) == [("E2127", "i[c]")]
+
+
+def test_linnet_verify_finds_the_kernel_equal_to_the_gathering_body(capsys) -> None:
+    from linnet.cli.verify import main
+    assert main(["verify", str(PROGRAM), "--op", "embedding", "--examples", "3",
+                 "--in-process", "--no-grad"]) == 0
+    out = capsys.readouterr().out
+    assert "op embedding (kernel embed_rows)" in out and "3 sizes tried" in out
+    assert "disagree" not in out
