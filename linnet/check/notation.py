@@ -291,6 +291,8 @@ class NotationChecker:
         if isinstance(item, t.Slice):
             self.error("E3104", "slices are not allowed in index notation", item.span)
             return False
+        if _is_gather_position(item, self.ix):
+            return self._gather_position(item)
         name = item.name if isinstance(item, t.PackIx) else getattr(item, "id", None)
         if not isinstance(item, t.PackIx) and (name is None or name not in self.ix):
             if name is None or self._compile_time_name(name):
@@ -345,6 +347,30 @@ class NotationChecker:
         const = self.frame.globals.consts.get(name)
         return const is not None and compile_time_int(const) is not None
 
+    def _gather_position(self, item: t.Expr) -> bool:
+        """`table[ids[b, s], h]`: an integer scalar computed from the index variables picks
+        the position, so the access is a gather. Its index variables take their extents
+        where they index; the gathered axis takes none (a position outside it reads 0)."""
+        if self.frame.kernel is not None:
+            self.error("E2127", "a tile cannot be gathered from", item.span,
+                       "a computed position",
+                       help="load the rows you need instead: `load(table[ids, cols])` "
+                            "reads memory at a tile of positions")
+            return False
+        v = self.expr(item)
+        if v.is_error:
+            return False
+        v = self.settled(v, item.span)
+        if v.is_error:
+            return False
+        if not (is_scalar(v.type) and self.is_integer(v.type.dtype)):  # type: ignore[union-attr]
+            self.error("E2101", f"a gather position must be an integer scalar, found {v.type}",
+                       item.span, f"this is {v.type}",
+                       help="index with integers, as in `table[ids[b], h]` with "
+                            "`ids: Tensor[B; i32]`; `cast<i32>(...)` converts")
+            return False
+        return True
+
     def _constant_position(self, item: t.Expr, extent: Dim) -> bool:
         """`x[r, 0]`, `x[r, C - 1]`: a compile-time integer provably in range picks one
         position of its axis (the axis is not iterated)."""
@@ -387,16 +413,37 @@ def _index_names(e: t.Expr, ix: dict) -> list[str]:
                                                               if k not in inner})
                          if n not in found)
             return
-        for f in fields(node):
-            if f.name in ("span", "callee_span", "name_spans"):
-                continue
-            value = getattr(node, f.name)
-            for child in value if isinstance(value, tuple) else (value,):
-                if is_dataclass(child):
-                    visit(child)
+        for child in _children(node):
+            visit(child)
 
     visit(e)
     return found
+
+
+def _children(node):
+    """The nodes directly inside a node of the surface tree."""
+    for f in fields(node):
+        if f.name in ("span", "callee_span", "name_spans"):
+            continue
+        value = getattr(node, f.name)
+        for child in value if isinstance(value, tuple) else (value,):
+            if is_dataclass(child):
+                yield child
+
+
+def _is_gather_position(item, ix: dict) -> bool:
+    """Is this position of an access in index notation a gather: an expression (not a
+    bare name) that reads a tensor and an index variable in scope, as `ids[b, s]` does?"""
+    if isinstance(item, (t.Name, t.PackIx, t.Slice)) or not _index_names(item, ix):
+        return False
+    return any(isinstance(node, t.Index) for node in _nodes(item))
+
+
+def _nodes(e):
+    """Every node of an expression tree."""
+    yield e
+    for child in _children(e):
+        yield from _nodes(child)
 
 
 def _show(domain) -> str:

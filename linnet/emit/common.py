@@ -61,6 +61,12 @@ def attr_ints(v: object) -> tuple[int, ...]:
     return tuple(attr_int(x) for x in v)
 
 
+def gathered_first(rank: int, axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of a gather's table reordered, its gathered `axes` first, then the others:
+    every target reads a gather from (and scatters its adjoint into) the table so laid out."""
+    return axes + tuple(k for k in range(rank) if k not in axes)
+
+
 def freeze(v: object) -> object:
     """Attributes as hashable values (lists become tuples), for caching."""
     if isinstance(v, (list, tuple)):

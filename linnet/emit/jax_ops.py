@@ -31,8 +31,8 @@ from .. import prims
 from ..ir import tensor as ir
 from ..ir import kernel_numerics as kn
 from .common import (BITS, FLOATS, HALF, SIGNED, UNSIGNED, PrimCall, attr_int,  # noqa: F401
-                     attr_ints, freeze, highest_value, is_float, lowest_value, print_form,
-                     py_scalar, shape_code, shaped_call, slice_item_code)
+                     attr_ints, freeze, gathered_first, highest_value, is_float, lowest_value,
+                     print_form, py_scalar, shape_code, shaped_call, slice_item_code)
 
 JNP = {"bool": "bool_", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
        "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
@@ -232,6 +232,44 @@ def _dyn_index(c: PrimCall) -> str:
     return f"{c.x}[{', '.join(c.args[1:])}]" if len(c.args) > 1 else c.x
 
 
+def _positions(c: PrimCall, table: tuple[int, ...]) -> tuple[str, str]:
+    """A gather's positions made safe: where all lie inside their axes (broadcast over the
+    table's other axes), and the index tuple, each position clamped into its axis. Both
+    read the positions as i64 (a u64 above the i64 range wraps negative: outside too)."""
+    wide = [(k, f"{p}.astype(jnp.int64)") for k, p in zip(c.axes, c.args[1:])]
+    inside = " & ".join(f"({q} >= 0) & ({q} < {table[k]})" for k, q in wide)
+    keys = ", ".join(f"jnp.clip({q}, 0, {table[k] - 1})" for k, q in wide)
+    spread = ", None" * (len(table) - len(c.axes))
+    return f"({inside})[...{spread}]", f"({keys},)"
+
+
+def _gather(c: PrimCall) -> str:
+    """A gather: positions outside their axis read 0; the others, clamped, index the table
+    with its gathered axes moved first."""
+    table = c.tx.shape
+    if any(table[k] == 0 for k in c.axes):
+        return _nowhere(c.result)
+    inside, keys = _positions(c, table)
+    order = gathered_first(len(table), c.axes)
+    x = c.x if order == tuple(range(len(table))) else f"jnp.transpose({c.x}, {order!r})"
+    return f"jnp.where({inside}, {x}[{keys}], jnp.zeros((), dtype={jnp_dtype(c.tx.dtype)}))"
+
+
+def _scatter_add(c: PrimCall) -> str:
+    """The adjoint of a gather: g added into zeros at the positions that lie inside."""
+    table = c.result.shape
+    if any(table[k] == 0 for k in c.axes):
+        return _nowhere(c.result)
+    order = gathered_first(len(table), c.axes)
+    zeros = f"jnp.zeros({shape_code(tuple(table[k] for k in order))}, " \
+            f"dtype={jnp_dtype(c.result.dtype)})"
+    inside, keys = _positions(c, table)
+    g = f"jnp.where({inside}, {c.x}, jnp.zeros((), dtype={jnp_dtype(c.tx.dtype)}))"
+    out = f"{zeros}.at[{keys}].add({g})"
+    back = tuple(order.index(k) for k in range(len(table)))
+    return out if back == tuple(range(len(table))) else f"jnp.transpose({out}, {back!r})"
+
+
 def _iota(c: PrimCall) -> str:
     (n,) = c.result.shape
     return cast_expr(f"jnp.arange({attr_int(n)}, dtype=jnp.int64)", "i64", c.result.dtype)
@@ -259,6 +297,8 @@ def functions(numerics: str, nan_guard: bool, kernel: bool) -> dict:
         "concat": _concat,
         "index": _index,
         "dyn_index": _dyn_index,
+        "gather": _gather,
+        "scatter_add": _scatter_add,
         "iota": _iota,
         "fill": lambda c: shaped_call("jnp.broadcast_to",
                                       cast_expr(c.x, c.tx.dtype, c.result.dtype), c.result.shape),

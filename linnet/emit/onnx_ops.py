@@ -48,7 +48,8 @@ from onnx import TensorProto, helper
 from .. import prims
 from ..ir import tensor as ir
 from .jax_ops import value_of
-from .common import BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze, is_float
+from .common import (BITS, SIGNED, UNSIGNED, PrimCall, attr_int, attr_ints, freeze,
+                     gathered_first, is_float)
 from .torch_ops import highest, lowest
 
 #: The ONNX element type of each Linnet dtype.
@@ -95,6 +96,7 @@ WORK: dict[str, dict[str, str]] = {
        for op in ("ReduceMax", "ReduceMin")},
     "MatMul": {**_HALVES, **_NARROW_INTS},
     "Einsum": _HALVES,
+    "ScatterND": _HALVES,  # a gather's adjoint: half values summed in f32
 }
 
 
@@ -349,6 +351,54 @@ def _dyn_index(g: Nodes, x: str, positions: Sequence[str], tys: Sequence[ir.TTyp
     return x
 
 
+def _positions(g: Nodes, c: PrimCall, table: tuple[int, ...]) -> tuple[str, str]:
+    """A gather's positions made safe: where all lie inside their axes (with axes of 1 for
+    the table's other axes), and the `GatherND` indices, each position clamped into its
+    axis. Both read the positions as i64 (a u64 above the i64 range wraps negative)."""
+    inside, keys = "", []
+    for k, p, t in zip(c.axes, c.args[1:], c.types[1:]):
+        q = g.cast(p, t.dtype, "i64")
+        low, high = g.const(0, "i64"), g.const(table[k] - 1, "i64")
+        ok = g.add("And", [g.add("GreaterOrEqual", [q, low]),
+                           g.add("LessOrEqual", [q, high])])
+        inside = ok if not inside else g.add("And", [inside, ok])
+        keys.append(g.add("Unsqueeze", [g.add("Min", [g.add("Max", [q, low]), high]),
+                                        g.ints([-1])]))
+    index = keys[0] if len(keys) == 1 else g.add("Concat", keys, axis=-1)
+    rank = c.types[1].rank
+    spread = list(range(rank, rank + len(table) - len(c.axes)))
+    return (g.add("Unsqueeze", [inside, g.ints(spread)]) if spread else inside), index
+
+
+def _gather(g: Nodes, c: PrimCall) -> str:
+    """`GatherND` of the table with its gathered axes first, at the clamped positions;
+    0 where a position lies outside its axis."""
+    table, d = tuple(c.tx.shape), c.tx.dtype
+    if any(table[k] == 0 for k in c.axes):
+        return g.fill(0, d, tuple(c.result.shape))
+    inside, index = _positions(g, c, table)
+    order = gathered_first(len(table), c.axes)
+    x = c.x if order == tuple(range(len(table))) else g.add("Transpose", [c.x],
+                                                            perm=list(order))
+    return select(g, inside, g.add("GatherND", [x, index]), g.const(0, d), d)
+
+
+def _scatter_add(g: Nodes, c: PrimCall) -> str:
+    """The adjoint of a gather: `ScatterND` adding g, zeroed where a position lies
+    outside its axis, into zeros of the table with its gathered axes first."""
+    table, d = tuple(c.result.shape), c.result.dtype
+    if any(table[k] == 0 for k in c.axes):
+        return g.fill(0, d, table)
+    inside, index = _positions(g, c, table)
+    order = gathered_first(len(table), c.axes)
+    w = work("ScatterND", d)
+    zeros = g.fill(0, w, tuple(table[k] for k in order))
+    update = g.cast(select(g, inside, c.x, g.const(0, d), d), d, w)
+    y = g.cast(g.add("ScatterND", [zeros, index, update], reduction="add"), w, d)
+    back = [order.index(k) for k in range(len(table))]
+    return y if back == list(range(len(table))) else g.add("Transpose", [y], perm=back)
+
+
 def _diagonal(g: Nodes, x: str, tx: ir.TType, axes: tuple[int, ...]) -> str:
     """Merge `axes` into one axis, placed last: transpose them to the back, then merge the
     last two axes (`[.., a, b]` reshaped to `[.., a * b]`, gathering `i * b + i`) until
@@ -578,6 +628,8 @@ FUNCTIONS: dict[str, Callable[[Nodes, PrimCall], str]] = {
     "concat": lambda g, c: g.add("Concat", list(c.args), axis=c.axis),
     "index": lambda g, c: _index(g, c.x, c.tx, tuple(freeze(c.attrs["items"]))),
     "dyn_index": lambda g, c: _dyn_index(g, c.x, c.args[1:], c.types[1:]),
+    "gather": _gather,
+    "scatter_add": _scatter_add,
     "iota": _iota,
     "fill": _fill,
     "cumsum": _cumsum,

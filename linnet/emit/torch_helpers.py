@@ -168,6 +168,46 @@ def _ln_float_to_u64(x):
     return torch.where(big, hi, x.to(torch.int64))
 
 
+def _ln_positions(shape, axes, positions, device):
+    """Gather positions made safe: where every position is inside its axis, and each one
+    clamped into its axis (as int64: a u8 tensor would index as a mask)."""
+    inside = torch.ones(positions[0].shape, dtype=torch.bool, device=device)
+    keys = []
+    for k, p in zip(axes, positions):
+        p = p.to(torch.int64)
+        inside = inside & (p >= 0) & (p < shape[k])
+        keys.append(p.clamp(0, max(shape[k] - 1, 0)))
+    return inside, tuple(keys)
+
+
+def _ln_gather(x, axes, *positions):
+    """x read at integer positions on `axes`: the positions' shape, then x's other axes;
+    a position outside its axis reads 0 (masked, then clamped so memory is read in bounds)."""
+    rest = [k for k in range(x.dim()) if k not in axes]
+    out = tuple(positions[0].shape) + tuple(x.shape[k] for k in rest)
+    zero = torch.zeros((), dtype=x.dtype, device=x.device)
+    if any(x.shape[k] == 0 for k in axes):
+        return zero.expand(out).clone()
+    inside, keys = _ln_positions(x.shape, axes, positions, x.device)
+    read = x.permute(*axes, *rest)[keys]
+    return torch.where(inside.reshape(inside.shape + (1,) * len(rest)), read, zero)
+
+
+def _ln_scatter_add(g, shape, axes, *positions):
+    """The adjoint of `_ln_gather`: zeros of `shape` with g added at the positions on
+    `axes`; a position outside its axis adds nothing."""
+    rest = [k for k in range(len(shape)) if k not in axes]
+    order = list(axes) + rest
+    out = torch.zeros([shape[k] for k in order], dtype=g.dtype, device=g.device)
+    if not any(shape[k] == 0 for k in axes):
+        inside, keys = _ln_positions(shape, axes, positions, g.device)
+        inside = inside.reshape(inside.shape + (1,) * len(rest))
+        out.index_put_(keys, torch.where(inside, g, torch.zeros((), dtype=g.dtype,
+                                                                  device=g.device)),
+                       accumulate=True)
+    return out.permute(*[order.index(k) for k in range(len(shape))])
+
+
 def _ln_einsum_int(spec, dtype, *xs):
     """An integer einsum as a broadcast product and a sum, computed in `dtype`."""
     ins, out = spec.split("->")
@@ -291,7 +331,8 @@ HELPERS: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (_ln_device, _ln_arg, _ln_out, _ln_lit, _ln_sdiv, _ln_smod, _ln_udiv,
                             _ln_umod, _ln_flip,
                             _ln_lshr64, _ln_udiv64, _ln_umod64, _ln_u64_to_float,
-                            _ln_float_to_u64, _ln_einsum_int, _ln_needs_grad, _ln_own,
+                            _ln_float_to_u64, _ln_positions, _ln_gather, _ln_scatter_add,
+                            _ln_einsum_int, _ln_needs_grad, _ln_own,
                             _ln_vjp, _ln_fresh, _ln_traced, _ln_library)}
 
 _HELPER_NAME = re.compile(r"\b_ln_[a-z0-9_]+")

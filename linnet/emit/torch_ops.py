@@ -304,6 +304,16 @@ def _index(c: PrimCall) -> str:
     return f"{c.x}[{', '.join(slice_item_code(i) for i in items)}]" if items else c.x
 
 
+def _gather(c: PrimCall) -> str:
+    """A gather: `_ln_gather` masks positions outside their axis to 0 and clamps them."""
+    return f"_ln_gather({c.x}, {c.axes!r}, {', '.join(c.args[1:])})"
+
+
+def _scatter_add(c: PrimCall) -> str:
+    return (f"_ln_scatter_add({c.x}, {shape_code(c.result.shape)}, {c.axes!r}, "
+            f"{', '.join(c.args[1:])})")
+
+
 def _concat(c: PrimCall) -> str:
     items = ", ".join(c.args) + ("," if len(c.args) == 1 else "")
     return f"torch.cat(({items}), dim={c.axis})"
@@ -332,6 +342,8 @@ FUNCTIONS = {
     "concat": _concat,
     "index": _index,
     "dyn_index": _dyn_index,
+    "gather": _gather,
+    "scatter_add": _scatter_add,
     "iota": _iota,
     "fill": lambda c: shaped_call("torch.broadcast_to",
                                   cast_expr(c.x, c.tx.dtype, c.result.dtype), c.result.shape),

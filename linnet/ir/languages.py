@@ -58,10 +58,14 @@ ATOM = Form("atom", (ir.Var, ir.Lit), "a binding of a plain `Var` or `Lit` (a co
 REDUCTION = _prims("reduction prim", frozenset(
     {f"reduce_{op}" for op in ("sum", "prod", "max", "min", "any", "all")} | {"diagonal"}),
     "reductions over axes, and `diagonal`: what index notation lowers to")
+GATHER = _prims("gather prim", frozenset({"gather", "scatter_add"}),
+                "a read at integer positions, and its adjoint `scatter_add`: what a gather "
+                "in index notation lowers to")
 DOT = _prims("dot", frozenset({"dot"}), "a tile or matrix product chosen by the e-graph")
 KERNEL_PRIM = _prims("kernel prim", frozenset({"program_id", "load"}) | ir.EFFECTS,
                      "`program_id` and memory: `load`, `store`, the atomics (in kernels)")
-PRIM = _prims("Prim", frozenset(ir.PRIMS) - REDUCTION.prims - DOT.prims - KERNEL_PRIM.prims,
+PRIM = _prims("Prim", frozenset(ir.PRIMS) - REDUCTION.prims - GATHER.prims - DOT.prims
+              - KERNEL_PRIM.prims,
               "elementwise, shape and construction prims (`cumsum` among them)")
 EINSUM = Form("Einsum", (ir.Einsum,), "a contraction, in a function that is no kernel")
 CALL_OP = Form("Call of an op", (ir.Call,), "a call of an op Func")
@@ -75,7 +79,7 @@ LOOP = Form("Loop", (ir.Loop,), "a counted loop (`yields == 0`), with run-time b
 SCAN = Form("scan", (ir.Loop,), "a Loop that stacks what it yields, outside kernels")
 WHILE = Form("While", (ir.While,), "a loop on a condition block")
 COMPREHENSION = Form("Comprehension", (ir.Comprehension, ir.IxAccess, ir.IxScalar,
-                                       ir.IxPrim, ir.IxReduce),
+                                       ir.IxPrim, ir.IxReduce, ir.IxGather),
                      "index notation, its body an index expression")
 
 # Expressions that stand in kernel Funcs, where they differ from those of other functions.
@@ -85,7 +89,7 @@ KERNEL_SCAN = Form("scan in a kernel", (ir.Loop,), "a Loop with yields in a kern
 
 FORMS: tuple[Form, ...] = (
     ENTRY_FUNC, OP_FUNC, FN_FUNC, GRAD_CLAUSE, KERNEL_FUNC, KERNEL_BINDING, CHOSEN_KERNEL,
-    ATOM, PRIM, REDUCTION, DOT, KERNEL_PRIM, EINSUM, KERNEL_EINSUM, CALL_OP, CALL_ENTRY,
+    ATOM, PRIM, REDUCTION, GATHER, DOT, KERNEL_PRIM, EINSUM, KERNEL_EINSUM, CALL_OP, CALL_ENTRY,
     CALL_FN, KERNEL_CALL, MAKE_TUPLE, GET_ITEM, IF, LOOP, SCAN, KERNEL_SCAN, WHILE,
     COMPREHENSION)
 
@@ -111,7 +115,8 @@ def form_of_expr(e: ir.Expr, in_kernel: bool, callee_kind: str | None = None) ->
     form depends on its callee's kind. None for what is no expression of the IR, or a
     call of an unknown function (the verifier reports both as such)."""
     if isinstance(e, ir.Prim):
-        return next((f for f in (REDUCTION, DOT, KERNEL_PRIM) if e.op in f.prims), PRIM)
+        return next((f for f in (REDUCTION, GATHER, DOT, KERNEL_PRIM) if e.op in f.prims),
+                    PRIM)
     if isinstance(e, ir.Einsum):
         return KERNEL_EINSUM if in_kernel else EINSUM
     if isinstance(e, ir.Call):
@@ -176,7 +181,7 @@ TENSOR_CORE = TENSOR_INLINED.derive(
     "tensor-core", "lower-index-notation", "Index notation lowered to aligned prims, "
     "reductions and einsums. `differentiate`, `fold-constants`, `hoist-loop-invariants`, "
     "`cse`, `dce`, `drop-dead-carries`, `egraph-tiles` and `fold-proved-masks` keep it.",
-    adding=(REDUCTION, EINSUM, KERNEL_EINSUM), removing=(COMPREHENSION,))
+    adding=(REDUCTION, GATHER, EINSUM, KERNEL_EINSUM), removing=(COMPREHENSION,))
 
 TENSOR_DOTS = TENSOR_CORE.derive(
     "tensor-dots", "egraph-products", "Tile and matrix products chosen as `dot`. "

@@ -128,6 +128,8 @@ def _shape_prim_type(e: ir.Prim, attrs: dict, shapes: list, dtypes: list
         return _concat_type(attrs["axis"], shapes, dtypes)
     if op == "index":
         return _index_type(attrs["items"], shapes[0], same)
+    if op in ("gather", "scatter_add"):
+        return _gather_type(op, attrs["axes"], shapes, dtypes, out)
     if op == "dyn_index":
         if not e.args or any(s != () or d[0] not in "iu" for s, d in zip(shapes[1:], dtypes[1:])):
             return "dyn_index takes a tensor and integer scalars"
@@ -136,6 +138,31 @@ def _shape_prim_type(e: ir.Prim, attrs: dict, shapes: list, dtypes: list
             return f"{n} indices into rank {len(shapes[0])}"
         return ir.TType(shapes[0][n:], same)
     return None
+
+
+def _gathered_shape(table: tuple[int, ...], axes: tuple[int, ...],
+                   positions: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape `gather` reads from a table: the positions' shape, then the table's axes
+    that are not gathered, in order."""
+    return positions + tuple(n for k, n in enumerate(table) if k not in axes)
+
+
+def _gather_type(op: str, axes: object, shapes: list, dtypes: list, out: ir.TType
+                 ) -> ir.TType | str:
+    """`gather(x, i_0, ...)` and its adjoint `scatter_add(g, i_0, ...)` (of the table's
+    type, the result): one integer position tensor per axis in `axes`, all of one shape."""
+    table = shapes[0] if op == "gather" else out.shape
+    if len(shapes) < 2 or not _valid_axes(axes, len(table)) or len(axes) != len(shapes) - 1 \
+            or tuple(sorted(axes)) != axes:
+        return f"{op} of {len(shapes) - 1} positions on axes {axes} of rank {len(table)}"
+    if len(set(shapes[1:])) != 1 or any(d[0] not in "iu" for d in dtypes[1:]):
+        return f"{op} positions of shapes {shapes[1:]} and dtypes {dtypes[1:]}"
+    read = _gathered_shape(table, axes, shapes[1])
+    if op == "gather":
+        return ir.TType(read, dtypes[0])
+    if shapes[0] != read:
+        return f"scatter_add of {shapes[0]} into {out.shape}, which reads {read}"
+    return ir.TType(out.shape, dtypes[0])
 
 
 def _concat_type(axis: object, shapes: list, dtypes: list) -> ir.TType | str:

@@ -164,6 +164,9 @@ def print_ix(e: ir.IxExpr) -> str:
         return f"{atom(e.tensor)}[{', '.join(e.indices)}]"
     if kind == "IxScalar":
         return atom(e.value)
+    if kind == "IxGather":
+        positions = (p if isinstance(p, str) else print_ix(p) for p in e.positions)
+        return f"{atom(e.tensor)}[{', '.join(positions)}]"
     if kind == "IxPrim":
         return f"{e.op}({', '.join(print_ix(a) for a in e.args)}){_attrs(e.attrs)}"
     axes = ", ".join(f"{n}:{k}" for n, k in e.axes)

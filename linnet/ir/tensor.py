@@ -255,7 +255,17 @@ class IxReduce:
     dtype: str
 
 
-IxExpr = Union[IxAccess, IxScalar, IxPrim, IxReduce]
+@node
+class IxGather:
+    """`table[ids[b, s], h]` inside index notation: an access where some positions are
+    integer index expressions (a gather) and the others index names. A gathered axis takes
+    no extent from the access; a position outside its axis reads zero."""
+    tensor: Atom
+    positions: tuple[Union[str, "IxExpr"], ...]  # one per axis of `tensor`
+    dtype: str
+
+
+IxExpr = Union[IxAccess, IxScalar, IxPrim, IxReduce, IxGather]
 
 
 @node

@@ -478,6 +478,8 @@ class _Verifier:
                 elif env[i] != extent:
                     self.problem(f"index {i} of extent {env[i]} indexes an axis of {extent}")
             return self.same_dtype(e.dtype, t.dtype, f"access of {e.tensor}")
+        if isinstance(e, ir.IxGather):
+            return self.ix_gather(e, env)
         if isinstance(e, ir.IxScalar):
             if e.value.type.shape != ():
                 self.problem(f"{e.value} used as a scalar has type {e.value.type}")
@@ -497,6 +499,24 @@ class _Verifier:
             return e.dtype
         self.problem(f"not an index expression: {type(e).__name__}")
         return None
+
+    def ix_gather(self, e: ir.IxGather, env: dict[str, int]) -> str | None:
+        """A gather: one position per axis, each an index name of the axis's extent or an
+        integer index expression (which may take any value)."""
+        t = e.tensor.type
+        if len(e.positions) != t.rank:
+            self.problem(f"{e.tensor} of rank {t.rank} gathered with {len(e.positions)} "
+                         "positions")
+        for p, extent in zip(e.positions, t.shape):
+            if not isinstance(p, str):
+                dtype = self.ix(p, env)
+                if dtype is not None and dtype[0] not in "iu":
+                    self.problem(f"gather position of dtype {dtype} into {e.tensor}")
+            elif p not in env:
+                self.problem(f"index {p} is neither an output nor reduced")
+            elif env[p] != extent:
+                self.problem(f"index {p} of extent {env[p]} indexes an axis of {extent}")
+        return self.same_dtype(e.dtype, t.dtype, f"gather from {e.tensor}")
 
     def same_dtype(self, said: str, actual: str, what: str) -> str:
         if said != actual:

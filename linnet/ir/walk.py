@@ -38,6 +38,11 @@ def ix_atoms(e: ir.IxExpr) -> Iterator[ir.Atom]:
         yield e.tensor
     elif isinstance(e, ir.IxScalar):
         yield e.value
+    elif isinstance(e, ir.IxGather):
+        yield e.tensor
+        for p in e.positions:
+            if not isinstance(p, str):
+                yield from ix_atoms(p)
     elif isinstance(e, ir.IxPrim):
         for a in e.args:
             yield from ix_atoms(a)

@@ -309,6 +309,9 @@ def map_ix_atoms(e: ir.IxExpr, fn: Callable[[ir.Atom], ir.Atom]) -> ir.IxExpr:
         return _same_or(e, args=tuple(map_ix_atoms(a, fn) for a in e.args))
     if isinstance(e, ir.IxReduce):
         return _same_or(e, body=map_ix_atoms(e.body, fn))
+    if isinstance(e, ir.IxGather):
+        return _same_or(e, tensor=fn(e.tensor), positions=tuple(
+            p if isinstance(p, str) else map_ix_atoms(p, fn) for p in e.positions))
     raise TypeError(f"not an index expression: {type(e).__name__}")
 
 

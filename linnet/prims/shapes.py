@@ -39,6 +39,13 @@ ROWS = (
          prelude="fill"),
     _row("cumsum", 1, "construct", ("axis",), prelude="cumsum"),
     *(_reduce_row(op) for op in REDUCTIONS),
+    _row("gather", None, "shape", ("axes",), triton=None,
+         doc="(x, i_0, ..., i_k-1): x at the integer positions i_j on `axes`; the positions "
+         "share one shape S, the result is S then x's other axes; a position outside its "
+         "axis reads 0"),
+    _row("scatter_add", None, "shape", ("axes",), triton=None,
+         doc="(g, i_0, ..., i_k-1): zeros of the result type, g added at the positions i_j "
+         "on `axes` (gather's adjoint); positions outside their axis add nothing"),
     _row("diagonal", 1, "shape", ("axes",), triton="no_slicing",
          doc="x[i, i]: merge the listed axes into one, last"),
     _row("dot", None, "dot", ("precision",),

@@ -73,7 +73,7 @@ def test_languages_derive_from_their_parents_as_declared() -> None:
             assert lang.forms == (parent.forms - set(lang.removed)) | set(lang.added)
     assert L.TENSOR_CORE.parent == "tensor-inlined"
     assert L.TENSOR_CORE.removed == (L.COMPREHENSION,)
-    assert set(L.TENSOR_CORE.added) == {L.REDUCTION, L.EINSUM, L.KERNEL_EINSUM}
+    assert set(L.TENSOR_CORE.added) == {L.REDUCTION, L.GATHER, L.EINSUM, L.KERNEL_EINSUM}
     with pytest.raises(ValueError, match="tensor-core has no form Comprehension"):
         L.TENSOR_CORE.derive("broken", "", "", removing=(L.COMPREHENSION,))
 
@@ -90,6 +90,8 @@ def test_where_each_form_is_allowed() -> None:
     assert allowing(L.KERNEL_FUNC) == middle[1:]
     assert allowing(L.DOT) == middle[middle.index("tensor-dots"):]
     assert allowing(L.EINSUM) == middle[middle.index("tensor-core"):]
+    assert allowing(L.GATHER) == middle[middle.index("tensor-core"):]
+    assert L.GATHER.prims == {"gather", "scatter_add"}
     assert allowing(L.KERNEL_SCAN) == middle[1:middle.index("tensor-kernel-loops")]
     assert allowing(L.KERNEL_EINSUM) == ["tensor-core", "tensor-dots", "tensor-kernel-loops"]
     assert all(allowing(f) == middle for f in (L.ENTRY_FUNC, L.OP_FUNC, L.GRAD_CLAUSE,

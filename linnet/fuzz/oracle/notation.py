@@ -6,7 +6,8 @@ the outputs of `let y[i, j] = ...` come first, in order, and each reduction appe
 of its own variables while its body is computed. An access `x[i, k]` is `x` gathered at
 `arange` grids along the axes of `i` and `k`, so it is an array of the space's rank with its
 extents on those axes and 1 elsewhere (`a[i, i]` reads the diagonal; a compile-time position
-`x[r, 0]` picks that element). Every operator then broadcasts, and a reduction reduces its
+`x[r, 0]` picks that element). A gather position (`table[ids[b, s], h]`) is its integer
+expression's array over the space: a position outside its axis reads 0. Every operator then broadcasts, and a reduction reduces its
 own (trailing) axes. Nothing is summed implicitly: that would need an index the checker
 rejects.
 """
@@ -89,6 +90,7 @@ class NotationEval:
         base = np.asarray(base)
         ix = self.ix
         key: list = []
+        inside = None  # where every gather position lies inside its axis
         axis = 0
         width = base.ndim - sum(1 for it in e.items if not isinstance(it, t.PackIx))
         for item in e.items:
@@ -104,10 +106,20 @@ class NotationEval:
                 axis += 1
             elif isinstance(item, t.Slice):
                 raise OracleError("a slice in index notation")
+            elif _reads_an_index(item, ix):
+                position, ok = _gathered(self.expr(item), base.shape[axis])
+                key.append(position)
+                inside = ok if inside is None else inside & ok
+                axis += 1
             else:
                 key.append(self._constant_position(item, base.shape[axis]))
                 axis += 1
-        return np.asarray(base[tuple(key)])
+        if inside is None:
+            return np.asarray(base[tuple(key)])
+        zero = base.dtype.type(0)
+        if base.size == 0:  # an empty axis: every position is outside it
+            return np.full(np.broadcast_shapes(*(np.shape(k) for k in key)), zero)
+        return np.where(inside, np.asarray(base[tuple(key)]), zero)
 
     def _constant_position(self, item, extent: int) -> int:
         v = self.outside(item)
@@ -130,6 +142,22 @@ class NotationEval:
                     rank = ty.rank
                 return rank - (len(node.items) - 1)
         raise OracleError(f"pack index `{name}` never used")
+
+
+def _reads_an_index(item, ix) -> bool:
+    """Is this position an expression of index variables (a gather), not a constant?"""
+    return any(isinstance(node, t.Name) and node.id in ix.axes
+               or isinstance(node, t.PackIx) and node.name in ix.axes for node in _walk(item))
+
+
+def _gathered(value, extent: int) -> tuple[np.ndarray, np.ndarray]:
+    """A gather position's values clamped into an axis of `extent`, and where they were
+    inside it (outside, the language reads 0)."""
+    p = np.asarray(value.value if isinstance(value, Lit) else value)
+    if p.dtype.kind not in "iu":
+        raise OracleError(f"a gather position of dtype {p.dtype}")
+    inside = (p >= 0) & (p < extent)
+    return np.clip(p, 0, max(extent - 1, 0)).astype(np.int64), inside
 
 
 def _grid(extent: int, axis: int, depth: int) -> np.ndarray:

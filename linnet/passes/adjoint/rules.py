@@ -206,6 +206,21 @@ def _dyn_index(em, e, y, dy):
     return (grad,) + (None,) * len(ks)
 
 
+def _gather(em, e, y, dy):
+    """A gather's adjoint is a scatter-add of dy into the table; the positions (integers)
+    take none."""
+    x, *positions = e.args
+    return (lambda: em.prim("scatter_add", (dy, *positions), x.type, e.attrs),) \
+        + (None,) * len(positions)
+
+
+def _scatter_add(em, e, y, dy):
+    """A scatter-add's adjoint reads dy back at the positions: a gather."""
+    g, *positions = e.args
+    return (lambda: em.prim("gather", (dy, *positions), g.type, e.attrs),) \
+        + (None,) * len(positions)
+
+
 def _fill(em, e, y, dy):
     (a,) = e.args
     if not is_float(a.type):
@@ -361,6 +376,7 @@ RULES: dict[str, Rule] = {
     "select": _select, "cast": _cast,
     "broadcast_to": _broadcast_to, "reshape": _reshape, "permute": _permute,
     "concat": _concat, "index": _index, "dyn_index": _dyn_index, "fill": _fill,
+    "gather": _gather, "scatter_add": _scatter_add,
     "cumsum": _cumsum, "reduce_sum": _reduce_sum, "reduce_prod": _reduce_prod,
     "reduce_max": _reduce_extremum, "reduce_min": _reduce_extremum,
     "diagonal": _diagonal, "dot": _dot,

@@ -105,23 +105,33 @@ class IndexNotation:
 
         The indexed tensor may be computed (`iota<i32>(N)[i]`): it is then computed once,
         before the comprehension. A compile-time position (`x[r, 0]`) picks its axis's
-        element by indexing the tensor first, so the access names index variables only."""
+        element by indexing the tensor first, so the access names index variables only.
+        An integer expression reading an index (`table[ids[b, s], h]`) makes the access
+        a gather, whose gathered axes fix no extent."""
         x, items = self.fix_positions(self.indexed(e.base), e.items)
         shape = x.type.shape
-        packs = sum(isinstance(i, t.PackIx) for i in items)
-        width = len(shape) - (len(items) - packs)
-        names, axis = [], 0
+        width = len(shape) - (len(items) - sum(isinstance(i, t.PackIx) for i in items))
+        positions: list = []
         for item in items:
-            base = self.ix[_ix_name(item)]
+            axis = len(positions)
             if isinstance(item, t.PackIx):
+                base = self.ix[item.name]
                 self.nt.extents.setdefault(base, tuple(shape[axis:axis + width]))
-                names.extend(f"{base}.{k}" for k in range(width))
-                axis += width
+                positions.extend(f"{base}.{k}" for k in range(width))
+            elif _ix_name(item) in self.ix:
+                self.nt.extents.setdefault(self.ix[_ix_name(item)], shape[axis])
+                positions.append(self.ix[_ix_name(item)])
             else:
-                self.nt.extents.setdefault(base, shape[axis])
-                names.append(base)
-                axis += 1
-        return ir.IxAccess(x, tuple(names), x.type.dtype)
+                positions.append(self.ixe(item))
+        if all(isinstance(p, str) for p in positions):
+            return ir.IxAccess(x, tuple(positions), x.type.dtype)
+        return ir.IxGather(x, tuple(positions), x.type.dtype)
+
+    def is_gathered(self, item) -> bool:
+        """Is this position a gather: neither a pack, an index variable nor a compile-time
+        integer, but an integer expression reading an index (the checker's rule)?"""
+        return (not isinstance(item, (t.PackIx, t.Slice)) and _ix_name(item) not in self.ix
+                and self.depends(item))
 
     def indexed(self, base: t.Expr) -> ir.Atom:
         """The tensor an access in index notation reads: a variable, or an expression
@@ -138,14 +148,16 @@ class IndexNotation:
     def fix_positions(self, x: ir.Atom, items: tuple) -> tuple[ir.Atom, tuple]:
         """x with its axes at compile-time positions dropped (an `index` prim), and the
         items left: the index variables and packs."""
-        if all(isinstance(i, t.PackIx) or _ix_name(i) in self.ix for i in items):
+        if all(isinstance(i, t.PackIx) or _ix_name(i) in self.ix or self.is_gathered(i)
+               for i in items):
             return x, items
         width = x.type.rank - (len(items) - sum(isinstance(i, t.PackIx) for i in items))
         picks, kept, shape, axis = [], [], [], 0
         for item in items:
             span = width if isinstance(item, t.PackIx) else 1
             extents = x.type.shape[axis:axis + span]
-            if isinstance(item, t.PackIx) or _ix_name(item) in self.ix:
+            if isinstance(item, t.PackIx) or _ix_name(item) in self.ix \
+                    or self.is_gathered(item):
                 picks.extend(("slice", 0, n, 1) for n in extents)
                 shape.extend(extents)
                 kept.append(item)

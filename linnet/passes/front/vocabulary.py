@@ -24,7 +24,7 @@ BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "&": "and"
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 MATH = set(prims.MATH)
 ELEMENTWISE = MATH | {"abs", "min", "max", "select", "shl", "shr", "cast"}
-IX_NODES = (ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce)
+IX_NODES = (ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce, ir.IxGather)
 I64 = ir.TType((), "i64")
 
 
@@ -44,7 +44,8 @@ class Const:
     value: int | float
 
 
-Value = Union[ir.Var, ir.Lit, Const, ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce]
+Value = Union[ir.Var, ir.Lit, Const, ir.IxAccess, ir.IxScalar, ir.IxPrim, ir.IxReduce,
+              ir.IxGather]
 
 
 def default_dtype(lit: LitT) -> str:

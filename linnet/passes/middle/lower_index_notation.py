@@ -10,7 +10,9 @@ broadcasting does the rest. A reduction reduces the labels it binds with
 `reduce_<op>`. A `sum` over a product of factors (any tree of `mul`) becomes
 one `Einsum` over the factors that have axes, the scalar factors multiplied
 after, so `sum[k] a[m, k] * b[k, n]` is `einsum[mk,kn->mn]` and the M×K×N
-product never exists. The result is permuted to the comprehension's output
+product never exists. A gather `t[ids[b, s], h]` lowers its positions first, spreads
+them over the union of their labels and reads `gather(t, ids)`, labelled by those labels
+and then the table's other indices. The result is permuted to the comprehension's output
 order and broadcast to its full shape if an output index is absent.
 
 Everything else is copied by the shared traversal.
@@ -80,6 +82,10 @@ class _Lowering:
             return e
         if isinstance(e, ir.IxPrim):
             return replace(e, args=tuple(self._rename(a, env, taken) for a in e.args))
+        if isinstance(e, ir.IxGather):
+            return replace(e, positions=tuple(
+                env.get(p, p) if isinstance(p, str) else self._rename(p, env, taken)
+                for p in e.positions))
         inner, axes = dict(env), []
         for name, extent in e.axes:
             new, n = name, 0
@@ -104,6 +110,8 @@ class _Lowering:
             return self.elementwise(e)
         if isinstance(e, ir.IxReduce):
             return self.reduce(e)
+        if isinstance(e, ir.IxGather):
+            return self.gather(e)
         raise TypeError(f"not an index expression: {type(e).__name__}")
 
     def access(self, e: ir.IxAccess) -> Labelled:
@@ -113,13 +121,41 @@ class _Lowering:
             raise ValueError(f"access {atom} with {len(labels)} indices, rank {atom.type.rank}")
         for name, extent in zip(labels, atom.type.shape):
             self.extents.setdefault(name, extent)
+        return self.merge_repeats(Labelled(atom, labels))
+
+    def merge_repeats(self, x: Labelled) -> Labelled:
+        """x with each repeated label's axes merged by `diagonal` (`a[i, i]`)."""
+        atom, labels = x.atom, x.labels
         while len(set(labels)) < len(labels):
             name = next(n for n in labels if labels.count(n) > 1)
             axes = tuple(p for p, n in enumerate(labels) if n == name)
             labels = tuple(n for n in labels if n != name) + (name,)
-            atom = self.emit(ir.Prim("diagonal", (atom,), self.ttype(labels, e.dtype),
-                                     (("axes", axes),)))
+            atom = self.emit(ir.Prim("diagonal", (atom,),
+                                     self.ttype(labels, atom.type.dtype), (("axes", axes),)))
         return Labelled(atom, labels)
+
+    def gather(self, e: ir.IxGather) -> Labelled:
+        """`t[ids[b, s], h]`: the positions lowered and spread over the union of their
+        labels, `gather` reading the table there; its axes are those labels, then the
+        indices of the table's other axes (merged where one repeats, `t[ids[i], i]`)."""
+        axes = tuple(k for k, p in enumerate(e.positions) if not isinstance(p, str))
+        names = tuple(p for p in e.positions if isinstance(p, str))
+        rest = tuple(n for k, n in enumerate(e.tensor.type.shape) if k not in axes)
+        for name, extent in zip(names, rest):
+            self.extents.setdefault(name, extent)
+        positions = [self.lower(e.positions[k]) for k in axes]
+        labels = tuple(sorted(_union(x.labels for x in positions),
+                              key=lambda n: self.order.get(n, len(self.order))))
+        atoms = tuple(self.spread(x, labels) for x in positions)
+        ty = ir.TType(tuple(self.extents[n] for n in labels) + rest, e.dtype)
+        read = self.emit(ir.Prim("gather", (e.tensor, *atoms), ty, (("axes", axes),)))
+        return self.merge_repeats(Labelled(read, labels + names))
+
+    def spread(self, x: Labelled, labels: tuple[str, ...]) -> ir.Atom:
+        """x over exactly `labels` (a superset of its own), in that order."""
+        if set(x.labels) == set(labels):
+            return self.permute(x, labels).atom
+        return self.broadcast(x, labels).atom
 
     def align(self, x: Labelled, target: tuple[str, ...]) -> ir.Atom:
         """x as an operand broadcasting against `target`: permuted, then size-1 axes added."""
@@ -270,6 +306,9 @@ def _free(e: ir.IxExpr) -> frozenset[str]:
         return frozenset()
     if isinstance(e, ir.IxPrim):
         return frozenset().union(*(_free(a) for a in e.args))
+    if isinstance(e, ir.IxGather):
+        return frozenset().union(*(frozenset((p,)) if isinstance(p, str) else _free(p)
+                                   for p in e.positions))
     return _free(e.body) - {n for n, _ in e.axes}
 
 
