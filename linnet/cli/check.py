@@ -1,12 +1,16 @@
 """`linnet check FILE...`: parse and check programs, printing every diagnostic (its options
-are in `linnet/cli/options/check.py`)."""
+are in `linnet/cli/options/check.py`).
+
+The checker is called through its module, `frontend.check_program`, looked up at each call
+as when it was imported inside the function: a test (or a tool) that replaces it there is
+heard."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..check.frontend import check_program
+from ..check import frontend
 from .io import program_files
 from .report import Reporter, plural
 
@@ -16,7 +20,7 @@ def run_check(args: argparse.Namespace) -> int:
     programs = program_files(args.files)
     report = Reporter(args, json_stream=sys.stdout)
     for program in programs:
-        result = check_program(program.path, program.text)
+        result = frontend.check_program(program.path, program.text)
         report.add(result.diagnostics, result.sources)
     report.finish(len(programs))
     if not report.json and not report.errors:

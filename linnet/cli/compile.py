@@ -3,7 +3,9 @@ what they do (their options: `linnet/cli/options/compile.py`).
 
 Both run the pipeline of `linnet.pipeline`; `compile` adds the instruments a
 compiler researcher wants: dumps before and after passes, one file per pass,
-timings, verification of each pass's output, and early stops.
+timings, verification of each pass's output, and early stops. `pipeline.compile_source` is
+looked up at each call, as when it was imported inside the function, so that replacing it
+there (a test planting a crash) is heard.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from ..diagnostics import CompileError, SourceFile
 from ..errors import MissingGeneric, UsageError
 from ..passes.manager import Instrumentation, timing_table
-from ..pipeline import all_passes, check_pass_names, compile_source, passes_for
+from .. import pipeline
+from ..pipeline import all_passes, check_pass_names, passes_for
 from ..tune.records import TuningFileError
 from .arguments import bind_values, tuning_argument
 from .io import (ProgramInput, check_output, prepare_dir, print_error, read_program, write_bytes,
@@ -24,6 +27,7 @@ from .io import (ProgramInput, check_output, prepare_dir, print_error, read_prog
 from .onnx_symbolic import export_symbolic
 from .presence import presence, presence_problem
 from .report import Reporter
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(n.strip() for n in text.split(",") if n.strip())
@@ -68,8 +72,9 @@ def _compile(args: argparse.Namespace, shown, final: bool) -> int:
                        present=presence(args), numerics=args.numerics, grad=args.grad,
                        shown=shown, tuning=tuning_argument(args))
         try:
-            compiled = compile_source(program.text, path=program.path, target=args.target,
-                                      device=getattr(args, "device", None), **options)
+            compiled = pipeline.compile_source(
+                program.text, path=program.path, target=args.target,
+                device=getattr(args, "device", None), **options)
         except MissingGeneric as missing:
             if args.target != "onnx":
                 raise

@@ -14,6 +14,7 @@ from ..fuzz.isolate import StartFailed
 from ..fuzz.negative import check_negative
 from .io import print_error
 
+
 class _Line:
     """The one-line progress display on stderr (rewritten in place on a terminal)."""
 

@@ -25,6 +25,7 @@ from .presence import presence
 from .report import Reporter
 from .std_option import run_with_std
 
+
 def run_verify_command(args: argparse.Namespace) -> int:
     """Verify each file in turn; the status is the worst of theirs (a mistake on the command
     line stops at once)."""
