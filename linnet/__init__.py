@@ -11,6 +11,7 @@ Every error the package raises is a `linnet.LinnetError`.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .errors import LinnetError
@@ -21,10 +22,14 @@ _install_moved()  # old module names, for one release (linnet/moved.py)
 
 __all__ = ["LinnetError", "compile_source", "compile_file", "passes_for", "__version__"]
 
+LAZY = {"compile_source": "linnet.pipeline", "compile_file": "linnet.pipeline",
+        "passes_for": "linnet.pipeline"}
+"""The package's names that live in a module loaded at their first use: importing the
+pipeline loads the whole compiler, which `import linnet` (and `linnet --help`) should not."""
+
 
 def __getattr__(name: str) -> Any:
     """Load the compiler on first use, so `import linnet` stays cheap."""
-    if name in ("compile_source", "compile_file", "passes_for"):
-        from . import pipeline
-        return getattr(pipeline, name)
+    if name in LAZY:
+        return getattr(importlib.import_module(LAZY[name]), name)
     raise AttributeError(f"module 'linnet' has no attribute {name!r}")

@@ -9,10 +9,13 @@ standard input as FILE and for standard output as `-o`, as in most Unix tools.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..diagnostics import visible
 
 STDIO = "-"
 STDIN_NAME = "<stdin>"
@@ -30,7 +33,6 @@ def print_error(prefix: str, message: object) -> None:
     tuning file can hold any character, and none may move the cursor, recolour the
     terminal or start a second line that looks like another message. An empty prefix
     prints the message alone (a continuation line of a list)."""
-    from ..diagnostics import visible
     print(visible(f"{prefix}: {message}" if prefix else str(message)), file=sys.stderr)
 
 
@@ -183,7 +185,6 @@ def missing_extra(err: ModuleNotFoundError) -> str | None:
 
 def positive_int(text: str) -> int:
     """argparse type of a count such as --jobs or --count: an integer of at least 1."""
-    import argparse
     try:
         value = int(text)
     except ValueError:
@@ -196,7 +197,6 @@ def positive_int(text: str) -> int:
 def duration(text: str) -> float:
     """argparse type of a time such as `linnet fuzz --time` or `--seconds`: seconds, or a
     number with the unit s, m or h (30, 90s, 10m, 1h); positive."""
-    import argparse
     units = {"s": 1, "m": 60, "h": 3600}
     scale = units.get(text[-1:], 1)
     try:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..diagnostics import CompileError, Diagnostic, Span
 from ..errors import MissingGeneric
+from ..pipeline import FRONT, compile_source
 
 __all__ = ["export_symbolic", "SAMPLES"]
 
@@ -37,7 +38,6 @@ def export_symbolic(text: str, path: str, first: MissingGeneric, **options: Any)
     """The entry exported with every `Dim` generic that no binding gives left symbolic
     (`first` is the first such generic, as compiling reported it); `options` are
     `compile_source`'s (bind, entry, root, ...). Returns the `Compiled` of the model."""
-    from ..pipeline import compile_source
     bind = dict(options.pop("bind", None) or {})
     free = _free_generics(text, path, first, bind, options)
     a, b = _two_bindings(text, path, bind, free, options)
@@ -61,7 +61,6 @@ def _free_generics(text: str, path: str, first: MissingGeneric, bind: dict,
                    options: dict) -> dict[str, Any]:
     """The generics without a value ({name: declaration}), each a `Dim` (others stay a
     usage error: a dtype has no symbolic form)."""
-    from ..pipeline import FRONT, compile_source
     free: dict[str, Any] = {}
     missing: MissingGeneric | None = first
     while missing is not None:
@@ -88,7 +87,6 @@ def _two_bindings(text: str, path: str, bind: dict, free: dict, options: dict
                   ) -> tuple[dict[str, int], dict[str, int]]:
     """Two bindings of the free generics that satisfy the entry's `where`, differing in
     every value (E2190 when none are found among the samples)."""
-    from ..pipeline import FRONT, compile_source
     names = list(free)
     found: list[dict[str, int]] = []
     tries = 0

@@ -4,7 +4,9 @@ An optional param or sub is present when the checkpoint holds it (docs/models.md
 "Optional members"); the commands that compile a block entry learn what the checkpoint
 holds from these flags: each `--present` names one parameter path, `--weights` every
 tensor of a safetensors file (its names only: no tensor is read). Neither flag: no
-checkpoint, every optional member absent.
+checkpoint, every optional member absent. The options and their help are in
+`linnet/cli/options/presence.py`; this module, which reads checkpoints, is loaded only by
+the commands that run.
 """
 
 from __future__ import annotations
@@ -12,25 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import UsageError
-
-PRESENT_HELP = ("a parameter path the checkpoint holds (`layers.0.up_bias`), which makes an "
-                "optional member present; repeat for each")
-WEIGHTS_HELP = ("a .safetensors checkpoint whose tensor names decide which optional "
-                "members are present (only the names are read)")
-PRESENCE_EPILOG = """
-
-Optional members (`param b: T? = none`, `sub head: Block? = none`) are present when
-the checkpoint holds them: --present PATH names one path it holds (repeat it), and
---weights FILE.safetensors every tensor of the file (its names only). Without either,
-every optional member is absent. An optional sub is present when every param and
-buffer it requires is."""
-
-
-def add_presence_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--present", action="append", default=[], metavar="PATH",
-                   help=PRESENT_HELP)
-    p.add_argument("--weights", metavar="FILE", help=WEIGHTS_HELP)
+from ..checkpoint import CheckpointError, check_checkpoint, check_present, open_checkpoint
+from ..errors import LinnetError, UsageError
 
 
 def presence(args: argparse.Namespace) -> frozenset[str] | None:
@@ -51,7 +36,6 @@ def presence_problem(args: argparse.Namespace, manifest) -> tuple[int, Exception
     a --weights file with params or buffers missing, names the model does not have, or
     other shapes or dtypes (status 1, the input's fault); a --present path the model has
     no parameter for, a misspelling (status 2). None when they fit or do not apply."""
-    from ..checkpoint import CheckpointError, check_checkpoint, check_present, open_checkpoint
     if manifest is None:
         return None
     try:
@@ -71,8 +55,6 @@ def presence_problem(args: argparse.Namespace, manifest) -> tuple[int, Exception
 def weight_names(path: str) -> list[str]:
     """The tensor names of a safetensors file, read from its header alone
     (`linnet.checkpoint.open_checkpoint`); a file it cannot read is a command-line mistake."""
-    from ..checkpoint import open_checkpoint
-    from ..errors import LinnetError
     try:
         import safetensors  # noqa: F401
     except ImportError as err:

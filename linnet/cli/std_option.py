@@ -30,6 +30,8 @@ def _directory(text: str) -> str:
 
 
 def run_with_std(args: argparse.Namespace) -> int:
-    """Run the parsed command with its `--std` directory (if any) in force."""
+    """Run the parsed command with its `--std` directory (if any) in force (`args.run`: a
+    row of the command table, `linnet/cli/commands.py`, which imports the command's module
+    now)."""
     with std_override(getattr(args, "std", None)):
         return args.run(args)

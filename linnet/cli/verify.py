@@ -1,6 +1,6 @@
-"""`linnet verify`: kernel-versus-body checks on random sizes and inputs (see `linnet/fuzz/verify.py`).
+"""`linnet verify`: kernel-versus-body checks on random sizes and inputs (see
+`linnet/fuzz/verify.py`); its options are in `linnet/cli/options/verify.py`.
 
-Register it with `add_verify_command(commands)` beside the other commands of `linnet/cli/main.py`;
 `main(argv)` here runs it alone (`python -m linnet.cli.verify FILE ...`).
 """
 
@@ -11,132 +11,24 @@ import os
 import sys
 from typing import Sequence
 
-from .compile import tuning_argument
+from ..errors import UsageError, suggest
+from ..fuzz.harness import ProgramError, entries, kernel_ops, target_spec
+from ..fuzz.verify import report_deaths, run_verify
+from ..fuzz.verify_trials import DEFAULT_SECONDS, ChildTrials, InProcessTrials
+from ..tune.records import TuningFileError
+from .arguments import bind_values, tuning_argument
+from .devices import prepare_pallas, prepare_triton
 from .guard import run_guarded
-from .io import duration, positive_int, print_error
-from .presence import add_presence_options, presence
-from .std_option import add_std_option, run_with_std
-from ..ir.numerics import DEFAULT as DEFAULT_NUMERICS, KERNEL_MODES
-
-VERIFY_HELP = """\
-Check each op's kernel against the op's body, which is its definition. For every op
-of each FILE (a directory: every .linnet file under it) that binds a kernel (or only --op NAME, or the entry --entry NAME), draw
-sizes that satisfy both the op's and the kernel's `where` clauses (all ones first,
-then ragged edges around the tile sizes, then random sizes up to --max-dim), run
-random inputs through the op compiled with --numerics exact (the body) and with
---numerics equivalent (the kernel), forward and gradient, and print a table per
-op: the sizes tried, the worst absolute and relative errors, and the verdict. On
-a disagreement the sizes are shrunk to the smallest that still disagree.
-
-Kernels run with Triton on the GPU when CUDA is present, else in the Triton
-interpreter on the CPU (TRITON_INTERPRET=1 is set for this process). With
---target jax they run through Pallas: on a GPU backend, else in Pallas's
-interpreter (LINNET_PALLAS_INTERPRET=1 is set for this process).
-
-The sizes run in a child process, one for the whole command: a kernel that
-kills it (a store out of bounds corrupting the heap: SIGABRT; a segfault) or
-runs past --seconds (it is killed) gets the verdict `crashed: SIGABRT` (or
-`crashed: timed out after 600 s`) at its sizes, which are shrunk like a
-disagreement's, and a new child runs the rest. --in-process runs them in the
-command's own process (for a debugger: a native crash then ends the command).
-
-examples:
-  linnet verify examples/softmax.linnet
-  linnet verify examples/matmul.linnet --op matmul --examples 20 --seed 3
-  linnet verify model.linnet --entry run --numerics fast
-  linnet verify examples/softmax.linnet --target jax
-  linnet verify examples/softmax.linnet examples/layer_norm.linnet
-  linnet verify examples/
-  linnet verify examples/block_model.linnet --root Model --bind L=2
-  linnet verify examples/optional_model.linnet --entry main --present head.up \
-      --present head.down
-
-A block entry (--root BLOCK: each of its entries, or the one --entry names) takes
-random weights for every param, buffer and state of the block's tree as inputs after
-its own; the root's generics take --bind values, else their defaults, and the entry's
-are drawn. --present/--weights say which optional members are there.
-
-exit status: 0 every kernel agrees with its body, 1 a disagreement or a crash (or
-errors in the program), 2 a command-line mistake (also: torch, or jax for --target jax, not
-installed), 130 interrupted."""
-
-
-def add_verify_command(commands) -> None:
-    """Add `verify` to the subparsers of `linnet`'s parser."""
-    p = commands.add_parser("verify", help="check kernels against op bodies on random inputs",
-                            description=VERIFY_HELP,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="a .linnet file or a directory of them; several may be given")
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--entry", metavar="E", help="verify this entry (its generics drawn "
-                                                    "from its where clause)")
-    which.add_argument("--op", metavar="NAME", help="verify only this op's kernel")
-    p.add_argument("--root", metavar="BLOCK", help="verify the entries of this block (or "
-                   "the one --entry names), its parameters as random inputs")
-    p.add_argument("--bind", action="append", default=[], metavar="NAME=VALUE",
-                   help="a value for a generic of the root block (default: its default)")
-    add_presence_options(p)
-    p.add_argument("--target", choices=("torch", "jax"), default="torch",
-                   help="the backend whose kernels run (torch: Triton; jax: Pallas)")
-    p.add_argument("--examples", type=positive_int, default=10, metavar="N",
-                   help="sizes to try per op (default 10)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="seed for sizes and inputs (default 0)")
-    p.add_argument("--numerics", choices=KERNEL_MODES, default=DEFAULT_NUMERICS,
-                   help="the kernel's numerics, against exact (default equivalent)")
-    p.add_argument("--max-dim", type=positive_int, metavar="N",
-                   help="the largest size drawn for a dim (default 130 on the CPU, "
-                        "2048 on a GPU)")
-    p.add_argument("--max-elements", type=positive_int, metavar="N",
-                   help="the most elements of any input (default 2**18 on the CPU, 2**26 on "
-                        "a GPU)")
-    p.add_argument("--device", choices=("cpu", "cuda"),
-                   help="where inputs live (default cuda when available)")
-    p.add_argument("--no-grad", action="store_true", help="compare the forward pass only")
-    p.add_argument("--tuning", metavar="PATH",
-                   help="kernel choices recorded by `linnet tune` (default: $LINNET_TUNING, "
-                        "else linnet.tuning.json beside FILE if there is one)")
-    p.add_argument("--no-tuning", action="store_true",
-                   help="use the kernel choices of the op headers only")
-    p.add_argument("--seconds", type=duration, metavar="T",
-                   help="time limit of each size, past which its process is killed and the "
-                        "size is a crash (default 600; 90s, 10m)")
-    p.add_argument("--in-process", action="store_true",
-                   help="run the sizes in this process, not in a child (for a debugger: a "
-                        "native crash then ends the command)")
-    from .report import add_report_options
-    add_report_options(p)
-    add_std_option(p)
-    p.set_defaults(run=run_verify_command)
-
-
-def prepare_triton(device: str | None) -> str:
-    """Choose the device; with no CUDA device, set TRITON_INTERPRET=1 before Triton imports."""
-    import torch  # importing torch does not import triton
-    cuda = torch.cuda.is_available()
-    if device == "cuda" and not cuda:
-        raise ValueError("--device cuda: no CUDA device is available")
-    device = device or ("cuda" if cuda else "cpu")
-    if device == "cpu" and "triton" not in sys.modules:
-        os.environ.setdefault("TRITON_INTERPRET", "1")
-    return device
-
-
-def prepare_pallas() -> str:
-    """Without a GPU backend for JAX, run Pallas kernels in its interpreter."""
-    import jax
-    if jax.default_backend() != "gpu":
-        os.environ["LINNET_PALLAS_INTERPRET"] = "1"
-        return "cpu"
-    return "cuda"
+from .io import print_error, program_files
+from .options.verify import add_verify
+from .presence import presence
+from .report import Reporter
+from .std_option import run_with_std
 
 
 def run_verify_command(args: argparse.Namespace) -> int:
     """Verify each file in turn; the status is the worst of theirs (a mistake on the command
     line stops at once)."""
-    from .io import program_files
-    from .report import Reporter
     programs = program_files(args.files, allow_stdin=False)
     if args.tuning and not os.path.isfile(args.tuning):
         print_error("linnet verify", f"no such tuning file: {args.tuning}")
@@ -146,7 +38,6 @@ def run_verify_command(args: argparse.Namespace) -> int:
     except ValueError as err:
         print_error("linnet verify", err)
         return 2
-    from ..fuzz.verify_trials import DEFAULT_SECONDS, ChildTrials, InProcessTrials
     report, status = Reporter(args), 0
     trials = InProcessTrials() if args.in_process else \
         ChildTrials(args.seconds or DEFAULT_SECONDS)
@@ -157,19 +48,14 @@ def run_verify_command(args: argparse.Namespace) -> int:
                 return 2
     finally:
         trials.close()
-    from ..fuzz.verify import report_deaths
     status = max(status, report_deaths(trials))
     report.finish(len(programs))
     return status
 
 
 def _verify_file(args: argparse.Namespace, path: str, device: str, report, trials) -> int:
-    from ..errors import UsageError
-    from ..fuzz.harness import ProgramError, target_spec
-    from ..tune.records import TuningFileError
-    from ..fuzz.verify import run_verify
     try:
-        block = _block_request(args, path, target_spec)
+        block = _block_request(args, path)
         if block is not None:
             return run_verify(path, entry=args.entry, examples=args.examples, seed=args.seed,
                               numerics=args.numerics, device=device, grad=not args.no_grad,
@@ -178,7 +64,7 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report, trial
                               tuning=tuning_argument(args), trials=trials)
         name = args.op or args.entry
         if name is not None:
-            problem = _target_problem(args, path, name, target_spec)
+            problem = _target_problem(args, path, name)
             if problem:
                 print_error("linnet verify", problem)
                 return 2
@@ -204,7 +90,7 @@ def _verify_file(args: argparse.Namespace, path: str, device: str, report, trial
         return 2
 
 
-def _block_request(args: argparse.Namespace, path: str, target_spec) -> dict | None:
+def _block_request(args: argparse.Namespace, path: str) -> dict | None:
     """The block entry to verify: with --root, or an --entry that names no module-level
     entry (the root block's, then); None for ops and module-level entries."""
     if args.op is not None:
@@ -217,11 +103,10 @@ def _block_request(args: argparse.Namespace, path: str, target_spec) -> dict | N
                 return None
         except KeyError:
             pass
-    from .compile import bind_values
     return {"root": args.root, "bind": bind_values(args.bind), "present": presence(args)}
 
 
-def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec) -> str:
+def _target_problem(args: argparse.Namespace, path: str, name: str) -> str:
     """Why --op/--entry NAME cannot be verified in the file at path ("" when it can)."""
     try:
         spec = target_spec(path, name)
@@ -239,8 +124,6 @@ def _target_problem(args: argparse.Namespace, path: str, name: str, target_spec)
 def _unknown_target(args: argparse.Namespace, path: str, name: str) -> str:
     """"no op named `softmx` in FILE; its ops with a kernel: softmax (did you mean
     `softmax`?)", as the generating commands answer an unknown --entry."""
-    from ..errors import suggest
-    from ..fuzz.harness import entries, kernel_ops
     kind = "op" if args.op else "entry"
     names = kernel_ops(path) if args.op else entries(path)
     listed = ", ".join(names) or "none"
@@ -251,7 +134,7 @@ def _unknown_target(args: argparse.Namespace, path: str, name: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linnet")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_verify_command(commands)
+    add_verify(commands, "verify").set_defaults(run=run_verify_command)
     return parser
 
 

@@ -21,9 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..fuzz.harness import compare_outputs, entries, target_spec, tolerance_for
+from ..pipeline import compile_source
+from ..torch import load
 from .entries import (Outcome, choose_values, close, count, export_outcome, failure,
-                           is_loss, kernels_chosen, own_inputs, run_export, seed_of,
-                           sizes_text)
+                      is_loss, kernels_chosen, own_inputs, run_export, seed_of, sizes_text)
 
 __all__ = ["block_entry_names", "checkpoints", "run_model"]
 
@@ -32,13 +36,11 @@ WEIGHT_SCALE = 0.3  # random weights this small keep tanh and softmax away from 
 
 def block_entry_names(path: Path) -> list[str]:
     """The root block's entries ([] when the file has no root block)."""
-    from ..fuzz.harness import entries, target_spec
     return [n for n in entries(path) if target_spec(path, n).block is not None]
 
 
 def run_model(path: Path, names: list[str], has_kernels: bool) -> list[Outcome]:
     """Every entry of the root block, for each presence of its optional members."""
-    from ..fuzz.harness import target_spec
     specs = [target_spec(path, n) for n in names]
     first = specs[0]
     chooser = (lambda values: kernels_chosen(first, values)) if has_kernels else None
@@ -63,7 +65,6 @@ def checkpoints(path: Path, root_values: dict) -> list[tuple[str, dict]]:
     """("", weights) for a root without optional members; else a checkpoint without
     them and one with them all."""
     import torch
-    from ..torch import load
     manifest = load(str(path), generics=root_values).manifest
     torch.manual_seed(seed_of(path.name, "weights"))
     weights = {p.path: _random(p) for p in manifest.parameters if p.kind != "state"}
@@ -88,12 +89,10 @@ class _KernelRun:
     """The model with kernels and with op bodies only, called alike."""
 
     def __init__(self, path: Path, root_values: dict, weights: dict) -> None:
-        from ..torch import load
         self.kernels = load(str(path), generics=root_values, weights=weights)
         self.bodies = load(str(path), generics=root_values, weights=weights, numerics="exact")
 
     def entry(self, spec: Any, values: dict, inputs: list, label: str) -> Outcome:
-        from ..fuzz.harness import compare_outputs, tolerance_for
         body = self._call(self.bodies, spec, inputs)
         before = _launches(self.kernels, spec.name)
         kernel = self._call(self.kernels, spec, inputs)
@@ -132,12 +131,10 @@ class _ExportRun:
     """The model, and each entry exported to ONNX and StableHLO run on its tensors."""
 
     def __init__(self, path: Path, root_values: dict, weights: dict) -> None:
-        from ..torch import load
         self.path, self.root_values, self.weights = path, root_values, weights
         self.model = load(str(path), generics=root_values, weights=weights)
 
     def _compile(self, spec: Any, values: dict, target: str, grad: bool = False) -> Any:
-        from ..pipeline import compile_source
         return compile_source(path=str(self.path), target=target, entry=spec.name,
                               root=spec.block.root, bind={**self.root_values, **values},
                               present=self.weights.keys(), grad=grad)
@@ -203,7 +200,6 @@ def _launches(model: Any, entry: str) -> int:
 
 def _grad(x: Any) -> Any:
     """x's gradient; zeros for one the loss does not read (autograd leaves it None)."""
-    import numpy as np
     return np.zeros(tuple(x.shape), np.float32) if x.grad is None else _array(x.grad)
 
 

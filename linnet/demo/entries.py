@@ -13,6 +13,7 @@ generated PyTorch, and an entry whose result is a floating scalar (a loss) also 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 import zlib
@@ -20,8 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
+
+from ..check.frontend import check_program
 from ..check.types import DTYPE_KINDS, TensorT
+from ..errors import first_line
+from ..fuzz.harness import compare_kernel_and_body, compiled, make_inputs, target_spec
+from ..fuzz.onnx_run import load_onnx
+from ..fuzz.reduce.names import reachable
+from ..fuzz.sizes import dtype_choices
+from ..fuzz.stablehlo_run import run_stablehlo
 from ..ir.prim_types import FLOATS
+from ..pipeline import compile_source, passes_for
+from ..syntax import tree as t
+from ..torch.runtime import import_generated
 
 __all__ = ["Outcome", "failure", "SIZES", "choose_values", "run_entry", "own_inputs", "close",
            "run_export", "export_outcome", "count", "is_loss", "kernels_chosen", "seed_of",
@@ -50,7 +63,6 @@ class Outcome:
 
 def failure(label: str, err: BaseException) -> Outcome:
     """A run that raised: the exception's first line is its outcome, not a traceback."""
-    from ..errors import first_line
     return Outcome(label, f"FAILED: {type(err).__name__}: {first_line(err)}", False)
 
 
@@ -83,7 +95,6 @@ def choose_values(spec: Any, seed: int, *, fixed: Mapping[str, Any] | None = Non
 def candidates(spec: Any, seed: int, fixed: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The base sizes, then each drawn generic raised in turn (`RAISED`), then draws from
     `SIZES` (seeded by `seed`)."""
-    from ..fuzz.sizes import dtype_choices
     given: dict[str, Any] = {}
     drawn: list[str] = []
     for g in spec.generics:
@@ -112,14 +123,12 @@ def _drawn(spec: Any, fixed: Mapping[str, Any] | None) -> bool:
 
 
 def _largest(spec: Any, values: Mapping[str, Any]) -> int:
-    import math
     return max((math.prod(shape) for shape, _ in spec.shapes(values)), default=0)
 
 
 def kernels_chosen(spec: Any, values: Mapping[str, Any]) -> list[str]:
     """The kernel instances the compiler chooses for `spec`'s entry at `values`: the
     pipeline run up to `instantiate-kernels` only (a tenth of a second)."""
-    from ..pipeline import compile_source, passes_for
     passes = passes_for("torch")
     upto = [p.name for p in passes].index("instantiate-kernels") + 1
     program = compile_source(spec.source, path=spec.path, passes=passes[:upto],
@@ -133,7 +142,6 @@ def own_inputs(spec: Any, values: Mapping[str, Any], seed: int) -> list:
     smallest size above 1 among the values (at most 16): an id valid on any axis it may
     index."""
     import torch
-    from ..fuzz.harness import make_inputs
     n = min([v for v in values.values() if isinstance(v, int) and v > 1] + [16])
     ints = {name: (lambda shape, dtype, g: torch.randint(0, n, shape, generator=g))
             for name, ty in spec.params
@@ -155,7 +163,6 @@ def sizes_text(spec: Any, values: Mapping[str, Any]) -> str:
 def run_entry(path: Path, name: str, has_kernels: bool) -> Outcome:
     """The entry `name` of a module: its kernels against its op bodies, or (a file
     without kernels) its exports against PyTorch."""
-    from ..fuzz.harness import target_spec
     spec = target_spec(path, name)
     seed = seed_of(path.name, name)
     chooser = (lambda values: kernels_chosen(spec, values)) if has_kernels else None
@@ -169,7 +176,6 @@ def run_entry(path: Path, name: str, has_kernels: bool) -> Outcome:
 
 def _kernels_against_bodies(path: Path, spec: Any, values: dict, inputs: list,
                             label: str) -> Outcome:
-    from ..fuzz.harness import compare_kernel_and_body
     start = time.perf_counter()
     result = compare_kernel_and_body(path, spec, inputs, values=values)
     ms = (time.perf_counter() - start) * 1000
@@ -196,9 +202,6 @@ def _kernels_against_bodies(path: Path, spec: Any, values: dict, inputs: list,
 def ops_without_grad(path: Path, entry: str) -> list[str]:
     """The ops with a kernel and no `grad` clause that the entry uses: their gradient is
     the body's with or without the kernel, so the demo does not claim to have compared it."""
-    from ..check.frontend import check_program
-    from ..syntax import tree as t
-    from ..fuzz.reduce.names import reachable
     module = check_program(str(path)).program.root_module
     used = reachable(module, entry)
     return [i.name for i in module.items
@@ -209,8 +212,6 @@ def _exports_against_torch(path: Path, spec: Any, values: dict, inputs: list,
                            label: str) -> Outcome:
     """ONNX and StableHLO of the entry against its generated PyTorch; a loss under
     `--grad` too (ONNX's gradients against PyTorch's)."""
-    from ..fuzz.harness import compiled
-    from ..pipeline import compile_source
     options = spec.compile_options(values)
     text = path.read_text(encoding="utf-8")
     torch_main, _ = compiled(spec, values, "equivalent")
@@ -222,7 +223,6 @@ def _exports_against_torch(path: Path, spec: Any, values: dict, inputs: list,
                                                 **options).text, arrays)
         verdicts.append((_LABELS[target], close(got, want)))
     if is_loss(spec):
-        from ..torch.runtime import import_generated
         grad_torch = import_generated(compile_source(text, path=str(path), grad=True,
                                                      **options).text, f"{spec.name}_grad")
         grads = [_array(o) for o in _tuple(grad_torch.main(*inputs))]
@@ -245,9 +245,7 @@ def export_outcome(label: str, verdicts: Sequence[tuple[str, bool]], against: st
 def run_export(target: str, exported: Any, arrays: list) -> list:
     """Run an export: ONNX by onnxruntime, StableHLO by XLA."""
     if target == "onnx":
-        from ..fuzz.onnx_run import load_onnx  # checked, bf16 exchanged as f32
-        return load_onnx(exported)(*arrays)
-    from ..fuzz.stablehlo_run import run_stablehlo
+        return load_onnx(exported)(*arrays)  # checked, bf16 exchanged as f32
     return list(run_stablehlo(exported, *arrays))
 
 
@@ -257,7 +255,6 @@ def count(n: int, noun: str) -> str:
 
 
 def _array(x: Any) -> Any:
-    import numpy as np
     if hasattr(x, "detach"):
         return x.detach().cpu().numpy()
     return np.asarray(x, dtype=np.float32) if isinstance(x, float) else np.asarray(x)
@@ -269,7 +266,6 @@ def _tuple(x: Any) -> tuple:
 
 def close(got: Sequence[Any], want: Sequence[Any]) -> bool:
     """Every output within 1e-4 relative, 1e-5 absolute (f32 summed in another order)."""
-    import numpy as np
     return len(got) == len(want) and all(
         np.shape(g) == np.shape(w) and np.allclose(np.asarray(g, dtype=np.float64),
                                                    np.asarray(w, dtype=np.float64),

@@ -19,17 +19,21 @@ that agree; the exit status is 1 when any does not.
 from __future__ import annotations
 
 import atexit
+import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
-from .entries import Outcome, failure
-from ..diagnostics import render
 from ..check.frontend import check_program
+from ..diagnostics import render
+from ..fuzz.harness import entries
 from ..syntax import tree as t
+from .blocks import block_entry_names, run_model
+from .entries import Outcome, failure, run_entry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -90,9 +94,6 @@ def run_example(path: Path) -> tuple[bool, str]:
 
 def run_program(path: Path, kernels: bool) -> list[Outcome]:
     """Every module-level entry, then the root block's model."""
-    from .blocks import block_entry_names, run_model
-    from .entries import run_entry
-    from ..fuzz.harness import entries
     blocks = block_entry_names(path)
     outcomes = []
     for name in entries(path):
@@ -160,7 +161,5 @@ def _results(files: list[Path], jobs: int) -> Iterator[tuple[bool, str]]:
     if jobs <= 1 or len(files) <= 1:
         yield from map(guarded_example, files)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         yield from pool.map(guarded_example, files)
