@@ -45,12 +45,13 @@ from ..syntax.parser import parse
 from . import fork_client as wire
 from . import python_entry
 
-PRELOADED = ("linnet.cli.main", "linnet.cli.compile", "linnet.cli.fuzz", "linnet.cli.inspect",
-             "linnet.cli.tune", "linnet.cli.verify", "linnet.pipeline", "linnet.check.frontend")
+PRELOADED = ("linnet.cli.main", "linnet.cli.check", "linnet.cli.compile", "linnet.cli.inspect",
+             "linnet.pipeline", "linnet.check.frontend")
 """What `linnet`'s commands import before they start work (the command line, the checker,
 the pipeline with lark and numpy): imported once, here. Not egglog, which starts a thread of
 its own when imported (numpy's BLAS threads stop and restart around a fork by themselves);
-the commands that run the e-graph stage import it."""
+the commands that run the e-graph stage import it. Not the commands of the harness (`fuzz`,
+`tune`, `verify`), whose oracle imports ml_dtypes: their children import them."""
 
 WARM_UP = "module warm\n"
 """A program parsed once here, so that children find the parser built."""
