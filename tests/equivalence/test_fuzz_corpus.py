@@ -2,8 +2,8 @@
 
 A fixed seed names the mutants, so a failure here is reproducible with
 `python -m linnet.testing.fuzz_corpus --seed S --mutants N --no-originals`. The long runs
-are recorded in docs/fuzzing.md; CI runs a small slice of each kind, larger under
-`HYPOTHESIS_PROFILE=thorough` (`tests/cases/budget.py`).
+are recorded in docs/fuzzing.md; CI runs a small slice of each kind (40 and 8 mutants under the
+default "ci" profile), larger under `HYPOTHESIS_PROFILE=thorough` (`tests/cases/budget.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from linnet.testing.fuzz_corpus import corpus, run
 
-from budget import scaled
+from budget import scaled, under_ci
 
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
@@ -24,7 +24,7 @@ def _crashes(results) -> list[str]:
 
 def test_mutants_checked_and_interpreted_never_crash() -> None:
     """Many mutants through the checker and, where they check, the interpreter."""
-    results = run(corpus(), scaled(60), seed=11, targets=(), grad=False, originals=False,
+    results = run(corpus(), 40 if under_ci() else scaled(60), seed=11, targets=(), grad=False, originals=False,
                   seconds=30, log=None)
     assert sum(r.checked for _, _, r in results) >= 10
     assert _crashes(results) == []
@@ -32,6 +32,6 @@ def test_mutants_checked_and_interpreted_never_crash() -> None:
 
 def test_mutants_through_every_backend_never_crash() -> None:
     """A few mutants through every target and --grad."""
-    results = run(corpus(), scaled(16), seed=12, originals=False, seconds=60, log=None)
+    results = run(corpus(), 8 if under_ci() else scaled(16), seed=12, originals=False, seconds=60, log=None)
     assert any(any(s.startswith("run stablehlo") for s in r.ran) for _, _, r in results)
     assert _crashes(results) == []

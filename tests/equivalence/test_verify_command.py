@@ -5,7 +5,9 @@ which `linnet verify` is the same command). The wrong softmax of `wrong_softmax.
 caught only once the compiler really runs kernels; the shrinking test plants a wrong kernel
 in the harness, so it checks the command whatever the compiler does; the planted kernels
 live in this process, so those tests pass `--in-process` (sizes run in a child otherwise:
-`test_verify_crashes.py`).
+`test_verify_crashes.py`). Tests that check what is reported of agreeing kernels pass
+`--in-process` too: a child imports torch, Triton and JAX again, and the wrong softmax and
+the Pallas kernels below run there.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def test_wrong_softmax_is_caught_and_shrunk_to_one_element(capsys) -> None:
 
 
 def test_agreeing_kernel_exits_0_with_a_table(capsys) -> None:
-    assert main(["verify", example("relu"), "--examples", "3", "--seed", "1"]) == 0
+    assert main(["verify", example("relu"), "--examples", "3", "--seed", "1",
+                 "--in-process"]) == 0
     out = capsys.readouterr().out
     assert "op relu (kernel relu_blocks)" in out
     assert "sizes" in out and "verdict" in out
@@ -47,7 +50,7 @@ def test_tuple_results_and_every_kernel_op(capsys) -> None:
 
 def test_entry(capsys) -> None:
     assert main(["verify", example("matmul"), "--entry", "matmul_any", "--examples", "2",
-                 "--max-dim", "40"]) == 0
+                 "--max-dim", "40", "--in-process"]) == 0
     assert "entry matmul_any" in capsys.readouterr().out
 
 
@@ -127,13 +130,12 @@ def test_no_kernel_ops_exits_0(tmp_path, capsys) -> None:
 
 
 def test_pallas_kernels_are_verified_with_target_jax(capsys, monkeypatch) -> None:
-    """`--target jax`: the same checks through Pallas (its interpreter without a GPU)."""
+    """`--target jax`: the same checks through Pallas (its interpreter without a GPU), both
+    files in one command (one child, which imports JAX once)."""
     monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")  # restored after the test
-    assert main(["verify", example("column_stats"), "--target", "jax", "--examples", "2",
-                 "--max-dim", "40"]) == 0
-    out = capsys.readouterr().out
-    assert "op column_stats (kernel column_stats_tiles)" in out and "Pallas" in out
-    assert "2 sizes tried: the forward pass agrees" in out
-    assert main(["verify", WRONG, "--target", "jax", "--examples", "2"]) == 1
-    out = capsys.readouterr().out
-    assert "DISAGREE" in out and "smallest failing sizes found: R=1 C=1" in out
+    assert main(["verify", example("column_stats"), WRONG, "--target", "jax", "--examples",
+                 "2", "--max-dim", "40"]) == 1
+    stats, wrong = capsys.readouterr().out.split("op softmax")
+    assert "op column_stats (kernel column_stats_tiles)" in stats and "Pallas" in stats
+    assert "2 sizes tried: the forward pass agrees" in stats
+    assert "DISAGREE" in wrong and "smallest failing sizes found: R=1 C=1" in wrong

@@ -2,7 +2,8 @@
 (the loss, the gradients of the entry's floating inputs and of the tree's floating params,
 then the next states) and autograd through the models `linnet.torch` and `linnet.jax`
 load, held to the oracle's finite differences; a wrong gradient of a param is found; and
-a few generated programs (`--block-grad`) agree on every backend."""
+a few generated programs (`--block-grad`) agree on every backend (three under the default
+"ci" Hypothesis profile, more under the others: `tests/cases/budget.py`)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,14 @@ from linnet.fuzz import autograd, execute
 from linnet.fuzz.execute import Plan
 from linnet.fuzz.programs import GeneratorConfig
 
+from budget import scaled, under_ci
+
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
+
+GENERATED = 3 if under_ci() else scaled(5)
+"""Generated programs of `test_generated_block_losses_agree_on_every_backend`: each costs
+every target's compilation of its forward pass and gradient."""
 
 NET = """module blk
 
@@ -145,12 +152,12 @@ def test_a_wrong_next_state_of_a_grad_export_is_a_finding(monkeypatch):
 
 
 def test_generated_block_losses_agree_on_every_backend():
-    """Five generated programs (`--block-grad`, sizes up to 4), each a root block's entry
-    whose loss every target differentiates with respect to its inputs and params: the
-    forward pass, the `--grad` exports and both runtimes' autograd agree with the oracle."""
+    """Generated programs (`--block-grad`, sizes up to 4), each a root block's entry whose
+    loss every target differentiates with respect to its inputs and params: the forward
+    pass, the `--grad` exports and both runtimes' autograd agree with the oracle."""
     config = GeneratorConfig(grad=True, block_grad=True, max_dim=4)
-    report = fuzz(seed=3, count=5, config=config, grad=True, isolate=False)
+    report = fuzz(seed=3, count=GENERATED, config=config, grad=True, isolate=False)
     found = [f"{f.key}: {f.program}: {f.detail}" for f in report.findings]
     assert not found, "\n".join(found)
-    assert report.programs == 5 and report.skipped == 0
-    assert report.runs >= 12 * 5  # each program's block entry ran its gradients
+    assert report.programs == GENERATED and report.skipped == 0
+    assert report.runs >= 12 * GENERATED  # each program's block entry ran its gradients

@@ -36,14 +36,16 @@ def small(k_values=(4, -7, 9)) -> Source:
 
 
 def test_a_program_that_agrees_everywhere_has_no_findings() -> None:
-    report = fuzz(programs=[small()])
+    """In this process (`isolate=False`): a worker process costs an import of every
+    runtime, and the tests of dying workers below run programs in them."""
+    report = fuzz(programs=[small()], isolate=False)
     assert (report.programs, report.cases, report.skipped, report.runs) == (1, 1, 0, 5)
     assert report.findings == [] and not report.failed
 
 
 def test_a_corpus_kernel_runs_with_kernels_and_agrees() -> None:
     paths = [p for p in corpus_paths() if p.name == "softmax.linnet"]
-    report = fuzz(programs=corpus(paths), kernels=True, targets=("torch", "jax"))
+    report = fuzz(programs=corpus(paths), kernels=True, targets=("torch", "jax"), isolate=False)
     assert report.cases >= 1 and report.runs >= 4  # forward and kernels, on both
     assert report.findings == []
 
@@ -112,12 +114,13 @@ def test_an_undefined_case_is_skipped() -> None:
     text = TEXT.replace("k / 2", "shl(k, k)")
     source = small((4, -1, 9))
     source = Source("undefined", text, [source.cases[0].with_text(text)])
-    report = fuzz(programs=[source])
+    report = fuzz(programs=[source], isolate=False)
     assert (report.cases, report.skipped, report.runs, report.findings) == (1, 1, 0, [])
 
 
 def test_the_report_does_not_depend_on_the_number_of_workers() -> None:
-    one = fuzz(seed=3, count=4, targets=("interpreter", "torch"))
+    """Two worker processes against this process alone (the other end of the range)."""
+    one = fuzz(seed=3, count=4, targets=("interpreter", "torch"), isolate=False)
     two = fuzz(seed=3, count=4, targets=("interpreter", "torch"), jobs=2)
     assert one.programs == two.programs == 4
     assert (one.cases, one.skipped, one.runs) == (two.cases, two.skipped, two.runs)
@@ -139,10 +142,10 @@ def test_an_unsound_rule_is_found_within_a_fixed_budget() -> None:
                          name="lt false when x reaches y").then(union(m).with_(FALSE)),
                     name="wrong-end")
     rules = [*RULE_SETS, wrong]
-    report = fuzz(seed=0, count=10, kernels=True, targets=("torch",), rules=rules)
+    report = fuzz(seed=0, count=4, kernels=True, targets=("torch",), rules=rules)
     found = [f for f in report.findings if f.kind == "disagree"]
     assert found and {f.target for f in found} == {"torch kernels"}
-    clean = fuzz(seed=0, count=10, kernels=True, targets=("torch",))
+    clean = fuzz(seed=0, count=4, kernels=True, targets=("torch",))
     assert clean.findings == []
     # the hook itself: inside the block a compilation runs the given rule sets
     softmax = (corpus_paths()[0].parent / "softmax.linnet").read_text()
@@ -156,7 +159,7 @@ def test_an_unsound_rule_is_found_within_a_fixed_budget() -> None:
 
 
 def test_the_command_reports_and_sets_its_exit_status(capsys, monkeypatch) -> None:
-    assert linnet(["fuzz", "--count", "2", "--targets", "interpreter,torch"]) == 0
+    assert linnet(["fuzz", "--count", "2", "--targets", "interpreter,torch", "--in-process"]) == 0
     out = capsys.readouterr()
     assert "2 programs" in out.out and "no findings" in out.out
     real = backends.loader
@@ -185,9 +188,10 @@ def test_command_line_mistakes_exit_2(argv, capsys) -> None:
 def test_a_backend_that_kills_its_process_is_a_crash_of_that_target(tmp_path) -> None:
     """The rules module `dying_backend` makes the ONNX runs of its workers die of SIGSEGV:
     the program is run again alone, run by run, the crash is ONNX's (the interpreter's run
-    counts), and the class is reduced with each candidate in a process of its own."""
+    counts), and the class is reduced with each candidate in a process of its own (one
+    candidate: each costs a process importing every runtime)."""
     report = fuzz(programs=[small()], targets=("interpreter", "onnx"),
-                  rules="dying_backend", out=tmp_path, reduce_tries=2)
+                  rules="dying_backend", out=tmp_path, reduce_tries=1)
     assert report.programs == 1 and report.runs == 1 and report.failed
     keys = {f.key for f in report.findings}
     assert keys == {"crash | onnx | run | process died: SIGSEGV"}
@@ -234,7 +238,7 @@ def test_normalized_messages_name_a_class_without_its_values() -> None:
 def test_gradients_of_an_entry_without_floating_inputs_are_just_the_loss() -> None:
     text = "module fuzz\n\nentry main<N: Dim>() -> f64\nwhere N >= 1 {\n    return 0\n}\n"
     report = fuzz(programs=[Source("constant", text, [Case(text, "main", {"N": 1}, ())])],
-                  grad=True)
+                  grad=True, isolate=False)
     # forward and --grad on five targets, autograd on torch and jax
     assert (report.runs, report.findings) == (12, [])
 
@@ -249,7 +253,7 @@ def test_a_gradient_at_a_tie_of_min_is_not_compared_where_the_loss_has_no_deriva
     runner = execute._Runner(case, execute.Plan(), execute.PATH, "tie", 0)
     assert execute._kinks(runner, 0).tolist() == [[True, False, False], [True, False, False],
                                                   [False, False, False]]
-    report = fuzz(programs=[Source("tie", text, [case])], grad=True)
+    report = fuzz(programs=[Source("tie", text, [case])], grad=True, isolate=False)
     assert report.runs == 12 and report.findings == []
 
 
