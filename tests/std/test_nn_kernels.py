@@ -1,0 +1,193 @@
+"""The kernels of the standard library's row ops (`rms_norm_2d`, `layer_norm_2d`,
+`softmax_2d`, `log_softmax_2d` and `cross_entropy` through it) against their PyTorch
+counterparts (`F.rms_norm`, `F.layer_norm`, `F.softmax`, `F.log_softmax`,
+`F.cross_entropy`'s terms), forward and backward, in f32, bf16 and f16.
+
+Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
+`TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
+is the ops' grad clauses, kernels too; generated JAX runs them in Pallas's interpreter
+(`LINNET_PALLAS_INTERPRET=1`) and differentiates with `jax.vjp`. Each test also asserts
+from the loaded function's `ran()` counts that the kernels, not the bodies, ran, forward
+and backward. The reference is PyTorch in float64 on the same (rounded) inputs. Sizes are
+small (the interpreters are slow) and ragged against the tiles: 40 columns in a tile of 64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from linnet.fuzz import default_device  # noqa: E402
+
+PROGRAM = Path(__file__).resolve().parent / "nn_kernels.linnet"
+DEVICE = default_device()
+R, H = 3, 40
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+# |got - want| <= ATOL * max|want| + RTOL * |want|: a few roundings of the dtype
+RTOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
+ATOL = {"f32": 1e-5, "bf16": 2e-2, "f16": 3e-3}
+
+
+@dataclass(frozen=True)
+class Case:
+    """An entry of nn_kernels.linnet, its inputs, what PyTorch computes for them, and the
+    ops whose kernels must run (the forward op and its grad clause's)."""
+    entry: str
+    inputs: Callable[[torch.Generator, torch.dtype], list]
+    reference: Callable[..., torch.Tensor]
+    kernels: tuple[str, ...]
+
+
+def rows_and_weights(g: torch.Generator, dtype: torch.dtype) -> list:
+    return [torch.randn(R, H, generator=g).to(dtype) * 2 + 0.5,
+            torch.randn(H, generator=g).to(dtype), torch.randn(H, generator=g).to(dtype)]
+
+
+def logits_targets_weights(g: torch.Generator, dtype: torch.dtype) -> list:
+    targets = torch.tensor([0, H - 1, 7], dtype=torch.int64)
+    return [(torch.randn(R, H, generator=g) * 3).to(dtype), targets,
+            torch.rand(R, generator=g)]
+
+
+def cross_entropy_sum(logits, targets, weights):
+    """The library's cross_entropy: a weighted sum of -log p(target)."""
+    picked = F.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
+    return -(weights * picked).sum()
+
+
+CASES = {
+    "rms": Case("rms", lambda g, d: rows_and_weights(g, d)[:2],
+                lambda x, w: F.rms_norm(x, (H,), w, eps=1e-6),
+                ("rms_norm_2d", "rms_norm_backward")),
+    "layer": Case("layer", rows_and_weights,
+                  lambda x, w, b: F.layer_norm(x, (H,), w, b, eps=1e-5),
+                  ("layer_norm_affine_2d", "layer_norm_backward")),
+    "layer_unbiased": Case("layer_unbiased", lambda g, d: rows_and_weights(g, d)[:2],
+                           lambda x, w: F.layer_norm(x, (H,), w, eps=1e-5),
+                           ("layer_norm_affine_2d", "layer_norm_backward")),
+    "softmax_rows": Case("softmax_rows", lambda g, d: rows_and_weights(g, d)[:1],
+                         lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward")),
+    "log_softmax_rows": Case("log_softmax_rows", lambda g, d: rows_and_weights(g, d)[:1],
+                             lambda x: F.log_softmax(x, -1),
+                             ("log_softmax_2d", "log_softmax_backward")),
+    "loss": Case("loss", logits_targets_weights, cross_entropy_sum,
+                 ("log_softmax_2d", "log_softmax_backward")),
+}
+
+
+def reference(case: Case, inputs: list, cotangent: torch.Tensor):
+    """PyTorch's result and gradients in float64 for every floating input."""
+    leaves = [x.double().requires_grad_() if x.is_floating_point() else x for x in inputs]
+    y = case.reference(*leaves)
+    y.backward(cotangent.double())
+    return y.detach(), [x.grad for x in leaves if x.is_floating_point()]
+
+
+def assert_close(got, want: torch.Tensor, dtype: str, what: str) -> None:
+    got = torch.as_tensor(np.asarray(got, dtype=np.float64)) if not torch.is_tensor(got) \
+        else got.detach().double().cpu()
+    want = want.double().cpu()
+    assert got.shape == want.shape, what
+    bound = ATOL[dtype] * want.abs().max() + RTOL[dtype] * want.abs()
+    worst = ((got - want).abs() - bound).max()
+    assert worst <= 0, f"{what}: off by {worst:.3g} past the tolerance\n{got}\n{want}"
+
+
+def by_op(ran: dict) -> dict[str, dict[str, int]]:
+    """`ran()`'s counts per op, instances of one op added up."""
+    out: dict[str, dict[str, int]] = {}
+    for instance, counts in ran.items():
+        seen = out.setdefault(instance.split("__")[0], {"kernel": 0, "body": 0})
+        seen["kernel"] += counts["kernel"]
+        seen["body"] += counts["body"]
+    return out
+
+
+def assert_kernels_ran(case: Case, ran: dict) -> None:
+    counts = by_op(ran)
+    for op in case.kernels:
+        assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
+    assert all(c["body"] == 0 for c in counts.values()), counts
+
+
+def case_inputs(case: Case, dtype: str):
+    """The case's inputs in `dtype`, a cotangent for its result, and PyTorch's result and
+    gradients for them."""
+    g = torch.Generator().manual_seed(len(case.entry))
+    inputs = case.inputs(g, DTYPES[dtype])
+    cotangent = torch.ones(()) if case.entry == "loss" else torch.randn(R, H, generator=g)
+    return inputs, cotangent, *reference(case, inputs, cotangent)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("name", list(CASES))
+def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
+    from linnet.torch import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    assert_close(y, want, dtype, "result")
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    floats = [x for x in leaves if x.is_floating_point()]
+    for k, (x, g) in enumerate(zip(floats, grads)):
+        assert_close(x.grad, g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+# one dtype a case: Pallas's interpreter is slower than Triton's
+PALLAS = [("rms", "f32"), ("layer", "bf16"), ("layer_unbiased", "f32"),
+          ("softmax_rows", "bf16"), ("log_softmax_rows", "f16"), ("loss", "f32")]
+
+
+@pytest.mark.parametrize("name,dtype", PALLAS)
+def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    from linnet.jax import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    # integers as NumPy arrays: JAX without x64 would narrow i64 targets to i32
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              if x.is_floating_point() else x.numpy() for x in inputs]
+    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+    def run(*leaves):
+        args = list(arrays)
+        for k, leaf in zip(floats, leaves):
+            args[k] = leaf
+        return fn(*args)
+
+    y, vjp = jax.vjp(run, *(arrays[k] for k in floats))
+    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
+    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+def test_rows_wider_than_a_tile_run_the_body() -> None:
+    """At 16385 columns the kernels' `where BV <= 16384` fails: the op's body runs, forward
+    and backward, and agrees with PyTorch."""
+    from linnet.torch import load_function
+    fn = load_function(str(PROGRAM), "log_softmax_rows")
+    x = torch.randn(2, 16385, generator=torch.Generator().manual_seed(5))
+    cotangent = torch.randn(2, 16385, generator=torch.Generator().manual_seed(6))
+    want, (grad,) = reference(CASES["log_softmax_rows"], [x], cotangent)
+    leaf = x.to(DEVICE).requires_grad_()
+    y = fn(leaf)
+    y.backward(cotangent.to(DEVICE))
+    assert_close(y, want, "f32", "result")
+    assert_close(leaf.grad, grad, "f32", "gradient")
+    assert by_op(fn.ran()).get("log_softmax_2d", {}).get("kernel", 0) == 0
