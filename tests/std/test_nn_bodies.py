@@ -124,6 +124,15 @@ def pool_case():
     return [x], [torch.from_numpy(x).mean((2, 3))]
 
 
+def conv_case():
+    x, w, b, x1, w1 = normal(2, 3, 7, 6), normal(4, 3, 3, 3), normal(4), normal(2, 3, 9), normal(4, 3, 3)
+    tx, tw, tb, tx1, tw1 = map(torch.from_numpy, (x, w, b, x1, w1))
+    return [x, w, b, x1, w1], [
+        F.conv2d(tx, tw, tb, stride=2, padding=1), F.conv2d(tx, tw),
+        F.conv1d(tx1, tw1, tb, stride=2, padding=1), F.pad(tx, (1, 1, 1, 1)),
+        F.max_pool2d(tx, 3, 2, 1), F.interpolate(tx, scale_factor=2, mode="nearest")]
+
+
 CASES: dict[tuple[str, str], Callable] = {
     ("nn_activations.linnet", "main"): activations_case,
     ("nn_norms.linnet", "main"): norms_case,
@@ -132,6 +141,7 @@ CASES: dict[tuple[str, str], Callable] = {
     ("nn_misc.linnet", "main"): rope_case,
     ("nn_misc.linnet", "heads"): heads_case,
     ("nn_misc.linnet", "pooled"): pool_case,
+    ("nn_conv.linnet", "main"): conv_case,
 }
 
 
