@@ -4,7 +4,7 @@ gradients of the generated PyTorch module, which `test_grad.py` checks against a
 finite differences. `LINNET_GRAD_BACKEND_EXAMPLES` sets the number of examples per case.
 
 Each example is a binding compiled anew for every backend (and, for JAX and StableHLO, by
-XLA), so under the "ci" profile a case runs two: its middle dims in f64 and its smallest in
+XLA), so under the "ci" profile a case runs two: its middle dims in f64 and its low dims in
 f32 (`paired_examples`), both dtypes and two shapes; other profiles draw three at random.
 """
 
@@ -59,8 +59,8 @@ def _load(target: str, out, case: Case):
 
 def paired_examples(case: Case) -> st.SearchStrategy:
     """(binding, seed, zeros) like `examples`, the binding one of `paired_bindings`: the
-    first example takes the first, a second one of the others, so two examples give both
-    dtypes and two shapes (where `examples`' first two are mostly f32 only)."""
+    first example takes the first, the second the other, so two examples give both dtypes
+    and two shapes (where `examples`' first two are mostly f32 only)."""
     return st.tuples(st.sampled_from(paired_bindings(case)), st.integers(0, 2**32 - 1),
                      st.booleans() if case.zeros else st.just(False))
 
