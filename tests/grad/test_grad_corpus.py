@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from linnet.diagnostics import CompileError
 from linnet.ir import tensor as ir
 from linnet.passes.adjoint.differentiate import differentiate
-from linnet.passes.manager import Instrumentation, Pass
+from linnet.passes.manager import Instrumentation, Options, Pass, run_pipeline
 from linnet.pipeline import compile_source, passes_for
 from linnet.torch.runtime import import_generated
 
@@ -80,28 +80,60 @@ def _differentiate(program: ir.Program, options) -> ir.Program:
     return differentiate(program, replace(options, grad=True))
 
 
-def _passes() -> list[Pass]:
-    """The torch pipeline with the entry wrapped into a loss, then differentiated."""
+def _split() -> tuple[list[Pass], list[Pass]]:
+    """The torch pipeline cut before `differentiate`: the passes before, and those from it."""
     passes = passes_for("torch")
     at = [p.name for p in passes].index("differentiate")
-    return passes[:at] + [
-        Pass("wrap-loss", "the sum of the entry's floating results", "tensor-core",
-             "tensor-core", wrap_loss),
-        replace(passes[at], run=_differentiate, skipped=None)] + passes[at + 1:]
+    return passes[:at], passes[at:]
+
+
+def _grad_passes() -> list[Pass]:
+    """The torch pipeline's passes from `differentiate` on, the entry first wrapped into a
+    loss, then differentiated."""
+    _, rest = _split()
+    return [Pass("wrap-loss", "the sum of the entry's floating results", "tensor-core",
+                 "tensor-core", wrap_loss),
+            replace(rest[0], run=_differentiate, skipped=None)] + rest[1:]
 
 
 _MODULES: dict[tuple, object] = {}
+_CUT: dict[tuple, tuple[ir.Program, Options]] = {}
+"""Each compiled binding's program where the pipeline was cut, with the options it ran
+under: the differentiated module's compile goes on from there, so the front end and the
+passes before `differentiate` run once for both modules."""
+SHOWN = Instrumentation(verify_each=True, emit=lambda text: None)
 
 
 def module(key: tuple[str, str], values: dict[str, object], grad: bool):
-    cache = (*key, tuple(sorted((k, str(v)) for k, v in values.items())), grad)
-    if cache not in _MODULES:
-        path = corpus.PATHS[key[0]]
-        out = compile_source(path.read_text(), path=str(path), target="torch", entry=key[1],
-                             bind=values, numerics="exact", passes=_passes() if grad else None,
-                             shown=Instrumentation(verify_each=True, emit=lambda text: None))
-        _MODULES[cache] = import_generated(out.text, f"grad_corpus_{key[1]}")
-    return _MODULES[cache]
+    """The entry's generated module for one binding (grad: the loss's, differentiated), each
+    compiled once and verified after every pass. The plain one is compiled first."""
+    cache = (*key, tuple(sorted((k, str(v)) for k, v in values.items())))
+    if (*cache, grad) not in _MODULES:
+        _MODULES[(*cache, grad)] = import_generated(
+            _differentiated(cache) if grad else _plain(key, values, cache),
+            f"grad_corpus_{key[1]}")
+    return _MODULES[(*cache, grad)]
+
+
+def _plain(key: tuple[str, str], values: dict[str, object], cache: tuple) -> str:
+    """The plain module's text, by the torch pipeline with a pass at the cut that keeps
+    the program there (and changes nothing)."""
+    def keep(program: ir.Program, options: Options) -> ir.Program:
+        _CUT[cache] = program, options
+        return program
+    before, rest = _split()
+    path = corpus.PATHS[key[0]]
+    out = compile_source(path.read_text(), path=str(path), target="torch", entry=key[1],
+                         bind=values, numerics="exact", shown=SHOWN, passes=before + [
+                             Pass("keep", "the program before differentiate", "tensor-core",
+                                  "tensor-core", keep)] + rest)
+    return out.text
+
+
+def _differentiated(cache: tuple) -> str:
+    """The differentiated module's text: the grad passes on the program kept at the cut."""
+    program, options = _CUT[cache]
+    return run_pipeline(_grad_passes(), program, options, SHOWN).ir
 
 
 @pytest.mark.parametrize("key", [corpus._param(k) for k in corpus.KEYS])
