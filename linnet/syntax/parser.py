@@ -53,7 +53,22 @@ def _build_lark(grammar: str) -> Lark:
 
 
 def parse(text: str, path: str) -> tuple[t.Module | None, list[Diagnostic]]:
-    """Parse one file; returns the module (None after a syntax error) and diagnostics."""
+    """Parse one file; returns the module (None after a syntax error) and diagnostics.
+
+    The trees are immutable (frozen nodes, frozen diagnostics), so one parse of a text at a
+    path is shared by every compile that reads it: a program compiled for several targets,
+    bindings or numerics modes, as the tests and `linnet verify` do, is parsed once."""
+    module, diagnostics = _parse_once(text, path)
+    return module, list(diagnostics)
+
+
+@lru_cache(maxsize=512)
+def _parse_once(text: str, path: str) -> tuple[t.Module | None, tuple[Diagnostic, ...]]:
+    module, diagnostics = _parse(text, path)
+    return module, tuple(diagnostics)
+
+
+def _parse(text: str, path: str) -> tuple[t.Module | None, list[Diagnostic]]:
     lexed = tokenize(text, path)
     if lexed.diagnostics:
         return None, lexed.diagnostics

@@ -52,6 +52,12 @@ BINDINGS: dict[tuple[str, str], dict] = {
     ("76_index_notation_positions", "positions"): {"dims": {"R": 3, "C": 5}},
     ("110_next_pow2", "tiles"): {"dims": {"R": 3, "C": 5}},
     ("178_strided_ellipsis", "even_axis"): {"dims": {"D": 6}},
+    ("181_gathers", "lookup"): {"dims": {"B": 2, "S": 3, "V": 5, "H": 4}},
+    ("181_gathers", "pick"): {"dims": {"N": 3, "R": 4, "C": 5}},
+    ("181_gathers", "weighted"): {"dims": {"K": 4, "V": 6}},
+    ("181_gathers", "packed"): {"dims": {"B": 2, "S": 3, "V": 5, "H": 4}},
+    ("181_gathers", "embedding_loss"): {"dims": {"B": 3, "V": 5, "H": 4}},
+    ("181_gathers", "embed_rows_of"): {"dims": {"N": 3, "V": 5}},
 }
 
 
@@ -207,6 +213,15 @@ def _ix_check(e: ir.IxExpr, extents: dict[str, int], scope: dict) -> str:
     elif isinstance(e, ir.IxPrim):
         for a in e.args:
             _ix_check(a, extents, scope)
+    elif isinstance(e, ir.IxGather):
+        _check_atom(e.tensor, scope)
+        assert len(e.positions) == e.tensor.type.rank
+        for position, extent in zip(e.positions, e.tensor.type.shape):
+            if isinstance(position, str):
+                assert extents[position] == extent, (position, extent)
+            else:
+                _ix_check(position, extents, scope)
+        assert e.dtype == e.tensor.type.dtype
     else:
         inner = dict(extents)
         for name, extent in e.axes:

@@ -37,7 +37,10 @@ GENERIC = {"matmul_any": {"M": 5, "N": 6, "K": 7}, "matmul_bf16_any": {"M": 5, "
            "attention_any": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 16},
            "attention_bf16_any": {"B": 2, "H": 3, "L": 4, "S": 5, "D": 16},
            "attention_causal_any": {"B": 2, "H": 3, "L": 70, "D": 16},
-           "attention_causal_bf16_any": {"B": 2, "H": 3, "L": 70, "D": 16}}
+           "attention_causal_bf16_any": {"B": 2, "H": 3, "L": 70, "D": 16},
+           "lookup": {"B": 2, "S": 3, "V": 5, "H": 4}, "pick": {"N": 3, "R": 4, "C": 5},
+           "weighted": {"K": 4, "V": 6}, "packed": {"B": 2, "S": 3, "V": 5, "H": 4},
+           "embedding_loss": {"B": 3, "V": 5, "H": 4}, "embed_rows_of": {"N": 3, "V": 5}}
 
 
 def elaborated(path: str | None = None, text: str | None = None, entry: str = "main",
