@@ -111,15 +111,19 @@ def loaded_sources() -> dict[str, str]:
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if path and path.endswith(".py"):
-            rel = _relative(Path(path))
+            rel = _relative(path)
             if rel is not None:
                 out[rel] = _source_hash(rel)
     return dict(sorted(out.items()))
 
 
-def _relative(path: Path) -> str | None:
+@lru_cache(maxsize=None)
+def _relative(path: str) -> str | None:
+    """The module file's path in the package, None when outside it. Kept per path, as the
+    sources' hashes are: resolving the thousand or more modules a process holds (torch,
+    JAX) walks the file system, about half a second for each result written."""
     try:
-        return path.resolve().relative_to(_PACKAGE).as_posix()
+        return Path(path).resolve().relative_to(_PACKAGE).as_posix()
     except ValueError:
         return None
 
