@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..check.dim_normal_form import Dim
+from ..check.instance import Analysis
 from ..check.items import item_frame
 from ..check.signatures import Binding, match_dims
 from ..check.value_types import OptionalT, as_tuples
@@ -69,6 +70,24 @@ _VERIFY_ENTRY = "verify_entry_"
 
 _SPECS: dict[tuple, TargetSpec] = {}
 _LOCK = threading.Lock()
+_ANALYSES: dict[tuple[str, str], Analysis] = {}  # the latest few, oldest first
+_ANALYSES_KEPT = 4
+_ANALYSES_LOCK = threading.Lock()  # taken inside _LOCK (a spec is built holding it)
+
+
+def _analysis(path: str, text: str) -> Analysis:
+    """The checked program at path with this text, kept as `_SPECS` keeps specs (by path
+    and text): a file's entries and the spec of each then cost one check, not one each."""
+    key = (path, hashlib.sha256(text.encode()).hexdigest())
+    with _ANALYSES_LOCK:
+        found = _ANALYSES.pop(key, None)
+    if found is None:
+        found = analyze_source(path, text)
+    with _ANALYSES_LOCK:
+        _ANALYSES[key] = found
+        while len(_ANALYSES) > _ANALYSES_KEPT:
+            del _ANALYSES[next(iter(_ANALYSES))]
+    return found
 
 
 def kernel_ops(path: str, text: str | None = None) -> list[str]:
@@ -81,7 +100,7 @@ def kernel_ops(path: str, text: str | None = None) -> list[str]:
 def entries(path: str, text: str | None = None) -> list[str]:
     """The module-level entries, then those of the root block (the only block with
     entries), as `--entry` names them."""
-    analysis = analyze_source(path, source_text(path, text))
+    analysis = _analysis(path, source_text(path, text))
     plain = [i.name for i in analysis.program.root_module.items
              if isinstance(i, t.Function) and i.kind == "entry"]
     return plain + [name for name in block_entries(analysis) if name not in plain]
@@ -103,7 +122,7 @@ def target_spec(path: str | os.PathLike, name: str, text: str | None = None) -> 
 
 
 def _build_spec(path: str, text: str, name: str) -> TargetSpec:
-    analysis = analyze_source(path, text)
+    analysis = _analysis(path, text)
     root = analysis.root
     item = root.globals.items.get(name)
     if isinstance(item, t.Function) and item.kind == "entry" \

@@ -28,6 +28,7 @@ from .errors import OracleError
 from .values import flatten, gather, leaf_types
 
 DEFAULT_PATH = "oracle_case.linnet"
+PLANS_KEPT = 16  # per analysis
 
 
 def evaluate(case: Case, precision: str = "native", path: str = DEFAULT_PATH, *,
@@ -53,7 +54,7 @@ def evaluate_source(text: str, entry: str, generics: Mapping[str, object],
         raise ValueError(f"precision is 'native' or 'f64', not {precision!r}")
     analysis = _analysis(path, text)
     machine = Machine(analysis, Precision(f64=precision == "f64", tanh_skew=tanh_skew))
-    plan = _plan(analysis, machine, entry, generics, root, present)
+    plan = _kept_plan(analysis, machine, entry, generics, root, present)
     if plan.block is None:
         args = _inputs(plan.inst, inputs, machine.prec)
         result = call_with_deep_stack(lambda: machine.run(plan.inst, args))
@@ -83,6 +84,25 @@ class _Plan:
     @property
     def own_inputs(self) -> int:
         return sum(1 for ty in self.inst.signature.params for _ in leaf_types(ty))
+
+
+def _kept_plan(analysis: Analysis, machine: Machine, name: str,
+               generics: Mapping[str, object], root: str | None,
+               present: frozenset[str] | None) -> _Plan:
+    """`_plan`, made once per entry, generics and presence and kept on the analysis (as the
+    instances are): `gradient_fd` evaluates the same entry twice per input element, and a
+    block entry's tree costs more to build than a small entry takes to run. A plan is only
+    read by the runs that use it (each block entry run has a store of its own)."""
+    plans = getattr(analysis, "_oracle_plans", None)
+    if plans is None:
+        plans = analysis._oracle_plans = {}  # type: ignore[attr-defined]
+    key = (name, tuple(sorted((k, repr(v)) for k, v in generics.items())), root, present)
+    found = plans.get(key)
+    if found is None:
+        found = plans[key] = _plan(analysis, machine, name, generics, root, present)
+        while len(plans) > PLANS_KEPT:  # the oldest first: a fuzzer draws many bindings
+            del plans[next(iter(plans))]
+    return found
 
 
 def _plan(analysis: Analysis, machine: Machine, name: str, generics: Mapping[str, object],

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import gc
 import math
 
 import numpy as np
@@ -30,15 +29,10 @@ from linnet.rules.terms import (Tile, dot, dot_acc, exp, log, nonnegative, plus,
 from linnet.torch.runtime import import_generated
 
 from budget import scaled
+from egraph_frees import free_egraphs, older_objects_frozen  # noqa: F401 (autouse)
 
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # else tests/conftest.py interprets
-
-
-@pytest.fixture(autouse=True)
-def _free_egraphs():
-    yield
-    gc.collect()
 
 
 # ---------------------------------------------------------------- meaning

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 import glob
 from pathlib import Path
 
@@ -29,18 +28,11 @@ from linnet.rules.terms import (FALSE, TRUE, Ix, Mask, both, either, hi, larger,
                                  negate, quot, rem, smaller)
 
 from budget import scaled
+from egraph_frees import free_egraphs, older_objects_frozen  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.linnet")))
 SYMBOLS = {"p": (0, 3), "i": (0, 15), "t": (2, 5), "n": (-4, 4)}
-
-
-@pytest.fixture(autouse=True)
-def _free_egraphs():
-    """Free this test's e-graphs on this thread (egglog's Rust e-graph must be dropped on
-    the thread that made it; a later collection might run on another thread)."""
-    yield
-    gc.collect()
 
 
 # ---------------------------------------------------------------- evaluation
