@@ -1,4 +1,5 @@
-"""NumPy references for the spec programs of the model layer's values (140-147, 170-173).
+"""NumPy references for the spec programs of the model layer's values (140-147, 170-173),
+of `...` slices and `use` lists (178, 180) and of gathers in index notation (181).
 
 `references.py` calls `register` with itself at its end, so these entries join its
 registry and use its strategies. An entry's struct parameter is passed as its fields, one
@@ -156,6 +157,8 @@ def register(r: ModuleType) -> None:
         return (y * y).sum()
 
     _register_strided(r)
+    _register_use_lists(r)
+    _register_gathers(r)
 
 
 def _register_strided(r: ModuleType) -> None:
@@ -185,3 +188,68 @@ def _register_strided(r: ModuleType) -> None:
     @ref("178_strided_ellipsis", "single", out="f32 f32 f32", inputs=args(fl((4, 1))))
     def _single(x):
         return x[..., 0::2], x[..., 1::2], np.float64(0.0)
+
+
+def _register_use_lists(r: ModuleType) -> None:
+    """Spec 180: halves of the last axis after a pack (an odd axis splits at its floor
+    half), through `use` lists."""
+    fl, args, ref = r.fl, r.args, r.ref
+
+    def swap(x):
+        d = x.shape[-1] // 2
+        return np.concatenate([x[..., d:], x[..., :d]], axis=-1)
+
+    ref("180_use_lists", "halves", out="f32 f32 f32", inputs=args(fl((2, 3, 6))))(
+        lambda x: (x[..., :3], x[..., 3:], 2 * swap(x)))
+    ref("180_use_lists", "odd", out="f32 f32 f32", inputs=args(fl((4, 5))))(
+        lambda x: (x[:, :2], x[:, 2:], (x[:, 2:] * 2).sum(axis=1)))
+    ref("180_use_lists", "loss", out="f32", inputs=args(fl((2, 6))))(
+        lambda x: (swap(x) * x).sum() * 0.5)
+
+
+def take(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Rows ids of table, as a gather in index notation reads them: an id outside the
+    table reads zeros."""
+    ids = np.asarray(ids).astype(np.int64)
+    inside = (ids >= 0) & (ids < table.shape[0])
+    rows = table[np.clip(ids, 0, table.shape[0] - 1)]
+    return np.where(inside.reshape(inside.shape + (1,) * (rows.ndim - inside.ndim)), rows, 0)
+
+
+def _register_gathers(r: ModuleType) -> None:
+    """Spec 181: gathers in index notation, ids outside their axis included."""
+    fl, it, args, ref, dims = r.fl, r.it, r.args, r.ref, r.dims
+
+    @ref("181_gathers", "lookup", out="f32", inputs=dims((1, 3), (1, 3), (1, 6), (1, 4)).flatmap(
+        lambda d: args(fl((d[2], d[3])), it((d[0], d[1]), "i32", -1, d[2]))))
+    def _lookup(table, ids):
+        return take(table, ids)
+
+    @ref("181_gathers", "pick", out="f32", inputs=dims((1, 4), (1, 4), (1, 5)).flatmap(
+        lambda d: args(fl((d[1], d[2])), it((d[0],), "i64", -1, d[1]),
+                       it((d[0],), "i64", -1, d[2]))))
+    def _pick(m, rows, cols):
+        inside = (rows >= 0) & (rows < m.shape[0]) & (cols >= 0) & (cols < m.shape[1])
+        values = m[np.clip(rows, 0, m.shape[0] - 1), np.clip(cols, 0, m.shape[1] - 1)]
+        return np.where(inside, values, 0)
+
+    @ref("181_gathers", "weighted", out="f32 f32", inputs=dims((1, 5), (1, 6)).flatmap(
+        lambda d: args(fl((d[1],)), it((d[0],), "i32", -1, d[1]), fl((d[0],)))))
+    def _weighted(w, idx, x):
+        return (take(w, idx) * x).sum(), (take(w, idx.astype(np.int64) + 1) * x).sum()
+
+    @ref("181_gathers", "packed", out="f32 f32", inputs=dims((1, 3), (1, 3), (1, 6), (1, 4)).flatmap(
+        lambda d: args(fl((d[2], d[3])), it((d[0], d[1]), "u8", 0, d[2] + 1),
+                       it((d[2],), "i16", -1, d[2]))))
+    def _packed(table, ids, order):
+        return take(table, ids), take(table, take(order, ids))
+
+    @ref("181_gathers", "embedding_loss", out="f32", inputs=dims((1, 4), (1, 6), (1, 4)).flatmap(
+        lambda d: args(fl((d[1], d[2])), it((d[0],), "i64", -1, d[1]), fl((d[0], d[2])))))
+    def _embedding_loss(table, ids, target):
+        return ((take(table, ids) - target) ** 2).sum()
+
+    @ref("181_gathers", "embed_rows_of", out="f32", inputs=dims((1, 4), (1, 6)).flatmap(
+        lambda d: args(fl((d[1], 48)), it((d[0],), "i32", -1, d[1]))))
+    def _embed_rows_of(table, ids):
+        return take(table, ids)
