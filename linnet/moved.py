@@ -17,6 +17,8 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 MOVED: dict[str, str] = {
+    "linnet.tune.records": "linnet.tuning.records",
+    "linnet.tune.candidates": "linnet.tuning.candidates",
     "linnet.cli_compile": "linnet.cli.compile",
     "linnet.cli_fuzz": "linnet.cli.fuzz",
     "linnet.cli_inspect": "linnet.cli.inspect",

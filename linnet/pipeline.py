@@ -20,11 +20,14 @@ from .errors import UsageError, suggest
 from .ir.languages import LANGUAGES as IR_LANGUAGES
 from .ir.numerics import MODES
 from .ir.printer import print_program
+from .ir.verify import verify as verify_language
 from .passes.front import bind_generics as front
+from .passes.front.elaborate import elaborate
 from .passes.egraph.cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline, skipped_note)
 from .syntax.program import load_program
+from .tuning.records import tuning_for
 
 
 def _lazy(module: str, function: str, options: bool = False) -> Callable[[Any, Options], Any]:
@@ -49,8 +52,7 @@ def _analysis_printer(analysis) -> str:
 
 def _verifier(lang: str):
     def verify(program) -> list[str]:
-        from .ir.verify import verify as check
-        return check(program, lang)
+        return verify_language(program, lang)
     return verify
 
 
@@ -81,7 +83,6 @@ def _elaborate(bound: front.Bound, options: Options):
     """The entry as tensor IR, with the records later passes read: the module's path (it
     names the custom ops of a generated PyTorch module, emit/torch_library.py), a block
     entry's manifest, and the ops to run per shard of a mesh (emit-jax)."""
-    from .passes.front.elaborate import elaborate
     program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
     shard: tuple = ()
     if options.shard:
@@ -353,7 +354,6 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
     `CompileError`, whose `str()` is its diagnostics rendered with their source lines.
     """
-    from .tune.records import tuning_for
     check_choice("target", target, TARGETS)
     check_choice("numerics", numerics, NUMERICS)
     if shard and target != "jax":

@@ -20,7 +20,7 @@ from ..errors import MissingGeneric, UsageError
 from ..passes.manager import Instrumentation, timing_table
 from .. import pipeline
 from ..pipeline import all_passes, check_pass_names, passes_for
-from ..tune.records import TuningFileError
+from ..tuning.records import TuningFileError
 from .arguments import bind_values, tuning_argument
 from .io import (ProgramInput, check_output, prepare_dir, print_error, read_program, write_bytes,
                  write_text)

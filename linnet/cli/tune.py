@@ -11,7 +11,7 @@ import sys
 
 from ..errors import UsageError
 from ..fuzz.harness import ProgramError
-from ..tune.records import TuningFileError
+from ..tuning.records import TuningFileError
 from ..tune.report import format_result, format_space, result_json, space_json
 from ..tune.tuner import TuneError, plan, tune
 from .arguments import bind_values

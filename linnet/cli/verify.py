@@ -15,7 +15,7 @@ from ..errors import UsageError, suggest
 from ..fuzz.harness import ProgramError, entries, kernel_ops, target_spec
 from ..fuzz.verify import report_deaths, run_verify
 from ..fuzz.verify_trials import DEFAULT_SECONDS, ChildTrials, InProcessTrials
-from ..tune.records import TuningFileError
+from ..tuning.records import TuningFileError
 from .arguments import bind_values, tuning_argument
 from .devices import prepare_pallas, prepare_triton
 from .guard import run_guarded

@@ -22,6 +22,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
+from .. import deepstack
+from ..diagnostics import CompileError
+from ..passes.front.bind_generics import UsageError
+from ..pipeline import compile_source, passes_for
+from ..torch.runtime import import_generated
+from .jax_compare import to_jax
+from .onnx_run import load_onnx
+from .stablehlo_run import load_stablehlo
 
 __all__ = ["TARGETS", "GRAD_CODES", "Timeout", "Failure", "time_limit", "classify",
            "describe", "compile_entry", "loader", "as_numpy", "dtype_name", "to_torch"]
@@ -83,7 +91,6 @@ def _settle_compiler(seconds: float) -> None:
     """After a timeout, the compilation on the deep-stack thread (`linnet.deepstack`) runs
     on, and every later compilation would wait for it. A worker waits `seconds` for it to
     end, else ends itself (`STUCK_EXIT`): its later programs would all time out."""
-    from .. import deepstack
     deadline = time.monotonic() + seconds
     while deepstack.job_running() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -105,8 +112,6 @@ def classify(err: BaseException, stage: str, seconds: float, grad: bool = False
              ) -> Failure | None:
     """Sort an exception raised by `stage` ("check", "compile", "load", "run", ...); None
     when it is no finding (`--grad` refusing an entry it cannot differentiate)."""
-    from ..diagnostics import CompileError
-    from ..passes.front.bind_generics import UsageError
     if isinstance(err, Timeout):
         kind = "slow" if stage.startswith("run") else "hang"
         return Failure(kind, f"ran past {seconds:g} s", "time limit")
@@ -183,7 +188,6 @@ def compile_entry(text: str, path: str, entry: str, bind: dict, target: str,
     """The compiled entry for `target`: the generated text (or ONNX model) of a backend, or
     the tensor IR the PyTorch interpreter runs (`target="interpreter"`, op bodies).
     `present`: a block entry's parameter paths the checkpoint holds."""
-    from ..pipeline import compile_source, passes_for
     if target == "interpreter":
         passes = [p for p in passes_for("torch") if p.name != "emit-torch"]
         return compile_source(text, path=path, entry=entry, bind=dict(bind), target="torch",
@@ -201,22 +205,17 @@ def loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:
         return lambda *xs: run(program, *xs)
 
     def torch_main(text: str, name: str):
-        from ..torch.runtime import import_generated
         return import_generated(text, f"generated_{name}", "torch").main
 
     def jax_main(text: str, name: str):
-        from ..torch.runtime import import_generated
-        from .jax_compare import to_jax
         main = import_generated(text, f"generated_{name}", "jax").main
         return lambda *xs: main(*(to_jax(x) for x in xs))
 
     def onnx_main(model: Any, name: str):  # noqa: ARG001
-        from .onnx_run import load_onnx
         run = load_onnx(model)
         return lambda *xs: run(*(as_numpy(x) for x in xs))
 
     def stablehlo_main(text: str, name: str):  # noqa: ARG001
-        from .stablehlo_run import load_stablehlo
         run = load_stablehlo(text)
         return lambda *xs: run(*(as_numpy(x) for x in xs))
 

@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..pipeline import rules_in_effect
 from . import backends
+from . import reduce as reducing
 from .case import Case
 from .execute import ALL_TARGETS, Plan, attempts, run_case
 from .findings import Finding, slug
 from .isolate import PROCESS, Died, can_spawn, isolated
 from .report import FuzzReport, Progress, Reduced
-from .sources import Source, generated
+from .programs import GeneratorConfig
+from .sources import Source, generated, program_seed
 
 __all__ = ["fuzz", "load_rules", "prepare_runtimes"]
 
@@ -118,13 +121,11 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     grad = grad or block_grad
     plan = Plan(tuple(targets), kernels, grad, seconds, device)
     if config is None and programs is None:
-        from .programs import GeneratorConfig
         config = GeneratorConfig(kernels=kernels, grad=grad, block_grad=block_grad)
     tasks = _tasks(seed, count, config, plan, programs)
     run = _Run(seed, plan, time, out, reduce_per_class, reduce_tries, reduce_time, reducer,
                progress)
     if jobs == 1 and not (isolate and named_rules and reducer is None and spawnable):
-        from ..pipeline import rules_in_effect
         rule_sets = load_rules(rules) if isinstance(rules, str) else rules
         with rules_in_effect(rule_sets) if rule_sets is not None else contextlib.nullcontext():
             run.serial(tasks)
@@ -277,7 +278,6 @@ def _run_program(task: _Task) -> _Done:
     try:
         source = task.source or generated(task.seed, task.index, task.config)
     except Exception as err:  # noqa: BLE001 - the generator failing is a finding
-        from .sources import program_seed
         label = f"seed {program_seed(task.seed, task.index)}"
         return _Done(task.index, label, "fuzz.linnet", findings=[Finding(
             "generator", "generator", "generate", backends.describe(err),
@@ -395,8 +395,7 @@ def _reduce(job: _Reduce) -> Reduced:
 
 
 def _reducer(given: Callable | None) -> tuple[Callable, Callable]:
-    from .reduce import reduce, write_report
-    return (given or reduce), write_report
+    return (given or reducing.reduce), reducing.write_report
 
 
 def _write_finding(folder: Path, f: Finding, case: Case) -> None:
@@ -423,7 +422,6 @@ def _init_worker(rules: str | None) -> None:
     backends.HARD_LIMIT = float(os.environ.get("LINNET_FUZZ_HARD_LIMIT", WORKER_HARD_LIMIT))
     prepare_runtimes()
     if rules is not None:
-        from ..pipeline import rules_in_effect
         _WORKER.enter_context(rules_in_effect(load_rules(rules)))
 
 

@@ -27,6 +27,9 @@ import numpy as np
 
 from .case import Case
 from .execute import Plan
+from . import harness
+from .oracle.dtypes import NUMPY
+from .sources import case_array
 
 __all__ = ["load_regression", "save_regression", "regressions"]
 
@@ -41,8 +44,6 @@ def regressions(folder: Path = FOLDER) -> list[Path]:
 def load_regression(path: Path) -> tuple[Case, Plan]:
     """The case stored at `path` (NAME.linnet beside NAME.json and NAME.npz) and the plan
     to run it with."""
-    from . import harness
-    from .oracle.dtypes import NUMPY
     text = path.read_text(encoding="utf-8")
     meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     entry, generics = meta["entry"], dict(meta.get("generics", {}))
@@ -57,7 +58,6 @@ def load_regression(path: Path) -> tuple[Case, Plan]:
         inputs = tuple(np.asarray(saved[name]).astype(NUMPY[dtype])
                        for (name, _), (_, dtype) in zip(spec.inputs(generics), shapes))
     else:
-        from .sources import case_array
         drawn = harness.make_inputs(spec, generics, seed=random.Random(
             meta.get("seed", 0)).randrange(1 << 30), device="cpu")
         inputs = tuple(case_array(x, dtype) for x, (_, dtype) in zip(drawn, shapes))

@@ -19,6 +19,9 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from .case import Case
+from .programs import generate
+from . import harness
+from .oracle.dtypes import NUMPY
 
 __all__ = ["Source", "program_seed", "generated", "corpus", "corpus_paths", "case_array"]
 
@@ -47,7 +50,6 @@ def program_seed(seed: int, k: int) -> int:
 def generated(seed: int, k: int, config: Any) -> Source:
     """Program k of the run: `generate(program_seed(seed, k), config)`. Raises what the
     generator raises."""
-    from .programs import generate
     s = program_seed(seed, k)
     program = generate(s, config)
     return Source(f"seed {s}", program.text, list(program.cases), seed=s,
@@ -65,7 +67,6 @@ def corpus(paths: Iterable[Path | str] | None = None, seed: int = 0, *, max_dim:
     clauses (the kernels' too) up to `max_dim`, and the harness's random inputs, all drawn
     from `seed`. Entries the harness cannot size are left out; with `kernels_only`,
     programs without kernels."""
-    from . import harness
     for path in (corpus_paths() if paths is None else [Path(p) for p in paths]):
         text = path.read_text(encoding="utf-8")
         try:
@@ -111,7 +112,6 @@ def _case(harness, spec, text: str, name: str, values: dict, rng: random.Random)
 def case_array(x: Any, dtype: str) -> np.ndarray:
     """A harness input (a tensor, or a Python number for a scalar) as the NumPy array a
     `Case` holds (bf16 as `ml_dtypes.bfloat16`)."""
-    from .oracle.dtypes import NUMPY
     if hasattr(x, "detach"):
         x = x.detach().cpu()
         x = x.float().numpy() if str(x.dtype) == "torch.bfloat16" else x.numpy()

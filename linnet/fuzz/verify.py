@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..tune.records import tuning_for
+from ..tuning.records import tuning_for
 from .block_specs import block_specs
 from .harness import (OutputError, TargetSpec, default_device, draw_values, dtype_choices,
                       kernel_ops, kernel_runtime, shrink, target_spec)

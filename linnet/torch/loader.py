@@ -22,7 +22,7 @@ from ..emit.torch import function_names
 from ..errors import InputError, InputShapeError, LinnetError, suggest
 from ..passes.front.bind_generics import choose_entry
 from ..pipeline import FRONT, NUMERICS, check_choice, compile_source, passes_for
-from ..tune.records import TuningFileError, tuning_file
+from ..tuning.records import TuningFileError, tuning_file
 from .runtime import import_generated
 
 __all__ = ["EntryFunction", "LoadedModule", "LinnetError", "load", "load_function"]

@@ -3,28 +3,21 @@ that agrees with the op's body, and record it in a tuning file that compiling th
 
 - `tune(path, op, bind={...}, candidates={...}, ...)` runs the search and returns a
   `TuneResult` (`linnet/tune/tuner.py`); `plan(...)` lists the candidates it would try
-  (`candidates.py`); `linnet tune` is its command line (`linnet/cli/tune.py`).
-- `TuningFile` reads and writes the tuning file (`linnet/tune/records.py`);
+  (`linnet/tuning/candidates.py`); `linnet tune` is its command line (`linnet/cli/tune.py`).
+- `TuningFile` reads and writes the tuning file (`linnet/tuning/records.py`);
   `tuning_for(tuning, source, device)` is what a compilation uses.
 
-Imported lazily, so that compiling (which reads tuning files) never imports torch.
+The records and the candidate space live in `linnet.tuning`, below the pipeline (which
+reads tuning files); this package, the tuner, sits above it with the harness. Importing it
+does not import torch: the tuner imports it when it times a kernel.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from ..tuning.candidates import Candidate, CandidateSpace, candidate_space
+from ..tuning.records import TuningFile, TuningFileError, tuning_for, tuning_path
+from .tuner import Trial, TuneError, TuneResult, plan, tune
 
-from .records import TuningFile, TuningFileError, tuning_for, tuning_path
-
-__all__ = ["tune", "plan", "TuneResult", "TuneError", "Candidate", "Trial", "TuningFile", "TuningFileError",
-           "tuning_for", "tuning_path"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("tune", "plan", "TuneResult", "Trial", "TuneError"):
-        from . import tuner
-        return getattr(tuner, name)
-    if name in ("Candidate", "CandidateSpace", "candidate_space"):
-        from . import candidates
-        return getattr(candidates, name)
-    raise AttributeError(f"module 'linnet.tune' has no attribute {name!r}")
+__all__ = ["tune", "plan", "TuneResult", "TuneError", "Candidate", "CandidateSpace",
+           "candidate_space", "Trial", "TuningFile", "TuningFileError", "tuning_for",
+           "tuning_path"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .candidates import CandidateSpace
+from ..tuning.candidates import CandidateSpace
 from .tuner import Trial, TuneResult
 
 SHOWN_FILTERED = 12  # in the table's notes; --json lists them all

@@ -24,13 +24,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..version import __version__
 from ..diagnostics import CompileError
+from ..fuzz.harness import (compare_outputs, compiled, default_device, dtype_name, kernel_runtime,
+                            make_inputs, target_spec, tolerance_for)
 from ..errors import LinnetError, first_line
 from ..ir.numerics import KERNEL_MODES
 from ..passes.front.bind_generics import UsageError
 from ..passes.kernels.kernel_tuning import KernelTuning
 from ..pipeline import FRONT, MIDDLE, compile_source
-from .candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
-from .records import TuningFile, tuning_path
+from ..tuning.candidates import DEFAULT_CAP, Candidate, CandidateError, CandidateSpace, candidate_space
+from ..tuning.records import TuningFile, tuning_path
 
 Timer = Callable[[Candidate, Callable[[], Any]], float]
 STYLES = ("normal", "uniform")
@@ -130,7 +132,6 @@ def tune(path: str | os.PathLike, op: str, bind: Mapping[str, Any], *,
     `linnet.fuzz.ProgramError` for a program with errors and
     `linnet.tune.TuningFileError` for a tuning file that cannot be read.
     """
-    from ..fuzz.harness import compiled, default_device, kernel_runtime
     device = device or default_device()
     runs, runtime = kernel_runtime(device)
     if not runs:
@@ -183,7 +184,6 @@ def _plan(path, op, bind, candidates, warps, stages, numerics, cap):
 
 
 def _spec(path, op: str):
-    from ..fuzz.harness import target_spec
     try:
         spec = target_spec(path, op)
     except KeyError:
@@ -227,7 +227,6 @@ def _bound(spec, bind: Mapping[str, Any]):
 def _inputs_and_body(spec, values, device: str, checks: int, seed: int, body_main):
     """`checks` sets of random inputs at the bound shapes, and the body's outputs on each."""
     import torch
-    from ..fuzz.harness import make_inputs
     inputs = [make_inputs(spec, values, seed=seed + k, style=STYLES[k % len(STYLES)],
                           device=device) for k in range(max(1, checks))]
     with torch.no_grad():
@@ -269,7 +268,6 @@ def _try(cand: Candidate, build, space: CandidateSpace, inputs, body, numerics: 
 
 def _compare(body, outputs, inputs, numerics: str) -> tuple[float, str | None]:
     """The worst error as a fraction of its tolerance, and the first disagreement."""
-    from ..fuzz.harness import compare_outputs, dtype_name, tolerance_for
     worst, problem = 0.0, None
     for xs, want, got in zip(inputs, body, outputs):
         n = max([d for x in xs if hasattr(x, "shape") for d in x.shape] or [1])

@@ -213,10 +213,10 @@ def test_a_run_stuck_in_native_code_is_a_hang_of_that_target(monkeypatch) -> Non
     and the program, run again alone, names the target that was stuck."""
     monkeypatch.setenv("LINNET_TEST_STICK", "1")
     # The limit is per stage: on a loaded machine a fresh worker's first oracle stage
-    # (imports included) may take a second, and the stuck run waits forever, so 3 s loses
+    # (imports included) may take a second, and the stuck run waits forever, so 1.5 s loses
     # nothing but flakiness.
     report = fuzz(programs=[small()], targets=("interpreter", "onnx"), rules="dying_backend",
-                  seconds=3.0)
+                  seconds=1.5)
     assert {f.key for f in report.findings} == {
         "hang | onnx | run | process stuck past the time limit"}
     assert report.failed and report.deaths == []

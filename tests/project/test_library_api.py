@@ -28,7 +28,7 @@ def test_every_error_class_of_the_package_is_a_linnet_error():
     from linnet.passes.front.vocabulary import ElaborationError
     from linnet.passes.manager import InvalidIR
     from linnet.tune import TuneError, TuningFileError
-    from linnet.tune.candidates import CandidateError
+    from linnet.tuning.candidates import CandidateError
     for cls in (CompileError, ElaborationError, UsageError, InputError, InputShapeError,
                 InvalidIR, TuneError, TuningFileError, CandidateError):
         assert issubclass(cls, linnet.LinnetError), cls

@@ -14,6 +14,9 @@ import numpy as np
 
 from ..backends import as_numpy, dtype_name
 from ..case import Case
+from ...pipeline import compile_source, passes_for
+from ...torch.runtime import import_generated
+from ..crosscheck import result_difference
 
 __all__ = ["to_torch", "run_case", "NotTame", "assert_tame", "differences"]
 
@@ -42,9 +45,7 @@ def run_case(case: Case, targets: Sequence[str] = ("interpreter", "torch"),
     """Each target's results for the case, as (array, dtype name): `interpreter` (op
     bodies, the reference) and `torch` (the generated module, compiled with `numerics`;
     with `grad`, the `--grad` export: the loss, then each floating input's gradient)."""
-    from ...pipeline import compile_source, passes_for
     from ...torch.interpreter import run as interpret
-    from ...torch.runtime import import_generated
     path = "fuzz.linnet"
     out: dict[str, list[np.ndarray]] = {}
     for target in targets:
@@ -75,7 +76,6 @@ def assert_tame(results: Results) -> None:
 def differences(results: Results, reference: str = "interpreter") -> list[str]:
     """How each other target's results differ from the reference's (per-dtype tolerances
     for floats, exact for the rest), as crosscheck compares them."""
-    from ..crosscheck import result_difference
     want = results[reference]
     out = []
     for target, got in results.items():
