@@ -9,9 +9,10 @@ dtype (docs/language.md, "Types and generics": literals are contextual). A shape
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
-import ml_dtypes
 import numpy as np
 
 from .errors import OracleError, OracleUndefined
@@ -19,13 +20,39 @@ from .errors import OracleError, OracleUndefined
 INTEGER = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 FLOAT = ("f16", "bf16", "f32", "f64")
 HALF = ("f16", "bf16")
-NUMPY = {
+_BUILT_IN = {
     "bool": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32), "i64": np.dtype(np.int64), "u8": np.dtype(np.uint8),
     "u16": np.dtype(np.uint16), "u32": np.dtype(np.uint32), "u64": np.dtype(np.uint64),
-    "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16), "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
 }
+_ORDER = ("bool", *INTEGER, *FLOAT)
+
+
+@lru_cache(maxsize=1)
+def _bfloat16() -> np.dtype:
+    import ml_dtypes  # most of a second to import: only where a bf16 value is held
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+class _Dtypes(Mapping):
+    """The NumPy dtype of each Linnet dtype (bf16's is `ml_dtypes.bfloat16`, made when first
+    asked for, so that a process that holds no bf16 value never imports ml_dtypes)."""
+
+    def __getitem__(self, name: str) -> np.dtype:
+        return _bfloat16() if name == "bf16" else _BUILT_IN[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name == "bf16" or name in _BUILT_IN
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ORDER)
+
+    def __len__(self) -> int:
+        return len(_ORDER)
+
+
+NUMPY: Mapping[str, np.dtype] = _Dtypes()
 WIDTH = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 
 
@@ -122,9 +149,11 @@ def to_dtype(value, dtype: str, prec: Precision):
 
 
 def dtype_name(arr: np.ndarray) -> str:
-    for name, dt in NUMPY.items():
+    for name, dt in _BUILT_IN.items():
         if arr.dtype == dt:
             return name
+    if arr.dtype.name == "bfloat16":
+        return "bf16"
     raise OracleError(f"no Linnet dtype for NumPy {arr.dtype}")
 
 
@@ -142,7 +171,7 @@ def cast(x: np.ndarray, src: str, dst: str, prec: Precision) -> np.ndarray:
     if src in FLOAT and dst in INTEGER:
         return _float_to_int(x, dst, target)
     with np.errstate(all="ignore"):
-        if src in INTEGER and dst in FLOAT and target == NUMPY["bf16"]:
+        if src in INTEGER and dst in FLOAT and target.name == "bfloat16":
             return x.astype(np.float64).astype(target)
         return x.astype(target)
 
