@@ -32,7 +32,8 @@ from .onnx_run import load_onnx
 from .stablehlo_run import load_stablehlo
 
 __all__ = ["TARGETS", "GRAD_CODES", "Timeout", "Failure", "time_limit", "classify",
-           "describe", "compile_entry", "loader", "as_numpy", "dtype_name", "to_torch"]
+           "describe", "compile_entry", "loader", "run_entry", "as_numpy", "dtype_name",
+           "to_torch"]
 
 TARGETS = ("torch", "jax", "onnx", "stablehlo")
 """The exported backends; the PyTorch interpreter (`"interpreter"`) is compiled apart."""
@@ -195,6 +196,19 @@ def compile_entry(text: str, path: str, entry: str, bind: dict, target: str,
                               present=present).text
     return compile_source(text, path=path, entry=entry, bind=dict(bind), target=target,
                           numerics=numerics, grad=grad, present=present).text
+
+
+def run_entry(path: str | Path, entry: str, target: str, inputs: Sequence[Any],
+              bind: dict | None = None) -> list[np.ndarray]:
+    """Compile the program at `path` for `target` (or "interpreter"), run `entry` on
+    `inputs` (NumPy arrays or scalars, passed as torch tensors) and return its results as
+    NumPy arrays: one program on every backend, as the tests of the language and the
+    standard library run it."""
+    import torch
+    compiled = compile_entry(Path(path).read_text(encoding="utf-8"), str(path), entry,
+                             dict(bind or {}), target)
+    main = loader(target)(compiled, entry)
+    return [as_numpy(r) for r in main(*(torch.as_tensor(x) for x in inputs))]
 
 
 def loader(target: str) -> Callable[[Any, str], Callable[..., Sequence[Any]]]:

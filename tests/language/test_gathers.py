@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from linnet.fuzz import crosscheck as cc
-from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import run_entry
 from linnet.fuzz.oracle import evaluate_source
 from linnet.pipeline import compile_source
 from programs import diagnostics_of
@@ -25,10 +25,7 @@ TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
 
 
 def _run(target: str, entry: str, bind: dict, *inputs: np.ndarray) -> list[np.ndarray]:
-    import torch
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), entry, bind, target)
-    results = loader(target)(compiled, entry)(*(torch.from_numpy(x) for x in inputs))
-    return [as_numpy(r) for r in results]
+    return run_entry(PROGRAM, entry, target, inputs, bind)
 
 
 def _gather_rows(table: np.ndarray, ids: np.ndarray) -> np.ndarray:

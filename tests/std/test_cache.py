@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import run_entry
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("jax")
@@ -31,8 +31,7 @@ def target(request) -> str:
 
 
 def run(target: str, entry: str, inputs: list) -> list[np.ndarray]:
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), entry, {}, target)
-    return [as_numpy(r) for r in loader(target)(compiled, entry)(*(torch.tensor(x) for x in inputs))]
+    return run_entry(PROGRAM, entry, target, inputs)
 
 
 def span(cache, value, at, rows=None):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import run_entry
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("jax")
@@ -29,9 +29,7 @@ def normal(*shape: int) -> np.ndarray:
 
 
 def run(target: str, entry: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), entry, {}, target)
-    return [as_numpy(r) for r in loader(target)(compiled, entry)(
-        *(torch.from_numpy(x) for x in inputs))]
+    return run_entry(PROGRAM, entry, target, inputs)
 
 
 def mxfp4_weight(blocks: np.ndarray, scales: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import run_entry
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -29,10 +29,7 @@ def normal(*shape: int) -> np.ndarray:
 
 
 def run(program: str, entry: str, target: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    path = HERE / program
-    compiled = compile_entry(path.read_text(), str(path), entry, {}, target)
-    results = loader(target)(compiled, entry)(*(torch.from_numpy(x) for x in inputs))
-    return [as_numpy(r) for r in results]
+    return run_entry(HERE / program, entry, target, inputs)
 
 
 def rotate_half(x):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linnet.fuzz.backends import as_numpy, compile_entry, loader
+from linnet.fuzz.backends import run_entry
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("jax")
@@ -22,9 +22,7 @@ FP4 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], 
 
 
 def run(entry: str, target: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    compiled = compile_entry(PROGRAM.read_text(), str(PROGRAM), entry, {}, target)
-    return [as_numpy(r) for r in loader(target)(compiled, entry)(
-        *(torch.from_numpy(x) for x in inputs))]
+    return run_entry(PROGRAM, entry, target, inputs)
 
 
 def signed_nibbles(packed: np.ndarray) -> np.ndarray:
