@@ -11,20 +11,16 @@ import numpy as np
 import pytest
 
 from linnet.fuzz.backends import run_entry
+from tests.std.inputs import TARGETS, normals
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("jax")
 pytest.importorskip("onnxruntime")
 
 PROGRAM = Path(__file__).resolve().parent / "paged_uses.linnet"
-TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
-RNG = np.random.default_rng(11)
+normal = normals(11)
 SIZE, SCALE = 2, 0.35
 TABLE = np.array([[4, 1, -1], [0, 3, 2], [2, 0, 4]], np.int32)  # -1: an unused page
-
-
-def normal(*shape: int) -> np.ndarray:
-    return RNG.standard_normal(shape).astype(np.float32)
 
 
 def gathered(pool: np.ndarray, pages: np.ndarray) -> np.ndarray:
