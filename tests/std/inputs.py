@@ -1,13 +1,23 @@
-"""What the tests of the standard library share: the targets each program runs on, and
-seeded float32 inputs."""
+"""What the tests of the standard library share: the targets each program runs on, their
+runtimes, and seeded float32 inputs."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+import pytest
 
 TARGETS = ("interpreter", "torch", "jax", "onnx", "stablehlo")
+
+
+def target_runtimes() -> Any:
+    """torch, once the calling test module is skipped where a target's runtime (torch, JAX,
+    onnxruntime) is not installed."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    pytest.importorskip("onnxruntime")
+    return torch
 
 
 def normals(seed: int) -> Callable[..., np.ndarray]:

@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 
 from linnet.fuzz.backends import run_entry
-from tests.std.inputs import TARGETS, normals
+from tests.std.inputs import TARGETS, normals, target_runtimes
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("jax")
-pytest.importorskip("onnxruntime")
+torch = target_runtimes()
 
 PROGRAM = Path(__file__).resolve().parent / "paged_uses.linnet"
 normal = normals(11)

@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 
 from linnet.fuzz.backends import run_entry
-from tests.std.inputs import TARGETS, normals
+from tests.std.inputs import TARGETS, normals, target_runtimes
 
-torch = pytest.importorskip("torch")
+torch = target_runtimes()
 F = torch.nn.functional
-pytest.importorskip("jax")
-pytest.importorskip("onnxruntime")
 
 PROGRAM = Path(__file__).resolve().parent / "split_loss_uses.linnet"
 normal = normals(17)
