@@ -127,6 +127,17 @@ def test_report_joins_the_calls_of_one_run(tmp_path):
     assert split.stdout == one.stdout
 
 
+def test_report_joins_a_case_split_over_calls():
+    """The std case run with --ops in two calls: one section, the seconds added up."""
+    from benchmarks.report import merge
+    rows = [dict(r, case="std") for r in RESULTS["rows"][:2]]
+    parts = [dict(RESULTS, cases={"std": {"seconds": s, "about": "ops", "bandwidth": {}}},
+                  rows=[row]) for s, row in ((10.0, rows[0]), (5.0, rows[1]))]
+    merged = merge(parts)
+    assert merged["cases"] == {"std": {"seconds": 15.0, "about": "ops", "bandwidth": {}}}
+    assert merged["rows"] == rows
+
+
 def test_report_refuses_calls_at_different_commits(tmp_path):
     done = subprocess.run([sys.executable, "benchmarks/report.py", *_split_run(tmp_path, "fff")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
