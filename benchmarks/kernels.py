@@ -2,10 +2,11 @@
 kernel of the same algorithm and against what a user would pick instead (torch, cuBLAS,
 torch.compile, JAX), with ratio tables printed and every row written to a JSON file.
 
-    python benchmarks/kernels.py [--only CASE,...] [--json FILE] [--quick] [--sweep]
+    python benchmarks/kernels.py [--only CASE,...] [--ops OP,...] [--json FILE] [--quick]
+                                 [--sweep]
 
-Cases: softmax, layer_norm, attention, matmul (benchmarks/gpu/<case>.py says what each
-measures). Every implementation is warmed up and its result checked against a float64 (f32
+Cases: softmax, layer_norm, attention, matmul, std (benchmarks/gpu/<case>.py says what each
+measures; `std` times the standard library's ops with kernels, `--ops` picks some of them). Every implementation is warmed up and its result checked against a float64 (f32
 for attention) reference before it is timed; a failure of one implementation or case is
 recorded (in the table and the JSON) and the run goes on. `--quick` shortens each
 measurement; `--sweep` also times the matmul example's kernel at other tiles (how its tiles
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # this tree's linnet and benchmarks, not an installed one
 
-CASES = ("softmax", "layer_norm", "attention", "matmul")
+CASES = ("softmax", "layer_norm", "attention", "matmul", "std")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -41,10 +42,21 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help=f"comma-separated cases to run (default: all of {', '.join(CASES)})")
     parser.add_argument("--json", metavar="FILE", help="write the results here (after each case)")
     parser.add_argument("--quick", action="store_true", help="shorter measurements")
+    parser.add_argument("--ops", default="",
+                        help="comma-separated ops of the std case (default: all of "
+                             "benchmarks/gpu/std_ops.py's), so that it can be split over calls")
     parser.add_argument("--sweep", action="store_true",
                         help="also time the matmul example's kernel at other tiles")
     args = parser.parse_args(argv)
     args.only = [c.strip() for c in args.only.split(",") if c.strip()]
+    args.ops = [o.strip() for o in args.ops.split(",") if o.strip()]
+    if args.ops:
+        from benchmarks.gpu.std_ops import OPS
+        names = {n for op in OPS for n in (op.item, op.name)}
+        strange = [o for o in args.ops if o not in names]
+        if strange:
+            parser.error(f"unknown op {', '.join(strange)}; the std case's ops are "
+                         f"{', '.join(dict.fromkeys(op.item for op in OPS))}")
     unknown = [c for c in args.only if c not in CASES]
     if unknown:
         parser.error(f"unknown case {', '.join(unknown)}; the cases are {', '.join(CASES)}")
@@ -85,22 +97,23 @@ def main(argv: list[str] | None = None) -> int:
             setattr(torch._dynamo.config, name, 64)
     suite = Suite(Settings.quick() if args.quick else Settings(), JaxSide())
     measure(suite, args.only, environment(suite.jax), args.json, sweep=args.sweep,
-            quick=args.quick)
+            quick=args.quick, ops=args.ops)
     return 0
 
 
 def measure(suite, cases: list[str], env: dict, json_path: str | None, sweep: bool = False,
-            quick: bool = False) -> dict:
+            quick: bool = False, ops: list[str] | None = None) -> dict:
     """Run the cases in order, printing each table when its case ends and rewriting the JSON
-    after each (a run cut short keeps what it measured); the results, as written."""
+    after each (a run cut short keeps what it measured); the results, as written. `ops`
+    limits the std case to those ops."""
     from benchmarks.gpu.harness import as_dicts
     from benchmarks.gpu.tables import case_section, preamble, sweep_table
     results = {"environment": env, "settings": vars(suite.settings) | {
-        "quick": quick, "only": cases}, "cases": {}, "rows": []}
+        "quick": quick, "only": cases} | ({"ops": ops} if ops else {}), "cases": {}, "rows": []}
     print(preamble(results) + "\n", flush=True)
     started = time.perf_counter()
     for case in cases:
-        results["cases"][case] = run_case(suite, case)
+        results["cases"][case] = run_case(suite, case, ops if case == "std" else None)
         results["rows"] = as_dicts(suite.rows)
         print("\n".join(case_section(case, results["cases"][case], results["rows"], 3)),
               flush=True)
@@ -122,18 +135,20 @@ def measure(suite, cases: list[str], env: dict, json_path: str | None, sweep: bo
     return results
 
 
-def run_case(suite, case: str) -> dict:
-    """Run one case module; a failure outside its groups is recorded, never raised."""
+def run_case(suite, case: str, ops: list[str] | None = None) -> dict:
+    """Run one case module; a failure outside its groups is recorded, never raised. What
+    the case returns beyond its rows (a dict: the std case's bandwidth) joins its record."""
     started = time.perf_counter()
-    module = None
+    module, facts = None, None
     try:
         module = importlib.import_module(f"benchmarks.gpu.{case}")
-        module.run(suite)
+        facts = module.run(suite, ops) if ops else module.run(suite)
     except Exception as err:
         suite.failed(case, err)
     doc = (module.__doc__ or "") if module else ""
     paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
-    return {"seconds": time.perf_counter() - started, "about": "\n\n".join(paragraphs)}
+    return {"seconds": time.perf_counter() - started, "about": "\n\n".join(paragraphs),
+            **(facts if isinstance(facts, dict) else {})}
 
 
 def save(path: str | None, results: dict) -> None:

@@ -6,7 +6,8 @@
 
 Several files are the cases of one run split over several calls on the same machine (one
 call has a time limit): they must name the same device and Linnet commit, and their cases
-are reported in the order given.
+are reported in the order given; a case in several files (the std case split with `--ops`)
+is reported once, with the rows of every file.
 
 The heading carries the device and the date, the first paragraph the versions, the Linnet
 commit and how times were taken; then one table per case in the order measured, with the
@@ -69,7 +70,10 @@ def merge(parts: list[dict]) -> dict:
     merged = dict(first, cases={}, rows=[], seconds=0.0, sweep=None)
     merged["settings"] = dict(first.get("settings", {}), only=[])
     for part in parts:
-        merged["cases"].update(part.get("cases", {}))
+        for case, info in part.get("cases", {}).items():  # a case split over calls (--ops)
+            held = merged["cases"].get(case)
+            merged["cases"][case] = info if held is None else dict(
+                held, seconds=(held.get("seconds") or 0.0) + (info.get("seconds") or 0.0))
         merged["rows"] += part.get("rows", [])
         merged["seconds"] += part.get("seconds") or 0.0
         merged["settings"]["only"] += part.get("settings", {}).get("only", [])

@@ -41,10 +41,13 @@ class Missing(Exception):
 
 @dataclass
 class Timed:
-    """What `make()` may return instead of a bare callable."""
+    """What `make()` may return instead of a bare callable: `noted()` gives a note once the
+    first call has run (what it ran), `peak_memory` asks for the peak memory of one call."""
     run: Callable[[], Any]
     note: str = ""
     grad_to_none: list | None = None
+    noted: Callable[[], str] | None = None
+    peak_memory: bool = False
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Row:
     vs_linnet: float | None = None
     vs_pallas: float | None = None
     first_call_s: float | None = None
+    peak_bytes: float | None = None  # over one call, beyond what was allocated before it
     timer: str = ""
     note: str = ""
     error: str = ""
@@ -204,12 +208,16 @@ class Group:
         out = timed.run()
         self._sync(row.family, out)
         row.first_call_s = time.perf_counter() - start
+        if timed.noted is not None:
+            row.note = "; ".join(n for n in (row.note, timed.noted()) if n)
         row.max_error = float(check(out))
         del out
         if not row.max_error <= self.tolerance:  # NaN too
             row.status = "wrong"
             row.error = f"max error {row.max_error:.2e} above the tolerance {self.tolerance:.0e}"
             return
+        if timed.peak_memory and self.suite.device == "cuda":
+            row.peak_bytes = peak_bytes(timed)
         row.ms, row.timer = self._time(row.family, timed)
         row.throughput = self.work / row.ms / (1e6 if self.unit == "GB/s" else 1e9)
 
@@ -245,6 +253,21 @@ class Group:
                 r.vs_linnet = r.ms / times[BASELINE]
             if r.ms and r.family == "jax" and times.get(PALLAS):
                 r.vs_pallas = r.ms / times[PALLAS]
+
+
+def peak_bytes(timed: Timed) -> float:
+    """The most CUDA memory one call allocated beyond what was allocated before it (its
+    gradients reset first, as between timed calls)."""
+    for t in timed.grad_to_none or ():
+        t.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = timed.run()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    del out
+    return float(peak)
 
 
 def rel_error(out: Any, ref: torch.Tensor | Iterable[torch.Tensor]) -> float:

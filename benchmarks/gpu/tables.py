@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 TITLES = {"softmax": "Softmax", "layer_norm": "Layer norm", "attention": "Attention",
-          "matmul": "Matmul"}
+          "matmul": "Matmul", "std": "The standard library's ops"}
+GOAL_SHARE = 0.85  # of the memory bandwidth, for memory-bound kernels
 
 
 def render(results: dict[str, Any], level: int = 2) -> str:
@@ -52,6 +53,8 @@ def case_section(case: str, info: dict[str, Any], rows: list[dict], level: int) 
     lines = [f"{'#' * level} {TITLES.get(case, case)}", ""]
     if info.get("about"):
         lines += [info["about"], ""]
+    if case == "std":
+        lines += goal_table(mine, info.get("bandwidth") or {}) + [""]
     lines += case_table(mine)
     if seconds is not None:
         lines += ["", f"({len(mine)} rows, {seconds:.0f} s.)"]
@@ -62,17 +65,92 @@ def case_table(rows: list[dict]) -> list[str]:
     """One markdown table; the pass and Pallas-ratio columns only where a row uses them."""
     steps = any(r.get("step") for r in rows)
     pallas = any(r.get("vs_pallas") is not None for r in rows)
-    unit = next((r["unit"] for r in rows if r.get("unit")), "")
-    head = (["config", "dtype"] + (["pass"] if steps else []) + ["implementation", "ms", unit,
-            "time / Linnet"] + (["time / Linnet Pallas"] if pallas else []) + ["max error", "note"])
+    memory = any(r.get("peak_bytes") is not None for r in rows)
+    units = list(dict.fromkeys(r["unit"] for r in rows if r.get("unit")))
+    mixed = len(units) > 1  # the unit goes into each cell
+    head = (["config", "dtype"] + (["pass"] if steps else []) + [
+            "implementation", "ms", "throughput" if mixed else (units or [""])[0],
+            "time / Linnet"] + (["time / Linnet Pallas"] if pallas else [])
+            + (["peak GiB"] if memory else []) + ["max error", "note"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
+        value = _throughput(r)
         cells = [r["config"], r["dtype"]] + ([r.get("step", "")] if steps else []) + [
-            r["impl"], _ms(r), _throughput(r), _ratio(r.get("vs_linnet"))]
+            r["impl"], _ms(r), f"{value} {r['unit']}" if mixed and value else value,
+            _ratio(r.get("vs_linnet"))]
         cells += ([_ratio(r.get("vs_pallas"))] if pallas else [])
+        cells += ([_gib(r.get("peak_bytes"))] if memory else [])
         cells += [_error(r.get("max_error")), _note(r)]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return lines
+
+
+def goal_table(rows: list[dict], bandwidth: dict) -> list[str]:
+    """The std case's goals, one line per op, size, dtype and pass: Linnet's time and
+    throughput (for bytes, in TB/s and as a share of the device's bandwidth), the fastest
+    other implementation and its time over Linnet's (at or above 1.00 meets the goal), and
+    Linnet's peak memory beside the least of the others' (Liger's fused linear cross entropy
+    is the one to meet there)."""
+    peak, source = bandwidth_peak(bandwidth)
+    lines = [f"Goals: at or above 1.00 in \"fastest / Linnet\" (the fastest other "
+             f"implementation's time over Linnet's), and memory-bound kernels at "
+             f"{GOAL_SHARE:.0%} of the bandwidth or more; {source}.", "",
+             "| op and size | dtype | pass | Linnet ms | Linnet | of bandwidth | fastest other "
+             "| its ms | fastest / Linnet | peak GiB, Linnet / leanest other | note |",
+             "|" + " --- |" * 11]
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["key"] not in ("(setup)", "copy"):
+            groups.setdefault((r["config"], r["dtype"], r.get("step", "")), []).append(r)
+    for (config, dtype, step), group in groups.items():
+        mine = next((r for r in group if r["key"] == "linnet"), None)
+        if mine is None:
+            continue
+        others = [r for r in group if r is not mine and r.get("ms")]
+        best = min(others, key=lambda r: r["ms"], default=None)
+        share = (mine["throughput"] / peak if peak and mine.get("throughput")
+                 and mine.get("unit") == "GB/s" else None)
+        cells = [config, dtype, step, _ms(mine), _rate(mine),
+                 "" if share is None else f"{share:.0%}", best["impl"] if best else "none",
+                 _ms(best) if best else "", _ratio(best["ms"] / mine["ms"])
+                 if best and mine.get("ms") else "",
+                 _memory(mine, others), _note(mine)]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return lines
+
+
+def bandwidth_peak(bandwidth: dict) -> tuple[float | None, str]:
+    """The bandwidth shares are of (GB/s), and a sentence saying where it comes from: the
+    copy measured in the run, else the device's published peak."""
+    measured, published = bandwidth.get("measured_gbs"), bandwidth.get("published_gbs")
+    device = bandwidth.get("device", "the device")
+    also = f" (the published peak of {device}: {published / 1000:.2f} TB/s)" if published else ""
+    if measured:
+        return measured, (f"shares of bandwidth are of {measured / 1000:.2f} TB/s, measured in "
+                          f"this run by the device-to-device copy row{also}")
+    if published:
+        return published, (f"shares of bandwidth are of the published peak of {device}, "
+                           f"{published / 1000:.2f} TB/s (the copy was not measured)")
+    return None, "no bandwidth was measured or is known for this device"
+
+
+def _rate(r: dict) -> str:
+    value = r.get("throughput")
+    if value is None:
+        return ""
+    return f"{value / 1000:.2f} TB/s" if r.get("unit") == "GB/s" else f"{value:.0f} {r['unit']}"
+
+
+def _memory(mine: dict, others: list[dict]) -> str:
+    if mine.get("peak_bytes") is None:
+        return ""
+    theirs = min((r["peak_bytes"] for r in others if r.get("peak_bytes") is not None),
+                 default=None)
+    return _gib(mine["peak_bytes"]) + ("" if theirs is None else f" / {_gib(theirs)}")
+
+
+def _gib(value: float | None) -> str:
+    return "" if value is None else f"{value / 2 ** 30:.2f}"
 
 
 def _ms(r: dict) -> str:

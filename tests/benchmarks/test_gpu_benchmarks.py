@@ -127,6 +127,17 @@ def test_report_joins_the_calls_of_one_run(tmp_path):
     assert split.stdout == one.stdout
 
 
+def test_report_joins_a_case_split_over_calls():
+    """The std case run with --ops in two calls: one section, the seconds added up."""
+    from benchmarks.report import merge
+    rows = [dict(r, case="std") for r in RESULTS["rows"][:2]]
+    parts = [dict(RESULTS, cases={"std": {"seconds": s, "about": "ops", "bandwidth": {}}},
+                  rows=[row]) for s, row in ((10.0, rows[0]), (5.0, rows[1]))]
+    merged = merge(parts)
+    assert merged["cases"] == {"std": {"seconds": 15.0, "about": "ops", "bandwidth": {}}}
+    assert merged["rows"] == rows
+
+
 def test_report_refuses_calls_at_different_commits(tmp_path):
     done = subprocess.run([sys.executable, "benchmarks/report.py", *_split_run(tmp_path, "fff")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -264,7 +275,8 @@ def test_a_dry_run_of_every_case_on_the_cpu(monkeypatch, tmp_path, capsys):
     suite = Suite(Settings(warmup_ms=1, rep_ms=2, jax_rounds=1), JaxSide(gpu_only=False),
                   device="cpu", torch_timer=timer)
     path = tmp_path / "dry.json"
-    results = kernels.measure(suite, list(kernels.CASES), {"device": "cpu"}, str(path))
+    cases = [c for c in kernels.CASES if c != "std"]  # the std case's dry run is below
+    results = kernels.measure(suite, cases, {"device": "cpu"}, str(path))
     assert json.loads(path.read_text())["rows"] == results["rows"]
     rows = {(r["case"], r["config"], r["dtype"], r["step"], r["key"]): r for r in results["rows"]}
     assert all(r["status"] in ("ok", "missing", "error", "wrong") for r in rows.values())
@@ -301,6 +313,118 @@ def test_a_dry_run_of_every_case_on_the_cpu(monkeypatch, tmp_path, capsys):
         assert rows[("softmax", "6x10", "f32", "", "jax_body")]["vs_pallas"] is not None
     printed = capsys.readouterr().out
     assert "### Softmax" in printed and "### Matmul" in printed and "rows," in printed
+
+
+def dry_suite():
+    """A suite on the CPU whose torch calls are timed once by the wall clock."""
+    from benchmarks.gpu.harness import Settings, Suite
+    from benchmarks.gpu.jax_side import JaxSide
+
+    def timer(run, grad_to_none):
+        start = time.perf_counter()
+        run()
+        return 1e3 * (time.perf_counter() - start)
+    return Suite(Settings(warmup_ms=1, rep_ms=2, jax_rounds=1), JaxSide(gpu_only=False),
+                 device="cpu", torch_timer=timer)
+
+
+@pytest.mark.skipif(not INTERPRETED, reason="the dry run uses Triton's interpreter")
+def test_a_dry_run_of_the_std_case_goes_on_past_a_failing_op(monkeypatch, tmp_path):
+    """rms_norm_2d at 3x40 in f32 through its kernels, forward and forward+backward, with an
+    op whose program cannot be written before it and an item the std does not have after it:
+    the failure is a row, the run goes on, and the tables say what ran and against what."""
+    import dataclasses
+    from benchmarks import kernels
+    from benchmarks.gpu import std
+    from benchmarks.gpu.std_ops import OPS, Shape
+    from benchmarks.gpu.tables import render
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
+    monkeypatch.setattr(std, "COPY_BYTES", 1024)
+    monkeypatch.setattr(std, "DTYPES", {"f32": torch.float32})
+    rms = next(op for op in OPS if op.item == "rms_norm_2d")
+    tiny = (Shape("3x40", {"R": 3, "H": 40}),)
+
+    ops = [dataclasses.replace(rms, label="broken", also=None),  # () + None: TypeError
+           dataclasses.replace(rms, shapes=tiny),
+           dataclasses.replace(rms, item="rms_norm_9d", shapes=tiny)]
+    monkeypatch.setattr(std, "OPS", ops)
+    path = tmp_path / "std.json"
+    results = kernels.measure(dry_suite(), ["std"], {"device": "cpu"}, str(path))
+    rows = {(r["config"], r["step"], r["key"]): r for r in results["rows"]}
+    assert rows[("broken", "", "(setup)")]["error"].startswith("TypeError: can only concatenate")
+    assert rows[("copy 0 MiB", "forward", "copy")]["status"] == "ok"
+    for step, ran in (("forward", "kernels: rms_norm_2d 1"),
+                      ("forward+backward", "kernels: rms_norm_2d 1, rms_norm_backward 1")):
+        for key in ("linnet", "compile"):
+            row = rows[("rms_norm_2d 3x40", step, key)]
+            assert row["status"] == "ok" and row["max_error"] <= row["tolerance"], row
+        assert rows[("rms_norm_2d 3x40", step, "linnet")]["note"] == ran
+        liger = rows[("rms_norm_2d 3x40", step, "liger")]
+        assert liger["status"] == "ok" or liger["error"] == "liger-kernel not installed"
+        assert rows[("rms_norm_9d 3x40", step, "linnet")]["error"] == \
+            "std.nn.norm in this tree has no rms_norm_9d (not written yet)"
+    assert results["cases"]["std"]["bandwidth"] == {
+        "device": "cpu", "published_gbs": None,
+        "measured_gbs": rows[("copy 0 MiB", "forward", "copy")]["throughput"]}
+    text = render(json.loads(path.read_text()))
+    assert "### The standard library's ops" in text
+    assert "measured in this run by the device-to-device copy row" in text
+    assert "| rms_norm_2d 3x40 | f32 | forward+backward |" in text
+    assert "| GB/s |" in text and "| peak GiB |" not in text  # no CUDA: no peak memory
+
+
+def test_every_std_op_program_checks_or_names_what_is_missing(tmp_path):
+    """Each op's tiny program checks against the tree's std, so that a typo shows here and
+    not on the GPU; an op whose item is not written yet says so instead."""
+    from benchmarks.gpu.std import OPS, missing_item
+    from linnet.check.frontend import check_program
+    from linnet.diagnostics import render
+    for op in OPS:
+        why = missing_item(op)
+        if why:
+            assert why.endswith(f"has no {op.item} (not written yet)"), why
+            continue
+        path = tmp_path / f"{op.name.replace(' ', '_')}.linnet"
+        path.write_text(op.program())
+        result = check_program(str(path))
+        assert result.ok, "\n".join(render(d, result.sources) for d in result.diagnostics)
+        assert {i.name for i in result.program.root_module.items
+                if getattr(i, "kind", None) == "entry"} == {"run"}
+
+
+def test_the_script_refuses_an_unknown_std_op(capsys):
+    from benchmarks import kernels
+    with pytest.raises(SystemExit) as exit:
+        kernels.parse(["--only", "std", "--ops", "rms_norm_2d,conv9d"])
+    assert exit.value.code == 2 and "unknown op conv9d" in capsys.readouterr().err
+    assert kernels.parse(["--ops", "attention causal, rope"]).ops == ["attention causal", "rope"]
+
+
+def test_the_goal_table_takes_the_fastest_peer_and_the_measured_bandwidth():
+    from benchmarks.gpu.tables import goal_table
+    base = {"config": "rms_norm_2d 4096x4096", "dtype": "bf16", "step": "forward",
+            "unit": "GB/s", "note": "", "error": "", "status": "ok"}
+    rows = [dict(base, key="linnet", impl="Linnet", ms=0.025, throughput=2684.4,
+                 peak_bytes=None),
+            dict(base, key="compile", impl="torch.compile(torch expression)", ms=0.030,
+                 throughput=2237.0),
+            dict(base, key="liger", impl="Liger-Kernel", ms=0.0275, throughput=2440.4),
+            dict(base, step="forward+backward", key="linnet", impl="Linnet", ms=0.1,
+                 throughput=1677.7, peak_bytes=2 ** 30),
+            dict(base, step="forward+backward", key="liger", impl="Liger-Kernel", ms=0.08,
+                 throughput=2097.2, peak_bytes=2 ** 29),
+            dict(base, step="forward+backward", key="compile", impl="torch.compile", ms=None,
+                 status="error", throughput=None)]
+    lines = goal_table(rows, {"device": "NVIDIA H200", "measured_gbs": 4000.0,
+                              "published_gbs": 4800.0})
+    assert "of 4.00 TB/s, measured in this run" in lines[0] and "H200: 4.80 TB/s" in lines[0]
+    assert lines[4] == ("| rms_norm_2d 4096x4096 | bf16 | forward | 0.0250 | 2.68 TB/s | 67% "
+                        "| Liger-Kernel | 0.0275 | 1.10 |  |  |")
+    assert lines[5] == ("| rms_norm_2d 4096x4096 | bf16 | forward+backward | 0.1000 | 1.68 TB/s "
+                        "| 42% | Liger-Kernel | 0.0800 | 0.80 | 1.00 / 0.50 |  |")
+    published = goal_table(rows, {"device": "NVIDIA H200", "published_gbs": 4800.0})
+    assert "the published peak of NVIDIA H200, 4.80 TB/s (the copy was not measured)" \
+        in published[0] and "| 56% |" in published[4]
 
 
 def test_the_sweep_rewrites_both_matmul_ops_and_the_launch_hints():
