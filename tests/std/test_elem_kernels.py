@@ -1,0 +1,180 @@
+"""The kernels of the standard library's rope, embedding, swiglu activation and linear
+layer (`rope`, `embedding_2d`, `silu_mul` and `swiglu_2d`, `linear_2d`) against their
+PyTorch counterparts (Hugging Face's rotate_half rope, `F.embedding`, `F.silu(g) * u`,
+`F.linear`), forward and backward, in f32, bf16 and f16.
+
+As in test_nn_kernels.py: generated PyTorch runs the kernels in Triton's interpreter and
+differentiates through autograd (the ops' grad clauses, kernels too); generated JAX runs
+them in Pallas's interpreter and differentiates with `jax.vjp`; the loaded function's
+`ran()` counts show that the kernels, not the bodies, ran in both directions. The
+reference is PyTorch in float64 on the same (rounded) inputs. Sizes are tiny and ragged
+against the tiles (40 columns in a tile of 64, 3 rows in a tile of 16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from .test_nn_kernels import DEVICE, DTYPES, assert_close, by_op  # noqa: E402
+
+PROGRAM = Path(__file__).resolve().parent / "elem_kernels.linnet"
+VOCAB = 7
+
+
+@dataclass(frozen=True)
+class Case:
+    """An entry of elem_kernels.linnet, its inputs, what PyTorch computes for them, and the
+    ops whose kernels must run (the forward ops and their grad clauses')."""
+    entry: str
+    inputs: Callable[[torch.Generator, torch.dtype], list]
+    reference: Callable[..., torch.Tensor]
+    kernels: tuple[str, ...]
+
+
+def rotate_half(x):
+    """Hugging Face's rotate_half: the two halves of the last axis, swapped, the first
+    negated."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def hf_rope(x, cos, sin):
+    return x * cos + rotate_half(x) * sin
+
+
+def rope_inputs(g: torch.Generator, dtype: torch.dtype) -> list:
+    """x [2, 3, 5, 8] and tables [5, 8] (each frequency on both halves, as callers build
+    them, but perturbed so that a kernel mixing up the halves is caught)."""
+    angles = torch.arange(5.0)[:, None] * torch.tensor([1.0, 0.3, 0.1, 0.03]).repeat(2)
+    angles = angles + 0.1 * torch.randn(5, 8, generator=g)
+    return [torch.randn(2, 3, 5, 8, generator=g).to(dtype), angles.cos().to(dtype),
+            angles.sin().to(dtype)]
+
+
+def embedding_inputs(g: torch.Generator, dtype: torch.dtype) -> list:
+    """Ids repeating (3 and 6 twice: their gradients add) and outside the table (-1 and
+    VOCAB read zeros and add nothing)."""
+    ids = torch.tensor([3, 6, -1, 0, 6, VOCAB, 3], dtype=torch.int32)
+    return [ids, torch.randn(VOCAB, 40, generator=g).to(dtype)]
+
+
+def embedding_reference(ids, table):
+    """F.embedding, with a row of zeros for an id outside the table (which F.embedding
+    rejects)."""
+    known = (ids >= 0) & (ids < VOCAB)
+    return F.embedding(torch.where(known, ids, 0).long(), table) * known[:, None]
+
+
+def randn(g: torch.Generator, dtype: torch.dtype, *shape: int, scale: float = 1.0):
+    return (torch.randn(*shape, generator=g) * scale).to(dtype)
+
+
+CASES = {
+    "rotary": Case("rotary", rope_inputs, hf_rope, ("rope", "rope_backward")),
+    "embed": Case("embed", embedding_inputs, embedding_reference,
+                  ("embedding_2d", "embedding_backward")),
+    "gated": Case("gated", lambda g, d: [randn(g, d, 3, 40, scale=3.0), randn(g, d, 3, 40)],
+                  lambda gate, up: F.silu(gate) * up, ("silu_mul", "silu_mul_backward")),
+    "dense": Case("dense", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3)],
+                  F.linear, ("linear_product_2d", "linear_input_grad", "linear_weight_grad")),
+    "dense_biased": Case("dense_biased",
+                         lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
+                                       randn(g, d, 24)],
+                         F.linear, ("linear_bias_2d", "linear_input_grad",
+                                    "linear_weight_grad")),
+    "mlp": Case("mlp", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
+                                     randn(g, d, 24, 40, scale=0.3),
+                                     randn(g, d, 40, 24, scale=0.3)],
+                lambda x, gw, uw, dw: F.linear(F.silu(F.linear(x, gw)) * F.linear(x, uw), dw),
+                ("linear_product_2d", "silu_mul", "silu_mul_backward", "linear_input_grad",
+                 "linear_weight_grad")),
+}
+
+
+def reference(case: Case, inputs: list, cotangent: torch.Tensor):
+    """PyTorch's result and gradients in float64 for every floating input."""
+    leaves = [x.double().requires_grad_() if x.is_floating_point() else x for x in inputs]
+    y = case.reference(*leaves)
+    y.backward(cotangent.double())
+    return y.detach(), [x.grad for x in leaves if x.is_floating_point()]
+
+
+def case_inputs(case: Case, dtype: str):
+    """The case's inputs in `dtype`, a cotangent for its result, and PyTorch's result and
+    gradients for them."""
+    g = torch.Generator().manual_seed(len(case.entry))
+    inputs = case.inputs(g, DTYPES[dtype])
+    with torch.no_grad():
+        shape = case.reference(*[x.double() if x.is_floating_point() else x
+                                 for x in inputs]).shape
+    cotangent = torch.randn(shape, generator=g)
+    return inputs, cotangent, *reference(case, inputs, cotangent)
+
+
+def assert_kernels_ran(case: Case, ran: dict) -> None:
+    counts = by_op(ran)
+    for op in case.kernels:
+        assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
+    assert all(c["body"] == 0 for c in counts.values()), counts
+
+
+# every case in every dtype, but the MLP (its ops' kernels are each held in every dtype)
+TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
+          if name != "mlp" or dtype == "f32"]
+
+
+@pytest.mark.parametrize("name,dtype", TRITON)
+def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
+    from linnet.torch import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    assert_close(y, want, dtype, "result")
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    floats = [x for x in leaves if x.is_floating_point()]
+    for k, (x, g) in enumerate(zip(floats, grads)):
+        assert_close(x.grad, g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+# one dtype a case: Pallas's interpreter is slower than Triton's
+PALLAS = [("rotary", "bf16"), ("embed", "f32"), ("gated", "f16"), ("dense_biased", "bf16"),
+          ("mlp", "bf16")]
+
+
+@pytest.mark.parametrize("name,dtype", PALLAS)
+def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    from linnet.jax import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              if x.is_floating_point() else x.numpy() for x in inputs]
+    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+    def run(*leaves):
+        args = list(arrays)
+        for k, leaf in zip(floats, leaves):
+            args[k] = leaf
+        return fn(*args)
+
+    y, vjp = jax.vjp(run, *(arrays[k] for k in floats))
+    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
+    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
