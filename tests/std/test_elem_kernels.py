@@ -23,7 +23,8 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from .test_nn_kernels import DEVICE, DTYPES, assert_close, by_op  # noqa: E402
+from .test_nn_kernels import (DEVICE, DTYPES, assert_close,  # noqa: E402
+                              assert_kernels_ran, reference)
 
 PROGRAM = Path(__file__).resolve().parent / "elem_kernels.linnet"
 VOCAB = 7
@@ -99,14 +100,6 @@ CASES = {
 }
 
 
-def reference(case: Case, inputs: list, cotangent: torch.Tensor):
-    """PyTorch's result and gradients in float64 for every floating input."""
-    leaves = [x.double().requires_grad_() if x.is_floating_point() else x for x in inputs]
-    y = case.reference(*leaves)
-    y.backward(cotangent.double())
-    return y.detach(), [x.grad for x in leaves if x.is_floating_point()]
-
-
 def case_inputs(case: Case, dtype: str):
     """The case's inputs in `dtype`, a cotangent for its result, and PyTorch's result and
     gradients for them."""
@@ -119,11 +112,46 @@ def case_inputs(case: Case, dtype: str):
     return inputs, cotangent, *reference(case, inputs, cotangent)
 
 
-def assert_kernels_ran(case: Case, ran: dict) -> None:
-    counts = by_op(ran)
-    for op in case.kernels:
-        assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
-    assert all(c["body"] == 0 for c in counts.values()), counts
+def run_torch(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated PyTorch's result for `inputs` and, through autograd, the gradients of the
+    floating inputs for `cotangent`."""
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    return y, [x.grad for x in leaves if x.is_floating_point()]
+
+
+def run_jax(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated JAX's result and, through `jax.vjp`, the gradients of the floating inputs
+    (the integer ids stay NumPy arrays, closed over)."""
+    import jax
+    import jax.numpy as jnp
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              if x.is_floating_point() else x.numpy() for x in inputs]
+    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+    def with_floats(*leaves):
+        args = list(arrays)
+        for k, leaf in zip(floats, leaves):
+            args[k] = leaf
+        return fn(*args)
+
+    y, vjp = jax.vjp(with_floats, *(arrays[k] for k in floats))
+    grads = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    return np.asarray(y, dtype=np.float64), [np.asarray(g, dtype=np.float64) for g in grads]
+
+
+def check_backend(case: Case, dtype: str, load: Callable, run: Callable) -> None:
+    """Load the case's entry with `load`, run it forward and backward with `run`, and hold
+    the result, the gradients and the kernels that ran to PyTorch's."""
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load(str(PROGRAM), case.entry)
+    y, got = run(fn, inputs, cotangent)
+    assert_close(y, want, dtype, "result")
+    assert len(got) == len(grads)
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
 
 
 # every case in every dtype, but the MLP (its ops' kernels are each held in every dtype)
@@ -134,17 +162,7 @@ TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     from linnet.torch import load_function
-    case = CASES[name]
-    inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
-    y = fn(*leaves)
-    assert_close(y, want, dtype, "result")
-    y.backward(cotangent.to(y.dtype).to(DEVICE))
-    floats = [x for x in leaves if x.is_floating_point()]
-    for k, (x, g) in enumerate(zip(floats, grads)):
-        assert_close(x.grad, g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    check_backend(CASES[name], dtype, load_function, run_torch)
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
@@ -155,26 +173,7 @@ PALLAS = [("rotary", "bf16"), ("embed", "f32"), ("gated", "f16"), ("dense_biased
 @pytest.mark.parametrize("name,dtype", PALLAS)
 def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     from linnet.jax import load_function
-    case = CASES[name]
-    inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
-              if x.is_floating_point() else x.numpy() for x in inputs]
-    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
-
-    def run(*leaves):
-        args = list(arrays)
-        for k, leaf in zip(floats, leaves):
-            args[k] = leaf
-        return fn(*args)
-
-    y, vjp = jax.vjp(run, *(arrays[k] for k in floats))
-    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
-    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    check_backend(CASES[name], dtype, load_function, run_jax)
