@@ -1,0 +1,179 @@
+"""The kernels of the standard library's rope, embedding, swiglu activation and linear
+layer (`rope`, `embedding_2d`, `silu_mul` and `swiglu_2d`, `linear_2d`) against their
+PyTorch counterparts (Hugging Face's rotate_half rope, `F.embedding`, `F.silu(g) * u`,
+`F.linear`), forward and backward, in f32, bf16 and f16.
+
+As in test_nn_kernels.py: generated PyTorch runs the kernels in Triton's interpreter and
+differentiates through autograd (the ops' grad clauses, kernels too); generated JAX runs
+them in Pallas's interpreter and differentiates with `jax.vjp`; the loaded function's
+`ran()` counts show that the kernels, not the bodies, ran in both directions. The
+reference is PyTorch in float64 on the same (rounded) inputs. Sizes are tiny and ragged
+against the tiles (40 columns in a tile of 64, 3 rows in a tile of 16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from .test_nn_kernels import (DEVICE, DTYPES, assert_close,  # noqa: E402
+                              assert_kernels_ran, reference)
+
+PROGRAM = Path(__file__).resolve().parent / "elem_kernels.linnet"
+VOCAB = 7
+
+
+@dataclass(frozen=True)
+class Case:
+    """An entry of elem_kernels.linnet, its inputs, what PyTorch computes for them, and the
+    ops whose kernels must run (the forward ops and their grad clauses')."""
+    entry: str
+    inputs: Callable[[torch.Generator, torch.dtype], list]
+    reference: Callable[..., torch.Tensor]
+    kernels: tuple[str, ...]
+
+
+def rotate_half(x):
+    """Hugging Face's rotate_half: the two halves of the last axis, swapped, the first
+    negated."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def hf_rope(x, cos, sin):
+    return x * cos + rotate_half(x) * sin
+
+
+def rope_inputs(g: torch.Generator, dtype: torch.dtype) -> list:
+    """x [2, 3, 5, 8] and tables [5, 8] (each frequency on both halves, as callers build
+    them, but perturbed so that a kernel mixing up the halves is caught)."""
+    angles = torch.arange(5.0)[:, None] * torch.tensor([1.0, 0.3, 0.1, 0.03]).repeat(2)
+    angles = angles + 0.1 * torch.randn(5, 8, generator=g)
+    return [torch.randn(2, 3, 5, 8, generator=g).to(dtype), angles.cos().to(dtype),
+            angles.sin().to(dtype)]
+
+
+def embedding_inputs(g: torch.Generator, dtype: torch.dtype) -> list:
+    """Ids repeating (3 and 6 twice: their gradients add) and outside the table (-1 and
+    VOCAB read zeros and add nothing)."""
+    ids = torch.tensor([3, 6, -1, 0, 6, VOCAB, 3], dtype=torch.int32)
+    return [ids, torch.randn(VOCAB, 40, generator=g).to(dtype)]
+
+
+def embedding_reference(ids, table):
+    """F.embedding, with a row of zeros for an id outside the table (which F.embedding
+    rejects)."""
+    known = (ids >= 0) & (ids < VOCAB)
+    return F.embedding(torch.where(known, ids, 0).long(), table) * known[:, None]
+
+
+def randn(g: torch.Generator, dtype: torch.dtype, *shape: int, scale: float = 1.0):
+    return (torch.randn(*shape, generator=g) * scale).to(dtype)
+
+
+CASES = {
+    "rotary": Case("rotary", rope_inputs, hf_rope, ("rope", "rope_backward")),
+    "embed": Case("embed", embedding_inputs, embedding_reference,
+                  ("embedding_2d", "embedding_backward")),
+    "gated": Case("gated", lambda g, d: [randn(g, d, 3, 40, scale=3.0), randn(g, d, 3, 40)],
+                  lambda gate, up: F.silu(gate) * up, ("silu_mul", "silu_mul_backward")),
+    "dense": Case("dense", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3)],
+                  F.linear, ("linear_product_2d", "linear_input_grad", "linear_weight_grad")),
+    "dense_biased": Case("dense_biased",
+                         lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
+                                       randn(g, d, 24)],
+                         F.linear, ("linear_bias_2d", "linear_input_grad",
+                                    "linear_weight_grad")),
+    "mlp": Case("mlp", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
+                                     randn(g, d, 24, 40, scale=0.3),
+                                     randn(g, d, 40, 24, scale=0.3)],
+                lambda x, gw, uw, dw: F.linear(F.silu(F.linear(x, gw)) * F.linear(x, uw), dw),
+                ("linear_product_2d", "silu_mul", "silu_mul_backward", "linear_input_grad",
+                 "linear_weight_grad")),
+}
+
+
+def case_inputs(case: Case, dtype: str):
+    """The case's inputs in `dtype`, a cotangent for its result, and PyTorch's result and
+    gradients for them."""
+    g = torch.Generator().manual_seed(len(case.entry))
+    inputs = case.inputs(g, DTYPES[dtype])
+    with torch.no_grad():
+        shape = case.reference(*[x.double() if x.is_floating_point() else x
+                                 for x in inputs]).shape
+    cotangent = torch.randn(shape, generator=g)
+    return inputs, cotangent, *reference(case, inputs, cotangent)
+
+
+def run_torch(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated PyTorch's result for `inputs` and, through autograd, the gradients of the
+    floating inputs for `cotangent`."""
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    return y, [x.grad for x in leaves if x.is_floating_point()]
+
+
+def run_jax(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated JAX's result and, through `jax.vjp`, the gradients of the floating inputs
+    (the integer ids stay NumPy arrays, closed over)."""
+    import jax
+    import jax.numpy as jnp
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              if x.is_floating_point() else x.numpy() for x in inputs]
+    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+    def with_floats(*leaves):
+        args = list(arrays)
+        for k, leaf in zip(floats, leaves):
+            args[k] = leaf
+        return fn(*args)
+
+    y, vjp = jax.vjp(with_floats, *(arrays[k] for k in floats))
+    grads = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    return np.asarray(y, dtype=np.float64), [np.asarray(g, dtype=np.float64) for g in grads]
+
+
+def check_backend(case: Case, dtype: str, load: Callable, run: Callable) -> None:
+    """Load the case's entry with `load`, run it forward and backward with `run`, and hold
+    the result, the gradients and the kernels that ran to PyTorch's."""
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load(str(PROGRAM), case.entry)
+    y, got = run(fn, inputs, cotangent)
+    assert_close(y, want, dtype, "result")
+    assert len(got) == len(grads)
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+# every case in every dtype, but the MLP (its ops' kernels are each held in every dtype)
+TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
+          if name != "mlp" or dtype == "f32"]
+
+
+@pytest.mark.parametrize("name,dtype", TRITON)
+def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
+    from linnet.torch import load_function
+    check_backend(CASES[name], dtype, load_function, run_torch)
+
+
+# one dtype a case: Pallas's interpreter is slower than Triton's
+PALLAS = [("rotary", "bf16"), ("embed", "f32"), ("gated", "f16"), ("dense_biased", "bf16"),
+          ("mlp", "bf16")]
+
+
+@pytest.mark.parametrize("name,dtype", PALLAS)
+def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
+    jax = pytest.importorskip("jax")
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    from linnet.jax import load_function
+    check_backend(CASES[name], dtype, load_function, run_jax)
