@@ -401,16 +401,16 @@ OPS: list[Op] = [
        "where D % 2 == 0 {\n    return rope(x, cos_table, sin_table)\n}",
        (Shape("B4 H32 S4096 D128", {"B": 4, "H": 32, "S": 4096, "D": 128}),), rope_inputs,
        (0,), rope, rope_bytes, liger=liger_rope, liger_layout=rope_layout),
-    Op("embedding", "std.nn.embedding",
+    Op("embedding_2d", "std.nn.embedding",
        "<N: Dim, V: Dim, H: Dim, T: Float = f32>(ids: Tensor[N; i32], table: Tensor[V, H; T]) "
-       "-> Tensor[N, H; T] {\n    return embedding(ids, table)\n}",
+       "-> Tensor[N, H; T] {\n    return embedding_2d(ids, table)\n}",
        (Shape("8192 ids, 128000x4096", {"N": 8192, "V": 128000, "H": 4096}),), ids_table,
        (1,), embedding, embedding_bytes,
        liger=lambda ops: lambda ids, table: ops.LigerEmbeddingFunction.apply(table, ids)),
     # the fused activation of swiglu, silu(gate) * up; its name is the std's inner op's
-    Op("swiglu_activation", "std.nn.mlp",
+    Op("silu_mul", "std.nn.mlp",
        "<R: Dim, N: Dim, T: Float = f32>(gate: Tensor[R, N; T], up: Tensor[R, N; T]) "
-       "-> Tensor[R, N; T] {\n    return swiglu_activation(gate, up)\n}",
+       "-> Tensor[R, N; T] {\n    return silu_mul(gate, up)\n}",
        rows((8192, 14336), width="N"), gate_up, (0, 1), silu_mul, rows_bytes(2),
        liger=lambda ops: ops.LigerSiLUMulFunction.apply),
     Op("linear_2d", "std.nn.linear",
