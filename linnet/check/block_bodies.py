@@ -18,6 +18,7 @@ from ..syntax import tree as t
 from .block_info import BlockInfo
 from .body import BodyChecker
 from .dims import Facts
+from .pack_products import size_symbols
 from .scope import Frame, Globals, Local
 from .signatures import Binding, Signature, substitute
 from .types import ERR, Val, materialize
@@ -43,7 +44,7 @@ def header_checker(info: BlockInfo, fn_generics: tuple[t.Generic, ...], globals_
     if with_where:
         facts = info.facts(fn_generics)
     else:
-        facts = Facts([g.name for g in generics.values() if g.kind == "Dim"])
+        facts = Facts(size_symbols(generics.values()))
     return BlockBodyChecker(Frame(globals_, generics, facts), bag, signatures, info)
 
 
@@ -393,7 +394,8 @@ def _in_notation(checker: BlockBodyChecker, callee: str, span) -> Val:
 def _seen_from_parent(sig: Signature, b: Binding) -> Signature:
     """A child function's signature with the child's generics replaced by the sub's
     arguments: what remains generic is the function's own generics."""
-    where = [(l.substitute(b.dims), op, r.substitute(b.dims), c) for l, op, r, c in sig.where]
+    sizes = b.sizes()
+    where = [(l.substitute(sizes), op, r.substitute(sizes), c) for l, op, r, c in sig.where]
     return Signature(sig.item, sig.generics, [substitute(p, b) for p in sig.params],
                      substitute(sig.result, b), where)
 

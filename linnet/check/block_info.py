@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
+from .pack_products import size_symbols
 from .signatures import Binding, Signature
 from .types import Type
 
@@ -51,6 +52,6 @@ class BlockInfo:
         return self.item.name
 
     def facts(self, extra: tuple[t.Generic, ...] = ()) -> Facts:
-        """The block's `where` facts over its Dim generics (and extra ones)."""
-        dims = [g.name for g in (*self.generics.values(), *extra) if g.kind == "Dim"]
-        return Facts(dims).assume_all((l, op, r) for l, op, r, _ in self.where)
+        """The block's `where` facts over its sizes (and those of extra generics)."""
+        sizes = size_symbols((*self.generics.values(), *extra))
+        return Facts(sizes).assume_all((l, op, r) for l, op, r, _ in self.where)

@@ -189,8 +189,9 @@ def _kinds_hold(m: t.Sub, child: BlockInfo, b: Binding, checker) -> bool:
 
 
 def _child_where_holds(m: t.Sub, child: BlockInfo, b: Binding, checker) -> bool:
+    sizes = b.sizes()
     for left, op, right, written in child.where:
-        l, r = left.substitute(b.dims), right.substitute(b.dims)
+        l, r = left.substitute(sizes), right.substitute(sizes)
         if not checker.frame.facts.prove(l, op, r):
             checker.error("E2206", f"cannot prove `{l} {op} {r}`, required by `{child.name}`",
                           m.type.span, "instantiated here",

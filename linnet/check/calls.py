@@ -156,8 +156,9 @@ class CallChecker:
         return False
 
     def callee_where_holds(self, e: t.Call, sig: Signature, b: Binding) -> bool:
+        sizes = b.sizes()
         for left, op, right, written in sig.where:
-            l, r = left.substitute(b.dims), right.substitute(b.dims)
+            l, r = left.substitute(sizes), right.substitute(sizes)
             if not self.frame.facts.prove(l, op, r):
                 self.error("E2206", f"cannot prove `{l} {op} {r}`, required by `{sig.name}`",
                            e.span, "at this call",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..diagnostics import DiagnosticBag
 from .dims import Facts
+from .pack_products import size_symbols
 from .scope import CALLABLE_BUILTINS, KERNEL_BUILTINS, PRELUDE, Frame, Globals
 from .signatures import Signature
 
@@ -20,8 +21,7 @@ def generics_frame(item, globals_: Globals, signatures: dict[str, Signature]) ->
     """A frame with the item's generics (and, once its signature exists, its `where`
     facts)."""
     generics = {g.name: g for g in getattr(item, "generics", ())}
-    dims = [g.name for g in generics.values() if g.kind == "Dim"]
-    frame = Frame(globals_, generics, Facts(dims))
+    frame = Frame(globals_, generics, Facts(size_symbols(generics.values())))
     sig = signatures.get(getattr(item, "name", ""))
     if sig is not None and sig.item is item:
         frame.facts = frame.facts.assume_all((l, op, r) for l, op, r, _ in sig.where)

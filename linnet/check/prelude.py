@@ -1,5 +1,5 @@
 """The prelude's signatures: `cast`, math, `select`, shapes, `iota`, `fill`, `cumsum`,
-`next_pow2`.
+`next_pow2`, `prod`.
 
 Each builtin is one small method. Arguments are checked by position; only
 `concat` and `cumsum` take the named argument `axis`.
@@ -28,6 +28,8 @@ class PreludeChecker:
         name = e.callee
         if name in ("load", "program_id"):
             return self.kernel_builtin(e)  # type: ignore[attr-defined]
+        if name == "prod" and self._of_a_shape(e):
+            return self.builtin_prod(e)
         if name not in ARITY and name != "concat":
             names = [a.value.id for a in e.args if isinstance(a.value, t.Name)]
             habit = function_habit(name, *names[:2])
@@ -173,6 +175,42 @@ class PreludeChecker:
         if n is None:
             return ERR
         return self.in_i64(Val(LitT("int"), Dim.next_pow2(n)), e, "`next_pow2`")
+
+    def _of_a_shape(self, e: t.Call) -> bool:
+        """Is `prod(...)` the product of a pack's sizes, its one argument a generic (`prod(S)`;
+        one of another kind is E2101 there), or any name but a local's in a kernel (E2127
+        there)? Anything else, `prod(x)` of a tensor say, is the reduction written as a
+        Python function (E1201 with its help, as before)."""
+        if len(e.args) != 1 or e.args[0].name is not None:
+            return False
+        arg = e.args[0].value
+        if not isinstance(arg, t.Name) or self.frame.lookup(arg.id) is not None:
+            return False
+        return arg.id in self.frame.generics or self.frame.kernel is not None
+
+    def builtin_prod(self, e: t.Call) -> Val:
+        """`prod(S)`: the product of the sizes of a shape pack `S`, a compile-time integer
+        that goes wherever a dimension does, so that `reshape(x, [prod(S), H])` flattens a
+        `Tensor[*S, H; T]` into rows (check/pack_products.py). In an instance, where `S`
+        is bound, it is a number. A kernel has no shape packs, so it has no pack products
+        either (E2127)."""
+        if not self._no_generics(e):
+            return ERR
+        arg = e.args[0].value
+        if self.frame.kernel is not None:
+            return self.error("E2127", "a kernel has no shape packs, so no `prod` of one",
+                              e.span, "in a kernel",
+                              help="flatten in the op, `reshape(x, [prod(S), H])`, and bind "
+                                   "the kernel to an op over the rows")
+        kind = self.frame.generics[arg.id].kind
+        if kind != "Shape":
+            return self.error("E2101", f"`prod` takes a shape pack; `{arg.id}` is a {kind}",
+                              arg.span, f"a {kind}",
+                              help="write `prod(S)` for a `*S: Shape` generic")
+        shape = self.expr(arg)
+        if shape.is_error or not isinstance(shape.type, ShapeT):
+            return ERR
+        return self.in_i64(Val(LitT("int"), element_count(shape.type.dims)), e, "`prod`")
 
     def builtin_select(self, e: t.Call) -> Val:
         c, a, b = (self._tensor_arg(x) for x in e.args)

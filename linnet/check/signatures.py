@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..syntax import tree as t
 from ..syntax.printer import print_expr
 from .dim_normal_form import Dim
+from .pack_products import size_env
 from .types import DimItem, MemT, PackDim, TensorT, TupleT, Type
 from .value_types import map_parts
 
@@ -39,16 +40,22 @@ class Binding:
     def bound(self, name: str) -> bool:
         return name in self.dims or name in self.dtypes or name in self.packs
 
+    def sizes(self) -> dict[str, Dim]:
+        """What substituting the binding into a dimension replaces: each `Dim` generic,
+        and each bound pack's `prod(S)` (check/pack_products.py)."""
+        return size_env(self.dims, self.packs)
+
 
 def substitute(ty: Type | None, b: Binding) -> Type | None:
     """The type with every bound generic replaced by its value."""
     if isinstance(ty, TensorT):
+        sizes = b.sizes()
         dims: list[DimItem] = []
         for d in ty.dims:
             if isinstance(d, PackDim):
                 dims.extend(b.packs.get(d.name, (d,)))
             else:
-                dims.append(d.substitute(b.dims) if b.dims else d)
+                dims.append(d.substitute(sizes) if sizes else d)
         return TensorT(tuple(dims), b.dtypes.get(ty.dtype, ty.dtype))
     if isinstance(ty, TupleT):
         return TupleT(tuple(substitute(x, b) for x in ty.items))  # type: ignore[misc]

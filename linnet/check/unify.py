@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .dim_normal_form import Dim
 from .dims import Facts
+from .pack_products import shape_product
 from .types import (DTYPE_KINDS, FLOAT, FLOAT_MAX, INT_RANGES, INTEGER, NUMERIC, DimItem, LitT,
                     PackDim, TensorT, Val, literal_values)
 
@@ -115,14 +116,9 @@ def shape_text(dims: tuple[DimItem, ...]) -> str:
     return _shape(dims)
 
 
-def element_count(dims: tuple[DimItem, ...]) -> Dim | None:
-    """The product of the dims, or None when a pack makes it unknown."""
-    total = Dim.const(1)
-    for d in dims:
-        if isinstance(d, PackDim):
-            return None
-        total = total * d
-    return total
+def element_count(dims: tuple[DimItem, ...]) -> Dim:
+    """The product of the dims, a pack `*S` counting as its `prod(S)`."""
+    return shape_product(dims)
 
 
 def same_type_problem(want: TensorT, got: TensorT, facts: Facts) -> Problem | None:

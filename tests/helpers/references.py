@@ -1256,6 +1256,14 @@ def _t110(x, v):
     return (x.max(axis=1), padded, np.arange(width, dtype=np.int32), np.int64(width + 1 + 8))
 
 
+@ref("111_pack_products", "main", out="f32 f32 f32 f32 i64 i64",
+     inputs=args(fl((2, 3, 4)), fl((4,))))
+def _t111(x, v):
+    def shifted(a):
+        return a - a.max(axis=-1, keepdims=True)
+    return (shifted(x), shifted(v), x.reshape(6, 4), x.mean(), np.int64(6), np.int64(1))
+
+
 # ============================================================ the model layer's values
 
 def _register_values() -> None:

@@ -1,7 +1,9 @@
 """The kernels of the standard library's row ops (`rms_norm_2d`, `layer_norm_2d`,
-`softmax_2d`, `log_softmax_2d` and `cross_entropy` through it) against their PyTorch
-counterparts (`F.rms_norm`, `F.layer_norm`, `F.softmax`, `F.log_softmax`,
-`F.cross_entropy`'s terms), forward and backward, in f32, bf16 and f16.
+`softmax_2d`, `log_softmax_2d` and `cross_entropy` through it; the `*S` forms `rms_norm`,
+`layer_norm`, `softmax`, `log_softmax` on `[2, 3, H]`, flattened to them; the wide-row
+kernels of `softmax_wide_2d` and `log_softmax_wide_2d`) against their PyTorch counterparts
+(`F.rms_norm`, `F.layer_norm`, `F.softmax`, `F.log_softmax`, `F.cross_entropy`'s terms),
+forward and backward, in f32, bf16 and f16.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
@@ -9,7 +11,8 @@ is the ops' grad clauses, kernels too; generated JAX runs them in Pallas's inter
 (`LINNET_PALLAS_INTERPRET=1`) and differentiates with `jax.vjp`. Each test also asserts
 from the loaded function's `ran()` counts that the kernels, not the bodies, ran, forward
 and backward. The reference is PyTorch in float64 on the same (rounded) inputs. Sizes are
-small (the interpreters are slow) and ragged against the tiles: 40 columns in a tile of 64.
+small (the interpreters are slow) and ragged against the tiles: 40 columns in a tile of 64,
+or in three tiles of 16 for the wide-row kernels (the test program binds their tile width).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from linnet.fuzz import default_device  # noqa: E402
 PROGRAM = Path(__file__).resolve().parent / "nn_kernels.linnet"
 DEVICE = default_device()
 R, H = 3, 40
+BATCHED = (2, 3)  # the leading shape of the `*S` cases
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 # |got - want| <= ATOL * max|want| + RTOL * |want|: a few roundings of the dtype
 RTOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
@@ -43,11 +47,17 @@ class Case:
     inputs: Callable[[torch.Generator, torch.dtype], list]
     reference: Callable[..., torch.Tensor]
     kernels: tuple[str, ...]
+    rows: tuple[int, ...] = (R,)  # the leading shape of x: [*rows, H]
 
 
-def rows_and_weights(g: torch.Generator, dtype: torch.dtype) -> list:
-    return [torch.randn(R, H, generator=g).to(dtype) * 2 + 0.5,
+def rows_and_weights(g: torch.Generator, dtype: torch.dtype, rows: tuple = (R,)) -> list:
+    return [torch.randn(*rows, H, generator=g).to(dtype) * 2 + 0.5,
             torch.randn(H, generator=g).to(dtype), torch.randn(H, generator=g).to(dtype)]
+
+
+def batched(g: torch.Generator, dtype: torch.dtype) -> list:
+    """A [B, T, H] activation, its weight and bias."""
+    return rows_and_weights(g, dtype, BATCHED)
 
 
 def logits_targets_weights(g: torch.Generator, dtype: torch.dtype) -> list:
@@ -79,6 +89,24 @@ CASES = {
                              ("log_softmax_2d", "log_softmax_backward")),
     "loss": Case("loss", logits_targets_weights, cross_entropy_sum,
                  ("log_softmax_2d", "log_softmax_backward")),
+    "rms_rows_of": Case("rms_rows_of", lambda g, d: batched(g, d)[:2],
+                        lambda x, w: F.rms_norm(x, (H,), w, eps=1e-6),
+                        ("rms_norm_2d", "rms_norm_backward"), BATCHED),
+    "layer_rows_of": Case("layer_rows_of", batched,
+                          lambda x, w, b: F.layer_norm(x, (H,), w, b, eps=1e-5),
+                          ("layer_norm_affine_2d", "layer_norm_backward"), BATCHED),
+    "softmax_rows_of": Case("softmax_rows_of", lambda g, d: batched(g, d)[:1],
+                            lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward"),
+                            BATCHED),
+    "log_softmax_rows_of": Case("log_softmax_rows_of", lambda g, d: batched(g, d)[:1],
+                                lambda x: F.log_softmax(x, -1),
+                                ("log_softmax_2d", "log_softmax_backward"), BATCHED),
+    "softmax_wide": Case("softmax_wide", lambda g, d: rows_and_weights(g, d)[:1],
+                         lambda x: F.softmax(x, -1),
+                         ("softmax_wide_2d", "softmax_wide_backward")),
+    "log_softmax_wide": Case("log_softmax_wide", lambda g, d: rows_and_weights(g, d)[:1],
+                             lambda x: F.log_softmax(x, -1),
+                             ("log_softmax_wide_2d", "log_softmax_wide_backward")),
 }
 
 
@@ -122,12 +150,19 @@ def case_inputs(case: Case, dtype: str):
     gradients for them."""
     g = torch.Generator().manual_seed(len(case.entry))
     inputs = case.inputs(g, DTYPES[dtype])
-    cotangent = torch.ones(()) if case.entry == "loss" else torch.randn(R, H, generator=g)
+    cotangent = torch.ones(()) if case.entry == "loss" else \
+        torch.randn(*case.rows, H, generator=g)
     return inputs, cotangent, *reference(case, inputs, cotangent)
 
 
-@pytest.mark.parametrize("dtype", list(DTYPES))
-@pytest.mark.parametrize("name", list(CASES))
+# the `*S` forms run the `_2d` ops' kernels, which every dtype tests already: one each
+ONE_DTYPE = {"rms_rows_of": "bf16", "layer_rows_of": "f16", "softmax_rows_of": "f32",
+             "log_softmax_rows_of": "bf16"}
+TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
+          if ONE_DTYPE.get(name, dtype) == dtype]
+
+
+@pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     from linnet.torch import load_function
     case = CASES[name]
@@ -145,7 +180,9 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
 PALLAS = [("rms", "f32"), ("layer", "bf16"), ("layer_unbiased", "f32"),
-          ("softmax_rows", "bf16"), ("log_softmax_rows", "f16"), ("loss", "f32")]
+          ("softmax_rows", "bf16"), ("log_softmax_rows", "f16"), ("loss", "f32"),
+          ("layer_rows_of", "f32"), ("log_softmax_rows_of", "bf16"), ("softmax_wide", "f16"),
+          ("log_softmax_wide", "f32")]
 
 
 @pytest.mark.parametrize("name,dtype", PALLAS)
@@ -177,9 +214,10 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     assert_kernels_ran(case, fn.ran())
 
 
-def test_rows_wider_than_a_tile_run_the_body() -> None:
-    """At 16385 columns the kernels' `where BV <= 16384` fails: the op's body runs, forward
-    and backward, and agrees with PyTorch."""
+def test_rows_wider_than_a_tile_run_the_wide_kernels() -> None:
+    """At 16385 columns the kernels' `where BV <= 16384` fails: log_softmax_2d's body runs,
+    which is log_softmax_wide_2d, whose kernels walk each row in five tiles of 4096 columns,
+    forward and backward, and agree with PyTorch."""
     from linnet.torch import load_function
     fn = load_function(str(PROGRAM), "log_softmax_rows")
     x = torch.randn(2, 16385, generator=torch.Generator().manual_seed(5))
@@ -190,4 +228,7 @@ def test_rows_wider_than_a_tile_run_the_body() -> None:
     y.backward(cotangent.to(DEVICE))
     assert_close(y, want, "f32", "result")
     assert_close(leaf.grad, grad, "f32", "gradient")
-    assert by_op(fn.ran()).get("log_softmax_2d", {}).get("kernel", 0) == 0
+    counts = by_op(fn.ran())
+    assert counts.get("log_softmax_2d", {}).get("kernel", 0) == 0, counts
+    for op in ("log_softmax_wide_2d", "log_softmax_wide_backward"):
+        assert counts[op] == {"kernel": 1, "body": 0}, counts

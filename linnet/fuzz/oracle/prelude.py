@@ -1,5 +1,5 @@
 """The prelude (docs/language.md, "The prelude"): casts, math, `select`, shifts, shapes, `iota`,
-`fill`, `cumsum`, `next_pow2`. Each builtin is one small method; dtypes come from the
+`fill`, `cumsum`, `next_pow2`, `prod`. Each builtin is one small method; dtypes come from the
 checker's type of the call (`cast<T>`, `iota<T>`, `fill<T>`) or of its operands."""
 
 from __future__ import annotations
@@ -138,6 +138,11 @@ class PreludeEval:
         while p < n:
             p *= 2
         return Lit(p, "int")
+
+    def builtin_prod(self, e: t.Call):
+        """`prod(S)`: the product of a shape's sizes (1 for an empty pack)."""
+        (shape,) = self._args(e)
+        return Lit(int(np.prod(shape, dtype=np.int64)), "int")
 
     def _typed(self, x, e: t.Call) -> np.ndarray:
         return to_dtype(x, self.dtype_of(e), self.prec) if isinstance(x, Lit) else np.asarray(x)

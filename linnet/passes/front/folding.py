@@ -58,7 +58,11 @@ class Folding:
         return None if b is None else _fold_binary(e.op, a, b)
 
     def fold_Call(self, e: t.Call):
-        if e.callee not in _FOLDED_CALLS or e.callee in self.globals.items:
+        if e.callee in self.globals.items:
+            return None
+        if e.callee == "prod":
+            return self.fold_pack_product(e)
+        if e.callee not in _FOLDED_CALLS:
             return None
         args = self.args(e)
         if any(self.typed_float(a) for a in args):
@@ -67,6 +71,12 @@ class Folding:
         if any(v is None or isinstance(v, bool) for v in values):
             return None
         return _FOLDED_CALLS[e.callee](*values)
+
+    def fold_pack_product(self, e: t.Call):
+        """`prod(S)`: in an instance every pack is bound, and the checker has recorded the
+        product of its sizes as the call's value."""
+        v = self.inst.types.get(id(e))
+        return None if v is None or v.const is None else v.const.as_int()
 
     def fold_If(self, e: t.If):
         cond = self.fold(e.cond)
