@@ -90,11 +90,13 @@ def assert_kernels_ran(case: Case, ran: dict) -> None:
     assert all(c["body"] == 0 for c in counts.values()), counts
 
 
-@pytest.mark.parametrize("dtype", list(DTYPES))
-@pytest.mark.parametrize("name", list(CASES))
+# each case in two dtypes, each dtype in two cases: the interpreter is slow
+TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f32"),
+          ("grouped", "f16"), ("grouped", "bf16"), ("grouped_causal", "bf16"),
+          ("grouped_causal", "f32")]
+
+@pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
-    if (name, dtype) not in TRITON:
-        pytest.skip("covered by another dtype (the interpreter is slow)")
     from linnet.torch import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
@@ -108,10 +110,6 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     assert_kernels_ran(case, fn.ran())
 
 
-# each case in two dtypes, each dtype in two cases: the interpreter is slow
-TRITON = {("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f32"),
-          ("grouped", "f16"), ("grouped", "bf16"), ("grouped_causal", "bf16"),
-          ("grouped_causal", "f32")}
 # one dtype a case: Pallas's interpreter is slower than Triton's
 PALLAS = [("plain", "bf16"), ("grouped_causal", "f32")]
 
@@ -146,11 +144,10 @@ def test_heads_wider_than_a_tile_run_the_body() -> None:
     leaves = [x.to(DEVICE).requires_grad_() for x in (q, k, v)]
     y = fn(*leaves)
     y.sum().backward()
-    ref = [x.double().requires_grad_() for x in (q, k, v)]
+    ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
     want = F.scaled_dot_product_attention(*ref, scale=SCALE)
     want.sum().backward()
     assert_close(y, want.detach(), "f32", "result")
     for x, r in zip(leaves, ref):
         assert_close(x.grad, r.grad, "f32", "gradient")
-    ran = fn.ran()
-    assert all(c["kernel"] == 0 for c in ran.values()) and ran, ran
+    assert not any(c["kernel"] for c in fn.ran().values()), fn.ran()
