@@ -95,6 +95,7 @@ TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f3
           ("grouped", "f16"), ("grouped", "bf16"), ("grouped_causal", "bf16"),
           ("grouped_causal", "f32")]
 
+
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     from linnet.torch import load_function
