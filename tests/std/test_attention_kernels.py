@@ -1,0 +1,154 @@
+"""The kernels of `std.nn.attention` (`attention` and `grouped_attention`, without a mask
+and with the causal mask) against `F.scaled_dot_product_attention`, forward and backward,
+in f32, bf16 and f16.
+
+Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
+`TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
+is the inner ops' grad clauses (row statistics, dq, dk/dv kernels); generated JAX runs
+them in Pallas's interpreter and differentiates with `jax.vjp`. Each test asserts from
+the loaded function's `ran()` counts that the kernels, not the bodies, ran. The reference
+is PyTorch in float64 on the same (rounded) inputs; grouped keys and values are
+`repeat_interleave`d. Sizes are tiny and ragged against the 64-wide tiles: 24 queries
+against 40 keys, a head of 16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from linnet.fuzz import default_device  # noqa: E402
+
+PROGRAM = Path(__file__).resolve().parent / "nn_attention_kernels.linnet"
+DEVICE = default_device()
+B, H, Q, K, D = 1, 2, 24, 40, 16
+SCALE = 0.25
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+# |got - want| <= ATOL * max|want| + RTOL * |want|: a few roundings of the dtype
+RTOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
+ATOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
+BACKWARD = ("attention_row_stats", "attention_dq", "attention_dkv")
+
+
+@dataclass(frozen=True)
+class Case:
+    """An entry of nn_attention_kernels.linnet: its key/value heads, whether it is causal,
+    and the forward op whose kernel must run."""
+    entry: str
+    kv_heads: int
+    causal: bool
+    forward: str
+
+
+CASES = {
+    "plain": Case("plain", H, False, "attention_plain"),
+    "causal": Case("causal", H, True, "attention_causal"),
+    "grouped": Case("grouped", 1, False, "attention_plain"),
+    "grouped_causal": Case("grouped_causal", 1, True, "attention_causal"),
+}
+
+
+def case_inputs(case: Case, dtype: str):
+    """Query, key, value in `dtype`, a cotangent, and PyTorch's result and gradients."""
+    g = torch.Generator().manual_seed(len(case.entry))
+    inputs = [torch.randn(B, heads, n, D, generator=g).to(DTYPES[dtype])
+              for heads, n in ((H, Q), (case.kv_heads, K), (case.kv_heads, K))]
+    cotangent = torch.randn(B, H, Q, D, generator=g)
+    leaves = [x.double().requires_grad_() for x in inputs]
+    group = H // case.kv_heads
+    key, value = (x.repeat_interleave(group, dim=1) for x in leaves[1:])
+    # the queries are the last Q of K positions: query i sees keys j <= i + K - Q
+    mask = torch.ones(Q, K, dtype=torch.bool).tril(K - Q) if case.causal else None
+    want = F.scaled_dot_product_attention(leaves[0], key, value, attn_mask=mask, scale=SCALE)
+    want.backward(cotangent.double())
+    return inputs, cotangent, want.detach(), [x.grad for x in leaves]
+
+
+def assert_close(got, want: torch.Tensor, dtype: str, what: str) -> None:
+    got = torch.as_tensor(np.asarray(got, dtype=np.float64)) if not torch.is_tensor(got) \
+        else got.detach().double().cpu()
+    assert got.shape == want.shape, what
+    bound = ATOL[dtype] * want.abs().max() + RTOL[dtype] * want.abs()
+    worst = ((got - want).abs() - bound).max()
+    assert worst <= 0, f"{what}: off by {worst:.3g} past the tolerance"
+
+
+def assert_kernels_ran(case: Case, ran: dict) -> None:
+    counts: dict[str, dict[str, int]] = {}
+    for instance, seen in ran.items():
+        total = counts.setdefault(instance.split("__")[0], {"kernel": 0, "body": 0})
+        total["kernel"] += seen["kernel"]
+        total["body"] += seen["body"]
+    for op in (case.forward, *BACKWARD):
+        assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
+    assert all(c["body"] == 0 for c in counts.values()), counts
+
+
+# each case in two dtypes, each dtype in two cases: the interpreter is slow
+TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f32"),
+          ("grouped", "f16"), ("grouped", "bf16"), ("grouped_causal", "bf16"),
+          ("grouped_causal", "f32")]
+
+
+@pytest.mark.parametrize("name,dtype", TRITON)
+def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
+    from linnet.torch import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    leaves = [x.to(DEVICE).requires_grad_() for x in inputs]
+    y = fn(*leaves)
+    assert_close(y, want, dtype, "result")
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    for k, (x, g) in enumerate(zip(leaves, grads)):
+        assert_close(x.grad, g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+# one dtype a case: Pallas's interpreter is slower than Triton's
+PALLAS = [("plain", "bf16"), ("grouped_causal", "f32")]
+
+
+@pytest.mark.parametrize("name,dtype", PALLAS)
+def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    from linnet.jax import load_function
+    case = CASES[name]
+    inputs, cotangent, want, grads = case_inputs(case, dtype)
+    fn = load_function(str(PROGRAM), case.entry)
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              for x in inputs]
+    y, vjp = jax.vjp(fn, *arrays)
+    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
+    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
+    assert_kernels_ran(case, fn.ran())
+
+
+def test_heads_wider_than_a_tile_run_the_body() -> None:
+    """A head of 300 dims fails the kernels' `where BD <= 256`: the bodies run, forward
+    and backward, and agree with PyTorch."""
+    from linnet.torch import load_function
+    fn = load_function(str(PROGRAM), "plain")
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 1, n, 300, generator=g) for n in (3, 5, 5))
+    leaves = [x.to(DEVICE).requires_grad_() for x in (q, k, v)]
+    y = fn(*leaves)
+    y.sum().backward()
+    ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    want = F.scaled_dot_product_attention(*ref, scale=SCALE)
+    want.sum().backward()
+    assert_close(y, want.detach(), "f32", "result")
+    for x, r in zip(leaves, ref):
+        assert_close(x.grad, r.grad, "f32", "gradient")
+    assert not any(c["kernel"] for c in fn.ran().values()), fn.ran()
