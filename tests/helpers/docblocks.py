@@ -14,7 +14,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,8 +203,9 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
     checkout with the test's interpreter, on the CPU (the pages' transcripts are a CPU
     machine's: a GPU, where there is one, is hidden from torch and JAX), without the
     settings a user would not have (`TRITON_INTERPRET`, `LINNET_*` but the test cache).
-    `linnet` runs through a fork server (linnet/testing/fork_servers.py), which has the
-    compiler imported already; it acts as `python -m linnet` would."""
+    `linnet` and `python` run through a fork server (linnet/testing/fork_servers.py), which
+    has the compiler imported already: `python -m ...` and `python -c ...` start there and
+    act as in a fresh interpreter, and any other form (`python script.py`) starts one."""
     work = base / "work"
     shims = base / "bin"
     for name in COPIED:
@@ -219,8 +219,8 @@ def make_scratch(base: Path) -> tuple[Path, dict[str, str]]:
                     PATH=f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
                     CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                     PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", COLUMNS="80")
-    python = shlex.quote(sys.executable)
-    for path, command in ((shims / "linnet", f"{shlex.join(python_command(env))} -m linnet "),
+    python = shlex.join(python_command(env))
+    for path, command in ((shims / "linnet", f"{python} -m linnet "),
                           (shims / "python", f"{python} "), (shims / "python3", f"{python} "),
                           (work / ".venv" / "bin" / "python", f"{python} ")):
         path.write_text(SHIM.format(command=command))
@@ -243,13 +243,11 @@ def write_file(block: Block, work: Path) -> None:
     path.write_text(block.text, encoding="utf-8")
 
 
-def _run(argv: list[str], work: Path, env: dict[str, str],
-         stdin: str | None = None) -> tuple[int, str]:
+def _run(argv: list[str], work: Path, env: dict[str, str]) -> tuple[int, str]:
     try:
         done = subprocess.run(argv, cwd=work, env=env, text=True, timeout=BLOCK_SECONDS,
-                              **({"input": stdin} if stdin is not None
-                                 else {"stdin": subprocess.DEVNULL}),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
     except subprocess.TimeoutExpired as err:
         out = err.stdout if isinstance(err.stdout, str) else (err.stdout or b"").decode()
         return -1, f"{out}\n(timed out after {BLOCK_SECONDS} seconds)"
@@ -259,7 +257,7 @@ def _run(argv: list[str], work: Path, env: dict[str, str],
 def run_block(block: Block, work: Path, env: dict[str, str]) -> list[str]:
     """Run one block in the scratch directory; the ways it fell short of the page."""
     if block.tag == "python":
-        status, out = _run([sys.executable, "-"], work, env, stdin=block.text)
+        status, out = _run([*python_command(env), "-c", block.text], work, env)
         return [] if status == 0 else [f"exit status {status}:\n{out}"]
     if block.tag in SHELL_TAGS:
         status, out = _run(["bash", "-e", "-o", "pipefail", "-c", block.text], work, env)

@@ -1,11 +1,9 @@
 """What the tests of single passes share: a generated module run on the test device, the
-prims of a function, its function of a kind, and the e-graphs freed after each test."""
+prims of a function, and its function of a kind. (The e-graphs a test makes are freed after
+it by the fixtures of `egraph_frees`, which each such file imports.)"""
 
 from __future__ import annotations
 
-import gc
-
-import pytest
 import torch
 
 from linnet.ir import tensor as ir
@@ -18,13 +16,6 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # else tests/conftest.p
 def run(module, *xs):
     """The module's results for inputs on the test device, back on the CPU."""
     return tuple(y.cpu() for y in module.main(*(x.to(DEVICE) for x in xs)))
-
-
-@pytest.fixture(autouse=True)
-def free_egraphs():
-    """Drop the e-graphs a test made before the next one starts."""
-    yield
-    gc.collect()
 
 
 def prims(f: ir.Func, op: str) -> list[ir.Prim]:

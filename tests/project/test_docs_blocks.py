@@ -5,10 +5,12 @@ Every fenced block of `docs/*.md` and `README.md` tagged `console`, `shell` (or 
 page under pytest's temporary directory. It holds copies of `examples/`, `tests/` and
 `benchmarks/`, so a block names them as a reader in a checkout would, and nothing is
 written into the repository (asserted: no untracked file appears there while they run).
-`linnet` runs this checkout as `sys.executable -m linnet` would, through a fork server
-that has the compiler imported already (linnet/testing/fork_servers.py: a `linnet` command
-starts in a tenth of the time, and cannot tell the difference); `python`, `python3` and
-`.venv/bin/python` are `sys.executable`. The environment is a CPU machine's as a user has
+`linnet` runs this checkout as `sys.executable -m linnet` would, and `python`, `python3`
+and `.venv/bin/python` (and each `python` block, as `python -c BLOCK`) as `sys.executable`
+would, through a fork server that has the compiler imported already
+(linnet/testing/fork_servers.py: a `linnet` command starts in a tenth of the time, and
+cannot tell the difference; a form other than `-m` or `-c` starts a fresh interpreter). The
+environment is a CPU machine's as a user has
 it: a GPU is hidden from torch and JAX (`CUDA_VISIBLE_DEVICES`, `JAX_PLATFORMS`), and
 `TRITON_INTERPRET`, `NO_COLOR` and the `LINNET_*` settings (but the test cache) are
 removed, so pages show what a plain run prints.

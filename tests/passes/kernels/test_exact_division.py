@@ -10,7 +10,7 @@ from linnet.ir import tensor as ir
 from linnet.pipeline import compile_source
 
 from pass_runs import prims
-from pass_runs import free_egraphs  # noqa: F401 (autouse: each test's e-graphs freed)
+from egraph_frees import free_egraphs, older_objects_frozen  # noqa: F401 (autouse)
 
 
 def test_reciprocal_power_of_two_is_exact_and_normal_only():

@@ -9,7 +9,7 @@ from linnet.pipeline import compile_source
 from linnet.torch.runtime import import_generated
 
 from pass_runs import func, run
-from pass_runs import free_egraphs  # noqa: F401 (autouse: each test's e-graphs freed)
+from egraph_frees import free_egraphs, older_objects_frozen  # noqa: F401 (autouse)
 
 
 CARRIES = """module m
