@@ -137,7 +137,7 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
 
 def test_heads_wider_than_a_tile_run_the_body() -> None:
     """A head of 300 dims fails the kernels' `where BD <= 256`: the bodies run, forward
-    and backward, and agree with PyTorch."""
+    and backward, and agree with PyTorch (the body's softmax runs its own row kernel)."""
     from linnet.torch import load_function
     fn = load_function(str(PROGRAM), "plain")
     g = torch.Generator().manual_seed(3)
@@ -151,4 +151,6 @@ def test_heads_wider_than_a_tile_run_the_body() -> None:
     assert_close(y, want.detach(), "f32", "result")
     for x, r in zip(leaves, ref):
         assert_close(x.grad, r.grad, "f32", "gradient")
-    assert not any(c["kernel"] for c in fn.ran().values()), fn.ran()
+    # ops whose `where` fails in a binding are not listed; a listed attention op ran its kernel
+    assert not any(op.startswith("attention") and c["kernel"] for op, c in fn.ran().items()), \
+        fn.ran()
