@@ -150,6 +150,10 @@ class Marks:
             return None
         rewrite, target = found
         names = {g.name for g in target.generics}
+        unbound = sorted(n for n in names if not binding.bound(n))
+        if unbound:
+            raise ElaborationError(f"call rewrite {rewrite.name}: `{rewrite.to}` has generics "
+                                   f"`{rewrite.op}` has not: {', '.join(unbound)}", e.span)
         narrowed = Binding({k: v for k, v in binding.dims.items() if k in names},
                            {k: v for k, v in binding.dtypes.items() if k in names},
                            {k: v for k, v in binding.packs.items() if k in names})
