@@ -160,10 +160,10 @@ def test_heads_wider_than_a_tile_run_the_body() -> None:
 SIZES = {"B": 1, "H": 2, "Q": 24, "K": 40, "D": 16}
 
 
-def compiled(entry: str, **options):
+def compiled(entry: str, bind: dict = SIZES, **options):
     """The entry compiled at the test's sizes (`compile_file`'s options)."""
     from linnet.pipeline import compile_file
-    sizes = dict(SIZES, **({"Hk": 1} if entry.startswith("grouped") else {}))
+    sizes = dict(bind, **({"Hk": 1} if entry.startswith("grouped") else {}))
     return compile_file(PROGRAM, entry=entry, bind=sizes, **options)
 
 
@@ -196,6 +196,15 @@ def test_other_masks_keep_the_masked_body(entry: str) -> None:
     ops = kernels_kept(entry)
     assert named(ops, "attention_masked") == [None]
     assert not [n for n in ops if n.startswith(("attention_causal", "attention_dkv"))]
+
+
+def test_no_rewrite_where_the_causal_kernel_would_not_run() -> None:
+    """With more queries than keys the causal kernel's `where` fails (a row sees no key):
+    the rewrite does not fire, and attention_masked's body runs (differentiated as it is,
+    which the grad clause of attention_causal is not written for)."""
+    ops = kernels_kept("causal", bind=dict(SIZES, Q=40, K=24))
+    assert named(ops, "attention_masked") == [None]
+    assert not named(ops, "attention_causal")
 
 
 def test_exact_and_other_targets_compute_the_body_as_written() -> None:

@@ -28,8 +28,9 @@ Why a rewrite is sound, which the elaborator checks each time one fires:
   the value checks it, since `--numerics exact` applies no rewrite (docs/passes.md).
 
 Rewrites apply only where kernels may run (the torch and jax targets, not `--numerics
-exact`, not `--grad`): they choose an implementation, as `choose-kernels` does; every
-other compilation runs the bodies as written.
+exact`, not `--grad`), and only where the new op's kernel `where` holds at the call's
+sizes (`attention_causal`'s needs `Q <= K`): they exist to reach a kernel, and choose an
+implementation as `choose-kernels` does; everywhere else the bodies run as written.
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ class Marks:
                                     new.signature.params, new.signature.result)
         if problem:
             raise ElaborationError(problem, e.span)
+        if not self.elab.kernel_applies(target, narrowed):
+            return None  # the new op would run its body: the body as written runs instead
         args = [a for name, atoms in parts if name != rewrite.argument for a in atoms]
         name = self.elab.request(target, narrowed, _without(presence, rewrite.argument),
                                  _without(known, rewrite.argument))

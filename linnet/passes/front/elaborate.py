@@ -59,10 +59,10 @@ from ...deepstack import call_with_deep_stack
 from ...ir import tensor as ir
 from ...syntax import tree as t
 from .call_rewrites import CallRewrite
-from .elaborate_kernel import KernelLibrary
+from .elaborate_kernel import KernelLibrary, where_holds
 from .elaborator import BodyTranslator, Elaborator
 from .entry_interface import Interface, result_labels
-from .instances import BoundKernel
+from .instances import BoundKernel, kernel_choice
 from .surface_walks import Memo, assigned_outer
 from .vocabulary import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64, IX_NODES,
                          MATH, Value)
@@ -88,8 +88,19 @@ def elaborate(analysis: Analysis, entry: t.Function, binding: Binding,
 
 def _program(analysis: Analysis, entry: t.Function, binding: Binding,
              checked: Instance | None, rewrites: tuple[CallRewrite, ...]) -> ir.Program:
-    elaborator = Elaborator(analysis, rewrites)
+    elaborator = Elaborator(analysis, rewrites, _kernel_applies(analysis))
     program = elaborator.program(entry, binding, checked)
     if not elaborator.kernels:
         return program
     return program.with_state(kernels=KernelLibrary(analysis, dict(elaborator.kernels)))
+
+
+def _kernel_applies(analysis: Analysis):
+    """Whether an op instance's kernel `where` holds at a binding (false without a kernel):
+    a call rewrite fires only where the op it calls would run its kernel."""
+    def applies(op: t.Op, binding: Binding) -> bool:
+        if op.kernel is None:
+            return False
+        _, bound = kernel_choice(analysis, op, binding)
+        return where_holds(analysis, bound.kernel, bound.binding)
+    return applies

@@ -14,6 +14,8 @@ class it is part of. Kernel elaboration subclasses both.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ...check.dim_normal_form import Dim
 from ...check.instance import Analysis, Instance
 from ...check.signatures import Binding
@@ -43,12 +45,17 @@ class Elaborator:
 
     `body_class` translates each instance's body (kernel elaboration uses one that
     also checks tile sizes, for the fns a kernel calls). `rewrites` are the call rewrites
-    to apply (`call_rewrites.py`; none: every call stays as written).
+    to apply (`call_rewrites.py`; none: every call stays as written), `kernel_applies`
+    says where the new op's kernel would run (elaborate.py gives it: the kernel checks
+    build on this module).
     """
 
-    def __init__(self, analysis: Analysis, rewrites: tuple[CallRewrite, ...] = ()) -> None:
+    def __init__(self, analysis: Analysis, rewrites: tuple[CallRewrite, ...] = (),
+                 kernel_applies: Callable[[t.Op, Binding], bool] | None = None) -> None:
         self.analysis = analysis
         self.rewrites = rewrites
+        # does an op's kernel `where` hold at a binding? (a rewrite fires only where it does)
+        self.kernel_applies = kernel_applies or (lambda op, binding: False)
         self.values = value_ids(rewrites)
         self.modules: dict[int, str] = {}  # id(item) -> its module's dotted path
         self.names: dict[tuple, str] = {}
