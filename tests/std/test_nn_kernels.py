@@ -49,7 +49,6 @@ class Case:
     inputs: Callable[[torch.Generator, torch.dtype], list]
     reference: Callable[..., torch.Tensor]
     kernels: tuple[str, ...]
-    rows: tuple[int, ...] = (R,)  # the leading shape of x: [*rows, H]
 
 
 def rows_and_weights(g: torch.Generator, dtype: torch.dtype, rows: tuple = (R,)) -> list:
@@ -111,16 +110,15 @@ CASES = {
                       ("entropy", "entropy_backward")),
     "rms_rows_of": Case("rms_rows_of", lambda g, d: batched(g, d)[:2],
                         lambda x, w: F.rms_norm(x, (H,), w, eps=1e-6),
-                        ("rms_norm_2d", "rms_norm_backward"), BATCHED),
+                        ("rms_norm_2d", "rms_norm_backward")),
     "layer_rows_of": Case("layer_rows_of", batched,
                           lambda x, w, b: F.layer_norm(x, (H,), w, b, eps=1e-5),
-                          ("layer_norm_affine_2d", "layer_norm_backward"), BATCHED),
+                          ("layer_norm_affine_2d", "layer_norm_backward")),
     "softmax_rows_of": Case("softmax_rows_of", lambda g, d: batched(g, d)[:1],
-                            lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward"),
-                            BATCHED),
+                            lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward")),
     "log_softmax_rows_of": Case("log_softmax_rows_of", lambda g, d: batched(g, d)[:1],
                                 lambda x: F.log_softmax(x, -1),
-                                ("log_softmax_2d", "log_softmax_backward"), BATCHED),
+                                ("log_softmax_2d", "log_softmax_backward")),
     "softmax_wide": Case("softmax_wide", lambda g, d: rows_and_weights(g, d)[:1],
                          lambda x: F.softmax(x, -1),
                          ("softmax_wide_2d", "softmax_wide_backward")),
