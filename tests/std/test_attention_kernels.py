@@ -9,14 +9,15 @@ is the inner ops' grad clauses (row statistics, dq, dk/dv kernels); generated JA
 them in Pallas's interpreter and differentiates with `jax.vjp`. Each test asserts from
 the loaded function's `ran()` counts that the kernels, not the bodies, ran. The reference
 is PyTorch in float64 on the same (rounded) inputs; grouped keys and values are
-`repeat_interleave`d. Sizes are tiny and ragged against the 64-wide tiles: 24 queries
-against 40 keys, a head of 16.
+`repeat_interleave`d. Sizes are tiny and ragged against the tiles (32 queries by 64 keys
+forward, sized from the sequences): 24 queries against 40 keys, a head of 16.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 
 import numpy as np
 import pytest
@@ -155,6 +156,21 @@ def test_heads_wider_than_a_tile_run_the_body() -> None:
     # ops whose `where` fails in a binding are not listed; a listed attention op ran its kernel
     assert not any(op.startswith("attention") and c["kernel"] for op, c in fn.ran().items()), \
         fn.ran()
+
+
+def test_tiles_follow_the_head() -> None:
+    """The op headers size the tiles from the head and the sequences: at a head of 128,
+    128 queries by 64 keys forward, 128 by 32 for dq, 128 keys by 32 queries for dk/dv;
+    at 256 each halves. (Compiles only; the tiles' speed is measured on the GPU.)"""
+    from linnet.pipeline import compile_source
+    want = {128: ("BQ128_BK64", "BQ128_BK32", "BQ32_BK128"),
+            256: ("BQ64_BK32", "BQ64_BK16", "BQ16_BK64")}
+    for d, (forward, dq, dkv) in want.items():
+        text = compile_source(path=str(PROGRAM), entry="plain", tuning=False, bind={
+            "B": 1, "H": 2, "Q": 4096, "K": 4096, "D": d, "T": "bf16"}).text
+        for kernel, tiles in (("attention_tiles", forward), ("attention_dq_tiles", dq),
+                              ("attention_dkv_tiles", dkv)):
+            assert re.search(rf"kernel {kernel}__\w*_{tiles}_BD{d}\b", text), (kernel, tiles)
 
 
 # ------------------------------------------------ the call rewrite causal-attention
