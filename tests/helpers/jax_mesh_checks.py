@@ -25,14 +25,15 @@ SOFTMAX = "examples/softmax.linnet"
 LAYER_NORM = "examples/layer_norm.linnet"
 GPT = "examples/gpt/gpt.linnet"  # a block model whose ops come from std.nn
 #: The ops of gpt's loss that a mesh can split by rows: the library's ops it names.
-GPT_OPS = {"rms_norm_2d": "data", "attention_causal": "data", "embedding_2d": "data",
-           "linear_token_log_probs": "data"}
-#: The ops whose kernels run whole (XLA gathers their inputs): the linear layers' op, which
-#: the library calls inside linear_2d (no op of the program to name), and the backward ops,
-#: whose results sum over the rows (no batch axis to split).
+GPT_OPS = {"rms_norm_2d": "data", "attention_causal": "data", "embedding_2d": "data"}
+#: The ops whose kernels run whole (XLA gathers their inputs): the linear layers' op and the
+#: loss's row ops, which the library calls inside linear_2d and linear_token_log_probs (no
+#: op of the program to name), and the backward ops, whose results sum over the rows (no
+#: batch axis to split).
 GPT_WHOLE = {"linear_product_2d", "rms_norm_backward", "linear_input_grad",
              "linear_weight_grad", "attention_row_stats", "attention_dq", "attention_dkv",
-             "embedding_backward", "linear_token_log_probs_backward"}
+             "embedding_backward", "linear_token_log_probs_stats",
+             "linear_token_log_probs_dlogits"}
 N = len(jax.devices())
 R, C = 8, 16  # 8 rows divide over 2 and 4 devices
 
@@ -308,8 +309,6 @@ def check_block_model_kernels_per_shard_and_gradients() -> None:
     assert per_shard[f"rms_norm_2d__R{4 * N}_H32_Tf32"] == "rms_norm_2d__R4_H32_Tf32", per_shard
     assert per_shard[f"embedding_2d__N{4 * N}_Vocab32_H32_Tf32"] == \
         "embedding_2d__N4_Vocab32_H32_Tf32", per_shard
-    assert per_shard[f"linear_token_log_probs__N{4 * N}_H32_V32_Tf32"] == \
-        "linear_token_log_probs__N4_H32_V32_Tf32", per_shard
 
 
 def check_block_model_body_where_the_batch_does_not_divide() -> None:
@@ -328,8 +327,9 @@ def check_block_model_body_where_the_batch_does_not_divide() -> None:
     assert per_shard.pop(attention) is None, per_shard
     ran = {op: c for op, c in ran.items() if c != {"kernel": 0, "body": 0}}  # not run
     # attention's body takes its softmax with softmax_2d, whose kernel runs whole
-    assert {op.split("__")[0] for op in ran} == {*GPT_OPS, "linear_product_2d",
-                                                 "softmax_2d"} - {"attention_causal"}, ran
+    assert {op.split("__")[0] for op in ran} == {
+        *GPT_OPS, "linear_product_2d", "linear_token_log_probs_stats", "softmax_2d"} - {
+        "attention_causal"}, ran
     assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
     assert all(per_shard[op] for op in ran if op in per_shard), per_shard
     assert {op.split("__")[0] for op in per_shard} == set(GPT_OPS) - {"attention_causal"}

@@ -321,7 +321,7 @@ module @linnet {
     %v184 = "stablehlo.reshape"(%v183) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // reshape: i64[4] = reshape(targets)
     %v185 = "stablehlo.reshape"(%v1) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // picked: f32[4] = call linear_token_log_probs__N4_H20_V2_Tf32(__r5, embed, reshape)
+    // picked: f32[4] = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2(__r5, embed, reshape)
     %v186 = "func.call"(%v184, %v2, %v185) <{callee = @f7_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>) -> tensor<4xf32>
     // sum: f32[] = reduce_sum(picked) {axes=(0,)}
     %v187 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
@@ -340,7 +340,7 @@ module @linnet {
     %v196 = "stablehlo.reshape"(%v195) : (tensor<f32>) -> tensor<1xf32>
     // d_broadcast_to_1: f32[4] = broadcast_to(d_reshape_1)
     %v197 = "stablehlo.broadcast_in_dim"(%v196) <{broadcast_dimensions = array<i64: 0>}> : (tensor<1xf32>) -> tensor<4xf32>
-    // d_linear_token_log_probs__N4_H20_V2_Tf_1: (f32[4, 20], f32[2, 20]) = call linear_token_log_probs__N4_H20_V2_Tf32__grad(__r5, embed, reshape, picked, d_broadcast_to_1)
+    // d_linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC_1: (f32[4, 20], f32[2, 20]) = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2__grad(__r5, embed, reshape, picked, d_broadcast_to_1)
     %v198:2 = "func.call"(%v184, %v2, %v185, %v186, %v197) <{callee = @f8_grad}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>)
     // d_reshape_2: f32[2, 2, 20] = reshape(d_arg_1)
     %v199 = "stablehlo.reshape"(%v198#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
@@ -730,27 +730,251 @@ module @linnet {
     %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // op linear_token_log_probs<N=4, H=20, V=2, T=f32>
+  // op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
   // hidden: f32[4, 20]
   // weight: f32[2, 20]
   // targets: i64[4]
   func.func private @f7_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
-    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight)
-    %v3 = "func.call"(%v0, %v1) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
-    // token_log_probs: f32[4] = call token_log_probs__N4_V2_Tf32(linear, targets)
-    %v4 = "func.call"(%v3, %v2) <{callee = @f22_op}> : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<4xf32>
-    "func.return"(%v4) : (tensor<4xf32>) -> ()
+    // iota_1: i32[2] = iota()
+    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v4 = "stablehlo.convert"(%v3) : (tensor<2xi64>) -> tensor<2xi32>
+    // scan: (f32[1, 4], f32[1, 4]) = loop
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v6 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v7 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v8:3 = "stablehlo.while"(%v5, %v6, %v7) ({
+    ^bb0(%v9: tensor<i64>, %v10: tensor<1x4xf32>, %v11: tensor<1x4xf32>):
+      %v12 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v13 = "stablehlo.compare"(%v9, %v12) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v13) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v14: tensor<i64>, %v15: tensor<1x4xf32>, %v16: tensor<1x4xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v17 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v18 = "stablehlo.multiply"(%v14, %v17) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_1: i32[] = cast(mul_1)
+      %v19 = "stablehlo.convert"(%v18) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_1, iota_1)
+      %v20 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v21 = "stablehlo.add"(%v20, %v4) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // weight_rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v22 = "stablehlo.convert"(%v21) : (tensor<2xi32>) -> tensor<2xi64>
+      %v23 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v25 = "stablehlo.compare"(%v22, %v23) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v26 = "stablehlo.compare"(%v22, %v24) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v27 = "stablehlo.and"(%v25, %v26) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v28 = "stablehlo.maximum"(%v22, %v23) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v29 = "stablehlo.minimum"(%v28, %v24) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v30 = "stablehlo.reshape"(%v29) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v31 = "stablehlo.gather"(%v1, %v30) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v32 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v33 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v34 = "stablehlo.select"(%v33, %v31, %v32) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // logits: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight_rows)
+      %v35 = "func.call"(%v0, %v34) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // linear_token_log_probs_stats: (f32[4], f32[4]) = call linear_token_log_probs_stats__N4_VC2_V2_Tf32(logits, vocab)
+      %v36:2 = "func.call"(%v35, %v21) <{callee = @f22_op}> : (tensor<4x2xf32>, tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %v37 = "stablehlo.reshape"(%v36#0) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v38 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v39 = "stablehlo.dynamic_update_slice"(%v15, %v37, %v14, %v38) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v40 = "stablehlo.reshape"(%v36#1) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v41 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v42 = "stablehlo.dynamic_update_slice"(%v16, %v40, %v14, %v41) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v43 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v44 = "stablehlo.add"(%v14, %v43) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v44, %v39, %v42) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> ()
+    }) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>)
+    // top_1: f32[4] = reduce_max(tops) {axes=(0,)}
+    %v45 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v46 = "stablehlo.reduce"(%v8#1, %v45) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v47: tensor<f32>, %v48: tensor<f32>):
+      %v49 = "stablehlo.maximum"(%v47, %v48) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v49) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v50 = "stablehlo.compare"(%v8#1, %v8#1) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xi1>
+    %v51 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v52 = "stablehlo.reduce"(%v50, %v51) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v53: tensor<i1>, %v54: tensor<i1>):
+      %v55 = "stablehlo.or"(%v53, %v54) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v55) : (tensor<i1>) -> ()
+    }) : (tensor<1x4xi1>, tensor<i1>) -> tensor<4xi1>
+    %v56 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v57 = "stablehlo.select"(%v52, %v56, %v46) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_2: f32[1, 4] = sub(tops, top_1)
+    %v58 = "stablehlo.broadcast_in_dim"(%v57) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<1x4xf32>
+    %v59 = "stablehlo.subtract"(%v8#1, %v58) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_3: f32[1, 4] = exp(total_2)
+    %v60 = "stablehlo.exponential"(%v59) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_4: f32[1, 4] = mul(totals, total_3)
+    %v61 = "stablehlo.multiply"(%v8#2, %v60) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_1: f32[4] = reduce_sum(total_4) {axes=(0,)}
+    %v62 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v63 = "stablehlo.reduce"(%v61, %v62) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v64: tensor<f32>, %v65: tensor<f32>):
+      %v66 = "stablehlo.add"(%v64, %v65) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v66) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v67 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v68 = "stablehlo.broadcast_in_dim"(%v67) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v69 = "stablehlo.compare"(%v2, %v68) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v70 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v71 = "stablehlo.broadcast_in_dim"(%v70) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v72 = "stablehlo.compare"(%v2, %v71) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v73 = "stablehlo.and"(%v69, %v72) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v74 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v75 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v76 = "stablehlo.compare"(%v2, %v74) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v77 = "stablehlo.compare"(%v2, %v75) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v78 = "stablehlo.and"(%v76, %v77) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v79 = "stablehlo.maximum"(%v2, %v74) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v80 = "stablehlo.minimum"(%v79, %v75) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v82 = "stablehlo.gather"(%v1, %v81) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v83 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v84 = "stablehlo.broadcast_in_dim"(%v78) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v85 = "stablehlo.select"(%v84, %v82, %v83) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v86 = "stablehlo.multiply"(%v0, %v85) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v87 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v88 = "stablehlo.reduce"(%v86, %v87) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v89: tensor<f32>, %v90: tensor<f32>):
+      %v91 = "stablehlo.add"(%v89, %v90) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v91) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // sub: f32[4] = sub(picked_1, top_1)
+    %v92 = "stablehlo.subtract"(%v88, %v57) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // log: f32[4] = log(total_1)
+    %v93 = "stablehlo.log"(%v63) : (tensor<4xf32>) -> tensor<4xf32>
+    // sub_1: f32[4] = sub(sub, log)
+    %v94 = "stablehlo.subtract"(%v92, %v93) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // lp: f32[4] = select(known, sub_1, 0.0:f32)
+    %v95 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v96 = "stablehlo.broadcast_in_dim"(%v95) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v97 = "stablehlo.select"(%v73, %v94, %v96) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%v97) : (tensor<4xf32>) -> ()
   }
-  // grad of op linear_token_log_probs<N=4, H=20, V=2, T=f32>
+  // grad of op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
   // hidden: f32[4, 20]
   // weight: f32[2, 20]
   // targets: i64[4]
   // y: f32[4]
   // dy: f32[4]
   func.func private @f8_grad(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>, %v3: tensor<4xf32>, %v4: tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>) {
-    // linear_token_log_probs_backward: (f32[4, 20], f32[2, 20]) = call linear_token_log_probs_backward__N4_H20_V2_Tf32(hidden, weight, targets, y, dy)
-    %v5:2 = "func.call"(%v0, %v1, %v2, %v3, %v4) <{callee = @f23_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>)
-    "func.return"(%v5#0, %v5#1) : (tensor<4x20xf32>, tensor<2x20xf32>) -> ()
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v6 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v7 = "stablehlo.compare"(%v2, %v5) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v8 = "stablehlo.compare"(%v2, %v6) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v9 = "stablehlo.and"(%v7, %v8) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v10 = "stablehlo.maximum"(%v2, %v5) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v11 = "stablehlo.minimum"(%v10, %v6) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v12 = "stablehlo.reshape"(%v11) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v13 = "stablehlo.gather"(%v1, %v12) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v14 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v15 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v16 = "stablehlo.select"(%v15, %v13, %v14) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
+      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // lse: f32[4] = sub(picked_1, y)
+    %v23 = "stablehlo.subtract"(%v19, %v3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v24 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v26 = "stablehlo.compare"(%v2, %v25) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v27 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v29 = "stablehlo.compare"(%v2, %v28) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v30 = "stablehlo.and"(%v26, %v29) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // coef: f32[4] = select(known, dy, 0.0:f32)
+    %v31 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v32 = "stablehlo.broadcast_in_dim"(%v31) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v33 = "stablehlo.select"(%v30, %v4, %v32) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // select_1: i64[4] = select(known, targets, -1:i64)
+    %v34 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v35 = "stablehlo.broadcast_in_dim"(%v34) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v36 = "stablehlo.select"(%v30, %v2, %v35) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    // words: i32[4] = cast(select_1)
+    %v37 = "stablehlo.convert"(%v36) : (tensor<4xi64>) -> tensor<4xi32>
+    // dhidden: f32[4, 20] = fill(0.0:f32)
+    %v38 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v39 = "stablehlo.broadcast_in_dim"(%v38) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x20xf32>
+    // iota_1: i32[2] = iota()
+    %v40 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v41 = "stablehlo.convert"(%v40) : (tensor<2xi64>) -> tensor<2xi32>
+    // permute_2: f32[20, 4] = permute(hidden) {perm=(1, 0)}
+    %v42 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
+    // scan: (f32[4, 20], f32[1, 2, 20]) = loop
+    %v43 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v44 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x2x20xf32>}> : () -> tensor<1x2x20xf32>
+    %v45:3 = "stablehlo.while"(%v43, %v39, %v44) ({
+    ^bb0(%v46: tensor<i64>, %v47: tensor<4x20xf32>, %v48: tensor<1x2x20xf32>):
+      %v49 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v50 = "stablehlo.compare"(%v46, %v49) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v50) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v51: tensor<i64>, %v52: tensor<4x20xf32>, %v53: tensor<1x2x20xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v54 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v55 = "stablehlo.multiply"(%v51, %v54) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_5: i32[] = cast(mul_1)
+      %v56 = "stablehlo.convert"(%v55) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_5, iota_1)
+      %v57 = "stablehlo.broadcast_in_dim"(%v56) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v58 = "stablehlo.add"(%v57, %v41) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v59 = "stablehlo.convert"(%v58) : (tensor<2xi32>) -> tensor<2xi64>
+      %v60 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v61 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v62 = "stablehlo.compare"(%v59, %v60) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v63 = "stablehlo.compare"(%v59, %v61) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v64 = "stablehlo.and"(%v62, %v63) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v65 = "stablehlo.maximum"(%v59, %v60) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v66 = "stablehlo.minimum"(%v65, %v61) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v67 = "stablehlo.reshape"(%v66) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v68 = "stablehlo.gather"(%v1, %v67) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v69 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v70 = "stablehlo.broadcast_in_dim"(%v64) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v71 = "stablehlo.select"(%v70, %v68, %v69) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, rows)
+      %v72 = "func.call"(%v0, %v71) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // g: f32[4, 2] = call linear_token_log_probs_dlogits__N4_VC2_V2_Tf32(linear, vocab, words, lse, coef)
+      %v73 = "func.call"(%v72, %v58, %v37, %v23, %v33) <{callee = @f23_op}> : (tensor<4x2xf32>, tensor<2xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x2xf32>
+      // permute: f32[20, 2] = permute(rows) {perm=(1, 0)}
+      %v74 = "stablehlo.transpose"(%v71) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
+      // linear_1: f32[4, 20] = call linear__S4_In2_Out20_Tf32(g, permute)
+      %v75 = "func.call"(%v73, %v74) <{callee = @f24_op}> : (tensor<4x2xf32>, tensor<20x2xf32>) -> tensor<4x20xf32>
+      // dhidden_2: f32[4, 20] = add(dhidden_1, linear_1)
+      %v76 = "stablehlo.add"(%v52, %v75) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+      // permute_1: f32[2, 4] = permute(g) {perm=(1, 0)}
+      %v77 = "stablehlo.transpose"(%v73) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
+      // linear_2: f32[2, 20] = call linear__S2_In4_Out20_Tf32(permute_1, permute_2)
+      %v78 = "func.call"(%v77, %v42) <{callee = @f25_op}> : (tensor<2x4xf32>, tensor<20x4xf32>) -> tensor<2x20xf32>
+      %v79 = "stablehlo.reshape"(%v78) : (tensor<2x20xf32>) -> tensor<1x2x20xf32>
+      %v80 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v81 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v82 = "stablehlo.dynamic_update_slice"(%v53, %v79, %v51, %v80, %v81) : (tensor<1x2x20xf32>, tensor<1x2x20xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<1x2x20xf32>
+      %v83 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v84 = "stablehlo.add"(%v51, %v83) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v84, %v76, %v82) : (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>) -> ()
+    }) : (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>) -> (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>)
+    // dweight: f32[2, 20] = reshape(dweights)
+    %v85 = "stablehlo.reshape"(%v45#2) : (tensor<1x2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v45#1, %v85) : (tensor<4x20xf32>, tensor<2x20xf32>) -> ()
   }
   // grad of op rms_norm_2d<R=4, H=20, T=f32>
   // x: f32[4, 20]
@@ -760,7 +984,7 @@ module @linnet {
   // dy: f32[4, 20]
   func.func private @f9_grad(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>, %v3: tensor<4x20xf32>, %v4: tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
     // rms_norm_backward: (f32[4, 20], f32[20]) = call rms_norm_backward__R4_H20_Tf32(x, weight, dy, eps)
-    %v5:2 = "func.call"(%v0, %v1, %v4, %v2) <{callee = @f24_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<4x20xf32>, tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v5:2 = "func.call"(%v0, %v1, %v4, %v2) <{callee = @f26_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<4x20xf32>, tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     "func.return"(%v5#0, %v5#1) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
   }
   // grad of op linear_product_2d<M=4, In=80, Out=20, T=f32>
@@ -770,9 +994,9 @@ module @linnet {
   // dy: f32[4, 20]
   func.func private @f10_grad(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>) {
     // linear_input_grad: f32[4, 80] = call linear_input_grad__M4_In80_Out20_Tf32(dy, weight)
-    %v4 = "func.call"(%v3, %v1) <{callee = @f25_op}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
+    %v4 = "func.call"(%v3, %v1) <{callee = @f27_op}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
     // linear_weight_grad: f32[20, 80] = call linear_weight_grad__M4_In80_Out20_Tf32(dy, x)
-    %v5 = "func.call"(%v3, %v0) <{callee = @f26_op}> : (tensor<4x20xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
+    %v5 = "func.call"(%v3, %v0) <{callee = @f28_op}> : (tensor<4x20xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
     "func.return"(%v4, %v5) : (tensor<4x80xf32>, tensor<20x80xf32>) -> ()
   }
   // grad of op linear_product_2d<M=4, In=20, Out=80, T=f32>
@@ -782,9 +1006,9 @@ module @linnet {
   // dy: f32[4, 80]
   func.func private @f11_grad(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>, %v2: tensor<4x80xf32>, %v3: tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>) {
     // linear_input_grad: f32[4, 20] = call linear_input_grad__M4_In20_Out80_Tf32(dy, weight)
-    %v4 = "func.call"(%v3, %v1) <{callee = @f27_op}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
+    %v4 = "func.call"(%v3, %v1) <{callee = @f29_op}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
     // linear_weight_grad: f32[80, 20] = call linear_weight_grad__M4_In20_Out80_Tf32(dy, x)
-    %v5 = "func.call"(%v3, %v0) <{callee = @f28_op}> : (tensor<4x80xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
+    %v5 = "func.call"(%v3, %v0) <{callee = @f30_op}> : (tensor<4x80xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
     "func.return"(%v4, %v5) : (tensor<4x20xf32>, tensor<80x20xf32>) -> ()
   }
   // grad of op linear_product_2d<M=4, In=20, Out=20, T=f32>
@@ -794,9 +1018,9 @@ module @linnet {
   // dy: f32[4, 20]
   func.func private @f12_grad(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>) {
     // linear_input_grad: f32[4, 20] = call linear_input_grad__M4_In20_Out20_Tf32(dy, weight)
-    %v4 = "func.call"(%v3, %v1) <{callee = @f29_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    %v4 = "func.call"(%v3, %v1) <{callee = @f31_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     // linear_weight_grad: f32[20, 20] = call linear_weight_grad__M4_In20_Out20_Tf32(dy, x)
-    %v5 = "func.call"(%v3, %v0) <{callee = @f30_op}> : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
+    %v5 = "func.call"(%v3, %v0) <{callee = @f32_op}> : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
     "func.return"(%v4, %v5) : (tensor<4x20xf32>, tensor<20x20xf32>) -> ()
   }
   // grad of op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
@@ -808,11 +1032,11 @@ module @linnet {
   // dy: f32[2, 4, 1, 2, 5]
   func.func private @f13_grad(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<2x4x1x2x5xf32>, %v5: tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
     // attention_row_stats_1: (f32[2, 4, 1, 2], f32[2, 4, 1, 2]) = call attention_row_stats__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, y, dy, scale)
-    %v6:2 = "func.call"(%v0, %v1, %v4, %v5, %v3) <{callee = @f31_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>)
+    %v6:2 = "func.call"(%v0, %v1, %v4, %v5, %v3) <{callee = @f33_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>)
     // dq_1: f32[2, 4, 1, 2, 5] = call attention_dq__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
-    %v7 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f32_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    %v7 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f34_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
     // attention_dkv_1: (f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_dkv__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
-    %v8:2 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f33_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    %v8:2 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f35_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
     "func.return"(%v7, %v8#0, %v8#1) : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
   }
   // grad of op embedding_2d<N=4, Vocab=2, H=20, T=f32>
@@ -822,7 +1046,7 @@ module @linnet {
   // dy: f32[4, 20]
   func.func private @f14_grad(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
     // embedding_backward: f32[2, 20] = call embedding_backward__N4_Vocab2_H20_Tf32(ids, dy)
-    %v4 = "func.call"(%v0, %v3) <{callee = @f34_op}> : (tensor<4xi32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    %v4 = "func.call"(%v0, %v3) <{callee = @f36_op}> : (tensor<4xi32>, tensor<4x20xf32>) -> tensor<2x20xf32>
     "func.return"(%v4) : (tensor<2x20xf32>) -> ()
   }
   // op embedding<S=[4], Vocab=2, H=20, T=f32>
@@ -877,7 +1101,7 @@ module @linnet {
     // reshape: f32[16, 2] = reshape(x)
     %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
     // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
-    %v2 = "func.call"(%v1) <{callee = @f35_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v2 = "func.call"(%v1) <{callee = @f37_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
     %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
     "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
@@ -912,114 +1136,125 @@ module @linnet {
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
     "func.return"(%v3) : (tensor<4x2xf32>) -> ()
   }
-  // op token_log_probs<N=4, V=2, T=f32>
+  // op linear_token_log_probs_stats<N=4, VC=2, V=2, T=f32>
   // logits: f32[4, 2]
-  // targets: i64[4]
-  func.func private @f22_op(%v0: tensor<4x2xf32>, %v1: tensor<4xi64>) -> (tensor<4xf32>) {
-    // lp: f32[4, 2] = call log_softmax_2d__R4_V2_Tf32(logits)
-    %v2 = "func.call"(%v0) <{callee = @f36_op}> : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // vocabulary: i64[2] = iota()
-    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // picked_1: i64[4, 1] = reshape(targets)
-    %v4 = "stablehlo.reshape"(%v1) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // picked_2: bool[4, 2] = eq(vocabulary, picked_1)
-    %v5 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // picked_3: f32[4, 2] = select(picked_2, lp, 0.0:f32)
-    %v8 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v9 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v10 = "stablehlo.select"(%v7, %v2, %v9) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // picked: f32[4] = reduce_sum(picked_3) {axes=(1,)}
-    %v11 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v12 = "stablehlo.reduce"(%v10, %v11) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v13: tensor<f32>, %v14: tensor<f32>):
-      %v15 = "stablehlo.add"(%v13, %v14) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v15) : (tensor<f32>) -> ()
+  // vocab: i32[2]
+  func.func private @f22_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    // live: bool[2] = lt(vocab, 2:i32)
+    %v2 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v3 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v4 = "stablehlo.compare"(%v1, %v3) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // v: f32[4, 2] = select(live, logits, -1e+30:f32)
+    %v5 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v8 = "stablehlo.select"(%v6, %v0, %v7) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // top: f32[4] = reduce_max(v) {axes=(1,)}
+    %v9 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.reduce"(%v8, %v9) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v11: tensor<f32>, %v12: tensor<f32>):
+      %v13 = "stablehlo.maximum"(%v11, %v12) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v13) : (tensor<f32>) -> ()
     }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    "func.return"(%v12) : (tensor<4xf32>) -> ()
+    %v14 = "stablehlo.compare"(%v8, %v8) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+    %v15 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v16 = "stablehlo.reduce"(%v14, %v15) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v17: tensor<i1>, %v18: tensor<i1>):
+      %v19 = "stablehlo.or"(%v17, %v18) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v19) : (tensor<i1>) -> ()
+    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v21 = "stablehlo.select"(%v16, %v20, %v10) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_1: f32[4, 1] = reshape(top)
+    %v22 = "stablehlo.reshape"(%v21) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // total_2: f32[4, 2] = sub(v, total_1)
+    %v23 = "stablehlo.broadcast_in_dim"(%v22) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v24 = "stablehlo.subtract"(%v8, %v23) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total_3: f32[4, 2] = exp(total_2)
+    %v25 = "stablehlo.exponential"(%v24) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total: f32[4] = reduce_sum(total_3) {axes=(1,)}
+    %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v27 = "stablehlo.reduce"(%v25, %v26) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v28: tensor<f32>, %v29: tensor<f32>):
+      %v30 = "stablehlo.add"(%v28, %v29) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v30) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    "func.return"(%v21, %v27) : (tensor<4xf32>, tensor<4xf32>) -> ()
   }
-  // op linear_token_log_probs_backward<N=4, H=20, V=2, T=f32>
-  // hidden: f32[4, 20]
-  // weight: f32[2, 20]
-  // targets: i64[4]
-  // lp: f32[4]
-  // dlp: f32[4]
-  func.func private @f23_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>, %v3: tensor<4xf32>, %v4: tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>) {
-    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight)
-    %v5 = "func.call"(%v0, %v1) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
-    // vocabulary: i64[2] = iota()
-    %v6 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[4, 1] = reshape(targets)
-    %v7 = "stablehlo.reshape"(%v2) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // hot: bool[4, 2] = eq(vocabulary, hot_1)
-    %v8 = "stablehlo.broadcast_in_dim"(%v6) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v10 = "stablehlo.compare"(%v8, %v9) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // picked_1: f32[4, 2] = select(hot, linear, 0.0:f32)
-    %v11 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v12 = "stablehlo.broadcast_in_dim"(%v11) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v13 = "stablehlo.select"(%v10, %v5, %v12) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // picked: f32[4] = reduce_sum(picked_1) {axes=(1,)}
-    %v14 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v15 = "stablehlo.reduce"(%v13, %v14) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v16: tensor<f32>, %v17: tensor<f32>):
-      %v18 = "stablehlo.add"(%v16, %v17) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v18) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // coef_1: f32[4, 1] = reshape(dlp)
-    %v19 = "stablehlo.reshape"(%v4) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // coef_2: f32[4, 2] = select(hot, coef_1, 0.0:f32)
+  // op linear_token_log_probs_dlogits<N=4, VC=2, V=2, T=f32>
+  // logits: f32[4, 2]
+  // vocab: i32[2]
+  // words: i32[4]
+  // lse: f32[4]
+  // coef: f32[4]
+  func.func private @f23_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>, %v2: tensor<4xi32>, %v3: tensor<4xf32>, %v4: tensor<4xf32>) -> (tensor<4x2xf32>) {
+    // hot_1: i32[4, 1] = reshape(words)
+    %v5 = "stablehlo.reshape"(%v2) : (tensor<4xi32>) -> tensor<4x1xi32>
+    // hot: bool[4, 2] = eq(vocab, hot_1)
+    %v6 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi32>) -> tensor<4x2xi32>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi32>) -> tensor<4x2xi32>
+    %v8 = "stablehlo.compare"(%v6, %v7) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi32>, tensor<4x2xi32>) -> tensor<4x2xi1>
+    // p_2: f32[4, 1] = reshape(lse)
+    %v9 = "stablehlo.reshape"(%v3) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // p_3: f32[4, 2] = sub(logits, p_2)
+    %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v11 = "stablehlo.subtract"(%v0, %v10) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // p_4: f32[4, 2] = min(p_3, 0.0:f32)
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v14 = "stablehlo.minimum"(%v11, %v13) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // p: f32[4, 2] = exp(p_4)
+    %v15 = "stablehlo.exponential"(%v14) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_1: bool[2] = lt(vocab, 2:i32)
+    %v16 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v17 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v18 = "stablehlo.compare"(%v1, %v17) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // g_2: f32[4, 2] = select(hot, 1.0:f32, 0.0:f32)
+    %v19 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
     %v20 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v21 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v21 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
     %v22 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v23 = "stablehlo.select"(%v10, %v21, %v22) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // coef: f32[4] = reduce_sum(coef_2) {axes=(1,)}
-    %v24 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v25 = "stablehlo.reduce"(%v23, %v24) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v26: tensor<f32>, %v27: tensor<f32>):
-      %v28 = "stablehlo.add"(%v26, %v27) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v28) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // lse: f32[4] = sub(picked, lp)
-    %v29 = "stablehlo.subtract"(%v15, %v3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // g_1: f32[4, 1] = reshape(coef)
-    %v30 = "stablehlo.reshape"(%v25) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // g_2: f32[4, 2] = select(hot, g_1, 0.0:f32)
-    %v31 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v32 = "stablehlo.broadcast_in_dim"(%v30) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v33 = "stablehlo.broadcast_in_dim"(%v31) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v34 = "stablehlo.select"(%v10, %v32, %v33) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // g_3: f32[4, 1] = reshape(lse)
-    %v35 = "stablehlo.reshape"(%v29) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // g_4: f32[4, 2] = sub(linear, g_3)
-    %v36 = "stablehlo.broadcast_in_dim"(%v35) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v37 = "stablehlo.subtract"(%v5, %v36) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // g_5: f32[4, 2] = min(g_4, 0.0:f32)
-    %v38 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v39 = "stablehlo.broadcast_in_dim"(%v38) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v40 = "stablehlo.minimum"(%v37, %v39) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // g_6: f32[4, 2] = exp(g_5)
-    %v41 = "stablehlo.exponential"(%v40) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // g_8: f32[4, 2] = mul(g_6, g_1)
-    %v42 = "stablehlo.broadcast_in_dim"(%v30) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v43 = "stablehlo.multiply"(%v41, %v42) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // g: f32[4, 2] = sub(g_2, g_8)
-    %v44 = "stablehlo.subtract"(%v34, %v43) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // dot_1: f32[4, 20] = dot(g, weight) {precision=''}
-    %v45 = "stablehlo.dot_general"(%v44, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    // t_1: f32[2, 4] = permute(g) {perm=(1, 0)}
-    %v46 = "stablehlo.transpose"(%v44) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
-    // dot_2: f32[2, 20] = dot(t_1, hidden) {precision=''}
-    %v47 = "stablehlo.dot_general"(%v46, %v0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v45, %v47) : (tensor<4x20xf32>, tensor<2x20xf32>) -> ()
+    %v23 = "stablehlo.select"(%v8, %v21, %v22) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_3: f32[4, 2] = sub(g_2, p)
+    %v24 = "stablehlo.subtract"(%v23, %v15) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_4: f32[4, 1] = reshape(coef)
+    %v25 = "stablehlo.reshape"(%v4) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // g_5: f32[4, 2] = mul(g_4, g_3)
+    %v26 = "stablehlo.broadcast_in_dim"(%v25) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v27 = "stablehlo.multiply"(%v26, %v24) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g: f32[4, 2] = select(g_1, g_5, 0.0:f32)
+    %v28 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v29 = "stablehlo.broadcast_in_dim"(%v18) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v30 = "stablehlo.broadcast_in_dim"(%v28) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v31 = "stablehlo.select"(%v29, %v27, %v30) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    "func.return"(%v31) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear<S=[4], In=2, Out=20, T=f32>
+  // x: f32[4, 2]
+  // weight: f32[20, 2]
+  func.func private @f24_op(%v0: tensor<4x2xf32>, %v1: tensor<20x2xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[2, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x2xf32>) -> tensor<2x20xf32>
+    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=20, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[20, 4]
+  func.func private @f25_op(%v0: tensor<2x4xf32>, %v1: tensor<20x4xf32>) -> (tensor<2x20xf32>) {
+    // t_1: f32[4, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x4xf32>) -> tensor<4x20xf32>
+    // dot_1: f32[2, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v3) : (tensor<2x20xf32>) -> ()
   }
   // op rms_norm_backward<R=4, H=20, T=f32>
   // x: f32[4, 20]
   // weight: f32[20]
   // dy: f32[4, 20]
   // eps: f32[]
-  func.func private @f24_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
+  func.func private @f26_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
     // rstd_1: f32[4, 20] = mul(x, x)
     %v4 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
     // rstd_2: f32[4] = reduce_sum(rstd_1) {axes=(1,)}
@@ -1083,7 +1318,7 @@ module @linnet {
   // op linear_input_grad<M=4, In=80, Out=20, T=f32>
   // dy: f32[4, 20]
   // weight: f32[20, 80]
-  func.func private @f25_op(%v0: tensor<4x20xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x80xf32>) {
+  func.func private @f27_op(%v0: tensor<4x20xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x80xf32>) {
     // dot_1: f32[4, 80] = dot(dy, weight) {precision=''}
     %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
     "func.return"(%v2) : (tensor<4x80xf32>) -> ()
@@ -1091,7 +1326,7 @@ module @linnet {
   // op linear_weight_grad<M=4, In=80, Out=20, T=f32>
   // dy: f32[4, 20]
   // x: f32[4, 80]
-  func.func private @f26_op(%v0: tensor<4x20xf32>, %v1: tensor<4x80xf32>) -> (tensor<20x80xf32>) {
+  func.func private @f28_op(%v0: tensor<4x20xf32>, %v1: tensor<4x80xf32>) -> (tensor<20x80xf32>) {
     // t_1: f32[20, 4] = permute(dy) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
     // dot_1: f32[20, 80] = dot(t_1, x) {precision=''}
@@ -1101,7 +1336,7 @@ module @linnet {
   // op linear_input_grad<M=4, In=20, Out=80, T=f32>
   // dy: f32[4, 80]
   // weight: f32[80, 20]
-  func.func private @f27_op(%v0: tensor<4x80xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x20xf32>) {
+  func.func private @f29_op(%v0: tensor<4x80xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x20xf32>) {
     // dot_1: f32[4, 20] = dot(dy, weight) {precision=''}
     %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
@@ -1109,7 +1344,7 @@ module @linnet {
   // op linear_weight_grad<M=4, In=20, Out=80, T=f32>
   // dy: f32[4, 80]
   // x: f32[4, 20]
-  func.func private @f28_op(%v0: tensor<4x80xf32>, %v1: tensor<4x20xf32>) -> (tensor<80x20xf32>) {
+  func.func private @f30_op(%v0: tensor<4x80xf32>, %v1: tensor<4x20xf32>) -> (tensor<80x20xf32>) {
     // t_1: f32[80, 4] = permute(dy) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x80xf32>) -> tensor<80x4xf32>
     // dot_1: f32[80, 20] = dot(t_1, x) {precision=''}
@@ -1119,7 +1354,7 @@ module @linnet {
   // op linear_input_grad<M=4, In=20, Out=20, T=f32>
   // dy: f32[4, 20]
   // weight: f32[20, 20]
-  func.func private @f29_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+  func.func private @f31_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
     // dot_1: f32[4, 20] = dot(dy, weight) {precision=''}
     %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
@@ -1127,7 +1362,7 @@ module @linnet {
   // op linear_weight_grad<M=4, In=20, Out=20, T=f32>
   // dy: f32[4, 20]
   // x: f32[4, 20]
-  func.func private @f30_op(%v0: tensor<4x20xf32>, %v1: tensor<4x20xf32>) -> (tensor<20x20xf32>) {
+  func.func private @f32_op(%v0: tensor<4x20xf32>, %v1: tensor<4x20xf32>) -> (tensor<20x20xf32>) {
     // t_1: f32[20, 4] = permute(dy) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
     // dot_1: f32[20, 20] = dot(t_1, x) {precision=''}
@@ -1140,7 +1375,7 @@ module @linnet {
   // out: f32[2, 4, 1, 2, 5]
   // d_out: f32[2, 4, 1, 2, 5]
   // scale: f32[]
-  func.func private @f31_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x1x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) {
+  func.func private @f33_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x1x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) {
     // visible: bool[2, 2] = call causal_mask__Q2_K2()
     %v5 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
     // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
@@ -1206,7 +1441,7 @@ module @linnet {
   // lse: f32[2, 4, 1, 2]
   // delta: f32[2, 4, 1, 2]
   // scale: f32[]
-  func.func private @f32_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+  func.func private @f34_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
     // visible: bool[2, 2] = call causal_mask__Q2_K2()
     %v7 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
     // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
@@ -1250,7 +1485,7 @@ module @linnet {
   // lse: f32[2, 4, 1, 2]
   // delta: f32[2, 4, 1, 2]
   // scale: f32[]
-  func.func private @f33_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
+  func.func private @f35_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
     // visible: bool[2, 2] = call causal_mask__Q2_K2()
     %v7 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
     // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
@@ -1291,7 +1526,7 @@ module @linnet {
   // op embedding_backward<N=4, Vocab=2, H=20, T=f32>
   // ids: i32[4]
   // dy: f32[4, 20]
-  func.func private @f34_op(%v0: tensor<4xi32>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
+  func.func private @f36_op(%v0: tensor<4xi32>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
     // vocabulary: i32[2] = iota()
     %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
     %v3 = "stablehlo.convert"(%v2) : (tensor<2xi64>) -> tensor<2xi32>
@@ -1317,21 +1552,21 @@ module @linnet {
   }
   // op softmax_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
-  func.func private @f35_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
-    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
-    %v1 = "func.call"(%v0) <{callee = @f37_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+  func.func private @f37_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
+    %v1 = "func.call"(%v0) <{callee = @f38_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
-  // op log_softmax_2d<R=4, V=2, T=f32>
-  // logits: f32[4, 2]
-  func.func private @f36_op(%v0: tensor<4x2xf32>) -> (tensor<4x2xf32>) {
-    // log_softmax_wide_2d: f32[4, 2] = call log_softmax_wide_2d__R4_V2_Tf32_BC4096(logits)
-    %v1 = "func.call"(%v0) <{callee = @f38_op}> : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    "func.return"(%v1) : (tensor<4x2xf32>) -> ()
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f38_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f39_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
   // x: f32[16, 2]
-  func.func private @f37_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f39_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // top_1: f32[16] = reduce_max(x) {axes=(1,)}
     %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
     %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
@@ -1368,47 +1603,5 @@ module @linnet {
     %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
     %v25 = "stablehlo.divide"(%v17, %v24) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v25) : (tensor<16x2xf32>) -> ()
-  }
-  // op log_softmax_wide_2d<R=4, V=2, T=f32, BC=4096>
-  // logits: f32[4, 2]
-  func.func private @f38_op(%v0: tensor<4x2xf32>) -> (tensor<4x2xf32>) {
-    // top_1: f32[4] = reduce_max(logits) {axes=(1,)}
-    %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v3: tensor<f32>, %v4: tensor<f32>):
-      %v5 = "stablehlo.maximum"(%v3, %v4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v5) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    %v6 = "stablehlo.compare"(%v0, %v0) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
-    %v7 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v8 = "stablehlo.reduce"(%v6, %v7) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v9: tensor<i1>, %v10: tensor<i1>):
-      %v11 = "stablehlo.or"(%v9, %v10) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v11) : (tensor<i1>) -> ()
-    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
-    %v12 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
-    %v13 = "stablehlo.select"(%v8, %v12, %v2) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // total_2: f32[4, 1] = reshape(top_1)
-    %v14 = "stablehlo.reshape"(%v13) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // total_3: f32[4, 2] = sub(logits, total_2)
-    %v15 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v16 = "stablehlo.subtract"(%v0, %v15) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // total_4: f32[4, 2] = exp(total_3)
-    %v17 = "stablehlo.exponential"(%v16) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // total_1: f32[4] = reduce_sum(total_4) {axes=(1,)}
-    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
-      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // log_softmax_definition_3: f32[4] = log(total_1)
-    %v23 = "stablehlo.log"(%v19) : (tensor<4xf32>) -> tensor<4xf32>
-    // log_softmax_definition_4: f32[4, 1] = reshape(log_softmax_definition_3)
-    %v24 = "stablehlo.reshape"(%v23) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // log_softmax_definition: f32[4, 2] = sub(total_3, log_softmax_definition_4)
-    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v26 = "stablehlo.subtract"(%v16, %v25) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    "func.return"(%v26) : (tensor<4x2xf32>) -> ()
   }
 }

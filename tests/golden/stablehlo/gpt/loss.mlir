@@ -421,11 +421,9 @@ module @linnet {
   // weight: f32[2, 20]
   // targets: i64[4]
   func.func private @f8_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
-    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight)
-    %v3 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
-    // token_log_probs: f32[4] = call token_log_probs__N4_V2_Tf32(linear, targets)
-    %v4 = "func.call"(%v3, %v2) <{callee = @f16_op}> : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<4xf32>
-    "func.return"(%v4) : (tensor<4xf32>) -> ()
+    // linear_token_log_probs_chunks: f32[4] = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2(hidden, weight, targets)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>) -> tensor<4xf32>
+    "func.return"(%v3) : (tensor<4xf32>) -> ()
   }
   // op embedding<S=[4], Vocab=2, H=20, T=f32>
   // ids: i32[4]
@@ -452,7 +450,7 @@ module @linnet {
   // weight: f32[20, 20]
   func.func private @f10_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
     // linear: f32[4, 20] = call linear__S4_In20_Out20_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f17_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
   // op causal_mask<Q=2, K=2>
@@ -477,7 +475,7 @@ module @linnet {
     // reshape: f32[16, 2] = reshape(x)
     %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
     // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
-    %v2 = "func.call"(%v1) <{callee = @f18_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v2 = "func.call"(%v1) <{callee = @f17_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
     %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
     "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
@@ -487,7 +485,7 @@ module @linnet {
   // weight: f32[80, 20]
   func.func private @f13_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
     // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f18_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
     "func.return"(%v2) : (tensor<4x80xf32>) -> ()
   }
   // op linear_product_2d<M=4, In=80, Out=20, T=f32>
@@ -495,50 +493,142 @@ module @linnet {
   // weight: f32[20, 80]
   func.func private @f14_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
     // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // op linear<S=[4], In=20, Out=2, T=f32>
-  // x: f32[4, 20]
+  // op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
+  // hidden: f32[4, 20]
   // weight: f32[2, 20]
-  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
-    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
-    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
-    // dot_1: f32[4, 2] = dot(x, t_1) {precision=''}
-    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
-    "func.return"(%v3) : (tensor<4x2xf32>) -> ()
-  }
-  // op token_log_probs<N=4, V=2, T=f32>
-  // logits: f32[4, 2]
   // targets: i64[4]
-  func.func private @f16_op(%v0: tensor<4x2xf32>, %v1: tensor<4xi64>) -> (tensor<4xf32>) {
-    // lp: f32[4, 2] = call log_softmax_2d__R4_V2_Tf32(logits)
-    %v2 = "func.call"(%v0) <{callee = @f21_op}> : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // vocabulary: i64[2] = iota()
+  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
+    // iota_1: i32[2] = iota()
     %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // picked_1: i64[4, 1] = reshape(targets)
-    %v4 = "stablehlo.reshape"(%v1) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // picked_2: bool[4, 2] = eq(vocabulary, picked_1)
-    %v5 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // picked_3: f32[4, 2] = select(picked_2, lp, 0.0:f32)
-    %v8 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v9 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v10 = "stablehlo.select"(%v7, %v2, %v9) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // picked: f32[4] = reduce_sum(picked_3) {axes=(1,)}
-    %v11 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v12 = "stablehlo.reduce"(%v10, %v11) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v13: tensor<f32>, %v14: tensor<f32>):
-      %v15 = "stablehlo.add"(%v13, %v14) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v15) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    "func.return"(%v12) : (tensor<4xf32>) -> ()
+    %v4 = "stablehlo.convert"(%v3) : (tensor<2xi64>) -> tensor<2xi32>
+    // scan: (f32[1, 4], f32[1, 4]) = loop
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v6 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v7 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v8:3 = "stablehlo.while"(%v5, %v6, %v7) ({
+    ^bb0(%v9: tensor<i64>, %v10: tensor<1x4xf32>, %v11: tensor<1x4xf32>):
+      %v12 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v13 = "stablehlo.compare"(%v9, %v12) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v13) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v14: tensor<i64>, %v15: tensor<1x4xf32>, %v16: tensor<1x4xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v17 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v18 = "stablehlo.multiply"(%v14, %v17) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_1: i32[] = cast(mul_1)
+      %v19 = "stablehlo.convert"(%v18) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_1, iota_1)
+      %v20 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v21 = "stablehlo.add"(%v20, %v4) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // weight_rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v22 = "stablehlo.convert"(%v21) : (tensor<2xi32>) -> tensor<2xi64>
+      %v23 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v25 = "stablehlo.compare"(%v22, %v23) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v26 = "stablehlo.compare"(%v22, %v24) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v27 = "stablehlo.and"(%v25, %v26) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v28 = "stablehlo.maximum"(%v22, %v23) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v29 = "stablehlo.minimum"(%v28, %v24) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v30 = "stablehlo.reshape"(%v29) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v31 = "stablehlo.gather"(%v1, %v30) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v32 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v33 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v34 = "stablehlo.select"(%v33, %v31, %v32) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // logits: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight_rows)
+      %v35 = "func.call"(%v0, %v34) <{callee = @f20_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // linear_token_log_probs_stats: (f32[4], f32[4]) = call linear_token_log_probs_stats__N4_VC2_V2_Tf32(logits, vocab)
+      %v36:2 = "func.call"(%v35, %v21) <{callee = @f21_op}> : (tensor<4x2xf32>, tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %v37 = "stablehlo.reshape"(%v36#0) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v38 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v39 = "stablehlo.dynamic_update_slice"(%v15, %v37, %v14, %v38) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v40 = "stablehlo.reshape"(%v36#1) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v41 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v42 = "stablehlo.dynamic_update_slice"(%v16, %v40, %v14, %v41) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v43 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v44 = "stablehlo.add"(%v14, %v43) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v44, %v39, %v42) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> ()
+    }) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>)
+    // top_1: f32[4] = reduce_max(tops) {axes=(0,)}
+    %v45 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v46 = "stablehlo.reduce"(%v8#1, %v45) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v47: tensor<f32>, %v48: tensor<f32>):
+      %v49 = "stablehlo.maximum"(%v47, %v48) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v49) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v50 = "stablehlo.compare"(%v8#1, %v8#1) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xi1>
+    %v51 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v52 = "stablehlo.reduce"(%v50, %v51) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v53: tensor<i1>, %v54: tensor<i1>):
+      %v55 = "stablehlo.or"(%v53, %v54) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v55) : (tensor<i1>) -> ()
+    }) : (tensor<1x4xi1>, tensor<i1>) -> tensor<4xi1>
+    %v56 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v57 = "stablehlo.select"(%v52, %v56, %v46) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_2: f32[1, 4] = sub(tops, top_1)
+    %v58 = "stablehlo.broadcast_in_dim"(%v57) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<1x4xf32>
+    %v59 = "stablehlo.subtract"(%v8#1, %v58) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_3: f32[1, 4] = exp(total_2)
+    %v60 = "stablehlo.exponential"(%v59) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_4: f32[1, 4] = mul(totals, total_3)
+    %v61 = "stablehlo.multiply"(%v8#2, %v60) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_1: f32[4] = reduce_sum(total_4) {axes=(0,)}
+    %v62 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v63 = "stablehlo.reduce"(%v61, %v62) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v64: tensor<f32>, %v65: tensor<f32>):
+      %v66 = "stablehlo.add"(%v64, %v65) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v66) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v67 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v68 = "stablehlo.broadcast_in_dim"(%v67) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v69 = "stablehlo.compare"(%v2, %v68) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v70 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v71 = "stablehlo.broadcast_in_dim"(%v70) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v72 = "stablehlo.compare"(%v2, %v71) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v73 = "stablehlo.and"(%v69, %v72) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v74 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v75 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v76 = "stablehlo.compare"(%v2, %v74) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v77 = "stablehlo.compare"(%v2, %v75) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v78 = "stablehlo.and"(%v76, %v77) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v79 = "stablehlo.maximum"(%v2, %v74) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v80 = "stablehlo.minimum"(%v79, %v75) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v82 = "stablehlo.gather"(%v1, %v81) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v83 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v84 = "stablehlo.broadcast_in_dim"(%v78) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v85 = "stablehlo.select"(%v84, %v82, %v83) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v86 = "stablehlo.multiply"(%v0, %v85) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v87 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v88 = "stablehlo.reduce"(%v86, %v87) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v89: tensor<f32>, %v90: tensor<f32>):
+      %v91 = "stablehlo.add"(%v89, %v90) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v91) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // sub: f32[4] = sub(picked_1, top_1)
+    %v92 = "stablehlo.subtract"(%v88, %v57) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // log: f32[4] = log(total_1)
+    %v93 = "stablehlo.log"(%v63) : (tensor<4xf32>) -> tensor<4xf32>
+    // sub_1: f32[4] = sub(sub, log)
+    %v94 = "stablehlo.subtract"(%v92, %v93) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // lp: f32[4] = select(known, sub_1, 0.0:f32)
+    %v95 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v96 = "stablehlo.broadcast_in_dim"(%v95) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v97 = "stablehlo.select"(%v73, %v94, %v96) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%v97) : (tensor<4xf32>) -> ()
   }
   // op linear<S=[4], In=20, Out=20, T=f32>
   // x: f32[4, 20]
   // weight: f32[20, 20]
-  func.func private @f17_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+  func.func private @f16_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
     // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
@@ -547,15 +637,15 @@ module @linnet {
   }
   // op softmax_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
-  func.func private @f18_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
-    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+  func.func private @f17_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
     %v1 = "func.call"(%v0) <{callee = @f22_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op linear<S=[4], In=20, Out=80, T=f32>
   // x: f32[4, 20]
   // weight: f32[80, 20]
-  func.func private @f19_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+  func.func private @f18_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
     // t_1: f32[20, 80] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
     // dot_1: f32[4, 80] = dot(x, t_1) {precision=''}
@@ -565,23 +655,78 @@ module @linnet {
   // op linear<S=[4], In=80, Out=20, T=f32>
   // x: f32[4, 80]
   // weight: f32[20, 80]
-  func.func private @f20_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+  func.func private @f19_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
     // t_1: f32[80, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v3) : (tensor<4x20xf32>) -> ()
   }
-  // op log_softmax_2d<R=4, V=2, T=f32>
+  // op linear<S=[4], In=20, Out=2, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[2, 20]
+  func.func private @f20_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
+    // dot_1: f32[4, 2] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
+    "func.return"(%v3) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear_token_log_probs_stats<N=4, VC=2, V=2, T=f32>
   // logits: f32[4, 2]
-  func.func private @f21_op(%v0: tensor<4x2xf32>) -> (tensor<4x2xf32>) {
-    // log_softmax_wide_2d: f32[4, 2] = call log_softmax_wide_2d__R4_V2_Tf32_BC4096(logits)
-    %v1 = "func.call"(%v0) <{callee = @f23_op}> : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    "func.return"(%v1) : (tensor<4x2xf32>) -> ()
+  // vocab: i32[2]
+  func.func private @f21_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    // live: bool[2] = lt(vocab, 2:i32)
+    %v2 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v3 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v4 = "stablehlo.compare"(%v1, %v3) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // v: f32[4, 2] = select(live, logits, -1e+30:f32)
+    %v5 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v8 = "stablehlo.select"(%v6, %v0, %v7) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // top: f32[4] = reduce_max(v) {axes=(1,)}
+    %v9 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.reduce"(%v8, %v9) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v11: tensor<f32>, %v12: tensor<f32>):
+      %v13 = "stablehlo.maximum"(%v11, %v12) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v13) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    %v14 = "stablehlo.compare"(%v8, %v8) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+    %v15 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v16 = "stablehlo.reduce"(%v14, %v15) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v17: tensor<i1>, %v18: tensor<i1>):
+      %v19 = "stablehlo.or"(%v17, %v18) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v19) : (tensor<i1>) -> ()
+    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v21 = "stablehlo.select"(%v16, %v20, %v10) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_1: f32[4, 1] = reshape(top)
+    %v22 = "stablehlo.reshape"(%v21) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // total_2: f32[4, 2] = sub(v, total_1)
+    %v23 = "stablehlo.broadcast_in_dim"(%v22) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v24 = "stablehlo.subtract"(%v8, %v23) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total_3: f32[4, 2] = exp(total_2)
+    %v25 = "stablehlo.exponential"(%v24) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total: f32[4] = reduce_sum(total_3) {axes=(1,)}
+    %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v27 = "stablehlo.reduce"(%v25, %v26) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v28: tensor<f32>, %v29: tensor<f32>):
+      %v30 = "stablehlo.add"(%v28, %v29) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v30) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    "func.return"(%v21, %v27) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f23_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
   // x: f32[16, 2]
-  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f23_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // top_1: f32[16] = reduce_max(x) {axes=(1,)}
     %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
     %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
@@ -618,47 +763,5 @@ module @linnet {
     %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
     %v25 = "stablehlo.divide"(%v17, %v24) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v25) : (tensor<16x2xf32>) -> ()
-  }
-  // op log_softmax_wide_2d<R=4, V=2, T=f32, BC=4096>
-  // logits: f32[4, 2]
-  func.func private @f23_op(%v0: tensor<4x2xf32>) -> (tensor<4x2xf32>) {
-    // top_1: f32[4] = reduce_max(logits) {axes=(1,)}
-    %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v3: tensor<f32>, %v4: tensor<f32>):
-      %v5 = "stablehlo.maximum"(%v3, %v4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v5) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    %v6 = "stablehlo.compare"(%v0, %v0) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
-    %v7 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v8 = "stablehlo.reduce"(%v6, %v7) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v9: tensor<i1>, %v10: tensor<i1>):
-      %v11 = "stablehlo.or"(%v9, %v10) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v11) : (tensor<i1>) -> ()
-    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
-    %v12 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
-    %v13 = "stablehlo.select"(%v8, %v12, %v2) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // total_2: f32[4, 1] = reshape(top_1)
-    %v14 = "stablehlo.reshape"(%v13) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // total_3: f32[4, 2] = sub(logits, total_2)
-    %v15 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v16 = "stablehlo.subtract"(%v0, %v15) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // total_4: f32[4, 2] = exp(total_3)
-    %v17 = "stablehlo.exponential"(%v16) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // total_1: f32[4] = reduce_sum(total_4) {axes=(1,)}
-    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
-      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // log_softmax_definition_3: f32[4] = log(total_1)
-    %v23 = "stablehlo.log"(%v19) : (tensor<4xf32>) -> tensor<4xf32>
-    // log_softmax_definition_4: f32[4, 1] = reshape(log_softmax_definition_3)
-    %v24 = "stablehlo.reshape"(%v23) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // log_softmax_definition: f32[4, 2] = sub(total_3, log_softmax_definition_4)
-    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v26 = "stablehlo.subtract"(%v16, %v25) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    "func.return"(%v26) : (tensor<4x2xf32>) -> ()
   }
 }

@@ -521,7 +521,7 @@ module @linnet {
   // op softmax_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
   func.func private @f17_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
-    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
     %v1 = "func.call"(%v0) <{callee = @f21_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
@@ -555,9 +555,16 @@ module @linnet {
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
     "func.return"(%v3) : (tensor<4x2xf32>) -> ()
   }
-  // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
+  // op softmax_row_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
   func.func private @f21_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f22_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
+  // x: f32[16, 2]
+  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // top_1: f32[16] = reduce_max(x) {axes=(1,)}
     %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
     %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
