@@ -18,10 +18,11 @@ from .check.batch_rule import named_axes, sharded_ops
 from .diagnostics import CompileError
 from .errors import UsageError, suggest
 from .ir.languages import LANGUAGES as IR_LANGUAGES
-from .ir.numerics import MODES
+from .ir.numerics import MODES, kernels_may_run
 from .ir.printer import print_program
 from .ir.verify import verify as verify_language
 from .passes.front import bind_generics as front
+from .passes.front.call_rewrites import REWRITES as CALL_REWRITES
 from .passes.front.elaborate import elaborate
 from .passes.egraph.cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
@@ -82,8 +83,10 @@ FRONT = [
 def _elaborate(bound: front.Bound, options: Options):
     """The entry as tensor IR, with the records later passes read: the module's path (it
     names the custom ops of a generated PyTorch module, emit/torch_library.py), a block
-    entry's manifest, and the ops to run per shard of a mesh (emit-jax)."""
-    program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance)
+    entry's manifest, and the ops to run per shard of a mesh (emit-jax). Where kernels may
+    run, the library's call rewrites apply (passes/front/call_rewrites.py)."""
+    rewrites = CALL_REWRITES if kernels_may_run(options) else ()
+    program = elaborate(bound.analysis, bound.entry, bound.binding, bound.instance, rewrites)
     shard: tuple = ()
     if options.shard:
         shard = sharded_ops(bound.analysis, dict(options.shard), options.path)

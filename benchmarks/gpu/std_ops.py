@@ -389,7 +389,7 @@ OPS: list[Op] = [
        "<N: Dim, V: Dim, T: Float = f32>(logits: Tensor[N, V; T], targets: Tensor[N; i64], "
        "weights: Tensor[N; f32]) -> f32 {\n    return cross_entropy(logits, targets, weights)\n}",
        VOCAB_ROWS, logits_targets, (0,), cross_entropy, loss_bytes, liger=liger_cross_entropy,
-       kernels=("log_softmax_2d", "cross_entropy"),
+       kernels=("token_log_probs", "cross_entropy"),
        tolerance={"f32": (1e-5, 1e-4), "bf16": (1e-4, 3e-2)}),
     attention_op(False, False),
     attention_op(False, True),

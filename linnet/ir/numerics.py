@@ -36,5 +36,18 @@ def runs_kernels(numerics: str) -> bool:
     return numerics != "exact"
 
 
+#: The targets whose generated code launches kernels (Triton, Pallas); the others run bodies.
+KERNEL_TARGETS: tuple[str, ...] = ("torch", "jax")
+
+
+def kernels_may_run(options) -> bool:
+    """May ops of this compilation run their kernels? Under numerics other than `exact`,
+    without `--grad` (gradients come from bodies and grad clauses), for a target that
+    launches kernels. `choose-kernels` keeps kernels, and `elaborate` applies call
+    rewrites (passes/front/call_rewrites.py), only then."""
+    return runs_kernels(options.numerics) and not options.grad \
+        and options.target in KERNEL_TARGETS
+
+
 #: The modes under which kernels run: those a tuning file records choices for.
 KERNEL_MODES: tuple[str, ...] = tuple(m for m in MODES if runs_kernels(m))

@@ -1,12 +1,14 @@
-"""The gpt example's `embedding` op (`examples/gpt/gpt_ops.linnet`) alone: its kernel
-`embedding_rows` gathers table rows at token ids it loaded, its gradient's op
-`embedding_backward` adds rows of dy into the ids' rows with `atomic_add`, and both bodies
-are one-hot products. The ids cover both ends of the table, repeat (so the scatter-add adds
-several rows into one) and fall outside it (a zero row, nothing added; 2**32 + 3 would wrap
-to 3 if it were narrowed to i32 before its range check). Each run is checked against
-NumPy's gather and `np.add.at`, and kernel against body: through Triton (its interpreter on
-the CPU, `tests/conftest.py`), through Pallas (`linnet.jax`, its interpreter under
-`LINNET_PALLAS_INTERPRET=1`), and by `linnet verify`.
+"""The gpt example's embedding (`examples/gpt/gpt.linnet`, `Gpt.embedded`) alone: its `i64`
+tokens narrowed to the library's `i32` ids, a token outside the table becoming -1 first,
+then `std.nn.embedding`'s `embedding_2d`, whose kernel gathers table rows at the ids it
+loaded and whose grad clause adds rows of dy into the ids' rows with `atomic_add`. The ids
+cover both ends of the table, repeat (so the scatter-add adds several rows into one) and fall
+outside it (a zero row, nothing added; 2**32 + 3 would wrap to 3 if it were narrowed to i32
+before its range check). Each run is checked against NumPy's gather and `np.add.at`, kernel
+and body: through Triton (its interpreter on the CPU, `tests/conftest.py`) and through
+Pallas (`linnet.jax`, its interpreter under `LINNET_PALLAS_INTERPRET=1`). The library's own
+tests (`tests/std/test_elem_kernels.py`, `linnet verify linnet/std/nn/embedding.linnet`)
+hold `embedding_2d` to `F.embedding`.
 """
 
 from __future__ import annotations
@@ -17,23 +19,22 @@ import numpy as np
 import pytest
 import torch
 
-from linnet.cli.verify import main as verify
-from linnet.fuzz import compare_kernel_and_body
 from linnet.fuzz.backends import as_numpy
 
 from kernel_cases import DEVICE, EXAMPLES
 
-OPS = EXAMPLES / "gpt" / "gpt_ops.linnet"
+GPT = EXAMPLES / "gpt" / "gpt.linnet"
 V, H = 11, 40  # 40 columns: one ragged column tile of 64
 TOKENS = np.array([0, V - 1, 3, 3, 3, V - 1, 7, -1, V, 2**32 + 3, 0, 5], dtype=np.int64)
-ENTRIES = f"""
+# gpt.linnet's narrowing of its tokens, in an entry of its own
+NARROWED = "let ids[n] = cast<i32>(select(flat[n] >= 0 && flat[n] < V, flat[n], -1))"
+PROGRAM = f"""module gpt_embedding
+use std.nn.embedding::{{embedding_2d}}
 
 entry embed<N: Dim>(tokens: Tensor[N; i64], table: Tensor[{V}, {H}; f32]) -> Tensor[N, {H}; f32] {{
-    return embedding(tokens, table)
-}}
-
-entry scatter<N: Dim>(tokens: Tensor[N; i64], dy: Tensor[N, {H}; f32]) -> Tensor[{V}, {H}; f32] {{
-    return embedding_backward<N, {V}, {H}>(tokens, dy)
+    let flat = tokens
+    {NARROWED.replace("< V", f"< {V}")}
+    return embedding_2d(ids, table)
 }}
 """
 
@@ -54,9 +55,10 @@ def scattered(tokens: np.ndarray, dy: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
-    """gpt_ops.linnet with two entries that call the ops at V = 11, H = 40."""
-    path = tmp_path_factory.mktemp("embedding") / "gpt_ops.linnet"
-    path.write_text(OPS.read_text() + ENTRIES)
+    """The embedding of gpt.linnet as an entry at V = 11, H = 40."""
+    assert NARROWED in GPT.read_text()  # the narrowing tested here is the example's
+    path = tmp_path_factory.mktemp("embedding") / "gpt_embedding.linnet"
+    path.write_text(PROGRAM)
     return path
 
 
@@ -89,29 +91,8 @@ def test_triton_gathers_the_rows_and_scatters_the_gradient(program: Path,
     if numerics == "exact":
         assert ran == {}
     else:
-        assert ran == {"embedding": {"kernel": 1, "body": 0},
+        assert ran == {"embedding_2d": {"kernel": 1, "body": 0},
                        "embedding_backward": {"kernel": 1, "body": 0}}
-
-
-def test_the_backward_op_alone_on_triton(program: Path) -> None:
-    from linnet.torch import load_function
-    _, dy = table_and_dy(1)
-    scatter = load_function(str(program), "scatter")
-    got = scatter(torch.tensor(TOKENS, device=DEVICE), torch.tensor(dy, device=DEVICE))
-    np.testing.assert_allclose(as_numpy(got), scattered(TOKENS, dy), rtol=1e-6, atol=1e-6)
-    assert by_op(scatter.ran()) == {"embedding_backward": {"kernel": 1, "body": 0}}
-
-
-@pytest.mark.parametrize("op", ["embedding", "embedding_backward"])
-def test_kernel_against_body_through_the_harness(op: str) -> None:
-    """`compare_kernel_and_body` (body under exact, kernel under equivalent), outputs and
-    gradients, with the fixed ids above."""
-    table, dy = table_and_dy(2)
-    second = table if op == "embedding" else dy
-    result = compare_kernel_and_body(str(OPS), op, [torch.tensor(TOKENS), torch.tensor(second)],
-                                     device=DEVICE, values={"V": V}, seed=3)
-    assert result.ok, str(result)
-    assert result.kernel_ran
 
 
 def test_pallas_gathers_the_rows_and_scatters_the_gradient(program: Path,
@@ -132,23 +113,10 @@ def test_pallas_gathers_the_rows_and_scatters_the_gradient(program: Path,
         results[numerics] = (np.asarray(out), np.asarray(vjp(dy)[0]))
         ran = by_op(embed.ran())  # counts of traces: both ops traced, each its kernel
         if numerics == "equivalent":
-            assert set(ran) == {"embedding", "embedding_backward"}
+            assert set(ran) == {"embedding_2d", "embedding_backward"}
             assert all(c["kernel"] >= 1 and c["body"] == 0 for c in ran.values())
         else:
             assert ran == {}
     for out, grad in results.values():
         np.testing.assert_array_equal(out, gathered(TOKENS, table))
         np.testing.assert_allclose(grad, scattered(TOKENS, dy), rtol=1e-6, atol=1e-6)
-
-
-def test_linnet_verify_agrees_for_both_ops(capsys) -> None:
-    """Random sizes and ids in [-50, 50] (most outside a small table, many repeated)."""
-    for op in ("embedding", "embedding_backward"):
-        assert verify(["verify", str(OPS), "--op", op, "--examples", "3", "--max-dim",
-                       "70", "--in-process"]) == 0
-        out = capsys.readouterr().out
-        kernel = "embedding_rows" if op == "embedding" else "embedding_backward_rows"
-        assert f"op {op} (kernel {kernel})" in out
-        # embedding_backward has no grad clause: its gradient is its body's in both runs
-        agree = "all agree" if op == "embedding" else "the forward pass agrees"
-        assert f"3 sizes tried: {agree}" in out

@@ -21,8 +21,15 @@ import torch
 
 from kernel_cases import DEVICE, EXAMPLES
 
-# the ops with a kernel (gpt_ops.linnet), embedding_backward called by embedding's grad clause
-OPS = {"rms_norm", "linear", "attention_from", "embedding", "embedding_backward"}
+# The ops whose kernels a training step runs: the library's forms over rows (std.nn) that
+# the loss entry calls, and the backward ops of their grad clauses. ran() lists besides
+# them the ops their bodies call (log_softmax_2d, softmax_2d, ...), which run neither.
+FORWARD = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d",
+           "linear_token_log_probs_stats"}
+BACKWARD = {"rms_norm_backward", "linear_input_grad", "linear_weight_grad",
+            "attention_row_stats", "attention_dq", "attention_dkv", "embedding_backward",
+            "linear_token_log_probs_dlogits"}
+OPS = FORWARD | BACKWARD
 SMALL = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd",
          "--lr", "1e-3"]
 
@@ -55,8 +62,8 @@ def test_single_process_compiled_matches_eager(tmp_path: Path) -> None:
     assert got["check"] is True and len(got["losses"]) == 3
     np.testing.assert_allclose(got["losses"], got["single"], rtol=1e-5)
     assert len(set(got["losses"])) == 3  # the steps moved the weights
-    assert set(got["ran"]) == OPS
-    assert all(c["kernel"] > 0 and c["body"] == 0 for c in got["ran"].values())
+    assert {op for op, c in got["ran"].items() if c["kernel"] > 0} == OPS
+    assert all(c["body"] == 0 for c in got["ran"].values())
     assert got["steady_seconds"] == pytest.approx(np.median(got["seconds"][1:]))
 
 

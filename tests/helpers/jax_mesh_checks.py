@@ -23,11 +23,17 @@ from linnet.jax import load_function, load_source
 
 SOFTMAX = "examples/softmax.linnet"
 LAYER_NORM = "examples/layer_norm.linnet"
-GPT = "examples/gpt/gpt.linnet"  # a block model whose ops live in gpt_ops.linnet
-GPT_OPS = {"linear": "data", "rms_norm": "data", "attention_from": "data", "embedding": "data"}
-#: The embedding's gradient op: its result sums over the rows, so it has no batch axis to
-#: split; its kernel runs whole (XLA gathers its inputs), in the backward pass only.
-GPT_BACKWARD = "embedding_backward"
+GPT = "examples/gpt/gpt.linnet"  # a block model whose ops come from std.nn
+#: The ops of gpt's loss that a mesh can split by rows: the library's ops it names.
+GPT_OPS = {"rms_norm_2d": "data", "attention_causal": "data", "embedding_2d": "data"}
+#: The ops whose kernels run whole (XLA gathers their inputs): the linear layers' op and the
+#: loss's row ops, which the library calls inside linear_2d and linear_token_log_probs (no
+#: op of the program to name), and the backward ops, whose results sum over the rows (no
+#: batch axis to split).
+GPT_WHOLE = {"linear_product_2d", "rms_norm_backward", "linear_input_grad",
+             "linear_weight_grad", "attention_row_stats", "attention_dq", "attention_dkv",
+             "embedding_backward", "linear_token_log_probs_stats",
+             "linear_token_log_probs_dlogits"}
 N = len(jax.devices())
 R, C = 8, 16  # 8 rows divide over 2 and 4 devices
 
@@ -293,20 +299,21 @@ def check_block_model_kernels_per_shard_and_gradients() -> None:
     for k in grads:
         close(grads[k], want_grads[k], 1e-4)
     ran = model.loss.ran()
-    assert {op.split("__")[0] for op in ran} == {*GPT_OPS, GPT_BACKWARD}, ran
-    assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
+    ops = {op.split("__")[0] for op, c in ran.items() if c["kernel"] > 0}
+    assert ops == {*GPT_OPS, *GPT_WHOLE}, ran
+    assert all(c["body"] == 0 for c in ran.values()), ran
     per_shard = model.loss.function.sharded()
-    assert set(per_shard) == {op for op in ran if not op.startswith(GPT_BACKWARD)}, per_shard
-    attention = f"attention_from__B{N}_NH2_L4_S4_D16"
-    assert per_shard[attention] == "attention_from__B1_NH2_L4_S4_D16", per_shard
-    assert per_shard[f"rms_norm__R{4 * N}_C32"] == "rms_norm__R4_C32", per_shard
-    assert per_shard[f"linear__M{4 * N}_N32_K32"] == "linear__M4_N32_K32", per_shard
-    assert per_shard[f"embedding__N{4 * N}_V32_H32"] == "embedding__N4_V32_H32", per_shard
+    assert {op.split("__")[0] for op in per_shard} == set(GPT_OPS), per_shard
+    attention = f"attention_causal__B{N}_Hk2_G1_Q4_K4_D16_Tf32"
+    assert per_shard[attention] == "attention_causal__B1_Hk2_G1_Q4_K4_D16_Tf32", per_shard
+    assert per_shard[f"rms_norm_2d__R{4 * N}_H32_Tf32"] == "rms_norm_2d__R4_H32_Tf32", per_shard
+    assert per_shard[f"embedding_2d__N{4 * N}_Vocab32_H32_Tf32"] == \
+        "embedding_2d__N4_Vocab32_H32_Tf32", per_shard
 
 
 def check_block_model_body_where_the_batch_does_not_divide() -> None:
     # N - 1 sequences of N tokens: attention's B does not divide by N (its body runs,
-    # whole), the rows of the embedding, the linear layers and norms, (N - 1) * N, do
+    # whole), the rows of the embedding, the norms and the loss, (N - 1) * N, do
     mesh = mesh_1d()
     model, params, tokens, targets = gpt_case(N - 1, N, mesh)
     plain = gpt_case(N - 1, N)[0]
@@ -315,14 +322,17 @@ def check_block_model_body_where_the_batch_does_not_divide() -> None:
         want, _ = plain.loss(params, plain.initial_state(), tokens, targets)
     close(loss, want, 1e-5)
     ran, per_shard = model.loss.ran(), model.loss.function.sharded()
-    attention = f"attention_from__B{N - 1}_NH2_L{N}_S{N}_D16"
+    attention = f"attention_causal__B{N - 1}_Hk2_G1_Q{N}_K{N}_D16_Tf32"
     assert ran[attention]["kernel"] == 0 and ran.pop(attention)["body"] > 0, ran
     assert per_shard.pop(attention) is None, per_shard
-    backward = ran.pop(f"{GPT_BACKWARD}__N{(N - 1) * N}_V32_H32")
-    assert backward == {"kernel": 0, "body": 0}, backward  # no gradient taken
-    assert {op.split("__")[0] for op in ran} == {"linear", "rms_norm", "embedding"}, ran
+    ran = {op: c for op, c in ran.items() if c != {"kernel": 0, "body": 0}}  # not run
+    # attention's body takes its softmax with softmax_2d, whose kernel runs whole
+    assert {op.split("__")[0] for op in ran} == {
+        *GPT_OPS, "linear_product_2d", "linear_token_log_probs_stats", "softmax_2d"} - {
+        "attention_causal"}, ran
     assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
-    assert all(per_shard[op] for op in ran), per_shard
+    assert all(per_shard[op] for op in ran if op in per_shard), per_shard
+    assert {op.split("__")[0] for op in per_shard} == set(GPT_OPS) - {"attention_causal"}
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in sorted(globals().items())

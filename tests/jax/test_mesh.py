@@ -144,13 +144,16 @@ GPT_SIZES = {"B": 2, "L": 1, "NH": 2, "D": 16, "V": 32, "S": 8}
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"shard": {"linear": "data"}}, "mesh= and shard= go together"),
-    ({"mesh": "MESH", "shard": {"linear": "model"}},
-     "op `linear` names mesh axis 'model'; the mesh's axes are data"),
+    ({"shard": {"rms_norm_2d": "data"}}, "mesh= and shard= go together"),
+    ({"mesh": "MESH", "shard": {"rms_norm_2d": "model"}},
+     "op `rms_norm_2d` names mesh axis 'model'; the mesh's axes are data"),
     ({"mesh": "MESH", "shard": {"Linear": "data"}}, "`Linear` is not an op"),  # a block
-    ({"mesh": "MESH", "shard": {"linear_tiles": "data"}}, "`linear_tiles` is not an op"),
-    ({"mesh": "MESH", "shard": {"linear": ()}}, "op `linear` names no mesh axis"),
-    ({"mesh": "MESH", "shard": ["linear"]}, "shard= is a dict"),
+    ({"mesh": "MESH", "shard": {"rms_norm_tiles": "data"}}, "`rms_norm_tiles` is not an op"),
+    # an op of the library the program does not name: linear_2d calls it
+    ({"mesh": "MESH", "shard": {"linear_product_2d": "data"}},
+     "`linear_product_2d` is not an op"),
+    ({"mesh": "MESH", "shard": {"rms_norm_2d": ()}}, "op `rms_norm_2d` names no mesh axis"),
+    ({"mesh": "MESH", "shard": ["rms_norm_2d"]}, "shard= is a dict"),
 ])
 def test_block_model_mesh_options_are_checked_when_loading(options: dict, message: str) -> None:
     from linnet.jax import load_source
@@ -163,22 +166,23 @@ def test_block_model_takes_the_mesh_for_each_entry() -> None:
     from linnet.jax import load_source
     from linnet.jax.mesh import MeshBlockEntryFunction
     model = load_source(GPT, generics=GPT_SIZES, mesh=_mesh(),
-                        shard={"linear": "data", "attention_from": "data"})
+                        shard={"rms_norm_2d": "data", "attention_causal": "data"})
     for entry in model.entries:
         fn = model[entry].function
         assert isinstance(fn, MeshBlockEntryFunction)
-        assert set(fn.ops) == {"linear", "attention_from"}
-        assert fn.ops["attention_from"].rule.split == (True, True, True, False, False)
-    # B * T = 8 rows; embedding (f1_op), its backward (f3_op) and rms_norm (f4_op) are not
-    # named
+        assert set(fn.ops) == {"rms_norm_2d", "attention_causal"}
+        assert fn.ops["attention_causal"].rule.split == (True, True, True, False)
+    # B * T = 8 rows; the embedding, its backward and the linear layers are not named
     text = model.loss.source(T=4)
     named = re.findall(r"# op (\w+), named in shard=", text)
-    assert named == ["linear__M8_N32_K32", "attention_from__B2_NH2_L4_S4_D16",
-                     "linear__M8_N128_K32", "linear__M8_N32_K128"]
-    assert '_ln_per_shard = {"f2_op": None, "f5_op": None, "f6_op": None, "f7_op": None}' \
-        in text
-    for f, op in [(1, "embedding"), (3, "embedding_backward"), (4, "rms_norm")]:
-        run = text[text.index(f"def f{f}_op_run("):text.index(f"def f{f}_op_launch(")]
+    assert named == ["rms_norm_2d__R8_H32_Tf32", "attention_causal__B2_Hk2_G1_Q4_K4_D16_Tf32"]
+    funcs = {op.split("__")[0]: f for f, op in
+             re.findall(r"def (f\d+)_op_run\(.*\n\s*# op (\w+)", text)}
+    slots = ", ".join(f'"{funcs[op]}_op": None' for op in ("rms_norm_2d", "attention_causal"))
+    assert f"_ln_per_shard = {{{slots}}}" in text
+    for op in ("embedding_2d", "embedding_backward", "linear_product_2d"):
+        f = funcs[op]
+        run = text[text.index(f"def {f}_op_run("):text.index(f"def {f}_op_launch(")]
         assert f"# op {op}__" in run and "_ln_mesh" not in run
 
 

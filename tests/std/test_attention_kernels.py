@@ -1,6 +1,7 @@
 """The kernels of `std.nn.attention` (`attention` and `grouped_attention`, without a mask
 and with the causal mask) against `F.scaled_dot_product_attention`, forward and backward,
-in f32, bf16 and f16.
+in f32, bf16 and f16; and the call rewrite that takes `causal_mask<Q, K>()` to the causal
+kernel (`linnet/passes/front/call_rewrites.py`): where it fires and where it does not.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
@@ -8,14 +9,15 @@ is the inner ops' grad clauses (row statistics, dq, dk/dv kernels); generated JA
 them in Pallas's interpreter and differentiates with `jax.vjp`. Each test asserts from
 the loaded function's `ran()` counts that the kernels, not the bodies, ran. The reference
 is PyTorch in float64 on the same (rounded) inputs; grouped keys and values are
-`repeat_interleave`d. Sizes are tiny and ragged against the 64-wide tiles: 24 queries
-against 40 keys, a head of 16.
+`repeat_interleave`d. Sizes are tiny and ragged against the tiles (32 queries by 64 keys
+forward, sized from the sequences): 24 queries against 40 keys, a head of 16.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 
 import numpy as np
 import pytest
@@ -154,3 +156,107 @@ def test_heads_wider_than_a_tile_run_the_body() -> None:
     # ops whose `where` fails in a binding are not listed; a listed attention op ran its kernel
     assert not any(op.startswith("attention") and c["kernel"] for op, c in fn.ran().items()), \
         fn.ran()
+
+
+def test_tiles_follow_the_head() -> None:
+    """The op headers size the tiles from the head and the sequences: at a head of 128,
+    128 queries by 64 keys forward, 128 by 32 for dq, 128 keys by 32 queries for dk/dv;
+    at 256 each halves. (Compiles only; the tiles' speed is measured on the GPU.)"""
+    from linnet.pipeline import compile_source
+    want = {128: ("BQ128_BK64", "BQ128_BK32", "BQ32_BK128"),
+            256: ("BQ64_BK32", "BQ64_BK16", "BQ16_BK64")}
+    for d, (forward, dq, dkv) in want.items():
+        text = compile_source(path=str(PROGRAM), entry="plain", tuning=False, bind={
+            "B": 1, "H": 2, "Q": 4096, "K": 4096, "D": d, "T": "bf16"}).text
+        for kernel, tiles in (("attention_tiles", forward), ("attention_dq_tiles", dq),
+                              ("attention_dkv_tiles", dkv)):
+            assert re.search(rf"kernel {kernel}__\w*_{tiles}_BD{d}\b", text), (kernel, tiles)
+
+
+# ------------------------------------------------ the call rewrite causal-attention
+
+SIZES = {"B": 1, "H": 2, "Q": 24, "K": 40, "D": 16}
+
+
+def compiled(entry: str, bind: dict = SIZES, **options):
+    """The entry compiled at the test's sizes (`compile_file`'s options)."""
+    from linnet.pipeline import compile_file
+    sizes = dict(bind, **({"Hk": 1} if entry.startswith("grouped") else {}))
+    return compile_file(PROGRAM, entry=entry, bind=sizes, **options)
+
+
+def kernels_kept(entry: str, **options) -> dict[str, str | None]:
+    """{op Func name: the kernel it runs, or None} after choose-kernels."""
+    stage = compiled(entry, **options).stage("choose-kernels")
+    return {f.name: f.kernel.kernel if f.kernel else None for f in stage.funcs
+            if f.kind == "op"}
+
+
+def named(ops: dict, prefix: str) -> list:
+    return [kernel for name, kernel in ops.items() if name.startswith(prefix + "__")]
+
+
+@pytest.mark.parametrize("entry", ["causal", "grouped_causal"])
+def test_a_causal_mask_argument_calls_the_causal_kernel(entry: str) -> None:
+    """`attention(..., some(causal_mask<Q, K>()))`, and `grouped_attention` given the mask
+    by `let`, call attention_causal (its kernel, and the backward kernels of its grad
+    clause), never attention_masked."""
+    ops = kernels_kept(entry)
+    assert named(ops, "attention_causal") == ["attention_tiles"]
+    assert named(ops, "attention_dkv") == ["attention_dkv_tiles"]
+    assert named(ops, "attention_masked") == []
+
+
+@pytest.mark.parametrize("entry", ["shifted", "given"])
+def test_other_masks_keep_the_masked_body(entry: str) -> None:
+    """A mask that is not causal_mask<Q, K>()'s value (another op's, or an input) is
+    attention_masked's, whose body runs: no attention kernel at all."""
+    ops = kernels_kept(entry)
+    assert named(ops, "attention_masked") == [None]
+    assert not [n for n in ops if n.startswith(("attention_causal", "attention_dkv"))]
+
+
+def test_no_rewrite_where_the_causal_kernel_would_not_run() -> None:
+    """With more queries than keys the causal kernel's `where` fails (a row sees no key):
+    the rewrite does not fire, and attention_masked's body runs (differentiated as it is,
+    which the grad clause of attention_causal is not written for)."""
+    ops = kernels_kept("causal", bind=dict(SIZES, Q=40, K=24))
+    assert named(ops, "attention_masked") == [None]
+    assert not named(ops, "attention_causal")
+
+
+def test_exact_and_other_targets_compute_the_body_as_written() -> None:
+    """The rewrite chooses an implementation, as choose-kernels does: under --numerics
+    exact and for ONNX and StableHLO, attention_masked's body runs."""
+    for options in ({"numerics": "exact"}, {"target": "onnx"}, {"target": "stablehlo"},
+                    {"target": "jax", "numerics": "exact"}):
+        ops = kernels_kept("causal", **options)
+        assert named(ops, "attention_masked") == [None], options
+        assert not named(ops, "attention_causal"), options
+    assert "triton" not in compiled("causal", numerics="exact").text
+    assert named(kernels_kept("causal", target="jax"), "attention_causal") == ["attention_tiles"]
+
+
+def test_exact_numerics_agree_with_torch_on_the_masked_body() -> None:
+    """The body attention_masked computes under the causal mask is SDPA's causal result:
+    the two sides of the rewrite agree (`linnet verify --entry causal` checks the same on
+    random sizes)."""
+    from linnet.torch import load_function
+    case = CASES["causal"]
+    inputs, cotangent, want, grads = case_inputs(case, "f32")
+    fn = load_function(str(PROGRAM), "causal", numerics="exact")
+    leaves = [x.to(DEVICE).requires_grad_() for x in inputs]
+    y = fn(*leaves)
+    assert_close(y, want, "f32", "result")
+    y.backward(cotangent.to(DEVICE))
+    for k, (x, g) in enumerate(zip(leaves, grads)):
+        assert_close(x.grad, g, "f32", f"gradient {k}")
+    assert not any(c["kernel"] for c in fn.ran().values()), fn.ran()
+
+
+def test_the_dump_names_the_specialized_instance_and_the_rewrite() -> None:
+    """--dump-after=elaborate shows attention's instance for the causal mask and the rewrite
+    that fired in it."""
+    dump = str(compiled("causal").stage("elaborate"))
+    assert ("with mask = causal_mask<...>(); call rewrite causal-attention: "
+            "attention_masked -> attention_causal") in dump

@@ -1,17 +1,18 @@
 """The fused linear losses of `std.nn.loss` (`linear_cross_entropy`,
-`linear_token_log_probs`) against PyTorch: `F.cross_entropy(reduction='none')` on
-`hidden @ weight.T` in float64, weighted and summed, forward and backward (dhidden and
-dweight), in f32, bf16 and f16.
+`linear_token_log_probs`, `linear_token_log_probs_chunks`) against PyTorch:
+`F.cross_entropy(reduction='none')` on `hidden @ weight.T` in float64, weighted and summed,
+forward and backward (dhidden and dweight), in f32, bf16 and f16.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
 `TRITON_INTERPRET=1` without a GPU), generated JAX in Pallas's (`LINNET_PALLAS_INTERPRET=1`).
-The `ran()` counts show that the two kernels ran and nothing else did: no body, and no
-`log_softmax_2d`, whose [N, V] logits the fused kernels never build.
+The `ran()` counts show that the two row kernels ran (a chunk's statistics, a chunk's
+gradient) and no op body did: no `log_softmax_2d`, whose [N, V] logits the chunks never
+build (the products are `linear`'s, which has no kernel).
 
-The header's tiles hold a whole small vocabulary in one tile, so most cases run with tiles
-of 16 (chosen as `linnet tune` records a choice): 70 or 100 words are then 5 to 7 vocabulary
-tiles, the last one partial, and 24 or 32 hidden columns two column tiles, so the online
-softmax and the atomic sums cross tiles. Targets include words outside the vocabulary
+The vocabulary is walked in chunks of VC words: 70 or 100 words are two chunks of 64 at
+the header's choice, the last partial, and `log_probs_chunks` takes five chunks of 16.
+Most cases run the row kernels with tiles of 16 (chosen as `linnet tune` records a choice),
+so that a row of a chunk is several tiles. Targets include words outside the vocabulary
 (log-probability 0, no gradient) and weights a 0 (a dropped row).
 """
 
@@ -30,18 +31,27 @@ from .test_nn_kernels import DTYPES, assert_close, by_op  # noqa: E402
 
 PROGRAM = "tests/std/linear_loss_kernels.linnet"
 DEVICE = default_device()
-FORWARD, BACKWARD = "linear_token_log_probs", "linear_token_log_probs_backward"
-KERNELS = {FORWARD: "linear_log_prob_tiles", BACKWARD: "linear_log_prob_backward_tiles"}
-SMALL_TILES = (("BN", 16), ("BV", 16), ("BH", 16))
+STATS, DLOGITS = "linear_token_log_probs_stats", "linear_token_log_probs_dlogits"
+KERNELS = {STATS: "linear_chunk_stats_tiles", DLOGITS: "linear_chunk_dlogits_tiles"}
+TILE = 16
 
 
-def small_tiles(n: int, h: int, v: int, dtype: str, device: str = "cpu") -> KernelTuning:
-    """Tiles of 16 for both kernels at these sizes: one choice for the forward op and its
-    backward, which recovers each row's log-sum-exp with the forward's code and tiles."""
-    binding = f"N={n} H={h} V={v} T={dtype}"
-    return KernelTuning(tuple(TunedChoice(f"std.nn.loss.{op}", binding, "equivalent", kernel,
-                                          SMALL_TILES, None, None)
-                              for op, kernel in KERNELS.items()), "test tiles", device)
+def chunk_words(h: int, v: int) -> int:
+    """The chunk `linear_token_log_probs` takes: about H words, in as many chunks as
+    ceil(V / H), rounded up to a multiple of 64 (at most V)."""
+    chunks = max(1, -(-v // max(1, h)))
+    return max(1, min(v, (-(-v // chunks) + 63) // 64 * 64))
+
+
+def small_tiles(n: int, vc: int, v: int, dtype: str, device: str = "cpu") -> KernelTuning:
+    """Tiles of 16 words for both row kernels at these sizes: a chunk's row in
+    ceil(VC / 16) tiles."""
+    binding = f"N={n} VC={vc} V={v} T={dtype}"
+    steps = -(-vc // TILE)
+    choices = ((STATS, (("BC", TILE), ("STEPS", steps))), (DLOGITS, (("BC", TILE),)))
+    return KernelTuning(tuple(TunedChoice(f"std.nn.loss.{op}", binding, "equivalent",
+                                          KERNELS[op], tiles, None, None)
+                              for op, tiles in choices), "test tiles", device)
 
 
 def make_inputs(n: int, h: int, v: int, dtype: str) -> list:
@@ -83,14 +93,15 @@ def assert_only_fused_kernels_ran(ran: dict) -> None:
     counts = by_op(ran)
     for op in KERNELS:
         assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
-    others = {op: c for op, c in counts.items() if op not in KERNELS and c != {"kernel": 0, "body": 0}}
-    assert not others and all(c["body"] == 0 for c in counts.values()), counts
+    assert all(c["body"] == 0 for c in counts.values()), counts
+    assert "log_softmax_2d" not in counts, counts
 
 
-CASES = [  # entry, N, H, V, dtype, tiles of 16 (else the header's)
-    ("loss", 7, 24, 70, "f32", True), ("loss", 20, 32, 100, "bf16", True),
-    ("loss", 13, 16, 40, "f16", True), ("loss", 20, 32, 100, "f32", False),
-    ("log_probs", 9, 24, 70, "f32", True), ("log_probs", 5, 16, 45, "bf16", True),
+CASES = [  # entry, N, H, V, dtype, words a chunk (None: the header's), tiles of 16
+    # (log_probs_chunks takes chunks of 16 words)
+    ("loss", 7, 24, 70, "f32", None, True), ("loss", 20, 32, 100, "bf16", None, True),
+    ("loss", 13, 16, 40, "f16", None, True), ("loss", 20, 32, 100, "f32", None, False),
+    ("log_probs", 9, 24, 70, "f32", None, True), ("log_probs_chunks", 9, 24, 70, "bf16", 16, False),
 ]
 
 
@@ -103,12 +114,13 @@ def case_inputs(entry: str, n: int, h: int, v: int, dtype: str):
     return inputs[:3], cotangent, *reference(torch_log_probs, inputs[:3], cotangent)
 
 
-@pytest.mark.parametrize("entry,n,h,v,dtype,small", CASES)
+@pytest.mark.parametrize("entry,n,h,v,dtype,vc,small", CASES)
 def test_triton_kernels_match_torch(entry: str, n: int, h: int, v: int, dtype: str,
-                                    small: bool) -> None:
+                                    vc: int | None, small: bool) -> None:
     from linnet.torch import load_function
     inputs, cotangent, want, grads = case_inputs(entry, n, h, v, dtype)
-    fn = load_function(PROGRAM, entry, tuning=small_tiles(n, h, v, dtype) if small else False)
+    words = vc or chunk_words(h, v)
+    fn = load_function(PROGRAM, entry, tuning=small_tiles(n, words, v, dtype) if small else False)
     leaves = [x.to(DEVICE).requires_grad_(k < 2) for k, x in enumerate(inputs)]
     y = fn(*leaves)
     assert_close(y, want, dtype, "result")
@@ -116,8 +128,8 @@ def test_triton_kernels_match_torch(entry: str, n: int, h: int, v: int, dtype: s
     assert_close(leaves[0].grad, grads[0], dtype, "dhidden")
     assert_close(leaves[1].grad, grads[1], dtype, "dweight")
     assert_only_fused_kernels_ran(fn.ran())
-    tiles = "BN16_BV16_BH16" if small else "BN32_BV128_BH32"
-    assert f"linear_log_prob_backward_tiles__N{n}_H{h}_V{v}_T{dtype}_{tiles}" in \
+    tile = TILE if small else min(1024, 1 << (words - 1).bit_length())
+    assert f"linear_chunk_dlogits_tiles__N{n}_VC{words}_V{v}_T{dtype}_BC{tile}" in \
         fn.source(N=n, H=h, V=v, T=dtype)
 
 
@@ -126,7 +138,7 @@ def test_rows_of_zero_weight_or_unknown_target_get_no_gradient() -> None:
     the loss and gets a zero gradient, exactly."""
     from linnet.torch import load_function
     hidden, weight, targets, weights = make_inputs(7, 24, 70, "f32")
-    fn = load_function(PROGRAM, "loss", tuning=small_tiles(7, 24, 70, "f32"))
+    fn = load_function(PROGRAM, "loss", tuning=small_tiles(7, chunk_words(24, 70), 70, "f32"))
     leaf = hidden.to(DEVICE).requires_grad_()
     fn(leaf, weight.to(DEVICE), targets.to(DEVICE), weights.to(DEVICE)).backward()
     dropped = [2, 3, 4]  # targets 70 and -1, weight 0
@@ -146,7 +158,7 @@ def test_pallas_kernels_match_torch(entry: str, n: int, h: int, v: int, dtype: s
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     from linnet.jax import load_function
     inputs, cotangent, want, grads = case_inputs(entry, n, h, v, dtype)
-    fn = load_function(PROGRAM, entry, tuning=small_tiles(n, h, v, dtype))
+    fn = load_function(PROGRAM, entry, tuning=small_tiles(n, chunk_words(h, v), v, dtype))
     # integers as NumPy arrays: JAX without x64 would narrow i64 targets to i32
     arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
               if x.is_floating_point() else x.numpy() for x in inputs]

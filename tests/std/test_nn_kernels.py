@@ -1,9 +1,11 @@
 """The kernels of the standard library's row ops (`rms_norm_2d`, `layer_norm_2d`,
-`softmax_2d`, `log_softmax_2d` and `cross_entropy` through it; the `*S` forms `rms_norm`,
-`layer_norm`, `softmax`, `log_softmax` on `[2, 3, H]`, flattened to them; the wide-row
-kernels of `softmax_wide_2d` and `log_softmax_wide_2d`) against their PyTorch counterparts
-(`F.rms_norm`, `F.layer_norm`, `F.softmax`, `F.log_softmax`, `F.cross_entropy`'s terms),
-forward and backward, in f32, bf16 and f16.
+`softmax_2d`, `log_softmax_2d`; `token_log_probs`, `cross_entropy` through it, and
+`entropy`; the `*S` forms `rms_norm`, `layer_norm`, `softmax`, `log_softmax` on `[2, 3, H]`,
+flattened to them; the kernels holding a row in one tile, of `softmax_row_2d` and
+`log_softmax_row_2d`, and the wide-row kernels of `softmax_wide_2d` and
+`log_softmax_wide_2d`) against their PyTorch counterparts (`F.rms_norm`, `F.layer_norm`,
+`F.softmax`, `F.log_softmax`, `F.cross_entropy(reduction='none')` weighted, the
+log-softmax's gathers and entropy), forward and backward, in f32, bf16 and f16.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
@@ -47,7 +49,6 @@ class Case:
     inputs: Callable[[torch.Generator, torch.dtype], list]
     reference: Callable[..., torch.Tensor]
     kernels: tuple[str, ...]
-    rows: tuple[int, ...] = (R,)  # the leading shape of x: [*rows, H]
 
 
 def rows_and_weights(g: torch.Generator, dtype: torch.dtype, rows: tuple = (R,)) -> list:
@@ -60,16 +61,30 @@ def batched(g: torch.Generator, dtype: torch.dtype) -> list:
     return rows_and_weights(g, dtype, BATCHED)
 
 
-def logits_targets_weights(g: torch.Generator, dtype: torch.dtype) -> list:
-    targets = torch.tensor([0, H - 1, 7], dtype=torch.int64)
-    return [(torch.randn(R, H, generator=g) * 3).to(dtype), targets,
+def logits_targets_weights(g: torch.Generator, dtype: torch.dtype, width: int = H) -> list:
+    """Logits [R, width], targets (the first and last word, and one outside the
+    vocabulary) and weights."""
+    targets = torch.tensor([0, width - 1, width + 3], dtype=torch.int64)
+    return [(torch.randn(R, width, generator=g) * 3).to(dtype), targets,
             torch.rand(R, generator=g)]
+
+
+def log_probs_of(logits, targets):
+    """log p(target) per row by F.cross_entropy, 0 for a target outside the vocabulary."""
+    inside = (targets >= 0) & (targets < logits.shape[-1])
+    return -F.cross_entropy(logits, torch.where(inside, targets, -100), reduction="none",
+                            ignore_index=-100)
 
 
 def cross_entropy_sum(logits, targets, weights):
     """The library's cross_entropy: a weighted sum of -log p(target)."""
-    picked = F.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
-    return -(weights * picked).sum()
+    return -(weights * log_probs_of(logits, targets)).sum()
+
+
+def entropy_of(logits):
+    """-sum p log p per row."""
+    lp = F.log_softmax(logits, -1)
+    return -(lp.exp() * lp).sum(-1)
 
 
 CASES = {
@@ -88,34 +103,44 @@ CASES = {
                              lambda x: F.log_softmax(x, -1),
                              ("log_softmax_2d", "log_softmax_backward")),
     "loss": Case("loss", logits_targets_weights, cross_entropy_sum,
-                 ("log_softmax_2d", "log_softmax_backward")),
+                 ("token_log_probs", "token_log_probs_backward")),
+    "log_probs": Case("log_probs", lambda g, d: logits_targets_weights(g, d)[:2],
+                      log_probs_of, ("token_log_probs", "token_log_probs_backward")),
+    "entropies": Case("entropies", lambda g, d: logits_targets_weights(g, d)[:1], entropy_of,
+                      ("entropy", "entropy_backward")),
     "rms_rows_of": Case("rms_rows_of", lambda g, d: batched(g, d)[:2],
                         lambda x, w: F.rms_norm(x, (H,), w, eps=1e-6),
-                        ("rms_norm_2d", "rms_norm_backward"), BATCHED),
+                        ("rms_norm_2d", "rms_norm_backward")),
     "layer_rows_of": Case("layer_rows_of", batched,
                           lambda x, w, b: F.layer_norm(x, (H,), w, b, eps=1e-5),
-                          ("layer_norm_affine_2d", "layer_norm_backward"), BATCHED),
+                          ("layer_norm_affine_2d", "layer_norm_backward")),
     "softmax_rows_of": Case("softmax_rows_of", lambda g, d: batched(g, d)[:1],
-                            lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward"),
-                            BATCHED),
+                            lambda x: F.softmax(x, -1), ("softmax_2d", "softmax_backward")),
     "log_softmax_rows_of": Case("log_softmax_rows_of", lambda g, d: batched(g, d)[:1],
                                 lambda x: F.log_softmax(x, -1),
-                                ("log_softmax_2d", "log_softmax_backward"), BATCHED),
+                                ("log_softmax_2d", "log_softmax_backward")),
     "softmax_wide": Case("softmax_wide", lambda g, d: rows_and_weights(g, d)[:1],
                          lambda x: F.softmax(x, -1),
                          ("softmax_wide_2d", "softmax_wide_backward")),
     "log_softmax_wide": Case("log_softmax_wide", lambda g, d: rows_and_weights(g, d)[:1],
                              lambda x: F.log_softmax(x, -1),
                              ("log_softmax_wide_2d", "log_softmax_wide_backward")),
+    "softmax_row": Case("softmax_row", lambda g, d: rows_and_weights(g, d)[:1],
+                        lambda x: F.softmax(x, -1), ("softmax_row_2d", "softmax_row_backward")),
+    "log_softmax_row": Case("log_softmax_row", lambda g, d: rows_and_weights(g, d)[:1],
+                            lambda x: F.log_softmax(x, -1),
+                            ("log_softmax_row_2d", "log_softmax_row_backward")),
 }
 
 
-def reference(case: Case, inputs: list, cotangent: torch.Tensor):
-    """PyTorch's result and gradients in float64 for every floating input."""
+def reference(case: Case, inputs: list, g: torch.Generator):
+    """A cotangent for the result (1 for a loss), and PyTorch's result and gradients in
+    float64 for every floating input."""
     leaves = [x.double().requires_grad_() if x.is_floating_point() else x for x in inputs]
     y = case.reference(*leaves)
+    cotangent = torch.randn(*y.shape, generator=g) if y.dim() else torch.ones(())
     y.backward(cotangent.double())
-    return y.detach(), [x.grad for x in leaves if x.is_floating_point()]
+    return cotangent, y.detach(), [x.grad for x in leaves if x.is_floating_point()]
 
 
 def assert_close(got, want: torch.Tensor, dtype: str, what: str) -> None:
@@ -150,14 +175,13 @@ def case_inputs(case: Case, dtype: str):
     gradients for them."""
     g = torch.Generator().manual_seed(len(case.entry))
     inputs = case.inputs(g, DTYPES[dtype])
-    cotangent = torch.ones(()) if case.entry == "loss" else \
-        torch.randn(*case.rows, H, generator=g)
-    return inputs, cotangent, *reference(case, inputs, cotangent)
+    return inputs, *reference(case, inputs, g)
 
 
-# the `*S` forms run the `_2d` ops' kernels, which every dtype tests already: one each
+# the `*S` forms run the `_2d` ops' kernels, which every dtype tests already, and the
+# kernels of a row in one tile the arithmetic of the `_2d` ops' kernels: one each
 ONE_DTYPE = {"rms_rows_of": "bf16", "layer_rows_of": "f16", "softmax_rows_of": "f32",
-             "log_softmax_rows_of": "bf16"}
+             "log_softmax_rows_of": "bf16", "softmax_row": "bf16", "log_softmax_row": "f16"}
 TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
           if ONE_DTYPE.get(name, dtype) == dtype]
 
@@ -182,7 +206,8 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
 PALLAS = [("rms", "f32"), ("layer", "bf16"), ("layer_unbiased", "f32"),
           ("softmax_rows", "bf16"), ("log_softmax_rows", "f16"), ("loss", "f32"),
           ("layer_rows_of", "f32"), ("log_softmax_rows_of", "bf16"), ("softmax_wide", "f16"),
-          ("log_softmax_wide", "f32")]
+          ("log_softmax_wide", "f32"), ("log_probs", "bf16"), ("entropies", "f16"),
+          ("softmax_row", "f32")]
 
 
 @pytest.mark.parametrize("name,dtype", PALLAS)
@@ -214,21 +239,51 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     assert_kernels_ran(case, fn.ran())
 
 
-def test_rows_wider_than_a_tile_run_the_wide_kernels() -> None:
-    """At 16385 columns the kernels' `where BV <= 16384` fails: log_softmax_2d's body runs,
-    which is log_softmax_wide_2d, whose kernels walk each row in five tiles of 4096 columns,
-    forward and backward, and agree with PyTorch."""
+# (entry, width, the ops whose kernels run forward and backward): rows too wide for the
+# kernels of a few rows a program take those of a row a tile, rows too wide for those the
+# wide kernels
+WIDTHS = [("log_softmax_rows", 4097, ("log_softmax_row_2d", "log_softmax_row_backward")),
+          ("softmax_rows", 65537, ("softmax_wide_2d", "softmax_wide_backward"))]
+
+
+@pytest.mark.parametrize("entry,width,ops", WIDTHS)
+def test_wider_rows_run_the_kernels_of_their_width(entry: str, width: int, ops: tuple) -> None:
+    """At 4097 columns the kernels' `where BN <= 4096` fails: the `_2d` op's body runs, which
+    is the `_row_2d` op, whose kernels hold a row in one tile of 8192; at 65537 theirs
+    fails too (`BN <= 65536`), and the wide kernels walk each row in 17 tiles of 4096,
+    forward and backward. Both agree with PyTorch."""
     from linnet.torch import load_function
-    fn = load_function(str(PROGRAM), "log_softmax_rows")
-    x = torch.randn(2, 16385, generator=torch.Generator().manual_seed(5))
-    cotangent = torch.randn(2, 16385, generator=torch.Generator().manual_seed(6))
-    want, (grad,) = reference(CASES["log_softmax_rows"], [x], cotangent)
+    fn = load_function(str(PROGRAM), entry)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, width, generator=g)
+    cotangent, want, (grad,) = reference(CASES[entry], [x], g)
     leaf = x.to(DEVICE).requires_grad_()
     y = fn(leaf)
     y.backward(cotangent.to(DEVICE))
     assert_close(y, want, "f32", "result")
     assert_close(leaf.grad, grad, "f32", "gradient")
     counts = by_op(fn.ran())
-    assert counts.get("log_softmax_2d", {}).get("kernel", 0) == 0, counts
-    for op in ("log_softmax_wide_2d", "log_softmax_wide_backward"):
+    assert counts.get(entry.removesuffix("_rows") + "_2d", {}).get("kernel", 0) == 0, counts
+    for op in ops:
         assert counts[op] == {"kernel": 1, "body": 0}, counts
+
+
+@pytest.mark.parametrize("entry", ["loss", "entropies"])
+def test_losses_walk_rows_in_tiles(entry: str) -> None:
+    """A vocabulary of 4136 takes two tiles of 4096 columns in the kernels of
+    token_log_probs (through cross_entropy) and entropy: the running maximum and sums cross
+    a tile, forward and backward (the backward kernel of token_log_probs a program a tile),
+    and agree with PyTorch."""
+    from linnet.torch import load_function
+    case = CASES[entry]
+    g = torch.Generator().manual_seed(7)
+    inputs = logits_targets_weights(g, torch.float32, width=4096 + 40)
+    inputs = inputs if entry == "loss" else inputs[:1]
+    cotangent, want, grads = reference(case, inputs, g)
+    fn = load_function(str(PROGRAM), entry)
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    y.backward(cotangent.to(DEVICE))
+    assert_close(y, want, "f32", "result")
+    assert_close(leaves[0].grad, grads[0], "f32", "gradient of the logits")
+    assert_kernels_ran(case, fn.ran())

@@ -15,7 +15,7 @@ from linnet.torch import LinnetError, load_function
 from linnet.tune import TuneError, TuningFile, plan, tune
 from linnet.tune.tuner import device_name
 from programs import write_program
-from tuning_programs import EIGHT_WIDE, GPT_OPS, LINEAR_BIND, MATMUL, ROWS
+from tuning_programs import EIGHT_WIDE, LINEAR_BIND, MATMUL, ROWS, linear_program
 
 ROW_BIND = {"R": 8, "C": 48}
 ROW_OP = "tuning_rows.row_sums"
@@ -78,18 +78,19 @@ def test_the_cap_keeps_those_nearest_the_header_and_says_so(tmp_path) -> None:
     assert space.cap_note().startswith("the cap (4) cut 50 of 54 candidates")
 
 
-def test_tiles_bound_by_expressions_are_tunable_at_their_binding_value() -> None:
-    space = plan(str(GPT_OPS), "linear", LINEAR_BIND, warps=[8], stages=[3])
+def test_tiles_bound_by_expressions_are_tunable_at_their_binding_value(tmp_path) -> None:
+    ops = write_program(tmp_path, linear_program(), "linear.linnet")
+    space = plan(ops, "linear", LINEAR_BIND, warps=[8], stages=[3])
     assert space.tunable == {"BM": 128, "BN": 128, "BK": 32}  # min(128, ...) at M=4096
     assert space.header.describe() == "BM=128 BN=128 BK=32 warps=8 stages=3"
     assert space.candidates[0] == space.header
     seen = {tuple(v for _, v in c.generics) for c in space.candidates}
     assert (128, 64, 32) in seen and (256, 128, 32) in seen and (128, 128, 16) in seen
-    small = plan(str(GPT_OPS), "linear", {"M": 4, "N": 512, "K": 512}, warps=[8], stages=[3])
+    small = plan(ops, "linear", {"M": 4, "N": 512, "K": 512}, warps=[8], stages=[3])
     assert small.tunable == {"BM": 16, "BN": 32, "BK": 32}  # the expressions at M=4
     with pytest.raises(TuneError, match="--try M: `M` is not tunable: `M` is a size of "
                                         "`linear_tiles`"):
-        plan(str(GPT_OPS), "linear", LINEAR_BIND, candidates={"M": [64]})
+        plan(ops, "linear", LINEAR_BIND, candidates={"M": [64]})
 
 
 def test_a_literal_bound_to_a_size_is_not_tunable(tmp_path) -> None:

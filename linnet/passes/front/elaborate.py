@@ -37,6 +37,8 @@ beside it:
 * `passes/front/elaborator.py`: the work list of instances (`Elaborator`) and the
   body translator `BodyTranslator`, assembled from one mixin per concern, as the
   checker's `BodyChecker` is (kernel elaboration subclasses both);
+* `passes/front/call_rewrites.py`: call rewrites (`attention_masked` under
+  `causal_mask<Q, K>()` is `attention_causal`), applied where kernels may run;
 * `passes/front/vocabulary.py`: `ElaborationError`, `Const`, the operator tables, literals;
 * `passes/front/instances.py`: checking, keying and naming instances, kernel bindings;
 * `passes/front/builder.py`: `Builder` (the blocks being emitted, fresh names), `Env`;
@@ -56,10 +58,11 @@ from ...check.signatures import Binding
 from ...deepstack import call_with_deep_stack
 from ...ir import tensor as ir
 from ...syntax import tree as t
-from .elaborate_kernel import KernelLibrary
+from .call_rewrites import CallRewrite
+from .elaborate_kernel import KernelLibrary, where_holds
 from .elaborator import BodyTranslator, Elaborator
 from .entry_interface import Interface, result_labels
-from .instances import BoundKernel
+from .instances import BoundKernel, kernel_choice
 from .surface_walks import Memo, assigned_outer
 from .vocabulary import (BINARY, COMPARE, Const, ELEMENTWISE, ElaborationError, I64, IX_NODES,
                          MATH, Value)
@@ -70,21 +73,34 @@ __all__ = ["elaborate", "Elaborator", "BodyTranslator", "KernelLibrary", "BoundK
 
 
 def elaborate(analysis: Analysis, entry: t.Function, binding: Binding,
-              checked: Instance | None = None) -> ir.Program:
+              checked: Instance | None = None,
+              rewrites: tuple[CallRewrite, ...] = ()) -> ir.Program:
     """The entry instance and every op and fn instance it reaches, as one IR program.
     `checked`: the entry already checked with this binding (by `bind-generics`), used
-    rather than checked again. When some op binds a kernel, the program's state holds
+    rather than checked again. `rewrites`: the call rewrites to apply
+    (`call_rewrites.py`). When some op binds a kernel, the program's state holds
     the `KernelLibrary` of those bindings, for `choose-kernels`.
 
     Runs on a deep stack, as the checker does: both recurse over expressions.
     """
-    return call_with_deep_stack(lambda: _program(analysis, entry, binding, checked))
+    return call_with_deep_stack(lambda: _program(analysis, entry, binding, checked, rewrites))
 
 
 def _program(analysis: Analysis, entry: t.Function, binding: Binding,
-             checked: Instance | None) -> ir.Program:
-    elaborator = Elaborator(analysis)
+             checked: Instance | None, rewrites: tuple[CallRewrite, ...]) -> ir.Program:
+    elaborator = Elaborator(analysis, rewrites, _kernel_applies(analysis))
     program = elaborator.program(entry, binding, checked)
     if not elaborator.kernels:
         return program
     return program.with_state(kernels=KernelLibrary(analysis, dict(elaborator.kernels)))
+
+
+def _kernel_applies(analysis: Analysis):
+    """Whether an op instance's kernel `where` holds at a binding (false without a kernel):
+    a call rewrite fires only where the op it calls would run its kernel."""
+    def applies(op: t.Op, binding: Binding) -> bool:
+        if op.kernel is None:
+            return False
+        _, bound = kernel_choice(analysis, op, binding)
+        return where_holds(analysis, bound.kernel, bound.binding)
+    return applies

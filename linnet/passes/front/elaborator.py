@@ -14,6 +14,8 @@ class it is part of. Kernel elaboration subclasses both.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ...check.dim_normal_form import Dim
 from ...check.instance import Analysis, Instance
 from ...check.signatures import Binding
@@ -24,11 +26,13 @@ from ...ir import tensor as ir
 from ...ir.program_state import ProgramState
 from ...syntax import tree as t
 from .builder import Builder, Env
+from .call_rewrites import CallRewrite, Marks, determined_by_result, matching, value_ids
 from .entry_interface import Interface, result_labels
 from .expressions import Expressions
 from .folding import Folding
 from .instances import (BoundKernel, binding_key, concrete_int, func_name, grad_instance,
-                        home_module, instance_source, kernel_choice, with_defaults)
+                        home_module, instance_source, kernel_choice, module_path,
+                        with_defaults)
 from .index_notation import IndexNotation, Notation
 from .statements import Statements
 from .structs import Values
@@ -40,11 +44,20 @@ class Elaborator:
     """The work list of instances: each requested once, translated once, in order.
 
     `body_class` translates each instance's body (kernel elaboration uses one that
-    also checks tile sizes, for the fns a kernel calls).
+    also checks tile sizes, for the fns a kernel calls). `rewrites` are the call rewrites
+    to apply (`call_rewrites.py`; none: every call stays as written), `kernel_applies`
+    says where the new op's kernel would run (elaborate.py gives it: the kernel checks
+    build on this module).
     """
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, rewrites: tuple[CallRewrite, ...] = (),
+                 kernel_applies: Callable[[t.Op, Binding], bool] | None = None) -> None:
         self.analysis = analysis
+        self.rewrites = rewrites
+        # does an op's kernel `where` hold at a binding? (a rewrite fires only where it does)
+        self.kernel_applies = kernel_applies or (lambda op, binding: False)
+        self.values = value_ids(rewrites)
+        self.modules: dict[int, str] = {}  # id(item) -> its module's dotted path
         self.names: dict[tuple, str] = {}
         self.taken: set[str] = set()  # the names given (kept, not rebuilt per name)
         self.items: dict[tuple, tuple[object, Binding]] = {}
@@ -69,16 +82,46 @@ class Elaborator:
                           ProgramState(interface=self.interface))
 
 
-    def request(self, item, binding: Binding, presence: tuple = ()) -> str:
+    def request(self, item, binding: Binding, presence: tuple = (), known: tuple = ()) -> str:
         """The Func name of an instance, queueing it the first time it is asked for.
         `presence` says which optional parameters a call passes as `some` or `none` (each
-        pattern is an instance of its own, so the choice is made at compile time)."""
-        key = (id(item), binding_key(item, binding)) + ((presence,) if presence else ())
+        pattern is an instance of its own, so the choice is made at compile time); `known`,
+        which parameters hold the value of a value op of a call rewrite (so do they)."""
+        extra = (presence, known) if known else ((presence,) if presence else ())
+        key = (id(item), binding_key(item, binding)) + extra
         if key not in self.names:
             self.names[key] = self._unique(func_name(item, key[1]))
             self.items[key] = (item, binding)
             self.queue.append(key)
         return self.names[key]
+
+    def module_of(self, item) -> str:
+        """The dotted path of the module that declares item (memoized)."""
+        if id(item) not in self.modules:
+            self.modules[id(item)] = module_path(self.analysis, item)
+        return self.modules[id(item)]
+
+    def value_identity(self, item) -> str | None:
+        """`std.nn.attention::causal_mask` for an op whose calls are marked (the value op
+        of a rewrite, taking no parameters, its value fixed by its type); else None."""
+        if not (self.values and isinstance(item, t.Op) and determined_by_result(item)):
+            return None
+        identity = f"{self.module_of(item)}::{item.name}"
+        return identity if identity in self.values else None
+
+    def rewrite_for(self, item, known: dict) -> tuple[CallRewrite, t.Op] | None:
+        """The rewrite that applies to a call of item with these marked arguments, and the
+        op to call instead; None when none does."""
+        if not known or not isinstance(item, t.Op):
+            return None
+        module = self.module_of(item)
+        rewrite = matching(self.rewrites, module, item.name, known)
+        if rewrite is None:
+            return None
+        target = next((i for m in self.analysis.program.modules.values()
+                      if ".".join(m.path) == module for i in m.items
+                      if isinstance(i, t.Op) and i.name == rewrite.to), None)
+        return None if target is None else (rewrite, target)
 
     def _unique(self, name: str) -> str:
         """name, or name_1, name_2, ...: the first not given yet, which it now is."""
@@ -106,6 +149,7 @@ class Elaborator:
         kind = "op" if isinstance(item, t.Op) else item.kind
         body = self.body_class(self, inst, Builder())
         body.presence = dict(key[2]) if len(key) > 2 else {}
+        body.known = dict(key[3]) if len(key) > 3 else {}
         params, block = body.function(item.params, item.body, inst.signature.result)
         if key == self.queue[0]:  # the entry: its user names
             self.interface = Interface(tuple(body.input_names),
@@ -114,17 +158,20 @@ class Elaborator:
         if kind == "op" and item.kernel is not None and _all_present(item, inst, body.presence):
             kernel, bound = kernel_choice(self.analysis, item, binding)
             self.kernels[self.names[key]] = bound
-        grad = self.grad(item, binding, self.names[key], body.presence) \
+        grad = self.grad(item, binding, self.names[key], body.presence, body.known) \
             if kind == "op" and item.grad else None
-        return ir.Func(self.names[key], kind, params, block, instance_source(kind, item, key[1]),
-                       kernel, grad)
+        source = instance_source(kind, item, key[1]) + body.marks_label()
+        return ir.Func(self.names[key], kind, params, block, source, kernel, grad)
 
-    def grad(self, op: t.Op, binding: Binding, name: str, presence: dict) -> ir.Func:
+    def grad(self, op: t.Op, binding: Binding, name: str, presence: dict,
+             known: dict) -> ir.Func:
         """The op's `grad(y, dy)` clause as a Func of kind "grad": params, then y, dy; for
-        the op's instance's choice of optional parameters (`presence`), as the op's."""
+        the op's instance's choice of optional parameters (`presence`) and marked
+        parameters (`known`), as the op's."""
         inst, expected = grad_instance(self.analysis, op, binding)
         body = BodyTranslator(self, inst, Builder())
         body.presence = presence
+        body.known = known
         result = inst.signature.result
         extra = ((op.grad.result, result), (op.grad.seed, result))
         params, block = body.function(op.params, op.grad.body, expected, extra)
@@ -144,7 +191,7 @@ def _all_present(op: t.Op, inst: Instance, presence: dict) -> bool:
                if isinstance(ty, OptionalT))
 
 
-class BodyTranslator(Values, Statements, Expressions, IndexNotation, Folding):
+class BodyTranslator(Marks, Values, Statements, Expressions, IndexNotation, Folding):
     """Translates one instance's statements and expressions into the current block.
 
     The mixins translate; this class holds the state they share and the concrete

@@ -234,21 +234,36 @@ class Values:
         binding = self.concrete(self.inst.call_bindings[id(e)])
         callee = self.elab.instance(item, binding)
         slots, _ = order_args(item.params, e.args, e.callee)
-        args: list[ir.Atom] = []
-        presence = []
+        parts: list[tuple[str, tuple[ir.Atom, ...]]] = []  # each parameter's atoms
+        presence, known = [], []
         entry = item.kind == "entry" if isinstance(item, t.Function) else False
         for p, x, ty in zip(item.params, filled(item.params, slots), callee.signature.params):
+            value = None
             if isinstance(ty, OptionalT):
                 opt = self.optional(x, ty)
                 presence.append((p.name, opt.known))
-                args.extend(a for a in ((opt.flag,) if opt.known is None else ())
-                            + ((opt.value,) if opt.known is not False else ()))
+                value = opt.value
+                atoms = ((opt.flag,) if opt.known is None else ()) \
+                    + ((opt.value,) if opt.known is not False else ())
             elif entry and isinstance(ty, StructT):
-                args.extend(self.flatten(self.value_atom(x, ty), ty))
+                atoms = tuple(self.flatten(self.value_atom(x, ty), ty))
             else:
-                args.append(self.value_atom(x, ty))
-        name = self.elab.request(item, binding, tuple(presence))
-        return self.b.emit(ir.Call(name, tuple(args), self.type_of(e)), e.callee)
+                value = self.value_atom(x, ty)
+                atoms = (value,)
+            parts.append((p.name, atoms))
+            if self.mark_of(value) is not None:  # the value of a value op: call_rewrites.py
+                known.append((p.name, self.mark_of(value)))
+        rewritten = self.rewritten_call(e, item, binding, callee, parts, tuple(presence),
+                                        tuple(known))
+        if rewritten is None:
+            name = self.elab.request(item, binding, tuple(presence), tuple(known))
+            args = [a for _, atoms in parts for a in atoms]
+        else:
+            name, args = rewritten
+        var = self.b.emit(ir.Call(name, tuple(args), self.type_of(e)), e.callee)
+        if not args:
+            self.mark_call(item, var)
+        return var
 
     # -------------------------------------------------------------- match
     def static_choice(self, e: t.If | t.Match) -> t.Expr | None:

@@ -35,17 +35,16 @@ from dataclasses import replace
 
 from ...diagnostics import CompileError
 from ...ir import tensor as ir
-from ...ir.numerics import runs_kernels
+from ...ir.numerics import KERNEL_TARGETS, kernels_may_run
 from .kernel_tuning import kernel_generics, tuned_library
 
-KERNEL_TARGETS = ("torch", "jax")
+__all__ = ["choose_kernels", "KERNEL_TARGETS"]
 
 
 def choose_kernels(program: ir.Program, options) -> ir.Program:
     """Each op instance's kernel kept (it runs) or dropped (its body runs)."""
     library = program.state.kernels
-    runs = (runs_kernels(options.numerics) and not options.grad
-            and options.target in KERNEL_TARGETS)
+    runs = kernels_may_run(options)
     report = None
     if runs:
         library, report = tuned_library(library, options)

@@ -23,152 +23,215 @@ module @linnet {
     %v15 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v17 = "stablehlo.add"(%v5, %v16) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_1: f32[4, 8] = permute(layers__0__up) {perm=(1, 0)}
-    %v18 = "stablehlo.transpose"(%v2) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
-    %v19 = "stablehlo.dot_general"(%v0, %v18) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_1)
-    %v20 = "stablehlo.tanh"(%v19) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[8, 4] = permute(layers__0__down) {perm=(1, 0)}
-    %v21 = "stablehlo.transpose"(%v3) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_2: f32[2, 4] = dot(h_1, t_2) {precision=''}
-    %v22 = "stablehlo.dot_general"(%v20, %v21) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_2: f32[2, 4] = mul(dot_2, layers__0__scale)
-    %v23 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v24 = "stablehlo.multiply"(%v22, %v23) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // linear_2d_1: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(x, layers__0__up)
+    %v18 = "func.call"(%v0, %v2) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v19 = "stablehlo.tanh"(%v18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(h_1, layers__0__down)
+    %v20 = "func.call"(%v19, %v3) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_2: f32[2, 4] = mul(linear_2d_2, layers__0__scale)
+    %v21 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v22 = "stablehlo.multiply"(%v20, %v21) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_3: f32[2, 4] = add(x, __r_1)
-    %v25 = "stablehlo.add"(%v0, %v24) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v23 = "stablehlo.add"(%v0, %v22) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_4: i64[1] = add(layers__1__calls__in, 1:i64)
-    %v26 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v28 = "stablehlo.add"(%v9, %v27) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_3: f32[4, 8] = permute(layers__1__up) {perm=(1, 0)}
-    %v29 = "stablehlo.transpose"(%v6) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_3: f32[2, 8] = dot(y_3, t_3) {precision=''}
-    %v30 = "stablehlo.dot_general"(%v25, %v29) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_2: f32[2, 8] = tanh(dot_3)
-    %v31 = "stablehlo.tanh"(%v30) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_4: f32[8, 4] = permute(layers__1__down) {perm=(1, 0)}
-    %v32 = "stablehlo.transpose"(%v7) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_4: f32[2, 4] = dot(h_2, t_4) {precision=''}
-    %v33 = "stablehlo.dot_general"(%v31, %v32) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_4: f32[2, 4] = mul(dot_4, layers__1__scale)
-    %v34 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v35 = "stablehlo.multiply"(%v33, %v34) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v26 = "stablehlo.add"(%v9, %v25) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_3: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(y_3, layers__1__up)
+    %v27 = "func.call"(%v23, %v6) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_2: f32[2, 8] = tanh(linear_2d_3)
+    %v28 = "stablehlo.tanh"(%v27) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_4: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(h_2, layers__1__down)
+    %v29 = "func.call"(%v28, %v7) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_4: f32[2, 4] = mul(linear_2d_4, layers__1__scale)
+    %v30 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v31 = "stablehlo.multiply"(%v29, %v30) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_5: f32[2, 4] = add(y_3, __r_2)
-    %v36 = "stablehlo.add"(%v25, %v35) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v32 = "stablehlo.add"(%v23, %v31) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_6: i64[1] = add(layers__2__calls__in, 1:i64)
-    %v37 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v38 = "stablehlo.broadcast_in_dim"(%v37) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v39 = "stablehlo.add"(%v13, %v38) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_5: f32[4, 8] = permute(layers__2__up) {perm=(1, 0)}
-    %v40 = "stablehlo.transpose"(%v10) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_5: f32[2, 8] = dot(y_5, t_5) {precision=''}
-    %v41 = "stablehlo.dot_general"(%v36, %v40) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_3: f32[2, 8] = tanh(dot_5)
-    %v42 = "stablehlo.tanh"(%v41) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_6: f32[8, 4] = permute(layers__2__down) {perm=(1, 0)}
-    %v43 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_6: f32[2, 4] = dot(h_3, t_6) {precision=''}
-    %v44 = "stablehlo.dot_general"(%v42, %v43) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_6: f32[2, 4] = mul(dot_6, layers__2__scale)
-    %v45 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v46 = "stablehlo.multiply"(%v44, %v45) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v33 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v34 = "stablehlo.broadcast_in_dim"(%v33) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v35 = "stablehlo.add"(%v13, %v34) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_5: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(y_5, layers__2__up)
+    %v36 = "func.call"(%v32, %v10) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_3: f32[2, 8] = tanh(linear_2d_5)
+    %v37 = "stablehlo.tanh"(%v36) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_6: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(h_3, layers__2__down)
+    %v38 = "func.call"(%v37, %v11) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_6: f32[2, 4] = mul(linear_2d_6, layers__2__scale)
+    %v39 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v40 = "stablehlo.multiply"(%v38, %v39) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_7: f32[2, 4] = add(y_5, __r_3)
-    %v47 = "stablehlo.add"(%v36, %v46) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v41 = "stablehlo.add"(%v32, %v40) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // total_1: f32[2, 4] = mul(__r1, __r1)
-    %v48 = "stablehlo.multiply"(%v47, %v47) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v42 = "stablehlo.multiply"(%v41, %v41) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // total: f32[] = reduce_sum(total_1) {axes=(0, 1)}
-    %v49 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v50 = "stablehlo.reduce"(%v48, %v49) <{dimensions = array<i64: 0, 1>}> ({
-    ^bb0(%v51: tensor<f32>, %v52: tensor<f32>):
-      %v53 = "stablehlo.add"(%v51, %v52) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v53) : (tensor<f32>) -> ()
+    %v43 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v44 = "stablehlo.reduce"(%v42, %v43) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%v45: tensor<f32>, %v46: tensor<f32>):
+      %v47 = "stablehlo.add"(%v45, %v46) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v47) : (tensor<f32>) -> ()
     }) : (tensor<2x4xf32>, tensor<f32>) -> tensor<f32>
     // d_reshape_1: f32[1, 1] = reshape(1.0:f32)
-    %v54 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v55 = "stablehlo.reshape"(%v54) : (tensor<f32>) -> tensor<1x1xf32>
+    %v48 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v49 = "stablehlo.reshape"(%v48) : (tensor<f32>) -> tensor<1x1xf32>
     // d_broadcast_to_1: f32[2, 4] = broadcast_to(d_reshape_1)
-    %v56 = "stablehlo.broadcast_in_dim"(%v55) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x1xf32>) -> tensor<2x4xf32>
+    %v50 = "stablehlo.broadcast_in_dim"(%v49) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x1xf32>) -> tensor<2x4xf32>
     // d_mul_1: f32[2, 4] = mul(d_broadcast_to_1, __r1)
-    %v57 = "stablehlo.multiply"(%v56, %v47) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v51 = "stablehlo.multiply"(%v50, %v41) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // d_add_1: f32[2, 4] = add(d_mul_1, d_mul_1)
-    %v58 = "stablehlo.add"(%v57, %v57) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v52 = "stablehlo.add"(%v51, %v51) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // d_mul_3: f32[2, 4] = mul(d_add_1, layers__2__scale)
-    %v59 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v60 = "stablehlo.multiply"(%v58, %v59) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // dot_7: f32[2, 8] = dot(d_mul_3, layers__2__down) {precision=''}
-    %v61 = "stablehlo.dot_general"(%v60, %v11) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // t_7: f32[4, 2] = permute(d_mul_3) {perm=(1, 0)}
-    %v62 = "stablehlo.transpose"(%v60) <{permutation = array<i64: 1, 0>}> : (tensor<2x4xf32>) -> tensor<4x2xf32>
-    // dot_8: f32[4, 8] = dot(t_7, h_3) {precision=''}
-    %v63 = "stablehlo.dot_general"(%v62, %v42) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    %v53 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v54 = "stablehlo.multiply"(%v52, %v53) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // d_linear_product_2d__M2_In8_Out4_Tf_1: (f32[2, 8], f32[4, 8]) = call linear_product_2d__M2_In8_Out4_Tf32__grad(h_3, layers__2__down, linear_2d_6, d_mul_3)
+    %v55:2 = "func.call"(%v37, %v11, %v38, %v54) <{callee = @f3_grad}> : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<4x8xf32>)
     // d_mul_4: f32[2, 8] = mul(h_3, h_3)
-    %v64 = "stablehlo.multiply"(%v42, %v42) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %v56 = "stablehlo.multiply"(%v37, %v37) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
     // d_sub_1: f32[2, 8] = sub(1.0:f32, d_mul_4)
-    %v65 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v66 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
-    %v67 = "stablehlo.subtract"(%v66, %v64) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // d_mul_5: f32[2, 8] = mul(dot_7, d_sub_1)
-    %v68 = "stablehlo.multiply"(%v61, %v67) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // dot_10: f32[2, 4] = dot(d_mul_5, layers__2__up, d_add_1) {precision=''}
-    %v69 = "stablehlo.dot_general"(%v68, %v10) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    %v70 = "stablehlo.add"(%v58, %v69) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_8: f32[8, 2] = permute(d_mul_5) {perm=(1, 0)}
-    %v71 = "stablehlo.transpose"(%v68) <{permutation = array<i64: 1, 0>}> : (tensor<2x8xf32>) -> tensor<8x2xf32>
-    // dot_11: f32[8, 4] = dot(t_8, y_5) {precision=''}
-    %v72 = "stablehlo.dot_general"(%v71, %v36) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<8x2xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
-    // d_mul_6: f32[2, 4] = mul(dot_10, layers__1__scale)
-    %v73 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v74 = "stablehlo.multiply"(%v70, %v73) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // dot_12: f32[2, 8] = dot(d_mul_6, layers__1__down) {precision=''}
-    %v75 = "stablehlo.dot_general"(%v74, %v7) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // t_9: f32[4, 2] = permute(d_mul_6) {perm=(1, 0)}
-    %v76 = "stablehlo.transpose"(%v74) <{permutation = array<i64: 1, 0>}> : (tensor<2x4xf32>) -> tensor<4x2xf32>
-    // dot_13: f32[4, 8] = dot(t_9, h_2) {precision=''}
-    %v77 = "stablehlo.dot_general"(%v76, %v31) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    %v57 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v58 = "stablehlo.broadcast_in_dim"(%v57) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
+    %v59 = "stablehlo.subtract"(%v58, %v56) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_mul_5: f32[2, 8] = mul(d_arg_1, d_sub_1)
+    %v60 = "stablehlo.multiply"(%v55#0, %v59) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_linear_product_2d__M2_In4_Out8_Tf_1: (f32[2, 4], f32[8, 4]) = call linear_product_2d__M2_In4_Out8_Tf32__grad(y_5, layers__2__up, linear_2d_5, d_mul_5)
+    %v61:2 = "func.call"(%v32, %v10, %v36, %v60) <{callee = @f4_grad}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<8x4xf32>)
+    // d_add_2: f32[2, 4] = add(d_add_1, d_arg_3)
+    %v62 = "stablehlo.add"(%v52, %v61#0) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // d_mul_6: f32[2, 4] = mul(d_add_2, layers__1__scale)
+    %v63 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v64 = "stablehlo.multiply"(%v62, %v63) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // d_linear_product_2d__M2_In8_Out4_Tf_2: (f32[2, 8], f32[4, 8]) = call linear_product_2d__M2_In8_Out4_Tf32__grad(h_2, layers__1__down, linear_2d_4, d_mul_6)
+    %v65:2 = "func.call"(%v28, %v7, %v29, %v64) <{callee = @f3_grad}> : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<4x8xf32>)
     // d_mul_7: f32[2, 8] = mul(h_2, h_2)
-    %v78 = "stablehlo.multiply"(%v31, %v31) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %v66 = "stablehlo.multiply"(%v28, %v28) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
     // d_sub_2: f32[2, 8] = sub(1.0:f32, d_mul_7)
-    %v79 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v80 = "stablehlo.broadcast_in_dim"(%v79) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
-    %v81 = "stablehlo.subtract"(%v80, %v78) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // d_mul_8: f32[2, 8] = mul(dot_12, d_sub_2)
-    %v82 = "stablehlo.multiply"(%v75, %v81) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // dot_15: f32[2, 4] = dot(d_mul_8, layers__1__up, dot_10) {precision=''}
-    %v83 = "stablehlo.dot_general"(%v82, %v6) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    %v84 = "stablehlo.add"(%v70, %v83) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_10: f32[8, 2] = permute(d_mul_8) {perm=(1, 0)}
-    %v85 = "stablehlo.transpose"(%v82) <{permutation = array<i64: 1, 0>}> : (tensor<2x8xf32>) -> tensor<8x2xf32>
-    // dot_16: f32[8, 4] = dot(t_10, y_3) {precision=''}
-    %v86 = "stablehlo.dot_general"(%v85, %v25) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<8x2xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
-    // d_mul_9: f32[2, 4] = mul(dot_15, layers__0__scale)
-    %v87 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v88 = "stablehlo.multiply"(%v84, %v87) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // dot_17: f32[2, 8] = dot(d_mul_9, layers__0__down) {precision=''}
-    %v89 = "stablehlo.dot_general"(%v88, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // t_11: f32[4, 2] = permute(d_mul_9) {perm=(1, 0)}
-    %v90 = "stablehlo.transpose"(%v88) <{permutation = array<i64: 1, 0>}> : (tensor<2x4xf32>) -> tensor<4x2xf32>
-    // dot_18: f32[4, 8] = dot(t_11, h_1) {precision=''}
-    %v91 = "stablehlo.dot_general"(%v90, %v20) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    %v67 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v68 = "stablehlo.broadcast_in_dim"(%v67) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
+    %v69 = "stablehlo.subtract"(%v68, %v66) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_mul_8: f32[2, 8] = mul(d_arg_5, d_sub_2)
+    %v70 = "stablehlo.multiply"(%v65#0, %v69) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_linear_product_2d__M2_In4_Out8_Tf_2: (f32[2, 4], f32[8, 4]) = call linear_product_2d__M2_In4_Out8_Tf32__grad(y_3, layers__1__up, linear_2d_3, d_mul_8)
+    %v71:2 = "func.call"(%v23, %v6, %v27, %v70) <{callee = @f4_grad}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<8x4xf32>)
+    // d_add_3: f32[2, 4] = add(d_add_2, d_arg_7)
+    %v72 = "stablehlo.add"(%v62, %v71#0) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // d_mul_9: f32[2, 4] = mul(d_add_3, layers__0__scale)
+    %v73 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v74 = "stablehlo.multiply"(%v72, %v73) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // d_linear_product_2d__M2_In8_Out4_Tf_3: (f32[2, 8], f32[4, 8]) = call linear_product_2d__M2_In8_Out4_Tf32__grad(h_1, layers__0__down, linear_2d_2, d_mul_9)
+    %v75:2 = "func.call"(%v19, %v3, %v20, %v74) <{callee = @f3_grad}> : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<4x8xf32>)
     // d_mul_10: f32[2, 8] = mul(h_1, h_1)
-    %v92 = "stablehlo.multiply"(%v20, %v20) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %v76 = "stablehlo.multiply"(%v19, %v19) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
     // d_sub_3: f32[2, 8] = sub(1.0:f32, d_mul_10)
-    %v93 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v94 = "stablehlo.broadcast_in_dim"(%v93) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
-    %v95 = "stablehlo.subtract"(%v94, %v92) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // d_mul_11: f32[2, 8] = mul(dot_17, d_sub_3)
-    %v96 = "stablehlo.multiply"(%v89, %v95) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // dot_20: f32[2, 4] = dot(d_mul_11, layers__0__up, dot_15) {precision=''}
-    %v97 = "stablehlo.dot_general"(%v96, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    %v98 = "stablehlo.add"(%v84, %v97) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_12: f32[8, 2] = permute(d_mul_11) {perm=(1, 0)}
-    %v99 = "stablehlo.transpose"(%v96) <{permutation = array<i64: 1, 0>}> : (tensor<2x8xf32>) -> tensor<8x2xf32>
-    // dot_21: f32[8, 4] = dot(t_12, x) {precision=''}
-    %v100 = "stablehlo.dot_general"(%v99, %v0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<8x2xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
+    %v77 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v78 = "stablehlo.broadcast_in_dim"(%v77) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x8xf32>
+    %v79 = "stablehlo.subtract"(%v78, %v76) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_mul_11: f32[2, 8] = mul(d_arg_9, d_sub_3)
+    %v80 = "stablehlo.multiply"(%v75#0, %v79) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    // d_linear_product_2d__M2_In4_Out8_Tf_3: (f32[2, 4], f32[8, 4]) = call linear_product_2d__M2_In4_Out8_Tf32__grad(x, layers__0__up, linear_2d_1, d_mul_11)
+    %v81:2 = "func.call"(%v0, %v2, %v18, %v80) <{callee = @f4_grad}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<8x4xf32>)
+    // d_add_4: f32[2, 4] = add(d_add_3, d_arg_11)
+    %v82 = "stablehlo.add"(%v72, %v81#0) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // zeros_1: f32[5, 4] = fill(0.0:f32)
-    %v101 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v102 = "stablehlo.broadcast_in_dim"(%v101) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<5x4xf32>
-    "func.return"(%v50, %v98, %v102, %v100, %v91, %v86, %v77, %v72, %v63, %v17, %v28, %v39) : (tensor<f32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+    %v83 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v84 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<5x4xf32>
+    "func.return"(%v44, %v82, %v84, %v81#1, %v75#1, %v71#1, %v65#1, %v61#1, %v55#1, %v17, %v26, %v35) : (tensor<f32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f5_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f6_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  // y: f32[2, 4]
+  // dy: f32[2, 4]
+  func.func private @f3_grad(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>, %v2: tensor<2x4xf32>, %v3: tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<4x8xf32>) {
+    // linear_input_grad: f32[2, 8] = call linear_input_grad__M2_In8_Out4_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f7_op}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    // linear_weight_grad: f32[4, 8] = call linear_weight_grad__M2_In8_Out4_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f8_op}> : (tensor<2x4xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    "func.return"(%v4, %v5) : (tensor<2x8xf32>, tensor<4x8xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // y: f32[2, 8]
+  // dy: f32[2, 8]
+  func.func private @f4_grad(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<2x8xf32>, %v3: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<8x4xf32>) {
+    // linear_input_grad: f32[2, 4] = call linear_input_grad__M2_In4_Out8_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f9_op}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    // linear_weight_grad: f32[8, 4] = call linear_weight_grad__M2_In4_Out8_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f10_op}> : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
+    "func.return"(%v4, %v5) : (tensor<2x4xf32>, tensor<8x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f5_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f6_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_input_grad<M=2, In=8, Out=4, T=f32>
+  // dy: f32[2, 4]
+  // weight: f32[4, 8]
+  func.func private @f7_op(%v0: tensor<2x4xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x8xf32>) {
+    // dot_1: f32[2, 8] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_weight_grad<M=2, In=8, Out=4, T=f32>
+  // dy: f32[2, 4]
+  // x: f32[2, 8]
+  func.func private @f8_op(%v0: tensor<2x4xf32>, %v1: tensor<2x8xf32>) -> (tensor<4x8xf32>) {
+    // t_1: f32[4, 2] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<2x4xf32>) -> tensor<4x2xf32>
+    // dot_1: f32[4, 8] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    "func.return"(%v3) : (tensor<4x8xf32>) -> ()
+  }
+  // op linear_input_grad<M=2, In=4, Out=8, T=f32>
+  // dy: f32[2, 8]
+  // weight: f32[8, 4]
+  func.func private @f9_op(%v0: tensor<2x8xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x4xf32>) {
+    // dot_1: f32[2, 4] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_weight_grad<M=2, In=4, Out=8, T=f32>
+  // dy: f32[2, 8]
+  // x: f32[2, 4]
+  func.func private @f10_op(%v0: tensor<2x8xf32>, %v1: tensor<2x4xf32>) -> (tensor<8x4xf32>) {
+    // t_1: f32[8, 2] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<2x8xf32>) -> tensor<8x2xf32>
+    // dot_1: f32[8, 4] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<8x2xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
+    "func.return"(%v3) : (tensor<8x4xf32>) -> ()
   }
 }

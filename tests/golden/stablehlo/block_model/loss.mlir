@@ -22,68 +22,108 @@ module @linnet {
     %v15 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v17 = "stablehlo.add"(%v5, %v16) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_1: f32[4, 8] = permute(layers__0__up) {perm=(1, 0)}
-    %v18 = "stablehlo.transpose"(%v2) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
-    %v19 = "stablehlo.dot_general"(%v0, %v18) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_1)
-    %v20 = "stablehlo.tanh"(%v19) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[8, 4] = permute(layers__0__down) {perm=(1, 0)}
-    %v21 = "stablehlo.transpose"(%v3) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_2: f32[2, 4] = dot(h_1, t_2) {precision=''}
-    %v22 = "stablehlo.dot_general"(%v20, %v21) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_2: f32[2, 4] = mul(dot_2, layers__0__scale)
-    %v23 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v24 = "stablehlo.multiply"(%v22, %v23) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // linear_2d_1: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(x, layers__0__up)
+    %v18 = "func.call"(%v0, %v2) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v19 = "stablehlo.tanh"(%v18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_1, layers__0__down)
+    %v20 = "func.call"(%v19, %v3) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_2: f32[2, 4] = mul(linear_2d_2, layers__0__scale)
+    %v21 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v22 = "stablehlo.multiply"(%v20, %v21) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_3: f32[2, 4] = add(x, __r_1)
-    %v25 = "stablehlo.add"(%v0, %v24) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v23 = "stablehlo.add"(%v0, %v22) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_4: i64[1] = add(layers__1__calls__in, 1:i64)
-    %v26 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v28 = "stablehlo.add"(%v9, %v27) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_3: f32[4, 8] = permute(layers__1__up) {perm=(1, 0)}
-    %v29 = "stablehlo.transpose"(%v6) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_3: f32[2, 8] = dot(y_3, t_3) {precision=''}
-    %v30 = "stablehlo.dot_general"(%v25, %v29) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_2: f32[2, 8] = tanh(dot_3)
-    %v31 = "stablehlo.tanh"(%v30) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_4: f32[8, 4] = permute(layers__1__down) {perm=(1, 0)}
-    %v32 = "stablehlo.transpose"(%v7) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_4: f32[2, 4] = dot(h_2, t_4) {precision=''}
-    %v33 = "stablehlo.dot_general"(%v31, %v32) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_4: f32[2, 4] = mul(dot_4, layers__1__scale)
-    %v34 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v35 = "stablehlo.multiply"(%v33, %v34) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v26 = "stablehlo.add"(%v9, %v25) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_3: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_3, layers__1__up)
+    %v27 = "func.call"(%v23, %v6) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_2: f32[2, 8] = tanh(linear_2d_3)
+    %v28 = "stablehlo.tanh"(%v27) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_4: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_2, layers__1__down)
+    %v29 = "func.call"(%v28, %v7) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_4: f32[2, 4] = mul(linear_2d_4, layers__1__scale)
+    %v30 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v31 = "stablehlo.multiply"(%v29, %v30) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_5: f32[2, 4] = add(y_3, __r_2)
-    %v36 = "stablehlo.add"(%v25, %v35) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v32 = "stablehlo.add"(%v23, %v31) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_6: i64[1] = add(layers__2__calls__in, 1:i64)
-    %v37 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v38 = "stablehlo.broadcast_in_dim"(%v37) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v39 = "stablehlo.add"(%v13, %v38) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_5: f32[4, 8] = permute(layers__2__up) {perm=(1, 0)}
-    %v40 = "stablehlo.transpose"(%v10) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_5: f32[2, 8] = dot(y_5, t_5) {precision=''}
-    %v41 = "stablehlo.dot_general"(%v36, %v40) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_3: f32[2, 8] = tanh(dot_5)
-    %v42 = "stablehlo.tanh"(%v41) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_6: f32[8, 4] = permute(layers__2__down) {perm=(1, 0)}
-    %v43 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_6: f32[2, 4] = dot(h_3, t_6) {precision=''}
-    %v44 = "stablehlo.dot_general"(%v42, %v43) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_6: f32[2, 4] = mul(dot_6, layers__2__scale)
-    %v45 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v46 = "stablehlo.multiply"(%v44, %v45) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v33 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v34 = "stablehlo.broadcast_in_dim"(%v33) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v35 = "stablehlo.add"(%v13, %v34) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_5: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_5, layers__2__up)
+    %v36 = "func.call"(%v32, %v10) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_3: f32[2, 8] = tanh(linear_2d_5)
+    %v37 = "stablehlo.tanh"(%v36) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_6: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_3, layers__2__down)
+    %v38 = "func.call"(%v37, %v11) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_6: f32[2, 4] = mul(linear_2d_6, layers__2__scale)
+    %v39 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v40 = "stablehlo.multiply"(%v38, %v39) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_7: f32[2, 4] = add(y_5, __r_3)
-    %v47 = "stablehlo.add"(%v36, %v46) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v41 = "stablehlo.add"(%v32, %v40) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // total_1: f32[2, 4] = mul(__r1, __r1)
-    %v48 = "stablehlo.multiply"(%v47, %v47) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v42 = "stablehlo.multiply"(%v41, %v41) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // total: f32[] = reduce_sum(total_1) {axes=(0, 1)}
-    %v49 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v50 = "stablehlo.reduce"(%v48, %v49) <{dimensions = array<i64: 0, 1>}> ({
-    ^bb0(%v51: tensor<f32>, %v52: tensor<f32>):
-      %v53 = "stablehlo.add"(%v51, %v52) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v53) : (tensor<f32>) -> ()
+    %v43 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v44 = "stablehlo.reduce"(%v42, %v43) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%v45: tensor<f32>, %v46: tensor<f32>):
+      %v47 = "stablehlo.add"(%v45, %v46) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v47) : (tensor<f32>) -> ()
     }) : (tensor<2x4xf32>, tensor<f32>) -> tensor<f32>
-    "func.return"(%v50, %v17, %v28, %v39) : (tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+    "func.return"(%v44, %v17, %v26, %v35) : (tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear_product_2d: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear_product_2d: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f4_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f5_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f4_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f6_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f5_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f6_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
   }
 }

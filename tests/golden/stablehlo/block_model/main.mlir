@@ -26,63 +26,103 @@ module @linnet {
     %v18 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v19 = "stablehlo.broadcast_in_dim"(%v18) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v20 = "stablehlo.add"(%v5, %v19) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_1: f32[4, 8] = permute(layers__0__up) {perm=(1, 0)}
-    %v21 = "stablehlo.transpose"(%v2) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
-    %v22 = "stablehlo.dot_general"(%v0, %v21) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_1)
-    %v23 = "stablehlo.tanh"(%v22) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[8, 4] = permute(layers__0__down) {perm=(1, 0)}
-    %v24 = "stablehlo.transpose"(%v3) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_2: f32[2, 4] = dot(h_1, t_2) {precision=''}
-    %v25 = "stablehlo.dot_general"(%v23, %v24) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_2: f32[2, 4] = mul(dot_2, layers__0__scale)
-    %v26 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v27 = "stablehlo.multiply"(%v25, %v26) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // linear_2d_1: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(x, layers__0__up)
+    %v21 = "func.call"(%v0, %v2) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v22 = "stablehlo.tanh"(%v21) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_1, layers__0__down)
+    %v23 = "func.call"(%v22, %v3) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_2: f32[2, 4] = mul(linear_2d_2, layers__0__scale)
+    %v24 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v25 = "stablehlo.multiply"(%v23, %v24) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_3: f32[2, 4] = add(x, __r_1)
-    %v28 = "stablehlo.add"(%v0, %v27) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v26 = "stablehlo.add"(%v0, %v25) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_4: i64[1] = add(layers__1__calls__in, 1:i64)
-    %v29 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v30 = "stablehlo.broadcast_in_dim"(%v29) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v31 = "stablehlo.add"(%v9, %v30) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_3: f32[4, 8] = permute(layers__1__up) {perm=(1, 0)}
-    %v32 = "stablehlo.transpose"(%v6) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_3: f32[2, 8] = dot(y_3, t_3) {precision=''}
-    %v33 = "stablehlo.dot_general"(%v28, %v32) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_2: f32[2, 8] = tanh(dot_3)
-    %v34 = "stablehlo.tanh"(%v33) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_4: f32[8, 4] = permute(layers__1__down) {perm=(1, 0)}
-    %v35 = "stablehlo.transpose"(%v7) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_4: f32[2, 4] = dot(h_2, t_4) {precision=''}
-    %v36 = "stablehlo.dot_general"(%v34, %v35) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_4: f32[2, 4] = mul(dot_4, layers__1__scale)
-    %v37 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v38 = "stablehlo.multiply"(%v36, %v37) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v27 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v29 = "stablehlo.add"(%v9, %v28) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_3: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_3, layers__1__up)
+    %v30 = "func.call"(%v26, %v6) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_2: f32[2, 8] = tanh(linear_2d_3)
+    %v31 = "stablehlo.tanh"(%v30) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_4: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_2, layers__1__down)
+    %v32 = "func.call"(%v31, %v7) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_4: f32[2, 4] = mul(linear_2d_4, layers__1__scale)
+    %v33 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v34 = "stablehlo.multiply"(%v32, %v33) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_5: f32[2, 4] = add(y_3, __r_2)
-    %v39 = "stablehlo.add"(%v28, %v38) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v35 = "stablehlo.add"(%v26, %v34) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_6: i64[1] = add(layers__2__calls__in, 1:i64)
-    %v40 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v41 = "stablehlo.broadcast_in_dim"(%v40) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v42 = "stablehlo.add"(%v13, %v41) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_5: f32[4, 8] = permute(layers__2__up) {perm=(1, 0)}
-    %v43 = "stablehlo.transpose"(%v10) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_5: f32[2, 8] = dot(y_5, t_5) {precision=''}
-    %v44 = "stablehlo.dot_general"(%v39, %v43) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_3: f32[2, 8] = tanh(dot_5)
-    %v45 = "stablehlo.tanh"(%v44) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_6: f32[8, 4] = permute(layers__2__down) {perm=(1, 0)}
-    %v46 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_6: f32[2, 4] = dot(h_3, t_6) {precision=''}
-    %v47 = "stablehlo.dot_general"(%v45, %v46) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // y_6: f32[2, 4] = mul(dot_6, layers__2__scale)
-    %v48 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
-    %v49 = "stablehlo.multiply"(%v47, %v48) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v36 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v37 = "stablehlo.broadcast_in_dim"(%v36) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v38 = "stablehlo.add"(%v13, %v37) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_5: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_5, layers__2__up)
+    %v39 = "func.call"(%v35, %v10) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_3: f32[2, 8] = tanh(linear_2d_5)
+    %v40 = "stablehlo.tanh"(%v39) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_6: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_3, layers__2__down)
+    %v41 = "func.call"(%v40, %v11) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_6: f32[2, 4] = mul(linear_2d_6, layers__2__scale)
+    %v42 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %v43 = "stablehlo.multiply"(%v41, %v42) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // y_7: f32[2, 4] = add(y_5, __r_3)
-    %v50 = "stablehlo.add"(%v39, %v49) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_7: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v51 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_7: f32[2, 5] = dot(__r1, t_7) {precision=''}
-    %v52 = "stablehlo.dot_general"(%v50, %v51) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    "func.return"(%v52, %v20, %v31, %v42, %v17) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+    %v44 = "stablehlo.add"(%v35, %v43) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // t_1: f32[4, 5] = permute(embed) {perm=(1, 0)}
+    %v45 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_1: f32[2, 5] = dot(__r1, t_1) {precision=''}
+    %v46 = "stablehlo.dot_general"(%v44, %v45) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v46, %v20, %v29, %v38, %v17) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear_product_2d: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear_product_2d: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f4_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f5_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f4_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f6_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f5_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f6_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
   }
 }

@@ -42,357 +42,331 @@ module @linnet {
     %v35 = "stablehlo.reshape"(%v34) : (tensor<1xi64>) -> tensor<i64>
     // reshape: i64[2, 1] = reshape(token)
     %v36 = "stablehlo.reshape"(%v0) : (tensor<2xi64>) -> tensor<2x1xi64>
-    // reshape_1: i64[2] = reshape(reshape)
+    // flat_1: i64[2] = reshape(reshape)
     %v37 = "stablehlo.reshape"(%v36) : (tensor<2x1xi64>) -> tensor<2xi64>
-    // embedding_1: f32[2, 20] = call embedding__N2_V2_H20(reshape_1, embed)
-    %v38 = "func.call"(%v37, %v1) <{callee = @f1_op}> : (tensor<2xi64>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    // reshape_2: f32[2, 1, 20] = reshape(embedding_1)
-    %v39 = "stablehlo.reshape"(%v38) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_3: f32[2, 20] = reshape(__r1)
-    %v40 = "stablehlo.reshape"(%v39) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_1: f32[2, 20] = call rms_norm__R2_C20(reshape_3, layers__0__attn_norm__weight, 1e-05:f32)
-    %v41 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v42 = "func.call"(%v40, %v2, %v41) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__attn_norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_1)
-    %v43 = "stablehlo.reshape"(%v42) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // slots_1: i64[16] = iota()
-    %v44 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<16xi64>
-    // reshape_4: f32[2, 20] = reshape(layers__attn_norm__forward_1)
-    %v45 = "stablehlo.reshape"(%v43) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_1: f32[2, 20] = call linear__M2_N20_K20(reshape_4, layers__0__attn__k__weight)
-    %v46 = "func.call"(%v45, %v4) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__k__forward_1: f32[2, 1, 20] = reshape(linear_1)
-    %v47 = "stablehlo.reshape"(%v46) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // key_1: f32[2, 4, 5] = reshape(layers__attn__k__forward_1)
-    %v48 = "stablehlo.reshape"(%v47) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
-    // linear_2: f32[2, 20] = call linear__M2_N20_K20(reshape_4, layers__0__attn__v__weight)
-    %v49 = "func.call"(%v45, %v5) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__v__forward_1: f32[2, 1, 20] = reshape(linear_2)
+    // ids_2: bool[2] = ge(flat_1, 0:i64)
+    %v38 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v39 = "stablehlo.broadcast_in_dim"(%v38) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v40 = "stablehlo.compare"(%v37, %v39) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    // ids_3: bool[2] = lt(flat_1, 2:i64)
+    %v41 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v42 = "stablehlo.broadcast_in_dim"(%v41) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v43 = "stablehlo.compare"(%v37, %v42) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    // ids_4: bool[2] = and(ids_2, ids_3)
+    %v44 = "stablehlo.and"(%v40, %v43) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+    // ids_5: i64[2] = select(ids_4, flat_1, -1:i64)
+    %v45 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v46 = "stablehlo.broadcast_in_dim"(%v45) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v47 = "stablehlo.select"(%v44, %v37, %v46) : (tensor<2xi1>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    // ids_1: i32[2] = cast(ids_5)
+    %v48 = "stablehlo.convert"(%v47) : (tensor<2xi64>) -> tensor<2xi32>
+    // embedding_2d_1: f32[2, 20] = call embedding_2d__N2_Vocab2_H20_Tf32(ids_1, embed)
+    %v49 = "func.call"(%v48, %v1) <{callee = @f1_op}> : (tensor<2xi32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    // reshape_1: f32[2, 1, 20] = reshape(embedding_2d_1)
     %v50 = "stablehlo.reshape"(%v49) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_2: f32[2, 20] = reshape(__r1)
+    %v51 = "stablehlo.reshape"(%v50) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_1: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_2, layers__0__attn_norm__weight, 1e-05:f32)
+    %v52 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v53 = "func.call"(%v51, %v2, %v52) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__attn_norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_2d_1)
+    %v54 = "stablehlo.reshape"(%v53) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // slots_1: i64[16] = iota()
+    %v55 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<16xi64>
+    // reshape_3: f32[2, 20] = reshape(layers__attn_norm__forward_1)
+    %v56 = "stablehlo.reshape"(%v54) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_1: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_3, layers__0__attn__k__weight)
+    %v57 = "func.call"(%v56, %v4) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__k__forward_1: f32[2, 1, 20] = reshape(linear_2d_1)
+    %v58 = "stablehlo.reshape"(%v57) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // key_1: f32[2, 4, 5] = reshape(layers__attn__k__forward_1)
+    %v59 = "stablehlo.reshape"(%v58) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    // linear_2d_2: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_3, layers__0__attn__v__weight)
+    %v60 = "func.call"(%v56, %v5) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__v__forward_1: f32[2, 1, 20] = reshape(linear_2d_2)
+    %v61 = "stablehlo.reshape"(%v60) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // value_1: f32[2, 4, 5] = reshape(layers__attn__v__forward_1)
-    %v51 = "stablehlo.reshape"(%v50) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    %v62 = "stablehlo.reshape"(%v61) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
     // keys_4: bool[16] = eq(slots_1, at)
-    %v52 = "stablehlo.broadcast_in_dim"(%v35) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<16xi64>
-    %v53 = "stablehlo.compare"(%v44, %v52) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<16xi64>, tensor<16xi64>) -> tensor<16xi1>
+    %v63 = "stablehlo.broadcast_in_dim"(%v35) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<16xi64>
+    %v64 = "stablehlo.compare"(%v55, %v63) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<16xi64>, tensor<16xi64>) -> tensor<16xi1>
     // keys_5: bool[1, 1, 16, 1] = reshape(keys_4)
-    %v54 = "stablehlo.reshape"(%v53) : (tensor<16xi1>) -> tensor<1x1x16x1xi1>
+    %v65 = "stablehlo.reshape"(%v64) : (tensor<16xi1>) -> tensor<1x1x16x1xi1>
     // keys_6: f32[2, 4, 1, 5] = reshape(key_1)
-    %v55 = "stablehlo.reshape"(%v48) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v66 = "stablehlo.reshape"(%v59) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // keys_1: f32[2, 4, 16, 5] = select(keys_5, keys_6, __s1_0)
-    %v56 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v57 = "stablehlo.broadcast_in_dim"(%v55) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v58 = "stablehlo.select"(%v56, %v57, %v7) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    %v67 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v68 = "stablehlo.broadcast_in_dim"(%v66) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v69 = "stablehlo.select"(%v67, %v68, %v7) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
     // values_6: f32[2, 4, 1, 5] = reshape(value_1)
-    %v59 = "stablehlo.reshape"(%v51) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v70 = "stablehlo.reshape"(%v62) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // values_1: f32[2, 4, 16, 5] = select(keys_5, values_6, __s1_1)
-    %v60 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v61 = "stablehlo.broadcast_in_dim"(%v59) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v62 = "stablehlo.select"(%v60, %v61, %v8) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_3: f32[2, 20] = call linear__M2_N20_K20(reshape_4, layers__0__attn__q__weight)
-    %v63 = "func.call"(%v45, %v3) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__q__forward_1: f32[2, 1, 20] = reshape(linear_3)
-    %v64 = "stablehlo.reshape"(%v63) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v71 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v72 = "stablehlo.broadcast_in_dim"(%v70) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v73 = "stablehlo.select"(%v71, %v72, %v8) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_3: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_3, layers__0__attn__q__weight)
+    %v74 = "func.call"(%v56, %v3) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__q__forward_1: f32[2, 1, 20] = reshape(linear_2d_3)
+    %v75 = "stablehlo.reshape"(%v74) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // query_1: f32[2, 4, 1, 5] = reshape(layers__attn__q__forward_1)
-    %v65 = "stablehlo.reshape"(%v64) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
+    %v76 = "stablehlo.reshape"(%v75) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
     // rsqrt_1: f32[] = rsqrt(5.0:f32)
-    %v66 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
-    %v67 = "stablehlo.rsqrt"(%v66) : (tensor<f32>) -> tensor<f32>
+    %v77 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
+    %v78 = "stablehlo.rsqrt"(%v77) : (tensor<f32>) -> tensor<f32>
     // attention_from_1: f32[2, 4, 1, 5] = call attention_from__B2_NH4_L1_S16_D5(query_1, keys_1, values_1, rsqrt_1, at)
-    %v68 = "func.call"(%v65, %v58, %v62, %v67, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
+    %v79 = "func.call"(%v76, %v69, %v73, %v78, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
     // permute_1: f32[2, 1, 4, 5] = permute(attention_from_1) {perm=(0, 2, 1, 3)}
-    %v69 = "stablehlo.transpose"(%v68) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
-    // reshape_7: f32[2, 1, 20] = reshape(permute_1)
-    %v70 = "stablehlo.reshape"(%v69) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
-    // reshape_8: f32[2, 20] = reshape(reshape_7)
-    %v71 = "stablehlo.reshape"(%v70) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_4: f32[2, 20] = call linear__M2_N20_K20(reshape_8, layers__0__attn__o__weight)
-    %v72 = "func.call"(%v71, %v6) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__o__forward_1: f32[2, 1, 20] = reshape(linear_4)
-    %v73 = "stablehlo.reshape"(%v72) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v80 = "stablehlo.transpose"(%v79) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
+    // reshape_6: f32[2, 1, 20] = reshape(permute_1)
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
+    // reshape_7: f32[2, 20] = reshape(reshape_6)
+    %v82 = "stablehlo.reshape"(%v81) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_4: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_7, layers__0__attn__o__weight)
+    %v83 = "func.call"(%v82, %v6) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__o__forward_1: f32[2, 1, 20] = reshape(linear_2d_4)
+    %v84 = "stablehlo.reshape"(%v83) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // add_1: f32[2, 1, 20] = add(__r1, __r_2)
-    %v74 = "stablehlo.add"(%v39, %v73) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_9: f32[2, 20] = reshape(add_1)
-    %v75 = "stablehlo.reshape"(%v74) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_2: f32[2, 20] = call rms_norm__R2_C20(reshape_9, layers__0__mlp_norm__weight, 1e-05:f32)
-    %v76 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v77 = "func.call"(%v75, %v9, %v76) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__mlp_norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_2)
-    %v78 = "stablehlo.reshape"(%v77) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_10: f32[2, 20] = reshape(layers__mlp_norm__forward_1)
-    %v79 = "stablehlo.reshape"(%v78) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_5: f32[2, 80] = call linear__M2_N80_K20(reshape_10, layers__0__mlp__up__weight)
-    %v80 = "func.call"(%v79, %v10) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
-    // h_1: f32[2, 1, 80] = reshape(linear_5)
-    %v81 = "stablehlo.reshape"(%v80) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
-    // neg_1: f32[2, 1, 80] = neg(h_1)
-    %v82 = "stablehlo.negate"(%v81) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // exp_1: f32[2, 1, 80] = exp(neg_1)
-    %v83 = "stablehlo.exponential"(%v82) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // add_2: f32[2, 1, 80] = add(1.0:f32, exp_1)
-    %v84 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v85 = "stablehlo.broadcast_in_dim"(%v84) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x1x80xf32>
-    %v86 = "stablehlo.add"(%v85, %v83) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // div_1: f32[2, 1, 80] = div(h_1, add_2)
-    %v87 = "stablehlo.divide"(%v81, %v86) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // reshape_11: f32[2, 80] = reshape(div_1)
-    %v88 = "stablehlo.reshape"(%v87) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
-    // linear_6: f32[2, 20] = call linear__M2_N20_K80(reshape_11, layers__0__mlp__down__weight)
-    %v89 = "func.call"(%v88, %v11) <{callee = @f6_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
-    // layers__mlp__forward_1: f32[2, 1, 20] = reshape(linear_6)
-    %v90 = "stablehlo.reshape"(%v89) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // add_3: f32[2, 1, 20] = add(add_1, layers__mlp__forward_1)
-    %v91 = "stablehlo.add"(%v74, %v90) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_12: f32[2, 20] = reshape(__r2)
-    %v92 = "stablehlo.reshape"(%v91) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_3: f32[2, 20] = call rms_norm__R2_C20(reshape_12, layers__1__attn_norm__weight, 1e-05:f32)
-    %v93 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v94 = "func.call"(%v92, %v12, %v93) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__attn_norm__forward_2: f32[2, 1, 20] = reshape(rms_norm_3)
-    %v95 = "stablehlo.reshape"(%v94) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_13: f32[2, 20] = reshape(layers__attn_norm__forward_2)
-    %v96 = "stablehlo.reshape"(%v95) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_7: f32[2, 20] = call linear__M2_N20_K20(reshape_13, layers__1__attn__k__weight)
-    %v97 = "func.call"(%v96, %v14) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__k__forward_2: f32[2, 1, 20] = reshape(linear_7)
-    %v98 = "stablehlo.reshape"(%v97) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // key_2: f32[2, 4, 5] = reshape(layers__attn__k__forward_2)
-    %v99 = "stablehlo.reshape"(%v98) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
-    // linear_8: f32[2, 20] = call linear__M2_N20_K20(reshape_13, layers__1__attn__v__weight)
-    %v100 = "func.call"(%v96, %v15) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__v__forward_2: f32[2, 1, 20] = reshape(linear_8)
+    %v85 = "stablehlo.add"(%v50, %v84) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_8: f32[2, 20] = reshape(add_1)
+    %v86 = "stablehlo.reshape"(%v85) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_2: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_8, layers__0__mlp_norm__weight, 1e-05:f32)
+    %v87 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v88 = "func.call"(%v86, %v9, %v87) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__mlp_norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_2d_2)
+    %v89 = "stablehlo.reshape"(%v88) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_9: f32[2, 20] = reshape(layers__mlp_norm__forward_1)
+    %v90 = "stablehlo.reshape"(%v89) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_5: f32[2, 80] = call linear_2d__M2_In20_Out80_Tf32(reshape_9, layers__0__mlp__up__weight)
+    %v91 = "func.call"(%v90, %v10) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
+    // layers__mlp__up__forward_1: f32[2, 1, 80] = reshape(linear_2d_5)
+    %v92 = "stablehlo.reshape"(%v91) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
+    // silu_1: f32[2, 1, 80] = call silu__S2x1x80_Tf32(layers__mlp__up__forward_1)
+    %v93 = "func.call"(%v92) <{callee = @f6_op}> : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // reshape_10: f32[2, 80] = reshape(silu_1)
+    %v94 = "stablehlo.reshape"(%v93) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
+    // linear_2d_6: f32[2, 20] = call linear_2d__M2_In80_Out20_Tf32(reshape_10, layers__0__mlp__down__weight)
+    %v95 = "func.call"(%v94, %v11) <{callee = @f7_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
+    // layers__mlp__forward_1: f32[2, 1, 20] = reshape(linear_2d_6)
+    %v96 = "stablehlo.reshape"(%v95) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // add_2: f32[2, 1, 20] = add(add_1, layers__mlp__forward_1)
+    %v97 = "stablehlo.add"(%v85, %v96) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_11: f32[2, 20] = reshape(__r2)
+    %v98 = "stablehlo.reshape"(%v97) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_3: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_11, layers__1__attn_norm__weight, 1e-05:f32)
+    %v99 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v100 = "func.call"(%v98, %v12, %v99) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__attn_norm__forward_2: f32[2, 1, 20] = reshape(rms_norm_2d_3)
     %v101 = "stablehlo.reshape"(%v100) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_12: f32[2, 20] = reshape(layers__attn_norm__forward_2)
+    %v102 = "stablehlo.reshape"(%v101) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_7: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_12, layers__1__attn__k__weight)
+    %v103 = "func.call"(%v102, %v14) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__k__forward_2: f32[2, 1, 20] = reshape(linear_2d_7)
+    %v104 = "stablehlo.reshape"(%v103) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // key_2: f32[2, 4, 5] = reshape(layers__attn__k__forward_2)
+    %v105 = "stablehlo.reshape"(%v104) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    // linear_2d_8: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_12, layers__1__attn__v__weight)
+    %v106 = "func.call"(%v102, %v15) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__v__forward_2: f32[2, 1, 20] = reshape(linear_2d_8)
+    %v107 = "stablehlo.reshape"(%v106) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // value_2: f32[2, 4, 5] = reshape(layers__attn__v__forward_2)
-    %v102 = "stablehlo.reshape"(%v101) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    %v108 = "stablehlo.reshape"(%v107) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
     // keys_10: f32[2, 4, 1, 5] = reshape(key_2)
-    %v103 = "stablehlo.reshape"(%v99) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v109 = "stablehlo.reshape"(%v105) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // keys_2: f32[2, 4, 16, 5] = select(keys_5, keys_10, __s1_2)
-    %v104 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v105 = "stablehlo.broadcast_in_dim"(%v103) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v106 = "stablehlo.select"(%v104, %v105, %v17) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    %v110 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v111 = "stablehlo.broadcast_in_dim"(%v109) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v112 = "stablehlo.select"(%v110, %v111, %v17) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
     // values_10: f32[2, 4, 1, 5] = reshape(value_2)
-    %v107 = "stablehlo.reshape"(%v102) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v113 = "stablehlo.reshape"(%v108) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // values_2: f32[2, 4, 16, 5] = select(keys_5, values_10, __s1_3)
-    %v108 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v109 = "stablehlo.broadcast_in_dim"(%v107) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v110 = "stablehlo.select"(%v108, %v109, %v18) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_9: f32[2, 20] = call linear__M2_N20_K20(reshape_13, layers__1__attn__q__weight)
-    %v111 = "func.call"(%v96, %v13) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__q__forward_2: f32[2, 1, 20] = reshape(linear_9)
-    %v112 = "stablehlo.reshape"(%v111) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v114 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v115 = "stablehlo.broadcast_in_dim"(%v113) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v116 = "stablehlo.select"(%v114, %v115, %v18) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_9: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_12, layers__1__attn__q__weight)
+    %v117 = "func.call"(%v102, %v13) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__q__forward_2: f32[2, 1, 20] = reshape(linear_2d_9)
+    %v118 = "stablehlo.reshape"(%v117) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // query_2: f32[2, 4, 1, 5] = reshape(layers__attn__q__forward_2)
-    %v113 = "stablehlo.reshape"(%v112) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
+    %v119 = "stablehlo.reshape"(%v118) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
     // attention_from_2: f32[2, 4, 1, 5] = call attention_from__B2_NH4_L1_S16_D5(query_2, keys_2, values_2, rsqrt_1, at)
-    %v114 = "func.call"(%v113, %v106, %v110, %v67, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
+    %v120 = "func.call"(%v119, %v112, %v116, %v78, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
     // permute_2: f32[2, 1, 4, 5] = permute(attention_from_2) {perm=(0, 2, 1, 3)}
-    %v115 = "stablehlo.transpose"(%v114) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
-    // reshape_16: f32[2, 1, 20] = reshape(permute_2)
-    %v116 = "stablehlo.reshape"(%v115) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
-    // reshape_17: f32[2, 20] = reshape(reshape_16)
-    %v117 = "stablehlo.reshape"(%v116) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_10: f32[2, 20] = call linear__M2_N20_K20(reshape_17, layers__1__attn__o__weight)
-    %v118 = "func.call"(%v117, %v16) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__o__forward_2: f32[2, 1, 20] = reshape(linear_10)
-    %v119 = "stablehlo.reshape"(%v118) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // add_4: f32[2, 1, 20] = add(__r2, __r_5)
-    %v120 = "stablehlo.add"(%v91, %v119) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_18: f32[2, 20] = reshape(add_4)
-    %v121 = "stablehlo.reshape"(%v120) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_4: f32[2, 20] = call rms_norm__R2_C20(reshape_18, layers__1__mlp_norm__weight, 1e-05:f32)
-    %v122 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v123 = "func.call"(%v121, %v19, %v122) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__mlp_norm__forward_2: f32[2, 1, 20] = reshape(rms_norm_4)
-    %v124 = "stablehlo.reshape"(%v123) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_19: f32[2, 20] = reshape(layers__mlp_norm__forward_2)
-    %v125 = "stablehlo.reshape"(%v124) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_11: f32[2, 80] = call linear__M2_N80_K20(reshape_19, layers__1__mlp__up__weight)
-    %v126 = "func.call"(%v125, %v20) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
-    // h_2: f32[2, 1, 80] = reshape(linear_11)
-    %v127 = "stablehlo.reshape"(%v126) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
-    // neg_2: f32[2, 1, 80] = neg(h_2)
-    %v128 = "stablehlo.negate"(%v127) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // exp_2: f32[2, 1, 80] = exp(neg_2)
-    %v129 = "stablehlo.exponential"(%v128) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // add_5: f32[2, 1, 80] = add(1.0:f32, exp_2)
-    %v130 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v131 = "stablehlo.broadcast_in_dim"(%v130) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x1x80xf32>
-    %v132 = "stablehlo.add"(%v131, %v129) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // div_2: f32[2, 1, 80] = div(h_2, add_5)
-    %v133 = "stablehlo.divide"(%v127, %v132) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // reshape_20: f32[2, 80] = reshape(div_2)
-    %v134 = "stablehlo.reshape"(%v133) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
-    // linear_12: f32[2, 20] = call linear__M2_N20_K80(reshape_20, layers__1__mlp__down__weight)
-    %v135 = "func.call"(%v134, %v21) <{callee = @f6_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
-    // layers__mlp__forward_2: f32[2, 1, 20] = reshape(linear_12)
-    %v136 = "stablehlo.reshape"(%v135) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // add_6: f32[2, 1, 20] = add(add_4, layers__mlp__forward_2)
-    %v137 = "stablehlo.add"(%v120, %v136) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_21: f32[2, 20] = reshape(__r3)
-    %v138 = "stablehlo.reshape"(%v137) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_5: f32[2, 20] = call rms_norm__R2_C20(reshape_21, layers__2__attn_norm__weight, 1e-05:f32)
-    %v139 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v140 = "func.call"(%v138, %v22, %v139) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__attn_norm__forward_3: f32[2, 1, 20] = reshape(rms_norm_5)
-    %v141 = "stablehlo.reshape"(%v140) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_22: f32[2, 20] = reshape(layers__attn_norm__forward_3)
-    %v142 = "stablehlo.reshape"(%v141) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_13: f32[2, 20] = call linear__M2_N20_K20(reshape_22, layers__2__attn__k__weight)
-    %v143 = "func.call"(%v142, %v24) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__k__forward_3: f32[2, 1, 20] = reshape(linear_13)
-    %v144 = "stablehlo.reshape"(%v143) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v121 = "stablehlo.transpose"(%v120) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
+    // reshape_15: f32[2, 1, 20] = reshape(permute_2)
+    %v122 = "stablehlo.reshape"(%v121) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
+    // reshape_16: f32[2, 20] = reshape(reshape_15)
+    %v123 = "stablehlo.reshape"(%v122) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_10: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_16, layers__1__attn__o__weight)
+    %v124 = "func.call"(%v123, %v16) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__o__forward_2: f32[2, 1, 20] = reshape(linear_2d_10)
+    %v125 = "stablehlo.reshape"(%v124) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // add_3: f32[2, 1, 20] = add(__r2, __r_5)
+    %v126 = "stablehlo.add"(%v97, %v125) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_17: f32[2, 20] = reshape(add_3)
+    %v127 = "stablehlo.reshape"(%v126) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_4: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_17, layers__1__mlp_norm__weight, 1e-05:f32)
+    %v128 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v129 = "func.call"(%v127, %v19, %v128) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__mlp_norm__forward_2: f32[2, 1, 20] = reshape(rms_norm_2d_4)
+    %v130 = "stablehlo.reshape"(%v129) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_18: f32[2, 20] = reshape(layers__mlp_norm__forward_2)
+    %v131 = "stablehlo.reshape"(%v130) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_11: f32[2, 80] = call linear_2d__M2_In20_Out80_Tf32(reshape_18, layers__1__mlp__up__weight)
+    %v132 = "func.call"(%v131, %v20) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
+    // layers__mlp__up__forward_2: f32[2, 1, 80] = reshape(linear_2d_11)
+    %v133 = "stablehlo.reshape"(%v132) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
+    // silu_2: f32[2, 1, 80] = call silu__S2x1x80_Tf32(layers__mlp__up__forward_2)
+    %v134 = "func.call"(%v133) <{callee = @f6_op}> : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // reshape_19: f32[2, 80] = reshape(silu_2)
+    %v135 = "stablehlo.reshape"(%v134) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
+    // linear_2d_12: f32[2, 20] = call linear_2d__M2_In80_Out20_Tf32(reshape_19, layers__1__mlp__down__weight)
+    %v136 = "func.call"(%v135, %v21) <{callee = @f7_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
+    // layers__mlp__forward_2: f32[2, 1, 20] = reshape(linear_2d_12)
+    %v137 = "stablehlo.reshape"(%v136) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // add_4: f32[2, 1, 20] = add(add_3, layers__mlp__forward_2)
+    %v138 = "stablehlo.add"(%v126, %v137) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_20: f32[2, 20] = reshape(__r3)
+    %v139 = "stablehlo.reshape"(%v138) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_5: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_20, layers__2__attn_norm__weight, 1e-05:f32)
+    %v140 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v141 = "func.call"(%v139, %v22, %v140) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__attn_norm__forward_3: f32[2, 1, 20] = reshape(rms_norm_2d_5)
+    %v142 = "stablehlo.reshape"(%v141) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_21: f32[2, 20] = reshape(layers__attn_norm__forward_3)
+    %v143 = "stablehlo.reshape"(%v142) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_13: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_21, layers__2__attn__k__weight)
+    %v144 = "func.call"(%v143, %v24) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__k__forward_3: f32[2, 1, 20] = reshape(linear_2d_13)
+    %v145 = "stablehlo.reshape"(%v144) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // key_3: f32[2, 4, 5] = reshape(layers__attn__k__forward_3)
-    %v145 = "stablehlo.reshape"(%v144) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
-    // linear_14: f32[2, 20] = call linear__M2_N20_K20(reshape_22, layers__2__attn__v__weight)
-    %v146 = "func.call"(%v142, %v25) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__v__forward_3: f32[2, 1, 20] = reshape(linear_14)
-    %v147 = "stablehlo.reshape"(%v146) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v146 = "stablehlo.reshape"(%v145) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    // linear_2d_14: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_21, layers__2__attn__v__weight)
+    %v147 = "func.call"(%v143, %v25) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__v__forward_3: f32[2, 1, 20] = reshape(linear_2d_14)
+    %v148 = "stablehlo.reshape"(%v147) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // value_3: f32[2, 4, 5] = reshape(layers__attn__v__forward_3)
-    %v148 = "stablehlo.reshape"(%v147) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
+    %v149 = "stablehlo.reshape"(%v148) : (tensor<2x1x20xf32>) -> tensor<2x4x5xf32>
     // keys_14: f32[2, 4, 1, 5] = reshape(key_3)
-    %v149 = "stablehlo.reshape"(%v145) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v150 = "stablehlo.reshape"(%v146) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // keys_3: f32[2, 4, 16, 5] = select(keys_5, keys_14, __s1_4)
-    %v150 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v151 = "stablehlo.broadcast_in_dim"(%v149) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v152 = "stablehlo.select"(%v150, %v151, %v27) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    %v151 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v152 = "stablehlo.broadcast_in_dim"(%v150) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v153 = "stablehlo.select"(%v151, %v152, %v27) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
     // values_14: f32[2, 4, 1, 5] = reshape(value_3)
-    %v153 = "stablehlo.reshape"(%v148) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
+    %v154 = "stablehlo.reshape"(%v149) : (tensor<2x4x5xf32>) -> tensor<2x4x1x5xf32>
     // values_3: f32[2, 4, 16, 5] = select(keys_5, values_14, __s1_5)
-    %v154 = "stablehlo.broadcast_in_dim"(%v54) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
-    %v155 = "stablehlo.broadcast_in_dim"(%v153) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
-    %v156 = "stablehlo.select"(%v154, %v155, %v28) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_15: f32[2, 20] = call linear__M2_N20_K20(reshape_22, layers__2__attn__q__weight)
-    %v157 = "func.call"(%v142, %v23) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__q__forward_3: f32[2, 1, 20] = reshape(linear_15)
-    %v158 = "stablehlo.reshape"(%v157) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    %v155 = "stablehlo.broadcast_in_dim"(%v65) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<1x1x16x1xi1>) -> tensor<2x4x16x5xi1>
+    %v156 = "stablehlo.broadcast_in_dim"(%v154) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x4x16x5xf32>
+    %v157 = "stablehlo.select"(%v155, %v156, %v28) : (tensor<2x4x16x5xi1>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_15: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_21, layers__2__attn__q__weight)
+    %v158 = "func.call"(%v143, %v23) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__q__forward_3: f32[2, 1, 20] = reshape(linear_2d_15)
+    %v159 = "stablehlo.reshape"(%v158) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
     // query_3: f32[2, 4, 1, 5] = reshape(layers__attn__q__forward_3)
-    %v159 = "stablehlo.reshape"(%v158) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
+    %v160 = "stablehlo.reshape"(%v159) : (tensor<2x1x20xf32>) -> tensor<2x4x1x5xf32>
     // attention_from_3: f32[2, 4, 1, 5] = call attention_from__B2_NH4_L1_S16_D5(query_3, keys_3, values_3, rsqrt_1, at)
-    %v160 = "func.call"(%v159, %v152, %v156, %v67, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
+    %v161 = "func.call"(%v160, %v153, %v157, %v78, %v35) <{callee = @f4_op}> : (tensor<2x4x1x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x1x5xf32>
     // permute_3: f32[2, 1, 4, 5] = permute(attention_from_3) {perm=(0, 2, 1, 3)}
-    %v161 = "stablehlo.transpose"(%v160) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
-    // reshape_25: f32[2, 1, 20] = reshape(permute_3)
-    %v162 = "stablehlo.reshape"(%v161) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
-    // reshape_26: f32[2, 20] = reshape(reshape_25)
-    %v163 = "stablehlo.reshape"(%v162) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_16: f32[2, 20] = call linear__M2_N20_K20(reshape_26, layers__2__attn__o__weight)
-    %v164 = "func.call"(%v163, %v26) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    // layers__attn__o__forward_3: f32[2, 1, 20] = reshape(linear_16)
-    %v165 = "stablehlo.reshape"(%v164) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // add_7: f32[2, 1, 20] = add(__r3, __r_8)
-    %v166 = "stablehlo.add"(%v137, %v165) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_27: f32[2, 20] = reshape(add_7)
-    %v167 = "stablehlo.reshape"(%v166) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_6: f32[2, 20] = call rms_norm__R2_C20(reshape_27, layers__2__mlp_norm__weight, 1e-05:f32)
-    %v168 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v169 = "func.call"(%v167, %v29, %v168) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // layers__mlp_norm__forward_3: f32[2, 1, 20] = reshape(rms_norm_6)
-    %v170 = "stablehlo.reshape"(%v169) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_28: f32[2, 20] = reshape(layers__mlp_norm__forward_3)
-    %v171 = "stablehlo.reshape"(%v170) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_17: f32[2, 80] = call linear__M2_N80_K20(reshape_28, layers__2__mlp__up__weight)
-    %v172 = "func.call"(%v171, %v30) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
-    // h_3: f32[2, 1, 80] = reshape(linear_17)
-    %v173 = "stablehlo.reshape"(%v172) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
-    // neg_3: f32[2, 1, 80] = neg(h_3)
-    %v174 = "stablehlo.negate"(%v173) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // exp_3: f32[2, 1, 80] = exp(neg_3)
-    %v175 = "stablehlo.exponential"(%v174) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // add_8: f32[2, 1, 80] = add(1.0:f32, exp_3)
-    %v176 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v177 = "stablehlo.broadcast_in_dim"(%v176) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x1x80xf32>
-    %v178 = "stablehlo.add"(%v177, %v175) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // div_3: f32[2, 1, 80] = div(h_3, add_8)
-    %v179 = "stablehlo.divide"(%v173, %v178) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
-    // reshape_29: f32[2, 80] = reshape(div_3)
-    %v180 = "stablehlo.reshape"(%v179) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
-    // linear_18: f32[2, 20] = call linear__M2_N20_K80(reshape_29, layers__2__mlp__down__weight)
-    %v181 = "func.call"(%v180, %v31) <{callee = @f6_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
-    // layers__mlp__forward_3: f32[2, 1, 20] = reshape(linear_18)
-    %v182 = "stablehlo.reshape"(%v181) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // add_9: f32[2, 1, 20] = add(add_7, layers__mlp__forward_3)
-    %v183 = "stablehlo.add"(%v166, %v182) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    %v162 = "stablehlo.transpose"(%v161) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x1x5xf32>) -> tensor<2x1x4x5xf32>
+    // reshape_24: f32[2, 1, 20] = reshape(permute_3)
+    %v163 = "stablehlo.reshape"(%v162) : (tensor<2x1x4x5xf32>) -> tensor<2x1x20xf32>
+    // reshape_25: f32[2, 20] = reshape(reshape_24)
+    %v164 = "stablehlo.reshape"(%v163) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_16: f32[2, 20] = call linear_2d__M2_In20_Out20_Tf32(reshape_25, layers__2__attn__o__weight)
+    %v165 = "func.call"(%v164, %v26) <{callee = @f3_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    // layers__attn__o__forward_3: f32[2, 1, 20] = reshape(linear_2d_16)
+    %v166 = "stablehlo.reshape"(%v165) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // add_5: f32[2, 1, 20] = add(__r3, __r_8)
+    %v167 = "stablehlo.add"(%v138, %v166) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_26: f32[2, 20] = reshape(add_5)
+    %v168 = "stablehlo.reshape"(%v167) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_6: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_26, layers__2__mlp_norm__weight, 1e-05:f32)
+    %v169 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v170 = "func.call"(%v168, %v29, %v169) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // layers__mlp_norm__forward_3: f32[2, 1, 20] = reshape(rms_norm_2d_6)
+    %v171 = "stablehlo.reshape"(%v170) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_27: f32[2, 20] = reshape(layers__mlp_norm__forward_3)
+    %v172 = "stablehlo.reshape"(%v171) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_17: f32[2, 80] = call linear_2d__M2_In20_Out80_Tf32(reshape_27, layers__2__mlp__up__weight)
+    %v173 = "func.call"(%v172, %v30) <{callee = @f5_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
+    // layers__mlp__up__forward_3: f32[2, 1, 80] = reshape(linear_2d_17)
+    %v174 = "stablehlo.reshape"(%v173) : (tensor<2x80xf32>) -> tensor<2x1x80xf32>
+    // silu_3: f32[2, 1, 80] = call silu__S2x1x80_Tf32(layers__mlp__up__forward_3)
+    %v175 = "func.call"(%v174) <{callee = @f6_op}> : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // reshape_28: f32[2, 80] = reshape(silu_3)
+    %v176 = "stablehlo.reshape"(%v175) : (tensor<2x1x80xf32>) -> tensor<2x80xf32>
+    // linear_2d_18: f32[2, 20] = call linear_2d__M2_In80_Out20_Tf32(reshape_28, layers__2__mlp__down__weight)
+    %v177 = "func.call"(%v176, %v31) <{callee = @f7_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
+    // layers__mlp__forward_3: f32[2, 1, 20] = reshape(linear_2d_18)
+    %v178 = "stablehlo.reshape"(%v177) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // add_6: f32[2, 1, 20] = add(add_5, layers__mlp__forward_3)
+    %v179 = "stablehlo.add"(%v167, %v178) : (tensor<2x1x20xf32>, tensor<2x1x20xf32>) -> tensor<2x1x20xf32>
     // pos_2: i64[1] = add(__s1_6, 1:i64)
-    %v184 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v185 = "stablehlo.broadcast_in_dim"(%v184) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v186 = "stablehlo.add"(%v33, %v185) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // reshape_30: f32[2, 20] = reshape(__r4)
-    %v187 = "stablehlo.reshape"(%v183) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // rms_norm_7: f32[2, 20] = call rms_norm__R2_C20(reshape_30, norm__weight, 1e-05:f32)
-    %v188 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v189 = "func.call"(%v187, %v32, %v188) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
-    // norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_7)
-    %v190 = "stablehlo.reshape"(%v189) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
-    // reshape_31: f32[2, 20] = reshape(norm__forward_1)
-    %v191 = "stablehlo.reshape"(%v190) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
-    // linear_19: f32[2, 2] = call linear__M2_N2_K20(reshape_31, embed)
-    %v192 = "func.call"(%v191, %v1) <{callee = @f7_op}> : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x2xf32>
-    "func.return"(%v192, %v58, %v62, %v106, %v110, %v152, %v156, %v186) : (tensor<2x2xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<1xi64>) -> ()
+    %v180 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v181 = "stablehlo.broadcast_in_dim"(%v180) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v182 = "stablehlo.add"(%v33, %v181) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // reshape_29: f32[2, 20] = reshape(__r4)
+    %v183 = "stablehlo.reshape"(%v179) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // rms_norm_2d_7: f32[2, 20] = call rms_norm_2d__R2_H20_Tf32(reshape_29, norm__weight, 1e-05:f32)
+    %v184 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v185 = "func.call"(%v183, %v32, %v184) <{callee = @f2_op}> : (tensor<2x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<2x20xf32>
+    // norm__forward_1: f32[2, 1, 20] = reshape(rms_norm_2d_7)
+    %v186 = "stablehlo.reshape"(%v185) : (tensor<2x20xf32>) -> tensor<2x1x20xf32>
+    // reshape_30: f32[2, 20] = reshape(norm__forward_1)
+    %v187 = "stablehlo.reshape"(%v186) : (tensor<2x1x20xf32>) -> tensor<2x20xf32>
+    // linear_2d_19: f32[2, 2] = call linear_2d__M2_In20_Out2_Tf32(__r_10, embed)
+    %v188 = "func.call"(%v187, %v1) <{callee = @f8_op}> : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x2xf32>
+    "func.return"(%v188, %v69, %v73, %v112, %v116, %v153, %v157, %v182) : (tensor<2x2xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<1xi64>) -> ()
   }
-  // op embedding<N=2, V=2, H=20>
-  // tokens: i64[2]
+  // op embedding_2d<N=2, Vocab=2, H=20, T=f32>
+  // ids: i32[2]
   // table: f32[2, 20]
-  func.func private @f1_op(%v0: tensor<2xi64>, %v1: tensor<2x20xf32>) -> (tensor<2x20xf32>) {
-    // ids: i64[2] = iota()
-    %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[2, 1] = reshape(tokens)
-    %v3 = "stablehlo.reshape"(%v0) : (tensor<2xi64>) -> tensor<2x1xi64>
-    // hot_2: bool[2, 2] = eq(hot_1, ids)
-    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
-    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
-    %v6 = "stablehlo.compare"(%v4, %v5) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
-    // hot_3: i64[2, 2] = select(hot_2, 1:i64, 0:i64)
-    %v7 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v8 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2x2xi64>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2x2xi64>
-    %v11 = "stablehlo.select"(%v6, %v9, %v10) : (tensor<2x2xi1>, tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi64>
-    // hot: f32[2, 2] = cast(hot_3)
-    %v12 = "stablehlo.convert"(%v11) : (tensor<2x2xi64>) -> tensor<2x2xf32>
-    // dot_1: f32[2, 20] = dot(hot, table) {precision=''}
-    %v13 = "stablehlo.dot_general"(%v12, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x2xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v13) : (tensor<2x20xf32>) -> ()
+  func.func private @f1_op(%v0: tensor<2xi32>, %v1: tensor<2x20xf32>) -> (tensor<2x20xf32>) {
+    // embedding: f32[2, 20] = call embedding__S2_Vocab2_H20_Tf32(ids, table)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f9_op}> : (tensor<2xi32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v2) : (tensor<2x20xf32>) -> ()
   }
-  // op rms_norm<R=2, C=20>
+  // op rms_norm_2d<R=2, H=20, T=f32>
   // x: f32[2, 20]
-  // w: f32[20]
+  // weight: f32[20]
   // eps: f32[]
   func.func private @f2_op(%v0: tensor<2x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>) -> (tensor<2x20xf32>) {
-    // mean_square_1: f32[2, 20] = mul(x, x)
+    // mean_square_2: f32[2, 20] = mul(x, x)
     %v3 = "stablehlo.multiply"(%v0, %v0) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    // mean_square_2: f32[2] = reduce_sum(mean_square_1) {axes=(1,)}
+    // mean_square_3: f32[2] = reduce_sum(mean_square_2) {axes=(1,)}
     %v4 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
     %v5 = "stablehlo.reduce"(%v3, %v4) <{dimensions = array<i64: 1>}> ({
     ^bb0(%v6: tensor<f32>, %v7: tensor<f32>):
       %v8 = "stablehlo.add"(%v6, %v7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%v8) : (tensor<f32>) -> ()
     }) : (tensor<2x20xf32>, tensor<f32>) -> tensor<2xf32>
-    // mean_square: f32[2] = div(mean_square_2, 20.0:f32)
+    // mean_square_1: f32[2] = div(mean_square_3, 20.0:f32)
     %v9 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
     %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2xf32>
     %v11 = "stablehlo.divide"(%v5, %v10) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    // y_1: f32[2] = add(mean_square, eps)
+    // add_1: f32[2] = add(mean_square_1, eps)
     %v12 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2xf32>
     %v13 = "stablehlo.add"(%v11, %v12) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    // y_2: f32[2] = rsqrt(y_1)
+    // scale_1: f32[2] = rsqrt(add_1)
     %v14 = "stablehlo.rsqrt"(%v13) : (tensor<2xf32>) -> tensor<2xf32>
-    // y_3: f32[2, 1] = reshape(y_2)
+    // normed_2: f32[2, 1] = reshape(scale_1)
     %v15 = "stablehlo.reshape"(%v14) : (tensor<2xf32>) -> tensor<2x1xf32>
-    // y_4: f32[2, 20] = mul(x, y_3)
+    // normed_1: f32[2, 20] = mul(x, normed_2)
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xf32>) -> tensor<2x20xf32>
     %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    // y: f32[2, 20] = mul(y_4, w)
+    // rms_norm_definition: f32[2, 20] = mul(normed_1, weight)
     %v18 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<2x20xf32>
     %v19 = "stablehlo.multiply"(%v17, %v18) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
     "func.return"(%v19) : (tensor<2x20xf32>) -> ()
   }
-  // op linear<M=2, N=20, K=20>
+  // op linear_2d<M=2, In=20, Out=20, T=f32>
   // x: f32[2, 20]
-  // w: f32[20, 20]
+  // weight: f32[20, 20]
   func.func private @f3_op(%v0: tensor<2x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<2x20xf32>) {
-    // t_1: f32[20, 20] = permute(w) {perm=(1, 0)}
-    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_1: f32[2, 20] = dot(x, t_1) {precision=''}
-    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v3) : (tensor<2x20xf32>) -> ()
+    // linear_product_2d: f32[2, 20] = call linear_product_2d__M2_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f10_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v2) : (tensor<2x20xf32>) -> ()
   }
   // op attention_from<B=2, NH=4, L=1, S=16, D=5>
   // q: f32[2, 4, 1, 5]
@@ -463,31 +437,132 @@ module @linnet {
     %v45 = "stablehlo.dot_general"(%v44, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x16xf32>, tensor<2x4x16x5xf32>) -> tensor<2x4x1x5xf32>
     "func.return"(%v45) : (tensor<2x4x1x5xf32>) -> ()
   }
-  // op linear<M=2, N=80, K=20>
+  // op linear_2d<M=2, In=20, Out=80, T=f32>
   // x: f32[2, 20]
-  // w: f32[80, 20]
+  // weight: f32[80, 20]
   func.func private @f5_op(%v0: tensor<2x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<2x80xf32>) {
-    // t_1: f32[20, 80] = permute(w) {perm=(1, 0)}
+    // linear_product_2d: f32[2, 80] = call linear_product_2d__M2_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f11_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
+    "func.return"(%v2) : (tensor<2x80xf32>) -> ()
+  }
+  // op silu<S=[2, 1, 80], T=f32>
+  // x: f32[2, 1, 80]
+  func.func private @f6_op(%v0: tensor<2x1x80xf32>) -> (tensor<2x1x80xf32>) {
+    // neg: f32[2, 1, 80] = neg(x)
+    %v1 = "stablehlo.negate"(%v0) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // exp: f32[2, 1, 80] = exp(neg)
+    %v2 = "stablehlo.exponential"(%v1) : (tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // add: f32[2, 1, 80] = add(1.0:f32, exp)
+    %v3 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x1x80xf32>
+    %v5 = "stablehlo.add"(%v4, %v2) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    // div: f32[2, 1, 80] = div(x, add)
+    %v6 = "stablehlo.divide"(%v0, %v5) : (tensor<2x1x80xf32>, tensor<2x1x80xf32>) -> tensor<2x1x80xf32>
+    "func.return"(%v6) : (tensor<2x1x80xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=80, Out=20, T=f32>
+  // x: f32[2, 80]
+  // weight: f32[20, 80]
+  func.func private @f7_op(%v0: tensor<2x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<2x20xf32>) {
+    // linear_product_2d: f32[2, 20] = call linear_product_2d__M2_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f12_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
+    "func.return"(%v2) : (tensor<2x20xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=20, Out=2, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[2, 20]
+  func.func private @f8_op(%v0: tensor<2x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<2x2xf32>) {
+    // linear_product_2d: f32[2, 2] = call linear_product_2d__M2_In20_Out2_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f13_op}> : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x2xf32>
+    "func.return"(%v2) : (tensor<2x2xf32>) -> ()
+  }
+  // op embedding<S=[2], Vocab=2, H=20, T=f32>
+  // ids: i32[2]
+  // table: f32[2, 20]
+  func.func private @f9_op(%v0: tensor<2xi32>, %v1: tensor<2x20xf32>) -> (tensor<2x20xf32>) {
+    // rows: f32[2, 20] = gather(table, ids) {axes=(0,)}
+    %v2 = "stablehlo.convert"(%v0) : (tensor<2xi32>) -> tensor<2xi64>
+    %v3 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+    %v4 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+    %v5 = "stablehlo.compare"(%v2, %v3) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    %v6 = "stablehlo.compare"(%v2, %v4) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    %v7 = "stablehlo.and"(%v5, %v6) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+    %v8 = "stablehlo.maximum"(%v2, %v3) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    %v9 = "stablehlo.minimum"(%v8, %v4) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    %v10 = "stablehlo.reshape"(%v9) : (tensor<2xi64>) -> tensor<2x1xi64>
+    %v11 = "stablehlo.gather"(%v1, %v10) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+    %v14 = "stablehlo.select"(%v13, %v11, %v12) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v14) : (tensor<2x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=20, Out=20, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[20, 20]
+  func.func private @f10_op(%v0: tensor<2x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<2x20xf32>) {
+    // linear: f32[2, 20] = call linear__S2_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f14_op}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v2) : (tensor<2x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=20, Out=80, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[80, 20]
+  func.func private @f11_op(%v0: tensor<2x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<2x80xf32>) {
+    // linear: f32[2, 80] = call linear__S2_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<2x20xf32>, tensor<80x20xf32>) -> tensor<2x80xf32>
+    "func.return"(%v2) : (tensor<2x80xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=80, Out=20, T=f32>
+  // x: f32[2, 80]
+  // weight: f32[20, 80]
+  func.func private @f12_op(%v0: tensor<2x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<2x20xf32>) {
+    // linear: f32[2, 20] = call linear__S2_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<2x80xf32>, tensor<20x80xf32>) -> tensor<2x20xf32>
+    "func.return"(%v2) : (tensor<2x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=20, Out=2, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[2, 20]
+  func.func private @f13_op(%v0: tensor<2x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<2x2xf32>) {
+    // linear: f32[2, 2] = call linear__S2_In20_Out2_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f17_op}> : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x2xf32>
+    "func.return"(%v2) : (tensor<2x2xf32>) -> ()
+  }
+  // op linear<S=[2], In=20, Out=20, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[20, 20]
+  func.func private @f14_op(%v0: tensor<2x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<2x20xf32>) {
+    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
+    // dot_1: f32[2, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x20xf32>, tensor<20x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v3) : (tensor<2x20xf32>) -> ()
+  }
+  // op linear<S=[2], In=20, Out=80, T=f32>
+  // x: f32[2, 20]
+  // weight: f32[80, 20]
+  func.func private @f15_op(%v0: tensor<2x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<2x80xf32>) {
+    // t_1: f32[20, 80] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
     // dot_1: f32[2, 80] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x20xf32>, tensor<20x80xf32>) -> tensor<2x80xf32>
     "func.return"(%v3) : (tensor<2x80xf32>) -> ()
   }
-  // op linear<M=2, N=20, K=80>
+  // op linear<S=[2], In=80, Out=20, T=f32>
   // x: f32[2, 80]
-  // w: f32[20, 80]
-  func.func private @f6_op(%v0: tensor<2x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<2x20xf32>) {
-    // t_1: f32[80, 20] = permute(w) {perm=(1, 0)}
+  // weight: f32[20, 80]
+  func.func private @f16_op(%v0: tensor<2x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<2x20xf32>) {
+    // t_1: f32[80, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
     // dot_1: f32[2, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x80xf32>, tensor<80x20xf32>) -> tensor<2x20xf32>
     "func.return"(%v3) : (tensor<2x20xf32>) -> ()
   }
-  // op linear<M=2, N=2, K=20>
+  // op linear<S=[2], In=20, Out=2, T=f32>
   // x: f32[2, 20]
-  // w: f32[2, 20]
-  func.func private @f7_op(%v0: tensor<2x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<2x2xf32>) {
-    // t_1: f32[20, 2] = permute(w) {perm=(1, 0)}
+  // weight: f32[2, 20]
+  func.func private @f17_op(%v0: tensor<2x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<2x2xf32>) {
+    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
     // dot_1: f32[2, 2] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x20xf32>, tensor<20x2xf32>) -> tensor<2x2xf32>

@@ -39,1766 +39,1569 @@ module @linnet {
   // parameter norm.weight (param): f32[20]
   // parameter pos (state): i64[1]
   func.func public @main(%v0: tensor<2x2xi64>, %v1: tensor<2x2xi64>, %v2: tensor<2x20xf32>, %v3: tensor<20xf32>, %v4: tensor<20x20xf32>, %v5: tensor<20x20xf32>, %v6: tensor<20x20xf32>, %v7: tensor<20x20xf32>, %v8: tensor<2x4x16x5xf32>, %v9: tensor<2x4x16x5xf32>, %v10: tensor<20xf32>, %v11: tensor<80x20xf32>, %v12: tensor<20x80xf32>, %v13: tensor<20xf32>, %v14: tensor<20x20xf32>, %v15: tensor<20x20xf32>, %v16: tensor<20x20xf32>, %v17: tensor<20x20xf32>, %v18: tensor<2x4x16x5xf32>, %v19: tensor<2x4x16x5xf32>, %v20: tensor<20xf32>, %v21: tensor<80x20xf32>, %v22: tensor<20x80xf32>, %v23: tensor<20xf32>, %v24: tensor<20x20xf32>, %v25: tensor<20x20xf32>, %v26: tensor<20x20xf32>, %v27: tensor<20x20xf32>, %v28: tensor<2x4x16x5xf32>, %v29: tensor<2x4x16x5xf32>, %v30: tensor<20xf32>, %v31: tensor<80x20xf32>, %v32: tensor<20x80xf32>, %v33: tensor<20xf32>, %v34: tensor<1xi64>) -> (tensor<f32>, tensor<2x20xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>) {
-    // reshape_1: i64[4] = reshape(tokens)
+    // flat_1: i64[4] = reshape(tokens)
     %v35 = "stablehlo.reshape"(%v0) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // embedding_1: f32[4, 20] = call embedding__N4_V2_H20(reshape_1, embed)
-    %v36 = "func.call"(%v35, %v2) <{callee = @f1_op}> : (tensor<4xi64>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    // reshape_2: f32[2, 2, 20] = reshape(embedding_1)
-    %v37 = "stablehlo.reshape"(%v36) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_3: f32[4, 20] = reshape(__r1)
-    %v38 = "stablehlo.reshape"(%v37) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_1: f32[4, 20] = mul(reshape_3, reshape_3)
-    %v39 = "stablehlo.multiply"(%v38, %v38) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_2: f32[4] = reduce_sum(mean_square_1) {axes=(1,)}
-    %v40 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v41 = "stablehlo.reduce"(%v39, %v40) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v42: tensor<f32>, %v43: tensor<f32>):
-      %v44 = "stablehlo.add"(%v42, %v43) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v44) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_3: f32[4] = div(mean_square_2, 20.0:f32)
-    %v45 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v46 = "stablehlo.broadcast_in_dim"(%v45) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v47 = "stablehlo.divide"(%v41, %v46) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_1: f32[4] = add(mean_square_3, 1e-05:f32)
-    %v48 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v49 = "stablehlo.broadcast_in_dim"(%v48) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v50 = "stablehlo.add"(%v47, %v49) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_2: f32[4] = rsqrt(y_1)
-    %v51 = "stablehlo.rsqrt"(%v50) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_3: f32[4, 1] = reshape(y_2)
-    %v52 = "stablehlo.reshape"(%v51) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_4: f32[4, 20] = mul(reshape_3, y_3)
-    %v53 = "stablehlo.broadcast_in_dim"(%v52) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v54 = "stablehlo.multiply"(%v38, %v53) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_1: f32[4, 20] = mul(y_4, layers__0__attn_norm__weight)
-    %v55 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v56 = "stablehlo.multiply"(%v54, %v55) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_1)
-    %v57 = "stablehlo.reshape"(%v56) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_4: f32[4, 20] = reshape(layers__attn_norm__forward_1)
-    %v58 = "stablehlo.reshape"(%v57) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_1: f32[20, 20] = permute(layers__0__attn__q__weight) {perm=(1, 0)}
-    %v59 = "stablehlo.transpose"(%v4) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_1: f32[4, 20] = dot(reshape_4, t_1) {precision=''}
-    %v60 = "stablehlo.dot_general"(%v58, %v59) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(dot_1)
-    %v61 = "stablehlo.reshape"(%v60) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_5: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
-    %v62 = "stablehlo.reshape"(%v61) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_1: f32[2, 4, 2, 5] = permute(reshape_5) {perm=(0, 2, 1, 3)}
-    %v63 = "stablehlo.transpose"(%v62) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_2: f32[20, 20] = permute(layers__0__attn__k__weight) {perm=(1, 0)}
-    %v64 = "stablehlo.transpose"(%v5) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_2: f32[4, 20] = dot(reshape_4, t_2) {precision=''}
-    %v65 = "stablehlo.dot_general"(%v58, %v64) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(dot_2)
-    %v66 = "stablehlo.reshape"(%v65) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_7: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
-    %v67 = "stablehlo.reshape"(%v66) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_2: f32[2, 4, 2, 5] = permute(reshape_7) {perm=(0, 2, 1, 3)}
-    %v68 = "stablehlo.transpose"(%v67) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_3: f32[20, 20] = permute(layers__0__attn__v__weight) {perm=(1, 0)}
-    %v69 = "stablehlo.transpose"(%v6) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_3: f32[4, 20] = dot(reshape_4, t_3) {precision=''}
-    %v70 = "stablehlo.dot_general"(%v58, %v69) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(dot_3)
-    %v71 = "stablehlo.reshape"(%v70) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_9: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
-    %v72 = "stablehlo.reshape"(%v71) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_3: f32[2, 4, 2, 5] = permute(reshape_9) {perm=(0, 2, 1, 3)}
-    %v73 = "stablehlo.transpose"(%v72) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // ids_2: bool[4] = ge(flat_1, 0:i64)
+    %v36 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v37 = "stablehlo.broadcast_in_dim"(%v36) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v38 = "stablehlo.compare"(%v35, %v37) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_3: bool[4] = lt(flat_1, 2:i64)
+    %v39 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v40 = "stablehlo.broadcast_in_dim"(%v39) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v41 = "stablehlo.compare"(%v35, %v40) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_4: bool[4] = and(ids_2, ids_3)
+    %v42 = "stablehlo.and"(%v38, %v41) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // ids_5: i64[4] = select(ids_4, flat_1, -1:i64)
+    %v43 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v44 = "stablehlo.broadcast_in_dim"(%v43) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v45 = "stablehlo.select"(%v42, %v35, %v44) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    // ids_1: i32[4] = cast(ids_5)
+    %v46 = "stablehlo.convert"(%v45) : (tensor<4xi64>) -> tensor<4xi32>
+    // embedding_2d_1: f32[4, 20] = call embedding_2d__N4_Vocab2_H20_Tf32(ids_1, embed)
+    %v47 = "func.call"(%v46, %v2) <{callee = @f1_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    // reshape_1: f32[2, 2, 20] = reshape(embedding_2d_1)
+    %v48 = "stablehlo.reshape"(%v47) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_2: f32[4, 20] = reshape(__r1)
+    %v49 = "stablehlo.reshape"(%v48) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_1: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_2, layers__0__attn_norm__weight, 1e-05:f32)
+    %v50 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v51 = "func.call"(%v49, %v3, %v50) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_1)
+    %v52 = "stablehlo.reshape"(%v51) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_3: f32[4, 20] = reshape(layers__attn_norm__forward_1)
+    %v53 = "stablehlo.reshape"(%v52) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_1: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__q__weight)
+    %v54 = "func.call"(%v53, %v4) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(linear_2d_1)
+    %v55 = "stablehlo.reshape"(%v54) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_4: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
+    %v56 = "stablehlo.reshape"(%v55) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_1: f32[2, 4, 2, 5] = permute(reshape_4) {perm=(0, 2, 1, 3)}
+    %v57 = "stablehlo.transpose"(%v56) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_2: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__k__weight)
+    %v58 = "func.call"(%v53, %v5) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(linear_2d_2)
+    %v59 = "stablehlo.reshape"(%v58) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_6: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
+    %v60 = "stablehlo.reshape"(%v59) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_2: f32[2, 4, 2, 5] = permute(reshape_6) {perm=(0, 2, 1, 3)}
+    %v61 = "stablehlo.transpose"(%v60) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_3: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__v__weight)
+    %v62 = "func.call"(%v53, %v6) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(linear_2d_3)
+    %v63 = "stablehlo.reshape"(%v62) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_8: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
+    %v64 = "stablehlo.reshape"(%v63) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_3: f32[2, 4, 2, 5] = permute(reshape_8) {perm=(0, 2, 1, 3)}
+    %v65 = "stablehlo.transpose"(%v64) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_1: f32[2, 4, 1, 2, 5] = reshape(__r_1)
+    %v66 = "stablehlo.reshape"(%v57) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
     // rsqrt_1: f32[] = rsqrt(5.0:f32)
-    %v74 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
-    %v75 = "stablehlo.rsqrt"(%v74) : (tensor<f32>) -> tensor<f32>
-    // queries_1: i64[2] = iota()
-    %v76 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // scores_1: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](__r_1, __r_2)
-    %v77 = "stablehlo.dot_general"(%v63, %v68) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // scores_2: f32[2, 4, 2, 2] = mul(scores_1, rsqrt_1)
-    %v78 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v79 = "stablehlo.multiply"(%v77, %v78) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // masked_2: i64[2, 1] = reshape(queries_1)
-    %v80 = "stablehlo.reshape"(%v76) : (tensor<2xi64>) -> tensor<2x1xi64>
-    // masked_3: bool[2, 2] = le(queries_1, masked_2)
-    %v81 = "stablehlo.broadcast_in_dim"(%v76) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
-    %v82 = "stablehlo.broadcast_in_dim"(%v80) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
-    %v83 = "stablehlo.compare"(%v81, %v82) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
-    // masked_4: f32[2, 4, 2, 2] = select(masked_3, scores_2, -1e+30:f32)
-    %v84 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v85 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v86 = "stablehlo.broadcast_in_dim"(%v84) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v87 = "stablehlo.select"(%v85, %v79, %v86) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // top_1: f32[2, 4, 2] = reduce_max(masked_4) {axes=(3,)}
-    %v88 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v89 = "stablehlo.reduce"(%v87, %v88) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v90: tensor<f32>, %v91: tensor<f32>):
-      %v92 = "stablehlo.maximum"(%v90, %v91) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v92) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    %v93 = "stablehlo.compare"(%v87, %v87) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    %v94 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v95 = "stablehlo.reduce"(%v93, %v94) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v96: tensor<i1>, %v97: tensor<i1>):
-      %v98 = "stablehlo.or"(%v96, %v97) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v98) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x2x2xi1>, tensor<i1>) -> tensor<2x4x2xi1>
-    %v99 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x2xf32>}> : () -> tensor<2x4x2xf32>
-    %v100 = "stablehlo.select"(%v95, %v99, %v89) : (tensor<2x4x2xi1>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    // e_1: f32[2, 4, 2, 1] = reshape(top_1)
-    %v101 = "stablehlo.reshape"(%v100) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // e_2: f32[2, 4, 2, 2] = sub(masked_4, e_1)
-    %v102 = "stablehlo.broadcast_in_dim"(%v101) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v103 = "stablehlo.subtract"(%v87, %v102) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // e_3: f32[2, 4, 2, 2] = exp(e_2)
-    %v104 = "stablehlo.exponential"(%v103) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // total_1: f32[2, 4, 2] = reduce_sum(e_3) {axes=(3,)}
-    %v105 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v106 = "stablehlo.reduce"(%v104, %v105) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v107: tensor<f32>, %v108: tensor<f32>):
-      %v109 = "stablehlo.add"(%v107, %v108) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v109) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // o_1: f32[2, 4, 2, 1] = reshape(total_1)
-    %v110 = "stablehlo.reshape"(%v106) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // o_2: f32[2, 4, 2, 2] = div(e_3, o_1)
-    %v111 = "stablehlo.broadcast_in_dim"(%v110) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v112 = "stablehlo.divide"(%v104, %v111) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // attended_1: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](o_2, __r_3)
-    %v113 = "stablehlo.dot_general"(%v112, %v73) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // permute_4: f32[2, 2, 4, 5] = permute(attended_1) {perm=(0, 2, 1, 3)}
-    %v114 = "stablehlo.transpose"(%v113) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v67 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
+    %v68 = "stablehlo.rsqrt"(%v67) : (tensor<f32>) -> tensor<f32>
+    // attention_causal_1: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_1, __r_2, __r_3, rsqrt_1)
+    %v69 = "func.call"(%v66, %v61, %v65, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_9: f32[2, 4, 2, 5] = reshape(attention_causal_1)
+    %v70 = "stablehlo.reshape"(%v69) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_4: f32[2, 2, 4, 5] = permute(__r_4) {perm=(0, 2, 1, 3)}
+    %v71 = "stablehlo.transpose"(%v70) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // reshape_10: f32[2, 2, 20] = reshape(permute_4)
-    %v115 = "stablehlo.reshape"(%v114) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v72 = "stablehlo.reshape"(%v71) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // reshape_11: f32[4, 20] = reshape(reshape_10)
-    %v116 = "stablehlo.reshape"(%v115) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_4: f32[20, 20] = permute(layers__0__attn__o__weight) {perm=(1, 0)}
-    %v117 = "stablehlo.transpose"(%v7) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_4: f32[4, 20] = dot(reshape_11, t_4) {precision=''}
-    %v118 = "stablehlo.dot_general"(%v116, %v117) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(dot_4)
-    %v119 = "stablehlo.reshape"(%v118) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_1: f32[2, 2, 20] = add(__r1, __r_5)
-    %v120 = "stablehlo.add"(%v37, %v119) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v73 = "stablehlo.reshape"(%v72) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_4: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_11, layers__0__attn__o__weight)
+    %v74 = "func.call"(%v73, %v7) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(linear_2d_4)
+    %v75 = "stablehlo.reshape"(%v74) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_1: f32[2, 2, 20] = add(__r1, __r_6)
+    %v76 = "stablehlo.add"(%v48, %v75) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_12: f32[4, 20] = reshape(add_1)
-    %v121 = "stablehlo.reshape"(%v120) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_4: f32[4, 20] = mul(reshape_12, reshape_12)
-    %v122 = "stablehlo.multiply"(%v121, %v121) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_5: f32[4] = reduce_sum(mean_square_4) {axes=(1,)}
-    %v123 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v124 = "stablehlo.reduce"(%v122, %v123) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v125: tensor<f32>, %v126: tensor<f32>):
-      %v127 = "stablehlo.add"(%v125, %v126) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v127) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_6: f32[4] = div(mean_square_5, 20.0:f32)
-    %v128 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v129 = "stablehlo.broadcast_in_dim"(%v128) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v130 = "stablehlo.divide"(%v124, %v129) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_10: f32[4] = add(mean_square_6, 1e-05:f32)
-    %v131 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v132 = "stablehlo.broadcast_in_dim"(%v131) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v133 = "stablehlo.add"(%v130, %v132) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_11: f32[4] = rsqrt(y_10)
-    %v134 = "stablehlo.rsqrt"(%v133) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_12: f32[4, 1] = reshape(y_11)
-    %v135 = "stablehlo.reshape"(%v134) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_13: f32[4, 20] = mul(reshape_12, y_12)
-    %v136 = "stablehlo.broadcast_in_dim"(%v135) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v137 = "stablehlo.multiply"(%v121, %v136) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_2: f32[4, 20] = mul(y_13, layers__0__mlp_norm__weight)
-    %v138 = "stablehlo.broadcast_in_dim"(%v10) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v139 = "stablehlo.multiply"(%v137, %v138) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2)
-    %v140 = "stablehlo.reshape"(%v139) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v77 = "stablehlo.reshape"(%v76) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_2: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32)
+    %v78 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v79 = "func.call"(%v77, %v10, %v78) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_2)
+    %v80 = "stablehlo.reshape"(%v79) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_13: f32[4, 20] = reshape(layers__mlp_norm__forward_1)
-    %v141 = "stablehlo.reshape"(%v140) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_5: f32[20, 80] = permute(layers__0__mlp__up__weight) {perm=(1, 0)}
-    %v142 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
-    // dot_5: f32[4, 80] = dot(reshape_13, t_5) {precision=''}
-    %v143 = "stablehlo.dot_general"(%v141, %v142) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // h_1: f32[2, 2, 80] = reshape(dot_5)
-    %v144 = "stablehlo.reshape"(%v143) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_1: f32[2, 2, 80] = neg(h_1)
-    %v145 = "stablehlo.negate"(%v144) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_5: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(reshape_13, layers__0__mlp__up__weight)
+    %v82 = "func.call"(%v81, %v11) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_1: f32[2, 2, 80] = reshape(linear_2d_5)
+    %v83 = "stablehlo.reshape"(%v82) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // neg_1: f32[2, 2, 80] = neg(layers__mlp__up__forward_1)
+    %v84 = "stablehlo.negate"(%v83) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // exp_1: f32[2, 2, 80] = exp(neg_1)
-    %v146 = "stablehlo.exponential"(%v145) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_2: f32[2, 2, 80] = add(1.0:f32, exp_1)
-    %v147 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v148 = "stablehlo.broadcast_in_dim"(%v147) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v149 = "stablehlo.add"(%v148, %v146) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_1: f32[2, 2, 80] = div(h_1, add_2)
-    %v150 = "stablehlo.divide"(%v144, %v149) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_14: f32[4, 80] = reshape(div_1)
-    %v151 = "stablehlo.reshape"(%v150) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // t_6: f32[80, 20] = permute(layers__0__mlp__down__weight) {perm=(1, 0)}
-    %v152 = "stablehlo.transpose"(%v12) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
-    // dot_6: f32[4, 20] = dot(reshape_14, t_6) {precision=''}
-    %v153 = "stablehlo.dot_general"(%v151, %v152) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(dot_6)
-    %v154 = "stablehlo.reshape"(%v153) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_3: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
-    %v155 = "stablehlo.add"(%v120, %v154) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v85 = "stablehlo.exponential"(%v84) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // add_7: f32[2, 2, 80] = add(1.0:f32, exp_1)
+    %v86 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v87 = "stablehlo.broadcast_in_dim"(%v86) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
+    %v88 = "stablehlo.add"(%v87, %v85) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // silu_1: f32[2, 2, 80] = div(layers__mlp__up__forward_1, add_7)
+    %v89 = "stablehlo.divide"(%v83, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_14: f32[4, 80] = reshape(silu_1)
+    %v90 = "stablehlo.reshape"(%v89) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_6: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(reshape_14, layers__0__mlp__down__weight)
+    %v91 = "func.call"(%v90, %v12) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(linear_2d_6)
+    %v92 = "stablehlo.reshape"(%v91) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_2: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
+    %v93 = "stablehlo.add"(%v76, %v92) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_15: f32[4, 20] = reshape(__r2)
-    %v156 = "stablehlo.reshape"(%v155) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_7: f32[4, 20] = mul(reshape_15, reshape_15)
-    %v157 = "stablehlo.multiply"(%v156, %v156) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_8: f32[4] = reduce_sum(mean_square_7) {axes=(1,)}
-    %v158 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v159 = "stablehlo.reduce"(%v157, %v158) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v160: tensor<f32>, %v161: tensor<f32>):
-      %v162 = "stablehlo.add"(%v160, %v161) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v162) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_9: f32[4] = div(mean_square_8, 20.0:f32)
-    %v163 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v164 = "stablehlo.broadcast_in_dim"(%v163) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v165 = "stablehlo.divide"(%v159, %v164) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_17: f32[4] = add(mean_square_9, 1e-05:f32)
-    %v166 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v167 = "stablehlo.broadcast_in_dim"(%v166) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v168 = "stablehlo.add"(%v165, %v167) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_18: f32[4] = rsqrt(y_17)
-    %v169 = "stablehlo.rsqrt"(%v168) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_19: f32[4, 1] = reshape(y_18)
-    %v170 = "stablehlo.reshape"(%v169) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_20: f32[4, 20] = mul(reshape_15, y_19)
-    %v171 = "stablehlo.broadcast_in_dim"(%v170) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v172 = "stablehlo.multiply"(%v156, %v171) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_3: f32[4, 20] = mul(y_20, layers__1__attn_norm__weight)
-    %v173 = "stablehlo.broadcast_in_dim"(%v13) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v174 = "stablehlo.multiply"(%v172, %v173) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_3)
-    %v175 = "stablehlo.reshape"(%v174) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v94 = "stablehlo.reshape"(%v93) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_3: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_15, layers__1__attn_norm__weight, 1e-05:f32)
+    %v95 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v96 = "func.call"(%v94, %v13, %v95) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_3)
+    %v97 = "stablehlo.reshape"(%v96) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_16: f32[4, 20] = reshape(layers__attn_norm__forward_2)
-    %v176 = "stablehlo.reshape"(%v175) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_7: f32[20, 20] = permute(layers__1__attn__q__weight) {perm=(1, 0)}
-    %v177 = "stablehlo.transpose"(%v14) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_7: f32[4, 20] = dot(reshape_16, t_7) {precision=''}
-    %v178 = "stablehlo.dot_general"(%v176, %v177) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(dot_7)
-    %v179 = "stablehlo.reshape"(%v178) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v98 = "stablehlo.reshape"(%v97) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_7: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__q__weight)
+    %v99 = "func.call"(%v98, %v14) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(linear_2d_7)
+    %v100 = "stablehlo.reshape"(%v99) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_17: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_2)
-    %v180 = "stablehlo.reshape"(%v179) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v101 = "stablehlo.reshape"(%v100) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_5: f32[2, 4, 2, 5] = permute(reshape_17) {perm=(0, 2, 1, 3)}
-    %v181 = "stablehlo.transpose"(%v180) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_8: f32[20, 20] = permute(layers__1__attn__k__weight) {perm=(1, 0)}
-    %v182 = "stablehlo.transpose"(%v15) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_8: f32[4, 20] = dot(reshape_16, t_8) {precision=''}
-    %v183 = "stablehlo.dot_general"(%v176, %v182) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(dot_8)
-    %v184 = "stablehlo.reshape"(%v183) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v102 = "stablehlo.transpose"(%v101) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_8: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__k__weight)
+    %v103 = "func.call"(%v98, %v15) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(linear_2d_8)
+    %v104 = "stablehlo.reshape"(%v103) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_19: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_2)
-    %v185 = "stablehlo.reshape"(%v184) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v105 = "stablehlo.reshape"(%v104) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_6: f32[2, 4, 2, 5] = permute(reshape_19) {perm=(0, 2, 1, 3)}
-    %v186 = "stablehlo.transpose"(%v185) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_9: f32[20, 20] = permute(layers__1__attn__v__weight) {perm=(1, 0)}
-    %v187 = "stablehlo.transpose"(%v16) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_9: f32[4, 20] = dot(reshape_16, t_9) {precision=''}
-    %v188 = "stablehlo.dot_general"(%v176, %v187) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(dot_9)
-    %v189 = "stablehlo.reshape"(%v188) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v106 = "stablehlo.transpose"(%v105) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_9: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__v__weight)
+    %v107 = "func.call"(%v98, %v16) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(linear_2d_9)
+    %v108 = "stablehlo.reshape"(%v107) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_21: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_2)
-    %v190 = "stablehlo.reshape"(%v189) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v109 = "stablehlo.reshape"(%v108) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_7: f32[2, 4, 2, 5] = permute(reshape_21) {perm=(0, 2, 1, 3)}
-    %v191 = "stablehlo.transpose"(%v190) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // scores_3: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](__r_7, __r_8)
-    %v192 = "stablehlo.dot_general"(%v181, %v186) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // scores_4: f32[2, 4, 2, 2] = mul(scores_3, rsqrt_1)
-    %v193 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v194 = "stablehlo.multiply"(%v192, %v193) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // masked_8: f32[2, 4, 2, 2] = select(masked_3, scores_4, -1e+30:f32)
-    %v195 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v196 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v197 = "stablehlo.broadcast_in_dim"(%v195) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v198 = "stablehlo.select"(%v196, %v194, %v197) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // top_2: f32[2, 4, 2] = reduce_max(masked_8) {axes=(3,)}
-    %v199 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v200 = "stablehlo.reduce"(%v198, %v199) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v201: tensor<f32>, %v202: tensor<f32>):
-      %v203 = "stablehlo.maximum"(%v201, %v202) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v203) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    %v204 = "stablehlo.compare"(%v198, %v198) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    %v205 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v206 = "stablehlo.reduce"(%v204, %v205) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v207: tensor<i1>, %v208: tensor<i1>):
-      %v209 = "stablehlo.or"(%v207, %v208) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v209) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x2x2xi1>, tensor<i1>) -> tensor<2x4x2xi1>
-    %v210 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x2xf32>}> : () -> tensor<2x4x2xf32>
-    %v211 = "stablehlo.select"(%v206, %v210, %v200) : (tensor<2x4x2xi1>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    // e_4: f32[2, 4, 2, 1] = reshape(top_2)
-    %v212 = "stablehlo.reshape"(%v211) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // e_5: f32[2, 4, 2, 2] = sub(masked_8, e_4)
-    %v213 = "stablehlo.broadcast_in_dim"(%v212) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v214 = "stablehlo.subtract"(%v198, %v213) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // e_6: f32[2, 4, 2, 2] = exp(e_5)
-    %v215 = "stablehlo.exponential"(%v214) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // total_2: f32[2, 4, 2] = reduce_sum(e_6) {axes=(3,)}
-    %v216 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v217 = "stablehlo.reduce"(%v215, %v216) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v218: tensor<f32>, %v219: tensor<f32>):
-      %v220 = "stablehlo.add"(%v218, %v219) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v220) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // o_4: f32[2, 4, 2, 1] = reshape(total_2)
-    %v221 = "stablehlo.reshape"(%v217) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // o_5: f32[2, 4, 2, 2] = div(e_6, o_4)
-    %v222 = "stablehlo.broadcast_in_dim"(%v221) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v223 = "stablehlo.divide"(%v215, %v222) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // attended_2: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](o_5, __r_9)
-    %v224 = "stablehlo.dot_general"(%v223, %v191) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // permute_8: f32[2, 2, 4, 5] = permute(attended_2) {perm=(0, 2, 1, 3)}
-    %v225 = "stablehlo.transpose"(%v224) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_22: f32[2, 2, 20] = reshape(permute_8)
-    %v226 = "stablehlo.reshape"(%v225) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_23: f32[4, 20] = reshape(reshape_22)
-    %v227 = "stablehlo.reshape"(%v226) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_10: f32[20, 20] = permute(layers__1__attn__o__weight) {perm=(1, 0)}
-    %v228 = "stablehlo.transpose"(%v17) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_10: f32[4, 20] = dot(reshape_23, t_10) {precision=''}
-    %v229 = "stablehlo.dot_general"(%v227, %v228) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(dot_10)
-    %v230 = "stablehlo.reshape"(%v229) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_4: f32[2, 2, 20] = add(__r2, __r_11)
-    %v231 = "stablehlo.add"(%v155, %v230) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_24: f32[4, 20] = reshape(add_4)
-    %v232 = "stablehlo.reshape"(%v231) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_10: f32[4, 20] = mul(reshape_24, reshape_24)
-    %v233 = "stablehlo.multiply"(%v232, %v232) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_11: f32[4] = reduce_sum(mean_square_10) {axes=(1,)}
-    %v234 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v235 = "stablehlo.reduce"(%v233, %v234) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v236: tensor<f32>, %v237: tensor<f32>):
-      %v238 = "stablehlo.add"(%v236, %v237) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v238) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_12: f32[4] = div(mean_square_11, 20.0:f32)
-    %v239 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v240 = "stablehlo.broadcast_in_dim"(%v239) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v241 = "stablehlo.divide"(%v235, %v240) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_26: f32[4] = add(mean_square_12, 1e-05:f32)
-    %v242 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v243 = "stablehlo.broadcast_in_dim"(%v242) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v244 = "stablehlo.add"(%v241, %v243) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_27: f32[4] = rsqrt(y_26)
-    %v245 = "stablehlo.rsqrt"(%v244) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_28: f32[4, 1] = reshape(y_27)
-    %v246 = "stablehlo.reshape"(%v245) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_29: f32[4, 20] = mul(reshape_24, y_28)
-    %v247 = "stablehlo.broadcast_in_dim"(%v246) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v248 = "stablehlo.multiply"(%v232, %v247) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_4: f32[4, 20] = mul(y_29, layers__1__mlp_norm__weight)
-    %v249 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v250 = "stablehlo.multiply"(%v248, %v249) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_4)
-    %v251 = "stablehlo.reshape"(%v250) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_25: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
-    %v252 = "stablehlo.reshape"(%v251) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_11: f32[20, 80] = permute(layers__1__mlp__up__weight) {perm=(1, 0)}
-    %v253 = "stablehlo.transpose"(%v21) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
-    // dot_11: f32[4, 80] = dot(reshape_25, t_11) {precision=''}
-    %v254 = "stablehlo.dot_general"(%v252, %v253) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // h_2: f32[2, 2, 80] = reshape(dot_11)
-    %v255 = "stablehlo.reshape"(%v254) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_2: f32[2, 2, 80] = neg(h_2)
-    %v256 = "stablehlo.negate"(%v255) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    %v110 = "stablehlo.transpose"(%v109) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_2: f32[2, 4, 1, 2, 5] = reshape(__r_8)
+    %v111 = "stablehlo.reshape"(%v102) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_2: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_2, __r_9, __r_10, rsqrt_1)
+    %v112 = "func.call"(%v111, %v106, %v110, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_22: f32[2, 4, 2, 5] = reshape(attention_causal_2)
+    %v113 = "stablehlo.reshape"(%v112) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_8: f32[2, 2, 4, 5] = permute(__r_11) {perm=(0, 2, 1, 3)}
+    %v114 = "stablehlo.transpose"(%v113) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_23: f32[2, 2, 20] = reshape(permute_8)
+    %v115 = "stablehlo.reshape"(%v114) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_24: f32[4, 20] = reshape(reshape_23)
+    %v116 = "stablehlo.reshape"(%v115) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_10: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_24, layers__1__attn__o__weight)
+    %v117 = "func.call"(%v116, %v17) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(linear_2d_10)
+    %v118 = "stablehlo.reshape"(%v117) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_3: f32[2, 2, 20] = add(__r2, __r_13)
+    %v119 = "stablehlo.add"(%v93, %v118) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_25: f32[4, 20] = reshape(add_3)
+    %v120 = "stablehlo.reshape"(%v119) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_4: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_25, layers__1__mlp_norm__weight, 1e-05:f32)
+    %v121 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v122 = "func.call"(%v120, %v20, %v121) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_4)
+    %v123 = "stablehlo.reshape"(%v122) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_26: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
+    %v124 = "stablehlo.reshape"(%v123) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_11: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(reshape_26, layers__1__mlp__up__weight)
+    %v125 = "func.call"(%v124, %v21) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_2: f32[2, 2, 80] = reshape(linear_2d_11)
+    %v126 = "stablehlo.reshape"(%v125) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // neg_2: f32[2, 2, 80] = neg(layers__mlp__up__forward_2)
+    %v127 = "stablehlo.negate"(%v126) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // exp_2: f32[2, 2, 80] = exp(neg_2)
-    %v257 = "stablehlo.exponential"(%v256) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_5: f32[2, 2, 80] = add(1.0:f32, exp_2)
-    %v258 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v259 = "stablehlo.broadcast_in_dim"(%v258) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v260 = "stablehlo.add"(%v259, %v257) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_2: f32[2, 2, 80] = div(h_2, add_5)
-    %v261 = "stablehlo.divide"(%v255, %v260) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_26: f32[4, 80] = reshape(div_2)
-    %v262 = "stablehlo.reshape"(%v261) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // t_12: f32[80, 20] = permute(layers__1__mlp__down__weight) {perm=(1, 0)}
-    %v263 = "stablehlo.transpose"(%v22) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
-    // dot_12: f32[4, 20] = dot(reshape_26, t_12) {precision=''}
-    %v264 = "stablehlo.dot_general"(%v262, %v263) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(dot_12)
-    %v265 = "stablehlo.reshape"(%v264) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_6: f32[2, 2, 20] = add(add_4, layers__mlp__forward_2)
-    %v266 = "stablehlo.add"(%v231, %v265) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_27: f32[4, 20] = reshape(__r3)
-    %v267 = "stablehlo.reshape"(%v266) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_13: f32[4, 20] = mul(reshape_27, reshape_27)
-    %v268 = "stablehlo.multiply"(%v267, %v267) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_14: f32[4] = reduce_sum(mean_square_13) {axes=(1,)}
-    %v269 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v270 = "stablehlo.reduce"(%v268, %v269) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v271: tensor<f32>, %v272: tensor<f32>):
-      %v273 = "stablehlo.add"(%v271, %v272) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v273) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_15: f32[4] = div(mean_square_14, 20.0:f32)
-    %v274 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v275 = "stablehlo.broadcast_in_dim"(%v274) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v276 = "stablehlo.divide"(%v270, %v275) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_33: f32[4] = add(mean_square_15, 1e-05:f32)
-    %v277 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v278 = "stablehlo.broadcast_in_dim"(%v277) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v279 = "stablehlo.add"(%v276, %v278) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_34: f32[4] = rsqrt(y_33)
-    %v280 = "stablehlo.rsqrt"(%v279) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_35: f32[4, 1] = reshape(y_34)
-    %v281 = "stablehlo.reshape"(%v280) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_36: f32[4, 20] = mul(reshape_27, y_35)
-    %v282 = "stablehlo.broadcast_in_dim"(%v281) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v283 = "stablehlo.multiply"(%v267, %v282) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_5: f32[4, 20] = mul(y_36, layers__2__attn_norm__weight)
-    %v284 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v285 = "stablehlo.multiply"(%v283, %v284) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_5)
-    %v286 = "stablehlo.reshape"(%v285) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_28: f32[4, 20] = reshape(layers__attn_norm__forward_3)
-    %v287 = "stablehlo.reshape"(%v286) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_13: f32[20, 20] = permute(layers__2__attn__q__weight) {perm=(1, 0)}
-    %v288 = "stablehlo.transpose"(%v24) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_13: f32[4, 20] = dot(reshape_28, t_13) {precision=''}
-    %v289 = "stablehlo.dot_general"(%v287, %v288) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(dot_13)
-    %v290 = "stablehlo.reshape"(%v289) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_29: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
-    %v291 = "stablehlo.reshape"(%v290) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_9: f32[2, 4, 2, 5] = permute(reshape_29) {perm=(0, 2, 1, 3)}
-    %v292 = "stablehlo.transpose"(%v291) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_14: f32[20, 20] = permute(layers__2__attn__k__weight) {perm=(1, 0)}
-    %v293 = "stablehlo.transpose"(%v25) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_14: f32[4, 20] = dot(reshape_28, t_14) {precision=''}
-    %v294 = "stablehlo.dot_general"(%v287, %v293) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(dot_14)
-    %v295 = "stablehlo.reshape"(%v294) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_31: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
-    %v296 = "stablehlo.reshape"(%v295) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_10: f32[2, 4, 2, 5] = permute(reshape_31) {perm=(0, 2, 1, 3)}
-    %v297 = "stablehlo.transpose"(%v296) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // t_15: f32[20, 20] = permute(layers__2__attn__v__weight) {perm=(1, 0)}
-    %v298 = "stablehlo.transpose"(%v26) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_15: f32[4, 20] = dot(reshape_28, t_15) {precision=''}
-    %v299 = "stablehlo.dot_general"(%v287, %v298) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(dot_15)
-    %v300 = "stablehlo.reshape"(%v299) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_33: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
-    %v301 = "stablehlo.reshape"(%v300) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_11: f32[2, 4, 2, 5] = permute(reshape_33) {perm=(0, 2, 1, 3)}
-    %v302 = "stablehlo.transpose"(%v301) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // scores_5: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](__r_13, __r_14)
-    %v303 = "stablehlo.dot_general"(%v292, %v297) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // scores_6: f32[2, 4, 2, 2] = mul(scores_5, rsqrt_1)
-    %v304 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v305 = "stablehlo.multiply"(%v303, %v304) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // masked_12: f32[2, 4, 2, 2] = select(masked_3, scores_6, -1e+30:f32)
-    %v306 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v307 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v308 = "stablehlo.broadcast_in_dim"(%v306) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v309 = "stablehlo.select"(%v307, %v305, %v308) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // top_3: f32[2, 4, 2] = reduce_max(masked_12) {axes=(3,)}
-    %v310 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v311 = "stablehlo.reduce"(%v309, %v310) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v312: tensor<f32>, %v313: tensor<f32>):
-      %v314 = "stablehlo.maximum"(%v312, %v313) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v314) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    %v315 = "stablehlo.compare"(%v309, %v309) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    %v316 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v317 = "stablehlo.reduce"(%v315, %v316) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v318: tensor<i1>, %v319: tensor<i1>):
-      %v320 = "stablehlo.or"(%v318, %v319) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v320) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x2x2xi1>, tensor<i1>) -> tensor<2x4x2xi1>
-    %v321 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x2xf32>}> : () -> tensor<2x4x2xf32>
-    %v322 = "stablehlo.select"(%v317, %v321, %v311) : (tensor<2x4x2xi1>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    // e_7: f32[2, 4, 2, 1] = reshape(top_3)
-    %v323 = "stablehlo.reshape"(%v322) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // e_8: f32[2, 4, 2, 2] = sub(masked_12, e_7)
-    %v324 = "stablehlo.broadcast_in_dim"(%v323) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v325 = "stablehlo.subtract"(%v309, %v324) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // e_9: f32[2, 4, 2, 2] = exp(e_8)
-    %v326 = "stablehlo.exponential"(%v325) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // total_3: f32[2, 4, 2] = reduce_sum(e_9) {axes=(3,)}
-    %v327 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v328 = "stablehlo.reduce"(%v326, %v327) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v329: tensor<f32>, %v330: tensor<f32>):
-      %v331 = "stablehlo.add"(%v329, %v330) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v331) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // o_7: f32[2, 4, 2, 1] = reshape(total_3)
-    %v332 = "stablehlo.reshape"(%v328) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // o_8: f32[2, 4, 2, 2] = div(e_9, o_7)
-    %v333 = "stablehlo.broadcast_in_dim"(%v332) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v334 = "stablehlo.divide"(%v326, %v333) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // attended_3: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](o_8, __r_15)
-    %v335 = "stablehlo.dot_general"(%v334, %v302) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // permute_12: f32[2, 2, 4, 5] = permute(attended_3) {perm=(0, 2, 1, 3)}
-    %v336 = "stablehlo.transpose"(%v335) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_34: f32[2, 2, 20] = reshape(permute_12)
-    %v337 = "stablehlo.reshape"(%v336) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_35: f32[4, 20] = reshape(reshape_34)
-    %v338 = "stablehlo.reshape"(%v337) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_16: f32[20, 20] = permute(layers__2__attn__o__weight) {perm=(1, 0)}
-    %v339 = "stablehlo.transpose"(%v27) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_16: f32[4, 20] = dot(reshape_35, t_16) {precision=''}
-    %v340 = "stablehlo.dot_general"(%v338, %v339) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(dot_16)
-    %v341 = "stablehlo.reshape"(%v340) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_7: f32[2, 2, 20] = add(__r3, __r_17)
-    %v342 = "stablehlo.add"(%v266, %v341) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_36: f32[4, 20] = reshape(add_7)
-    %v343 = "stablehlo.reshape"(%v342) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_16: f32[4, 20] = mul(reshape_36, reshape_36)
-    %v344 = "stablehlo.multiply"(%v343, %v343) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_17: f32[4] = reduce_sum(mean_square_16) {axes=(1,)}
-    %v345 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v346 = "stablehlo.reduce"(%v344, %v345) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v347: tensor<f32>, %v348: tensor<f32>):
-      %v349 = "stablehlo.add"(%v347, %v348) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v349) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_18: f32[4] = div(mean_square_17, 20.0:f32)
-    %v350 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v351 = "stablehlo.broadcast_in_dim"(%v350) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v352 = "stablehlo.divide"(%v346, %v351) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_42: f32[4] = add(mean_square_18, 1e-05:f32)
-    %v353 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v354 = "stablehlo.broadcast_in_dim"(%v353) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v355 = "stablehlo.add"(%v352, %v354) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_43: f32[4] = rsqrt(y_42)
-    %v356 = "stablehlo.rsqrt"(%v355) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_44: f32[4, 1] = reshape(y_43)
-    %v357 = "stablehlo.reshape"(%v356) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_45: f32[4, 20] = mul(reshape_36, y_44)
-    %v358 = "stablehlo.broadcast_in_dim"(%v357) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v359 = "stablehlo.multiply"(%v343, %v358) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_6: f32[4, 20] = mul(y_45, layers__2__mlp_norm__weight)
-    %v360 = "stablehlo.broadcast_in_dim"(%v30) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v361 = "stablehlo.multiply"(%v359, %v360) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_6)
-    %v362 = "stablehlo.reshape"(%v361) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_37: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
-    %v363 = "stablehlo.reshape"(%v362) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_17: f32[20, 80] = permute(layers__2__mlp__up__weight) {perm=(1, 0)}
-    %v364 = "stablehlo.transpose"(%v31) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
-    // dot_17: f32[4, 80] = dot(reshape_37, t_17) {precision=''}
-    %v365 = "stablehlo.dot_general"(%v363, %v364) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // h_3: f32[2, 2, 80] = reshape(dot_17)
-    %v366 = "stablehlo.reshape"(%v365) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_3: f32[2, 2, 80] = neg(h_3)
-    %v367 = "stablehlo.negate"(%v366) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    %v128 = "stablehlo.exponential"(%v127) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // add_8: f32[2, 2, 80] = add(1.0:f32, exp_2)
+    %v129 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v130 = "stablehlo.broadcast_in_dim"(%v129) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
+    %v131 = "stablehlo.add"(%v130, %v128) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // silu_2: f32[2, 2, 80] = div(layers__mlp__up__forward_2, add_8)
+    %v132 = "stablehlo.divide"(%v126, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_27: f32[4, 80] = reshape(silu_2)
+    %v133 = "stablehlo.reshape"(%v132) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_12: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(reshape_27, layers__1__mlp__down__weight)
+    %v134 = "func.call"(%v133, %v22) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(linear_2d_12)
+    %v135 = "stablehlo.reshape"(%v134) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_4: f32[2, 2, 20] = add(add_3, layers__mlp__forward_2)
+    %v136 = "stablehlo.add"(%v119, %v135) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_28: f32[4, 20] = reshape(__r3)
+    %v137 = "stablehlo.reshape"(%v136) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_5: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_28, layers__2__attn_norm__weight, 1e-05:f32)
+    %v138 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v139 = "func.call"(%v137, %v23, %v138) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_5)
+    %v140 = "stablehlo.reshape"(%v139) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_29: f32[4, 20] = reshape(layers__attn_norm__forward_3)
+    %v141 = "stablehlo.reshape"(%v140) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_13: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__q__weight)
+    %v142 = "func.call"(%v141, %v24) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(linear_2d_13)
+    %v143 = "stablehlo.reshape"(%v142) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_30: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
+    %v144 = "stablehlo.reshape"(%v143) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_9: f32[2, 4, 2, 5] = permute(reshape_30) {perm=(0, 2, 1, 3)}
+    %v145 = "stablehlo.transpose"(%v144) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_14: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__k__weight)
+    %v146 = "func.call"(%v141, %v25) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(linear_2d_14)
+    %v147 = "stablehlo.reshape"(%v146) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_32: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
+    %v148 = "stablehlo.reshape"(%v147) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_10: f32[2, 4, 2, 5] = permute(reshape_32) {perm=(0, 2, 1, 3)}
+    %v149 = "stablehlo.transpose"(%v148) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_15: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__v__weight)
+    %v150 = "func.call"(%v141, %v26) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(linear_2d_15)
+    %v151 = "stablehlo.reshape"(%v150) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_34: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
+    %v152 = "stablehlo.reshape"(%v151) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_11: f32[2, 4, 2, 5] = permute(reshape_34) {perm=(0, 2, 1, 3)}
+    %v153 = "stablehlo.transpose"(%v152) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_3: f32[2, 4, 1, 2, 5] = reshape(__r_15)
+    %v154 = "stablehlo.reshape"(%v145) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_3: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_3, __r_16, __r_17, rsqrt_1)
+    %v155 = "func.call"(%v154, %v149, %v153, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_35: f32[2, 4, 2, 5] = reshape(attention_causal_3)
+    %v156 = "stablehlo.reshape"(%v155) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_12: f32[2, 2, 4, 5] = permute(__r_18) {perm=(0, 2, 1, 3)}
+    %v157 = "stablehlo.transpose"(%v156) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_36: f32[2, 2, 20] = reshape(permute_12)
+    %v158 = "stablehlo.reshape"(%v157) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_37: f32[4, 20] = reshape(reshape_36)
+    %v159 = "stablehlo.reshape"(%v158) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_16: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(reshape_37, layers__2__attn__o__weight)
+    %v160 = "func.call"(%v159, %v27) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(linear_2d_16)
+    %v161 = "stablehlo.reshape"(%v160) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_5: f32[2, 2, 20] = add(__r3, __r_20)
+    %v162 = "stablehlo.add"(%v136, %v161) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_38: f32[4, 20] = reshape(add_5)
+    %v163 = "stablehlo.reshape"(%v162) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_6: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_38, layers__2__mlp_norm__weight, 1e-05:f32)
+    %v164 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v165 = "func.call"(%v163, %v30, %v164) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_6)
+    %v166 = "stablehlo.reshape"(%v165) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_39: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
+    %v167 = "stablehlo.reshape"(%v166) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_17: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(reshape_39, layers__2__mlp__up__weight)
+    %v168 = "func.call"(%v167, %v31) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_3: f32[2, 2, 80] = reshape(linear_2d_17)
+    %v169 = "stablehlo.reshape"(%v168) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // neg_3: f32[2, 2, 80] = neg(layers__mlp__up__forward_3)
+    %v170 = "stablehlo.negate"(%v169) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // exp_3: f32[2, 2, 80] = exp(neg_3)
-    %v368 = "stablehlo.exponential"(%v367) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_8: f32[2, 2, 80] = add(1.0:f32, exp_3)
-    %v369 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v370 = "stablehlo.broadcast_in_dim"(%v369) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v371 = "stablehlo.add"(%v370, %v368) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_3: f32[2, 2, 80] = div(h_3, add_8)
-    %v372 = "stablehlo.divide"(%v366, %v371) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_38: f32[4, 80] = reshape(div_3)
-    %v373 = "stablehlo.reshape"(%v372) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // t_18: f32[80, 20] = permute(layers__2__mlp__down__weight) {perm=(1, 0)}
-    %v374 = "stablehlo.transpose"(%v32) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
-    // dot_18: f32[4, 20] = dot(reshape_38, t_18) {precision=''}
-    %v375 = "stablehlo.dot_general"(%v373, %v374) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(dot_18)
-    %v376 = "stablehlo.reshape"(%v375) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_9: f32[2, 2, 20] = add(add_7, layers__mlp__forward_3)
-    %v377 = "stablehlo.add"(%v342, %v376) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_39: f32[4, 20] = reshape(__r4)
-    %v378 = "stablehlo.reshape"(%v377) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // mean_square_19: f32[4, 20] = mul(reshape_39, reshape_39)
-    %v379 = "stablehlo.multiply"(%v378, %v378) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_20: f32[4] = reduce_sum(mean_square_19) {axes=(1,)}
-    %v380 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v381 = "stablehlo.reduce"(%v379, %v380) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v382: tensor<f32>, %v383: tensor<f32>):
-      %v384 = "stablehlo.add"(%v382, %v383) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v384) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square_21: f32[4] = div(mean_square_20, 20.0:f32)
-    %v385 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v386 = "stablehlo.broadcast_in_dim"(%v385) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v387 = "stablehlo.divide"(%v381, %v386) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_49: f32[4] = add(mean_square_21, 1e-05:f32)
-    %v388 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v389 = "stablehlo.broadcast_in_dim"(%v388) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v390 = "stablehlo.add"(%v387, %v389) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_50: f32[4] = rsqrt(y_49)
-    %v391 = "stablehlo.rsqrt"(%v390) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_51: f32[4, 1] = reshape(y_50)
-    %v392 = "stablehlo.reshape"(%v391) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_52: f32[4, 20] = mul(reshape_39, y_51)
-    %v393 = "stablehlo.broadcast_in_dim"(%v392) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v394 = "stablehlo.multiply"(%v378, %v393) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_7: f32[4, 20] = mul(y_52, norm__weight)
-    %v395 = "stablehlo.broadcast_in_dim"(%v33) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v396 = "stablehlo.multiply"(%v394, %v395) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_7)
-    %v397 = "stablehlo.reshape"(%v396) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_40: f32[4, 20] = reshape(norm__forward_1)
-    %v398 = "stablehlo.reshape"(%v397) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // t_19: f32[20, 2] = permute(embed) {perm=(1, 0)}
-    %v399 = "stablehlo.transpose"(%v2) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
-    // dot_19: f32[4, 2] = dot(reshape_40, t_19) {precision=''}
-    %v400 = "stablehlo.dot_general"(%v398, %v399) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
-    // wanted: i64[4] = reshape(targets)
-    %v401 = "stablehlo.reshape"(%v1) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // top: f32[4] = reduce_max(__r5) {axes=(1,)}
-    %v402 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v403 = "stablehlo.reduce"(%v400, %v402) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v404: tensor<f32>, %v405: tensor<f32>):
-      %v406 = "stablehlo.maximum"(%v404, %v405) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v406) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    %v407 = "stablehlo.compare"(%v400, %v400) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
-    %v408 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v409 = "stablehlo.reduce"(%v407, %v408) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v410: tensor<i1>, %v411: tensor<i1>):
-      %v412 = "stablehlo.or"(%v410, %v411) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v412) : (tensor<i1>) -> ()
-    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
-    %v413 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
-    %v414 = "stablehlo.select"(%v409, %v413, %v403) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // lse_1: f32[4, 1] = reshape(top)
-    %v415 = "stablehlo.reshape"(%v414) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // lse_2: f32[4, 2] = sub(__r5, lse_1)
-    %v416 = "stablehlo.broadcast_in_dim"(%v415) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v417 = "stablehlo.subtract"(%v400, %v416) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // lse_3: f32[4, 2] = exp(lse_2)
-    %v418 = "stablehlo.exponential"(%v417) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // lse_4: f32[4] = reduce_sum(lse_3) {axes=(1,)}
-    %v419 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v420 = "stablehlo.reduce"(%v418, %v419) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v421: tensor<f32>, %v422: tensor<f32>):
-      %v423 = "stablehlo.add"(%v421, %v422) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v423) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // lse_5: f32[4] = log(lse_4)
-    %v424 = "stablehlo.log"(%v420) : (tensor<4xf32>) -> tensor<4xf32>
-    // lse: f32[4] = add(lse_5, top)
-    %v425 = "stablehlo.add"(%v424, %v414) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // picked_1: i64[4, 1] = reshape(wanted)
-    %v426 = "stablehlo.reshape"(%v401) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // picked_2: bool[4, 2] = eq(picked_1, queries_1)
-    %v427 = "stablehlo.broadcast_in_dim"(%v426) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v428 = "stablehlo.broadcast_in_dim"(%v76) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v429 = "stablehlo.compare"(%v427, %v428) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // picked_3: f32[4, 2] = select(picked_2, __r5, 0.0:f32)
-    %v430 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v431 = "stablehlo.broadcast_in_dim"(%v430) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v432 = "stablehlo.select"(%v429, %v400, %v431) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // picked: f32[4] = reduce_sum(picked_3) {axes=(1,)}
-    %v433 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v434 = "stablehlo.reduce"(%v432, %v433) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v435: tensor<f32>, %v436: tensor<f32>):
-      %v437 = "stablehlo.add"(%v435, %v436) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v437) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // sum_1: f32[4] = sub(lse, picked)
-    %v438 = "stablehlo.subtract"(%v425, %v434) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // sum: f32[] = reduce_sum(sum_1) {axes=(0,)}
-    %v439 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v440 = "stablehlo.reduce"(%v438, %v439) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v441: tensor<f32>, %v442: tensor<f32>):
-      %v443 = "stablehlo.add"(%v441, %v442) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v443) : (tensor<f32>) -> ()
+    %v171 = "stablehlo.exponential"(%v170) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // add_9: f32[2, 2, 80] = add(1.0:f32, exp_3)
+    %v172 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v173 = "stablehlo.broadcast_in_dim"(%v172) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
+    %v174 = "stablehlo.add"(%v173, %v171) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // silu_3: f32[2, 2, 80] = div(layers__mlp__up__forward_3, add_9)
+    %v175 = "stablehlo.divide"(%v169, %v174) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_40: f32[4, 80] = reshape(silu_3)
+    %v176 = "stablehlo.reshape"(%v175) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_18: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(reshape_40, layers__2__mlp__down__weight)
+    %v177 = "func.call"(%v176, %v32) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(linear_2d_18)
+    %v178 = "stablehlo.reshape"(%v177) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_6: f32[2, 2, 20] = add(add_5, layers__mlp__forward_3)
+    %v179 = "stablehlo.add"(%v162, %v178) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_41: f32[4, 20] = reshape(__r4)
+    %v180 = "stablehlo.reshape"(%v179) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_7: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_41, norm__weight, 1e-05:f32)
+    %v181 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v182 = "func.call"(%v180, %v33, %v181) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_7)
+    %v183 = "stablehlo.reshape"(%v182) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_42: f32[4, 20] = reshape(norm__forward_1)
+    %v184 = "stablehlo.reshape"(%v183) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // reshape: i64[4] = reshape(targets)
+    %v185 = "stablehlo.reshape"(%v1) : (tensor<2x2xi64>) -> tensor<4xi64>
+    // picked: f32[4] = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2(__r5, embed, reshape)
+    %v186 = "func.call"(%v184, %v2, %v185) <{callee = @f7_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>) -> tensor<4xf32>
+    // sum: f32[] = reduce_sum(picked) {axes=(0,)}
+    %v187 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v188 = "stablehlo.reduce"(%v186, %v187) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v189: tensor<f32>, %v190: tensor<f32>):
+      %v191 = "stablehlo.add"(%v189, %v190) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v191) : (tensor<f32>) -> ()
     }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
-    // div: f32[] = div(sum, 4.0:f32)
-    %v444 = "stablehlo.constant"() <{value = dense<4.0> : tensor<f32>}> : () -> tensor<f32>
-    %v445 = "stablehlo.divide"(%v440, %v444) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-    // d_reshape_1: f32[1] = reshape(0.25:f32)
-    %v446 = "stablehlo.constant"() <{value = dense<0.25> : tensor<f32>}> : () -> tensor<f32>
-    %v447 = "stablehlo.reshape"(%v446) : (tensor<f32>) -> tensor<1xf32>
+    // neg: f32[] = neg(sum)
+    %v192 = "stablehlo.negate"(%v188) : (tensor<f32>) -> tensor<f32>
+    // div: f32[] = div(neg, 4.0:f32)
+    %v193 = "stablehlo.constant"() <{value = dense<4.0> : tensor<f32>}> : () -> tensor<f32>
+    %v194 = "stablehlo.divide"(%v192, %v193) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    // d_reshape_1: f32[1] = reshape(-0.25:f32)
+    %v195 = "stablehlo.constant"() <{value = dense<-0.25> : tensor<f32>}> : () -> tensor<f32>
+    %v196 = "stablehlo.reshape"(%v195) : (tensor<f32>) -> tensor<1xf32>
     // d_broadcast_to_1: f32[4] = broadcast_to(d_reshape_1)
-    %v448 = "stablehlo.broadcast_in_dim"(%v447) <{broadcast_dimensions = array<i64: 0>}> : (tensor<1xf32>) -> tensor<4xf32>
-    // d_neg_1: f32[4] = neg(d_broadcast_to_1)
-    %v449 = "stablehlo.negate"(%v448) : (tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_2: f32[4, 1] = reshape(d_neg_1)
-    %v450 = "stablehlo.reshape"(%v449) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_2: f32[4, 2] = broadcast_to(d_reshape_2)
-    %v451 = "stablehlo.broadcast_in_dim"(%v450) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    // d_select_1: f32[4, 2] = select(picked_2, d_broadcast_to_2, 0.0:f32)
-    %v452 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v453 = "stablehlo.broadcast_in_dim"(%v452) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v454 = "stablehlo.select"(%v429, %v451, %v453) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_div_2: f32[4] = div(d_broadcast_to_1, lse_4)
-    %v455 = "stablehlo.divide"(%v448, %v420) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_3: f32[4, 1] = reshape(d_div_2)
-    %v456 = "stablehlo.reshape"(%v455) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_3: f32[4, 2] = broadcast_to(d_reshape_3)
-    %v457 = "stablehlo.broadcast_in_dim"(%v456) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    // d_mul_1: f32[4, 2] = mul(d_broadcast_to_3, lse_3)
-    %v458 = "stablehlo.multiply"(%v457, %v418) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_add_1: f32[4, 2] = add(d_select_1, d_mul_1)
-    %v459 = "stablehlo.add"(%v454, %v458) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_neg_2: f32[4, 2] = neg(d_mul_1)
-    %v460 = "stablehlo.negate"(%v458) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_reduce_sum_1: f32[4] = reduce_sum(d_neg_2) {axes=(1,)}
-    %v461 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v462 = "stablehlo.reduce"(%v460, %v461) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v463: tensor<f32>, %v464: tensor<f32>):
-      %v465 = "stablehlo.add"(%v463, %v464) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v465) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_4: f32[4, 1] = reshape(d_reduce_sum_1)
-    %v466 = "stablehlo.reshape"(%v462) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_5: f32[4] = reshape(d_reshape_4)
-    %v467 = "stablehlo.reshape"(%v466) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_add_2: f32[4] = add(d_broadcast_to_1, d_reshape_5)
-    %v468 = "stablehlo.add"(%v448, %v467) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_broadcast_to_4: f32[4, 2] = broadcast_to(lse_1)
-    %v469 = "stablehlo.broadcast_in_dim"(%v415) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    // d_eq_1: bool[4, 2] = eq(__r5, d_broadcast_to_4)
-    %v470 = "stablehlo.compare"(%v400, %v469) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
-    // d_cast_1: f32[4, 2] = cast(d_eq_1)
-    %v471 = "stablehlo.convert"(%v470) : (tensor<4x2xi1>) -> tensor<4x2xf32>
-    // d_reduce_sum_2: f32[4] = reduce_sum(d_cast_1) {axes=(1,)}
-    %v472 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v473 = "stablehlo.reduce"(%v471, %v472) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v474: tensor<f32>, %v475: tensor<f32>):
-      %v476 = "stablehlo.add"(%v474, %v475) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v476) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_7: f32[4, 1] = reshape(d_reduce_sum_2)
-    %v477 = "stablehlo.reshape"(%v473) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_5: f32[4, 2] = broadcast_to(d_reshape_7)
-    %v478 = "stablehlo.broadcast_in_dim"(%v477) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    // d_reshape_8: f32[4, 1] = reshape(d_add_2)
-    %v479 = "stablehlo.reshape"(%v468) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_6: f32[4, 2] = broadcast_to(d_reshape_8)
-    %v480 = "stablehlo.broadcast_in_dim"(%v479) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    // d_div_3: f32[4, 2] = div(d_broadcast_to_6, d_broadcast_to_5)
-    %v481 = "stablehlo.divide"(%v480, %v478) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_select_2: f32[4, 2] = select(d_eq_1, d_div_3, 0.0:f32)
-    %v482 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v483 = "stablehlo.broadcast_in_dim"(%v482) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v484 = "stablehlo.select"(%v470, %v481, %v483) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // d_add_3: f32[4, 2] = add(d_add_1, d_select_2)
-    %v485 = "stablehlo.add"(%v459, %v484) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // dot_20: f32[4, 20] = dot(d_add_3, embed) {precision=''}
-    %v486 = "stablehlo.dot_general"(%v485, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_9: f32[2, 2, 20] = reshape(dot_20)
-    %v487 = "stablehlo.reshape"(%v486) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_10: f32[4, 20] = reshape(d_reshape_9)
-    %v488 = "stablehlo.reshape"(%v487) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_2: f32[4, 20] = mul(d_reshape_10, norm__weight)
-    %v489 = "stablehlo.broadcast_in_dim"(%v33) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v490 = "stablehlo.multiply"(%v488, %v489) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_3: f32[4, 20] = mul(d_reshape_10, y_52)
-    %v491 = "stablehlo.multiply"(%v488, %v394) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_3: f32[20] = reduce_sum(d_mul_3) {axes=(0,)}
-    %v492 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v493 = "stablehlo.reduce"(%v491, %v492) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v494: tensor<f32>, %v495: tensor<f32>):
-      %v496 = "stablehlo.add"(%v494, %v495) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v496) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_4: f32[4, 20] = mul(d_mul_2, y_51)
-    %v497 = "stablehlo.broadcast_in_dim"(%v392) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v498 = "stablehlo.multiply"(%v490, %v497) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_5: f32[4, 20] = mul(d_mul_2, reshape_39)
-    %v499 = "stablehlo.multiply"(%v490, %v378) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_4: f32[4] = reduce_sum(d_mul_5) {axes=(1,)}
-    %v500 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v501 = "stablehlo.reduce"(%v499, %v500) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v502: tensor<f32>, %v503: tensor<f32>):
-      %v504 = "stablehlo.add"(%v502, %v503) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v504) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_11: f32[4, 1] = reshape(d_reduce_sum_4)
-    %v505 = "stablehlo.reshape"(%v501) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_12: f32[4] = reshape(d_reshape_11)
-    %v506 = "stablehlo.reshape"(%v505) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_6: f32[4] = mul(d_reshape_12, -0.5:f32)
-    %v507 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v508 = "stablehlo.broadcast_in_dim"(%v507) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v509 = "stablehlo.multiply"(%v506, %v508) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_7: f32[4] = mul(y_50, y_50)
-    %v510 = "stablehlo.multiply"(%v391, %v391) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_8: f32[4] = mul(y_50, d_mul_7)
-    %v511 = "stablehlo.multiply"(%v391, %v510) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_9: f32[4] = mul(d_mul_6, d_mul_8)
-    %v512 = "stablehlo.multiply"(%v509, %v511) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_4: f32[4] = div(d_mul_9, 20.0:f32)
-    %v513 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v514 = "stablehlo.broadcast_in_dim"(%v513) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v515 = "stablehlo.divide"(%v512, %v514) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_13: f32[4, 1] = reshape(d_div_4)
-    %v516 = "stablehlo.reshape"(%v515) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_7: f32[4, 20] = broadcast_to(d_reshape_13)
-    %v517 = "stablehlo.broadcast_in_dim"(%v516) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_10: f32[4, 20] = mul(d_broadcast_to_7, reshape_39)
-    %v518 = "stablehlo.multiply"(%v517, %v378) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_4: f32[4, 20] = add(d_mul_4, d_mul_10)
-    %v519 = "stablehlo.add"(%v498, %v518) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_5: f32[4, 20] = add(d_add_4, d_mul_10)
-    %v520 = "stablehlo.add"(%v519, %v518) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_14: f32[2, 2, 20] = reshape(d_add_5)
-    %v521 = "stablehlo.reshape"(%v520) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_15: f32[4, 20] = reshape(d_reshape_14)
-    %v522 = "stablehlo.reshape"(%v521) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_22: f32[4, 80] = dot(d_reshape_15, layers__2__mlp__down__weight) {precision=''}
-    %v523 = "stablehlo.dot_general"(%v522, %v32) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // t_21: f32[20, 4] = permute(d_reshape_15) {perm=(1, 0)}
-    %v524 = "stablehlo.transpose"(%v522) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_23: f32[20, 80] = dot(t_21, reshape_38) {precision=''}
-    %v525 = "stablehlo.dot_general"(%v524, %v373) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
-    // d_reshape_16: f32[2, 2, 80] = reshape(dot_22)
-    %v526 = "stablehlo.reshape"(%v523) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_5: f32[2, 2, 80] = div(d_reshape_16, add_8)
-    %v527 = "stablehlo.divide"(%v526, %v371) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_12: f32[2, 2, 80] = mul(d_reshape_16, div_3)
-    %v528 = "stablehlo.multiply"(%v526, %v372) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_6: f32[2, 2, 80] = div(d_mul_12, add_8)
-    %v529 = "stablehlo.divide"(%v528, %v371) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_3: f32[2, 2, 80] = neg(d_div_6)
-    %v530 = "stablehlo.negate"(%v529) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_13: f32[2, 2, 80] = mul(d_neg_3, exp_3)
-    %v531 = "stablehlo.multiply"(%v530, %v368) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_4: f32[2, 2, 80] = neg(d_mul_13)
-    %v532 = "stablehlo.negate"(%v531) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_add_6: f32[2, 2, 80] = add(d_div_5, d_neg_4)
-    %v533 = "stablehlo.add"(%v527, %v532) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_reshape_17: f32[4, 80] = reshape(d_add_6)
-    %v534 = "stablehlo.reshape"(%v533) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // dot_24: f32[4, 20] = dot(d_reshape_17, layers__2__mlp__up__weight) {precision=''}
-    %v535 = "stablehlo.dot_general"(%v534, %v31) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // t_22: f32[80, 4] = permute(d_reshape_17) {perm=(1, 0)}
-    %v536 = "stablehlo.transpose"(%v534) <{permutation = array<i64: 1, 0>}> : (tensor<4x80xf32>) -> tensor<80x4xf32>
-    // dot_25: f32[80, 20] = dot(t_22, reshape_37) {precision=''}
-    %v537 = "stablehlo.dot_general"(%v536, %v363) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<80x4xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
-    // d_reshape_18: f32[2, 2, 20] = reshape(dot_24)
-    %v538 = "stablehlo.reshape"(%v535) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_19: f32[4, 20] = reshape(d_reshape_18)
-    %v539 = "stablehlo.reshape"(%v538) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_14: f32[4, 20] = mul(d_reshape_19, layers__2__mlp_norm__weight)
-    %v540 = "stablehlo.broadcast_in_dim"(%v30) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v541 = "stablehlo.multiply"(%v539, %v540) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_15: f32[4, 20] = mul(d_reshape_19, y_45)
-    %v542 = "stablehlo.multiply"(%v539, %v359) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_5: f32[20] = reduce_sum(d_mul_15) {axes=(0,)}
-    %v543 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v544 = "stablehlo.reduce"(%v542, %v543) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v545: tensor<f32>, %v546: tensor<f32>):
-      %v547 = "stablehlo.add"(%v545, %v546) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v547) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_16: f32[4, 20] = mul(d_mul_14, y_44)
-    %v548 = "stablehlo.broadcast_in_dim"(%v357) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v549 = "stablehlo.multiply"(%v541, %v548) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_17: f32[4, 20] = mul(d_mul_14, reshape_36)
-    %v550 = "stablehlo.multiply"(%v541, %v343) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_6: f32[4] = reduce_sum(d_mul_17) {axes=(1,)}
-    %v551 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v552 = "stablehlo.reduce"(%v550, %v551) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v553: tensor<f32>, %v554: tensor<f32>):
-      %v555 = "stablehlo.add"(%v553, %v554) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v555) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_20: f32[4, 1] = reshape(d_reduce_sum_6)
-    %v556 = "stablehlo.reshape"(%v552) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_21: f32[4] = reshape(d_reshape_20)
-    %v557 = "stablehlo.reshape"(%v556) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_18: f32[4] = mul(d_reshape_21, -0.5:f32)
-    %v558 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v559 = "stablehlo.broadcast_in_dim"(%v558) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v560 = "stablehlo.multiply"(%v557, %v559) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_19: f32[4] = mul(y_43, y_43)
-    %v561 = "stablehlo.multiply"(%v356, %v356) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_20: f32[4] = mul(y_43, d_mul_19)
-    %v562 = "stablehlo.multiply"(%v356, %v561) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_21: f32[4] = mul(d_mul_18, d_mul_20)
-    %v563 = "stablehlo.multiply"(%v560, %v562) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_7: f32[4] = div(d_mul_21, 20.0:f32)
-    %v564 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v565 = "stablehlo.broadcast_in_dim"(%v564) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v566 = "stablehlo.divide"(%v563, %v565) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_22: f32[4, 1] = reshape(d_div_7)
-    %v567 = "stablehlo.reshape"(%v566) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_8: f32[4, 20] = broadcast_to(d_reshape_22)
-    %v568 = "stablehlo.broadcast_in_dim"(%v567) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_22: f32[4, 20] = mul(d_broadcast_to_8, reshape_36)
-    %v569 = "stablehlo.multiply"(%v568, %v343) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_7: f32[4, 20] = add(d_mul_16, d_mul_22)
-    %v570 = "stablehlo.add"(%v549, %v569) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_8: f32[4, 20] = add(d_add_7, d_mul_22)
-    %v571 = "stablehlo.add"(%v570, %v569) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_23: f32[2, 2, 20] = reshape(d_add_8)
-    %v572 = "stablehlo.reshape"(%v571) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_9: f32[2, 2, 20] = add(d_reshape_14, d_reshape_23)
-    %v573 = "stablehlo.add"(%v521, %v572) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_24: f32[4, 20] = reshape(d_add_9)
-    %v574 = "stablehlo.reshape"(%v573) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_26: f32[4, 20] = dot(d_reshape_24, layers__2__attn__o__weight) {precision=''}
-    %v575 = "stablehlo.dot_general"(%v574, %v27) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_23: f32[20, 4] = permute(d_reshape_24) {perm=(1, 0)}
-    %v576 = "stablehlo.transpose"(%v574) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_27: f32[20, 20] = dot(t_23, reshape_35) {precision=''}
-    %v577 = "stablehlo.dot_general"(%v576, %v338) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_25: f32[2, 2, 20] = reshape(dot_26)
-    %v578 = "stablehlo.reshape"(%v575) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_26: f32[2, 2, 4, 5] = reshape(d_reshape_25)
-    %v579 = "stablehlo.reshape"(%v578) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // d_permute_1: f32[2, 4, 2, 5] = permute(d_reshape_26) {perm=(0, 2, 1, 3)}
-    %v580 = "stablehlo.transpose"(%v579) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_9: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](d_permute_1, __r_15)
-    %v581 = "stablehlo.dot_general"(%v580, %v302) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_10: f32[2, 4, 2, 5] = einsum[bhld,bhls->bhsd acc=f32](d_permute_1, o_8)
-    %v582 = "stablehlo.dot_general"(%v580, %v334) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x5x2xf32>
-    %v583 = "stablehlo.transpose"(%v582) <{permutation = array<i64: 0, 1, 3, 2>}> : (tensor<2x4x5x2xf32>) -> tensor<2x4x2x5xf32>
-    // d_div_8: f32[2, 4, 2, 2] = div(d_einsum_9, o_7)
-    %v584 = "stablehlo.broadcast_in_dim"(%v332) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v585 = "stablehlo.divide"(%v581, %v584) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_24: f32[2, 4, 2, 2] = mul(d_einsum_9, o_8)
-    %v586 = "stablehlo.multiply"(%v581, %v334) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_9: f32[2, 4, 2, 2] = div(d_mul_24, o_7)
-    %v587 = "stablehlo.broadcast_in_dim"(%v332) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v588 = "stablehlo.divide"(%v586, %v587) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_5: f32[2, 4, 2, 2] = neg(d_div_9)
-    %v589 = "stablehlo.negate"(%v588) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_7: f32[2, 4, 2] = reduce_sum(d_neg_5) {axes=(3,)}
-    %v590 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v591 = "stablehlo.reduce"(%v589, %v590) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v592: tensor<f32>, %v593: tensor<f32>):
-      %v594 = "stablehlo.add"(%v592, %v593) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v594) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_27: f32[2, 4, 2, 1] = reshape(d_reduce_sum_7)
-    %v595 = "stablehlo.reshape"(%v591) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_28: f32[2, 4, 2] = reshape(d_reshape_27)
-    %v596 = "stablehlo.reshape"(%v595) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_reshape_29: f32[2, 4, 2, 1] = reshape(d_reshape_28)
-    %v597 = "stablehlo.reshape"(%v596) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_9: f32[2, 4, 2, 2] = broadcast_to(d_reshape_29)
-    %v598 = "stablehlo.broadcast_in_dim"(%v597) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_10: f32[2, 4, 2, 2] = add(d_div_8, d_broadcast_to_9)
-    %v599 = "stablehlo.add"(%v585, %v598) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_25: f32[2, 4, 2, 2] = mul(d_add_10, e_9)
-    %v600 = "stablehlo.multiply"(%v599, %v326) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_6: f32[2, 4, 2, 2] = neg(d_mul_25)
-    %v601 = "stablehlo.negate"(%v600) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_8: f32[2, 4, 2] = reduce_sum(d_neg_6) {axes=(3,)}
-    %v602 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v603 = "stablehlo.reduce"(%v601, %v602) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v604: tensor<f32>, %v605: tensor<f32>):
-      %v606 = "stablehlo.add"(%v604, %v605) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v606) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_30: f32[2, 4, 2, 1] = reshape(d_reduce_sum_8)
-    %v607 = "stablehlo.reshape"(%v603) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_31: f32[2, 4, 2] = reshape(d_reshape_30)
-    %v608 = "stablehlo.reshape"(%v607) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_broadcast_to_10: f32[2, 4, 2, 2] = broadcast_to(e_7)
-    %v609 = "stablehlo.broadcast_in_dim"(%v323) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_eq_2: bool[2, 4, 2, 2] = eq(masked_12, d_broadcast_to_10)
-    %v610 = "stablehlo.compare"(%v309, %v609) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    // d_cast_2: f32[2, 4, 2, 2] = cast(d_eq_2)
-    %v611 = "stablehlo.convert"(%v610) : (tensor<2x4x2x2xi1>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_9: f32[2, 4, 2] = reduce_sum(d_cast_2) {axes=(3,)}
-    %v612 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v613 = "stablehlo.reduce"(%v611, %v612) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v614: tensor<f32>, %v615: tensor<f32>):
-      %v616 = "stablehlo.add"(%v614, %v615) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v616) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_33: f32[2, 4, 2, 1] = reshape(d_reduce_sum_9)
-    %v617 = "stablehlo.reshape"(%v613) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_11: f32[2, 4, 2, 2] = broadcast_to(d_reshape_33)
-    %v618 = "stablehlo.broadcast_in_dim"(%v617) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_reshape_34: f32[2, 4, 2, 1] = reshape(d_reshape_31)
-    %v619 = "stablehlo.reshape"(%v608) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_12: f32[2, 4, 2, 2] = broadcast_to(d_reshape_34)
-    %v620 = "stablehlo.broadcast_in_dim"(%v619) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_10: f32[2, 4, 2, 2] = div(d_broadcast_to_12, d_broadcast_to_11)
-    %v621 = "stablehlo.divide"(%v620, %v618) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_3: f32[2, 4, 2, 2] = select(d_eq_2, d_div_10, 0.0:f32)
-    %v622 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v623 = "stablehlo.broadcast_in_dim"(%v622) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v624 = "stablehlo.select"(%v610, %v621, %v623) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_11: f32[2, 4, 2, 2] = add(d_mul_25, d_select_3)
-    %v625 = "stablehlo.add"(%v600, %v624) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_4: f32[2, 4, 2, 2] = select(masked_3, d_add_11, 0.0:f32)
-    %v626 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v627 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v628 = "stablehlo.broadcast_in_dim"(%v626) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v629 = "stablehlo.select"(%v627, %v625, %v628) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_26: f32[2, 4, 2, 2] = mul(d_select_4, rsqrt_1)
-    %v630 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v631 = "stablehlo.multiply"(%v629, %v630) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_11: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](d_mul_26, __r_14)
-    %v632 = "stablehlo.dot_general"(%v631, %v297) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_12: f32[2, 4, 2, 5] = einsum[bhls,bhld->bhsd acc=f32](d_mul_26, __r_13)
-    %v633 = "stablehlo.dot_general"(%v631, %v292) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_permute_2: f32[2, 2, 4, 5] = permute(d_einsum_10) {perm=(0, 2, 1, 3)}
-    %v634 = "stablehlo.transpose"(%v583) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_35: f32[2, 2, 20] = reshape(d_permute_2)
-    %v635 = "stablehlo.reshape"(%v634) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_36: f32[4, 20] = reshape(d_reshape_35)
-    %v636 = "stablehlo.reshape"(%v635) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_28: f32[4, 20] = dot(d_reshape_36, layers__2__attn__v__weight) {precision=''}
-    %v637 = "stablehlo.dot_general"(%v636, %v26) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_24: f32[20, 4] = permute(d_reshape_36) {perm=(1, 0)}
-    %v638 = "stablehlo.transpose"(%v636) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_29: f32[20, 20] = dot(t_24, reshape_28) {precision=''}
-    %v639 = "stablehlo.dot_general"(%v638, %v287) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_37: f32[2, 2, 20] = reshape(dot_28)
-    %v640 = "stablehlo.reshape"(%v637) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_3: f32[2, 2, 4, 5] = permute(d_einsum_12) {perm=(0, 2, 1, 3)}
-    %v641 = "stablehlo.transpose"(%v633) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_38: f32[2, 2, 20] = reshape(d_permute_3)
-    %v642 = "stablehlo.reshape"(%v641) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v197 = "stablehlo.broadcast_in_dim"(%v196) <{broadcast_dimensions = array<i64: 0>}> : (tensor<1xf32>) -> tensor<4xf32>
+    // d_linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC_1: (f32[4, 20], f32[2, 20]) = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2__grad(__r5, embed, reshape, picked, d_broadcast_to_1)
+    %v198:2 = "func.call"(%v184, %v2, %v185, %v186, %v197) <{callee = @f8_grad}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>)
+    // d_reshape_2: f32[2, 2, 20] = reshape(d_arg_1)
+    %v199 = "stablehlo.reshape"(%v198#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_3: f32[4, 20] = reshape(d_reshape_2)
+    %v200 = "stablehlo.reshape"(%v199) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_1: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_41, norm__weight, 1e-05:f32, rms_norm_2d_7, d_reshape_3)
+    %v201 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v202:2 = "func.call"(%v180, %v33, %v201, %v182, %v200) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_4: f32[2, 2, 20] = reshape(d_arg_3)
+    %v203 = "stablehlo.reshape"(%v202#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_5: f32[4, 20] = reshape(d_reshape_4)
+    %v204 = "stablehlo.reshape"(%v203) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In80_Out20_Tf_1: (f32[4, 80], f32[20, 80]) = call linear_product_2d__M4_In80_Out20_Tf32__grad(reshape_40, layers__2__mlp__down__weight, linear_2d_18, d_reshape_5)
+    %v205:2 = "func.call"(%v176, %v32, %v177, %v204) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
+    // d_reshape_6: f32[2, 2, 80] = reshape(d_arg_5)
+    %v206 = "stablehlo.reshape"(%v205#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_2: f32[2, 2, 80] = div(d_reshape_6, add_9)
+    %v207 = "stablehlo.divide"(%v206, %v174) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_1: f32[2, 2, 80] = mul(d_reshape_6, silu_3)
+    %v208 = "stablehlo.multiply"(%v206, %v175) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_3: f32[2, 2, 80] = div(d_mul_1, add_9)
+    %v209 = "stablehlo.divide"(%v208, %v174) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_2: f32[2, 2, 80] = neg(d_div_3)
+    %v210 = "stablehlo.negate"(%v209) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_2: f32[2, 2, 80] = mul(d_neg_2, exp_3)
+    %v211 = "stablehlo.multiply"(%v210, %v171) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_3: f32[2, 2, 80] = neg(d_mul_2)
+    %v212 = "stablehlo.negate"(%v211) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_add_1: f32[2, 2, 80] = add(d_div_2, d_neg_3)
+    %v213 = "stablehlo.add"(%v207, %v212) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_reshape_7: f32[4, 80] = reshape(d_add_1)
+    %v214 = "stablehlo.reshape"(%v213) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // d_linear_product_2d__M4_In20_Out80_Tf_1: (f32[4, 20], f32[80, 20]) = call linear_product_2d__M4_In20_Out80_Tf32__grad(reshape_39, layers__2__mlp__up__weight, linear_2d_17, d_reshape_7)
+    %v215:2 = "func.call"(%v167, %v31, %v168, %v214) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
+    // d_reshape_8: f32[2, 2, 20] = reshape(d_arg_7)
+    %v216 = "stablehlo.reshape"(%v215#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_9: f32[4, 20] = reshape(d_reshape_8)
+    %v217 = "stablehlo.reshape"(%v216) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_2: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_38, layers__2__mlp_norm__weight, 1e-05:f32, rms_norm_2d_6, d_reshape_9)
+    %v218 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v219:2 = "func.call"(%v163, %v30, %v218, %v165, %v217) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_10: f32[2, 2, 20] = reshape(d_arg_9)
+    %v220 = "stablehlo.reshape"(%v219#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_2: f32[2, 2, 20] = add(d_reshape_4, d_reshape_10)
+    %v221 = "stablehlo.add"(%v203, %v220) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_11: f32[4, 20] = reshape(d_add_2)
+    %v222 = "stablehlo.reshape"(%v221) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_1: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_37, layers__2__attn__o__weight, linear_2d_16, d_reshape_11)
+    %v223:2 = "func.call"(%v159, %v27, %v160, %v222) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_12: f32[2, 2, 20] = reshape(d_arg_11)
+    %v224 = "stablehlo.reshape"(%v223#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_13: f32[2, 2, 4, 5] = reshape(d_reshape_12)
+    %v225 = "stablehlo.reshape"(%v224) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // d_permute_1: f32[2, 4, 2, 5] = permute(d_reshape_13) {perm=(0, 2, 1, 3)}
+    %v226 = "stablehlo.transpose"(%v225) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_reshape_14: f32[2, 4, 1, 2, 5] = reshape(d_permute_1)
+    %v227 = "stablehlo.reshape"(%v226) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_1: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_3, __r_16, __r_17, rsqrt_1, attention_causal_3, d_reshape_14)
+    %v228:3 = "func.call"(%v154, %v149, %v153, %v68, %v155, %v227) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    // d_reshape_15: f32[2, 4, 2, 5] = reshape(d_arg_13)
+    %v229 = "stablehlo.reshape"(%v228#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_permute_2: f32[2, 2, 4, 5] = permute(d_arg_15) {perm=(0, 2, 1, 3)}
+    %v230 = "stablehlo.transpose"(%v228#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_16: f32[2, 2, 20] = reshape(d_permute_2)
+    %v231 = "stablehlo.reshape"(%v230) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_17: f32[4, 20] = reshape(d_reshape_16)
+    %v232 = "stablehlo.reshape"(%v231) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_2: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__v__weight, linear_2d_15, d_reshape_17)
+    %v233:2 = "func.call"(%v141, %v26, %v150, %v232) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_18: f32[2, 2, 20] = reshape(d_arg_16)
+    %v234 = "stablehlo.reshape"(%v233#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_3: f32[2, 2, 4, 5] = permute(d_arg_14) {perm=(0, 2, 1, 3)}
+    %v235 = "stablehlo.transpose"(%v228#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_19: f32[2, 2, 20] = reshape(d_permute_3)
+    %v236 = "stablehlo.reshape"(%v235) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_20: f32[4, 20] = reshape(d_reshape_19)
+    %v237 = "stablehlo.reshape"(%v236) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_3: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__k__weight, linear_2d_14, d_reshape_20)
+    %v238:2 = "func.call"(%v141, %v25, %v146, %v237) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_21: f32[2, 2, 20] = reshape(d_arg_18)
+    %v239 = "stablehlo.reshape"(%v238#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_3: f32[2, 2, 20] = add(d_reshape_18, d_reshape_21)
+    %v240 = "stablehlo.add"(%v234, %v239) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_4: f32[2, 2, 4, 5] = permute(d_reshape_15) {perm=(0, 2, 1, 3)}
+    %v241 = "stablehlo.transpose"(%v229) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_22: f32[2, 2, 20] = reshape(d_permute_4)
+    %v242 = "stablehlo.reshape"(%v241) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_23: f32[4, 20] = reshape(d_reshape_22)
+    %v243 = "stablehlo.reshape"(%v242) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_4: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__q__weight, linear_2d_13, d_reshape_23)
+    %v244:2 = "func.call"(%v141, %v24, %v142, %v243) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_24: f32[2, 2, 20] = reshape(d_arg_20)
+    %v245 = "stablehlo.reshape"(%v244#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_4: f32[2, 2, 20] = add(d_add_3, d_reshape_24)
+    %v246 = "stablehlo.add"(%v240, %v245) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_25: f32[4, 20] = reshape(d_add_4)
+    %v247 = "stablehlo.reshape"(%v246) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_3: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_28, layers__2__attn_norm__weight, 1e-05:f32, rms_norm_2d_5, d_reshape_25)
+    %v248 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v249:2 = "func.call"(%v137, %v23, %v248, %v139, %v247) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_26: f32[2, 2, 20] = reshape(d_arg_22)
+    %v250 = "stablehlo.reshape"(%v249#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_5: f32[2, 2, 20] = add(d_add_2, d_reshape_26)
+    %v251 = "stablehlo.add"(%v221, %v250) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_27: f32[4, 20] = reshape(d_add_5)
+    %v252 = "stablehlo.reshape"(%v251) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In80_Out20_Tf_2: (f32[4, 80], f32[20, 80]) = call linear_product_2d__M4_In80_Out20_Tf32__grad(reshape_27, layers__1__mlp__down__weight, linear_2d_12, d_reshape_27)
+    %v253:2 = "func.call"(%v133, %v22, %v134, %v252) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
+    // d_reshape_28: f32[2, 2, 80] = reshape(d_arg_24)
+    %v254 = "stablehlo.reshape"(%v253#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_4: f32[2, 2, 80] = div(d_reshape_28, add_8)
+    %v255 = "stablehlo.divide"(%v254, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_3: f32[2, 2, 80] = mul(d_reshape_28, silu_2)
+    %v256 = "stablehlo.multiply"(%v254, %v132) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_5: f32[2, 2, 80] = div(d_mul_3, add_8)
+    %v257 = "stablehlo.divide"(%v256, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_4: f32[2, 2, 80] = neg(d_div_5)
+    %v258 = "stablehlo.negate"(%v257) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_4: f32[2, 2, 80] = mul(d_neg_4, exp_2)
+    %v259 = "stablehlo.multiply"(%v258, %v128) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_5: f32[2, 2, 80] = neg(d_mul_4)
+    %v260 = "stablehlo.negate"(%v259) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_add_6: f32[2, 2, 80] = add(d_div_4, d_neg_5)
+    %v261 = "stablehlo.add"(%v255, %v260) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_reshape_29: f32[4, 80] = reshape(d_add_6)
+    %v262 = "stablehlo.reshape"(%v261) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // d_linear_product_2d__M4_In20_Out80_Tf_2: (f32[4, 20], f32[80, 20]) = call linear_product_2d__M4_In20_Out80_Tf32__grad(reshape_26, layers__1__mlp__up__weight, linear_2d_11, d_reshape_29)
+    %v263:2 = "func.call"(%v124, %v21, %v125, %v262) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
+    // d_reshape_30: f32[2, 2, 20] = reshape(d_arg_26)
+    %v264 = "stablehlo.reshape"(%v263#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_31: f32[4, 20] = reshape(d_reshape_30)
+    %v265 = "stablehlo.reshape"(%v264) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_4: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_25, layers__1__mlp_norm__weight, 1e-05:f32, rms_norm_2d_4, d_reshape_31)
+    %v266 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v267:2 = "func.call"(%v120, %v20, %v266, %v122, %v265) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_32: f32[2, 2, 20] = reshape(d_arg_28)
+    %v268 = "stablehlo.reshape"(%v267#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_7: f32[2, 2, 20] = add(d_add_5, d_reshape_32)
+    %v269 = "stablehlo.add"(%v251, %v268) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_33: f32[4, 20] = reshape(d_add_7)
+    %v270 = "stablehlo.reshape"(%v269) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_5: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_24, layers__1__attn__o__weight, linear_2d_10, d_reshape_33)
+    %v271:2 = "func.call"(%v116, %v17, %v117, %v270) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_34: f32[2, 2, 20] = reshape(d_arg_30)
+    %v272 = "stablehlo.reshape"(%v271#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_35: f32[2, 2, 4, 5] = reshape(d_reshape_34)
+    %v273 = "stablehlo.reshape"(%v272) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // d_permute_5: f32[2, 4, 2, 5] = permute(d_reshape_35) {perm=(0, 2, 1, 3)}
+    %v274 = "stablehlo.transpose"(%v273) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_reshape_36: f32[2, 4, 1, 2, 5] = reshape(d_permute_5)
+    %v275 = "stablehlo.reshape"(%v274) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_2: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_2, __r_9, __r_10, rsqrt_1, attention_causal_2, d_reshape_36)
+    %v276:3 = "func.call"(%v111, %v106, %v110, %v68, %v112, %v275) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    // d_reshape_37: f32[2, 4, 2, 5] = reshape(d_arg_32)
+    %v277 = "stablehlo.reshape"(%v276#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_permute_6: f32[2, 2, 4, 5] = permute(d_arg_34) {perm=(0, 2, 1, 3)}
+    %v278 = "stablehlo.transpose"(%v276#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_38: f32[2, 2, 20] = reshape(d_permute_6)
+    %v279 = "stablehlo.reshape"(%v278) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_39: f32[4, 20] = reshape(d_reshape_38)
-    %v643 = "stablehlo.reshape"(%v642) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_30: f32[4, 20] = dot(d_reshape_39, layers__2__attn__k__weight) {precision=''}
-    %v644 = "stablehlo.dot_general"(%v643, %v25) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_25: f32[20, 4] = permute(d_reshape_39) {perm=(1, 0)}
-    %v645 = "stablehlo.transpose"(%v643) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_31: f32[20, 20] = dot(t_25, reshape_28) {precision=''}
-    %v646 = "stablehlo.dot_general"(%v645, %v287) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_40: f32[2, 2, 20] = reshape(dot_30)
-    %v647 = "stablehlo.reshape"(%v644) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_12: f32[2, 2, 20] = add(d_reshape_37, d_reshape_40)
-    %v648 = "stablehlo.add"(%v640, %v647) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_4: f32[2, 2, 4, 5] = permute(d_einsum_11) {perm=(0, 2, 1, 3)}
-    %v649 = "stablehlo.transpose"(%v632) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_41: f32[2, 2, 20] = reshape(d_permute_4)
-    %v650 = "stablehlo.reshape"(%v649) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v280 = "stablehlo.reshape"(%v279) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_6: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__v__weight, linear_2d_9, d_reshape_39)
+    %v281:2 = "func.call"(%v98, %v16, %v107, %v280) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_40: f32[2, 2, 20] = reshape(d_arg_35)
+    %v282 = "stablehlo.reshape"(%v281#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_7: f32[2, 2, 4, 5] = permute(d_arg_33) {perm=(0, 2, 1, 3)}
+    %v283 = "stablehlo.transpose"(%v276#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_41: f32[2, 2, 20] = reshape(d_permute_7)
+    %v284 = "stablehlo.reshape"(%v283) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_42: f32[4, 20] = reshape(d_reshape_41)
-    %v651 = "stablehlo.reshape"(%v650) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_32: f32[4, 20] = dot(d_reshape_42, layers__2__attn__q__weight) {precision=''}
-    %v652 = "stablehlo.dot_general"(%v651, %v24) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_26: f32[20, 4] = permute(d_reshape_42) {perm=(1, 0)}
-    %v653 = "stablehlo.transpose"(%v651) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_33: f32[20, 20] = dot(t_26, reshape_28) {precision=''}
-    %v654 = "stablehlo.dot_general"(%v653, %v287) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_43: f32[2, 2, 20] = reshape(dot_32)
-    %v655 = "stablehlo.reshape"(%v652) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_13: f32[2, 2, 20] = add(d_add_12, d_reshape_43)
-    %v656 = "stablehlo.add"(%v648, %v655) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_44: f32[4, 20] = reshape(d_add_13)
-    %v657 = "stablehlo.reshape"(%v656) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_27: f32[4, 20] = mul(d_reshape_44, layers__2__attn_norm__weight)
-    %v658 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v659 = "stablehlo.multiply"(%v657, %v658) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_28: f32[4, 20] = mul(d_reshape_44, y_36)
-    %v660 = "stablehlo.multiply"(%v657, %v283) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_10: f32[20] = reduce_sum(d_mul_28) {axes=(0,)}
-    %v661 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v662 = "stablehlo.reduce"(%v660, %v661) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v663: tensor<f32>, %v664: tensor<f32>):
-      %v665 = "stablehlo.add"(%v663, %v664) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v665) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_29: f32[4, 20] = mul(d_mul_27, y_35)
-    %v666 = "stablehlo.broadcast_in_dim"(%v281) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v667 = "stablehlo.multiply"(%v659, %v666) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_30: f32[4, 20] = mul(d_mul_27, reshape_27)
-    %v668 = "stablehlo.multiply"(%v659, %v267) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_11: f32[4] = reduce_sum(d_mul_30) {axes=(1,)}
-    %v669 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v670 = "stablehlo.reduce"(%v668, %v669) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v671: tensor<f32>, %v672: tensor<f32>):
-      %v673 = "stablehlo.add"(%v671, %v672) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v673) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_45: f32[4, 1] = reshape(d_reduce_sum_11)
-    %v674 = "stablehlo.reshape"(%v670) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_46: f32[4] = reshape(d_reshape_45)
-    %v675 = "stablehlo.reshape"(%v674) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_31: f32[4] = mul(d_reshape_46, -0.5:f32)
-    %v676 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v677 = "stablehlo.broadcast_in_dim"(%v676) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v678 = "stablehlo.multiply"(%v675, %v677) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_32: f32[4] = mul(y_34, y_34)
-    %v679 = "stablehlo.multiply"(%v280, %v280) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_33: f32[4] = mul(y_34, d_mul_32)
-    %v680 = "stablehlo.multiply"(%v280, %v679) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_34: f32[4] = mul(d_mul_31, d_mul_33)
-    %v681 = "stablehlo.multiply"(%v678, %v680) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_11: f32[4] = div(d_mul_34, 20.0:f32)
-    %v682 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v683 = "stablehlo.broadcast_in_dim"(%v682) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v684 = "stablehlo.divide"(%v681, %v683) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_47: f32[4, 1] = reshape(d_div_11)
-    %v685 = "stablehlo.reshape"(%v684) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_13: f32[4, 20] = broadcast_to(d_reshape_47)
-    %v686 = "stablehlo.broadcast_in_dim"(%v685) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_35: f32[4, 20] = mul(d_broadcast_to_13, reshape_27)
-    %v687 = "stablehlo.multiply"(%v686, %v267) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_14: f32[4, 20] = add(d_mul_29, d_mul_35)
-    %v688 = "stablehlo.add"(%v667, %v687) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_15: f32[4, 20] = add(d_add_14, d_mul_35)
-    %v689 = "stablehlo.add"(%v688, %v687) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_48: f32[2, 2, 20] = reshape(d_add_15)
-    %v690 = "stablehlo.reshape"(%v689) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_16: f32[2, 2, 20] = add(d_add_9, d_reshape_48)
-    %v691 = "stablehlo.add"(%v573, %v690) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_49: f32[4, 20] = reshape(d_add_16)
-    %v692 = "stablehlo.reshape"(%v691) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_34: f32[4, 80] = dot(d_reshape_49, layers__1__mlp__down__weight) {precision=''}
-    %v693 = "stablehlo.dot_general"(%v692, %v22) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // t_27: f32[20, 4] = permute(d_reshape_49) {perm=(1, 0)}
-    %v694 = "stablehlo.transpose"(%v692) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_35: f32[20, 80] = dot(t_27, reshape_26) {precision=''}
-    %v695 = "stablehlo.dot_general"(%v694, %v262) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
-    // d_reshape_50: f32[2, 2, 80] = reshape(dot_34)
-    %v696 = "stablehlo.reshape"(%v693) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_12: f32[2, 2, 80] = div(d_reshape_50, add_5)
-    %v697 = "stablehlo.divide"(%v696, %v260) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_37: f32[2, 2, 80] = mul(d_reshape_50, div_2)
-    %v698 = "stablehlo.multiply"(%v696, %v261) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_13: f32[2, 2, 80] = div(d_mul_37, add_5)
-    %v699 = "stablehlo.divide"(%v698, %v260) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_7: f32[2, 2, 80] = neg(d_div_13)
-    %v700 = "stablehlo.negate"(%v699) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_38: f32[2, 2, 80] = mul(d_neg_7, exp_2)
-    %v701 = "stablehlo.multiply"(%v700, %v257) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_8: f32[2, 2, 80] = neg(d_mul_38)
-    %v702 = "stablehlo.negate"(%v701) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_add_17: f32[2, 2, 80] = add(d_div_12, d_neg_8)
-    %v703 = "stablehlo.add"(%v697, %v702) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_reshape_51: f32[4, 80] = reshape(d_add_17)
-    %v704 = "stablehlo.reshape"(%v703) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // dot_36: f32[4, 20] = dot(d_reshape_51, layers__1__mlp__up__weight) {precision=''}
-    %v705 = "stablehlo.dot_general"(%v704, %v21) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // t_28: f32[80, 4] = permute(d_reshape_51) {perm=(1, 0)}
-    %v706 = "stablehlo.transpose"(%v704) <{permutation = array<i64: 1, 0>}> : (tensor<4x80xf32>) -> tensor<80x4xf32>
-    // dot_37: f32[80, 20] = dot(t_28, reshape_25) {precision=''}
-    %v707 = "stablehlo.dot_general"(%v706, %v252) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<80x4xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
-    // d_reshape_52: f32[2, 2, 20] = reshape(dot_36)
-    %v708 = "stablehlo.reshape"(%v705) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v285 = "stablehlo.reshape"(%v284) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_7: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__k__weight, linear_2d_8, d_reshape_42)
+    %v286:2 = "func.call"(%v98, %v15, %v103, %v285) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_43: f32[2, 2, 20] = reshape(d_arg_37)
+    %v287 = "stablehlo.reshape"(%v286#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_8: f32[2, 2, 20] = add(d_reshape_40, d_reshape_43)
+    %v288 = "stablehlo.add"(%v282, %v287) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_8: f32[2, 2, 4, 5] = permute(d_reshape_37) {perm=(0, 2, 1, 3)}
+    %v289 = "stablehlo.transpose"(%v277) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_44: f32[2, 2, 20] = reshape(d_permute_8)
+    %v290 = "stablehlo.reshape"(%v289) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_45: f32[4, 20] = reshape(d_reshape_44)
+    %v291 = "stablehlo.reshape"(%v290) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_8: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__q__weight, linear_2d_7, d_reshape_45)
+    %v292:2 = "func.call"(%v98, %v14, %v99, %v291) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_46: f32[2, 2, 20] = reshape(d_arg_39)
+    %v293 = "stablehlo.reshape"(%v292#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_9: f32[2, 2, 20] = add(d_add_8, d_reshape_46)
+    %v294 = "stablehlo.add"(%v288, %v293) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_47: f32[4, 20] = reshape(d_add_9)
+    %v295 = "stablehlo.reshape"(%v294) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_5: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_15, layers__1__attn_norm__weight, 1e-05:f32, rms_norm_2d_3, d_reshape_47)
+    %v296 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v297:2 = "func.call"(%v94, %v13, %v296, %v96, %v295) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_48: f32[2, 2, 20] = reshape(d_arg_41)
+    %v298 = "stablehlo.reshape"(%v297#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_10: f32[2, 2, 20] = add(d_add_7, d_reshape_48)
+    %v299 = "stablehlo.add"(%v269, %v298) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_49: f32[4, 20] = reshape(d_add_10)
+    %v300 = "stablehlo.reshape"(%v299) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In80_Out20_Tf_3: (f32[4, 80], f32[20, 80]) = call linear_product_2d__M4_In80_Out20_Tf32__grad(reshape_14, layers__0__mlp__down__weight, linear_2d_6, d_reshape_49)
+    %v301:2 = "func.call"(%v90, %v12, %v91, %v300) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
+    // d_reshape_50: f32[2, 2, 80] = reshape(d_arg_43)
+    %v302 = "stablehlo.reshape"(%v301#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_6: f32[2, 2, 80] = div(d_reshape_50, add_7)
+    %v303 = "stablehlo.divide"(%v302, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_5: f32[2, 2, 80] = mul(d_reshape_50, silu_1)
+    %v304 = "stablehlo.multiply"(%v302, %v89) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_7: f32[2, 2, 80] = div(d_mul_5, add_7)
+    %v305 = "stablehlo.divide"(%v304, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_6: f32[2, 2, 80] = neg(d_div_7)
+    %v306 = "stablehlo.negate"(%v305) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_6: f32[2, 2, 80] = mul(d_neg_6, exp_1)
+    %v307 = "stablehlo.multiply"(%v306, %v85) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_7: f32[2, 2, 80] = neg(d_mul_6)
+    %v308 = "stablehlo.negate"(%v307) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_add_11: f32[2, 2, 80] = add(d_div_6, d_neg_7)
+    %v309 = "stablehlo.add"(%v303, %v308) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_reshape_51: f32[4, 80] = reshape(d_add_11)
+    %v310 = "stablehlo.reshape"(%v309) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // d_linear_product_2d__M4_In20_Out80_Tf_3: (f32[4, 20], f32[80, 20]) = call linear_product_2d__M4_In20_Out80_Tf32__grad(reshape_13, layers__0__mlp__up__weight, linear_2d_5, d_reshape_51)
+    %v311:2 = "func.call"(%v81, %v11, %v82, %v310) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
+    // d_reshape_52: f32[2, 2, 20] = reshape(d_arg_45)
+    %v312 = "stablehlo.reshape"(%v311#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_53: f32[4, 20] = reshape(d_reshape_52)
-    %v709 = "stablehlo.reshape"(%v708) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_39: f32[4, 20] = mul(d_reshape_53, layers__1__mlp_norm__weight)
-    %v710 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v711 = "stablehlo.multiply"(%v709, %v710) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_40: f32[4, 20] = mul(d_reshape_53, y_29)
-    %v712 = "stablehlo.multiply"(%v709, %v248) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_12: f32[20] = reduce_sum(d_mul_40) {axes=(0,)}
-    %v713 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v714 = "stablehlo.reduce"(%v712, %v713) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v715: tensor<f32>, %v716: tensor<f32>):
-      %v717 = "stablehlo.add"(%v715, %v716) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v717) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_41: f32[4, 20] = mul(d_mul_39, y_28)
-    %v718 = "stablehlo.broadcast_in_dim"(%v246) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v719 = "stablehlo.multiply"(%v711, %v718) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_42: f32[4, 20] = mul(d_mul_39, reshape_24)
-    %v720 = "stablehlo.multiply"(%v711, %v232) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_13: f32[4] = reduce_sum(d_mul_42) {axes=(1,)}
-    %v721 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v722 = "stablehlo.reduce"(%v720, %v721) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v723: tensor<f32>, %v724: tensor<f32>):
-      %v725 = "stablehlo.add"(%v723, %v724) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v725) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_54: f32[4, 1] = reshape(d_reduce_sum_13)
-    %v726 = "stablehlo.reshape"(%v722) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_55: f32[4] = reshape(d_reshape_54)
-    %v727 = "stablehlo.reshape"(%v726) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_43: f32[4] = mul(d_reshape_55, -0.5:f32)
-    %v728 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v729 = "stablehlo.broadcast_in_dim"(%v728) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v730 = "stablehlo.multiply"(%v727, %v729) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_44: f32[4] = mul(y_27, y_27)
-    %v731 = "stablehlo.multiply"(%v245, %v245) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_45: f32[4] = mul(y_27, d_mul_44)
-    %v732 = "stablehlo.multiply"(%v245, %v731) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_46: f32[4] = mul(d_mul_43, d_mul_45)
-    %v733 = "stablehlo.multiply"(%v730, %v732) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_14: f32[4] = div(d_mul_46, 20.0:f32)
-    %v734 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v735 = "stablehlo.broadcast_in_dim"(%v734) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v736 = "stablehlo.divide"(%v733, %v735) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_56: f32[4, 1] = reshape(d_div_14)
-    %v737 = "stablehlo.reshape"(%v736) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_14: f32[4, 20] = broadcast_to(d_reshape_56)
-    %v738 = "stablehlo.broadcast_in_dim"(%v737) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_47: f32[4, 20] = mul(d_broadcast_to_14, reshape_24)
-    %v739 = "stablehlo.multiply"(%v738, %v232) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_18: f32[4, 20] = add(d_mul_41, d_mul_47)
-    %v740 = "stablehlo.add"(%v719, %v739) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_19: f32[4, 20] = add(d_add_18, d_mul_47)
-    %v741 = "stablehlo.add"(%v740, %v739) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_57: f32[2, 2, 20] = reshape(d_add_19)
-    %v742 = "stablehlo.reshape"(%v741) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_20: f32[2, 2, 20] = add(d_add_16, d_reshape_57)
-    %v743 = "stablehlo.add"(%v691, %v742) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_58: f32[4, 20] = reshape(d_add_20)
-    %v744 = "stablehlo.reshape"(%v743) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_38: f32[4, 20] = dot(d_reshape_58, layers__1__attn__o__weight) {precision=''}
-    %v745 = "stablehlo.dot_general"(%v744, %v17) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_29: f32[20, 4] = permute(d_reshape_58) {perm=(1, 0)}
-    %v746 = "stablehlo.transpose"(%v744) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_39: f32[20, 20] = dot(t_29, reshape_23) {precision=''}
-    %v747 = "stablehlo.dot_general"(%v746, %v227) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_59: f32[2, 2, 20] = reshape(dot_38)
-    %v748 = "stablehlo.reshape"(%v745) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_60: f32[2, 2, 4, 5] = reshape(d_reshape_59)
-    %v749 = "stablehlo.reshape"(%v748) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // d_permute_5: f32[2, 4, 2, 5] = permute(d_reshape_60) {perm=(0, 2, 1, 3)}
-    %v750 = "stablehlo.transpose"(%v749) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_25: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](d_permute_5, __r_9)
-    %v751 = "stablehlo.dot_general"(%v750, %v191) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_26: f32[2, 4, 2, 5] = einsum[bhld,bhls->bhsd acc=f32](d_permute_5, o_5)
-    %v752 = "stablehlo.dot_general"(%v750, %v223) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x5x2xf32>
-    %v753 = "stablehlo.transpose"(%v752) <{permutation = array<i64: 0, 1, 3, 2>}> : (tensor<2x4x5x2xf32>) -> tensor<2x4x2x5xf32>
-    // d_div_15: f32[2, 4, 2, 2] = div(d_einsum_25, o_4)
-    %v754 = "stablehlo.broadcast_in_dim"(%v221) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v755 = "stablehlo.divide"(%v751, %v754) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_49: f32[2, 4, 2, 2] = mul(d_einsum_25, o_5)
-    %v756 = "stablehlo.multiply"(%v751, %v223) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_16: f32[2, 4, 2, 2] = div(d_mul_49, o_4)
-    %v757 = "stablehlo.broadcast_in_dim"(%v221) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v758 = "stablehlo.divide"(%v756, %v757) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_9: f32[2, 4, 2, 2] = neg(d_div_16)
-    %v759 = "stablehlo.negate"(%v758) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_14: f32[2, 4, 2] = reduce_sum(d_neg_9) {axes=(3,)}
-    %v760 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v761 = "stablehlo.reduce"(%v759, %v760) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v762: tensor<f32>, %v763: tensor<f32>):
-      %v764 = "stablehlo.add"(%v762, %v763) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v764) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_61: f32[2, 4, 2, 1] = reshape(d_reduce_sum_14)
-    %v765 = "stablehlo.reshape"(%v761) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_62: f32[2, 4, 2] = reshape(d_reshape_61)
-    %v766 = "stablehlo.reshape"(%v765) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_reshape_63: f32[2, 4, 2, 1] = reshape(d_reshape_62)
-    %v767 = "stablehlo.reshape"(%v766) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_15: f32[2, 4, 2, 2] = broadcast_to(d_reshape_63)
-    %v768 = "stablehlo.broadcast_in_dim"(%v767) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_21: f32[2, 4, 2, 2] = add(d_div_15, d_broadcast_to_15)
-    %v769 = "stablehlo.add"(%v755, %v768) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_50: f32[2, 4, 2, 2] = mul(d_add_21, e_6)
-    %v770 = "stablehlo.multiply"(%v769, %v215) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_10: f32[2, 4, 2, 2] = neg(d_mul_50)
-    %v771 = "stablehlo.negate"(%v770) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_15: f32[2, 4, 2] = reduce_sum(d_neg_10) {axes=(3,)}
-    %v772 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v773 = "stablehlo.reduce"(%v771, %v772) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v774: tensor<f32>, %v775: tensor<f32>):
-      %v776 = "stablehlo.add"(%v774, %v775) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v776) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_64: f32[2, 4, 2, 1] = reshape(d_reduce_sum_15)
-    %v777 = "stablehlo.reshape"(%v773) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_65: f32[2, 4, 2] = reshape(d_reshape_64)
-    %v778 = "stablehlo.reshape"(%v777) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_broadcast_to_16: f32[2, 4, 2, 2] = broadcast_to(e_4)
-    %v779 = "stablehlo.broadcast_in_dim"(%v212) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_eq_3: bool[2, 4, 2, 2] = eq(masked_8, d_broadcast_to_16)
-    %v780 = "stablehlo.compare"(%v198, %v779) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    // d_cast_3: f32[2, 4, 2, 2] = cast(d_eq_3)
-    %v781 = "stablehlo.convert"(%v780) : (tensor<2x4x2x2xi1>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_16: f32[2, 4, 2] = reduce_sum(d_cast_3) {axes=(3,)}
-    %v782 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v783 = "stablehlo.reduce"(%v781, %v782) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v784: tensor<f32>, %v785: tensor<f32>):
-      %v786 = "stablehlo.add"(%v784, %v785) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v786) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_67: f32[2, 4, 2, 1] = reshape(d_reduce_sum_16)
-    %v787 = "stablehlo.reshape"(%v783) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_17: f32[2, 4, 2, 2] = broadcast_to(d_reshape_67)
-    %v788 = "stablehlo.broadcast_in_dim"(%v787) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_reshape_68: f32[2, 4, 2, 1] = reshape(d_reshape_65)
-    %v789 = "stablehlo.reshape"(%v778) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_18: f32[2, 4, 2, 2] = broadcast_to(d_reshape_68)
-    %v790 = "stablehlo.broadcast_in_dim"(%v789) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_17: f32[2, 4, 2, 2] = div(d_broadcast_to_18, d_broadcast_to_17)
-    %v791 = "stablehlo.divide"(%v790, %v788) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_5: f32[2, 4, 2, 2] = select(d_eq_3, d_div_17, 0.0:f32)
-    %v792 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v793 = "stablehlo.broadcast_in_dim"(%v792) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v794 = "stablehlo.select"(%v780, %v791, %v793) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_22: f32[2, 4, 2, 2] = add(d_mul_50, d_select_5)
-    %v795 = "stablehlo.add"(%v770, %v794) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_6: f32[2, 4, 2, 2] = select(masked_3, d_add_22, 0.0:f32)
-    %v796 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v797 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v798 = "stablehlo.broadcast_in_dim"(%v796) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v799 = "stablehlo.select"(%v797, %v795, %v798) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_51: f32[2, 4, 2, 2] = mul(d_select_6, rsqrt_1)
-    %v800 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v801 = "stablehlo.multiply"(%v799, %v800) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_27: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](d_mul_51, __r_8)
-    %v802 = "stablehlo.dot_general"(%v801, %v186) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_28: f32[2, 4, 2, 5] = einsum[bhls,bhld->bhsd acc=f32](d_mul_51, __r_7)
-    %v803 = "stablehlo.dot_general"(%v801, %v181) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_permute_6: f32[2, 2, 4, 5] = permute(d_einsum_26) {perm=(0, 2, 1, 3)}
-    %v804 = "stablehlo.transpose"(%v753) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_69: f32[2, 2, 20] = reshape(d_permute_6)
-    %v805 = "stablehlo.reshape"(%v804) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_70: f32[4, 20] = reshape(d_reshape_69)
-    %v806 = "stablehlo.reshape"(%v805) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_40: f32[4, 20] = dot(d_reshape_70, layers__1__attn__v__weight) {precision=''}
-    %v807 = "stablehlo.dot_general"(%v806, %v16) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_30: f32[20, 4] = permute(d_reshape_70) {perm=(1, 0)}
-    %v808 = "stablehlo.transpose"(%v806) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_41: f32[20, 20] = dot(t_30, reshape_16) {precision=''}
-    %v809 = "stablehlo.dot_general"(%v808, %v176) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_71: f32[2, 2, 20] = reshape(dot_40)
-    %v810 = "stablehlo.reshape"(%v807) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_7: f32[2, 2, 4, 5] = permute(d_einsum_28) {perm=(0, 2, 1, 3)}
-    %v811 = "stablehlo.transpose"(%v803) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_72: f32[2, 2, 20] = reshape(d_permute_7)
-    %v812 = "stablehlo.reshape"(%v811) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_73: f32[4, 20] = reshape(d_reshape_72)
-    %v813 = "stablehlo.reshape"(%v812) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_42: f32[4, 20] = dot(d_reshape_73, layers__1__attn__k__weight) {precision=''}
-    %v814 = "stablehlo.dot_general"(%v813, %v15) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_31: f32[20, 4] = permute(d_reshape_73) {perm=(1, 0)}
-    %v815 = "stablehlo.transpose"(%v813) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_43: f32[20, 20] = dot(t_31, reshape_16) {precision=''}
-    %v816 = "stablehlo.dot_general"(%v815, %v176) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_74: f32[2, 2, 20] = reshape(dot_42)
-    %v817 = "stablehlo.reshape"(%v814) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_23: f32[2, 2, 20] = add(d_reshape_71, d_reshape_74)
-    %v818 = "stablehlo.add"(%v810, %v817) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_8: f32[2, 2, 4, 5] = permute(d_einsum_27) {perm=(0, 2, 1, 3)}
-    %v819 = "stablehlo.transpose"(%v802) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_75: f32[2, 2, 20] = reshape(d_permute_8)
-    %v820 = "stablehlo.reshape"(%v819) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_76: f32[4, 20] = reshape(d_reshape_75)
-    %v821 = "stablehlo.reshape"(%v820) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_44: f32[4, 20] = dot(d_reshape_76, layers__1__attn__q__weight) {precision=''}
-    %v822 = "stablehlo.dot_general"(%v821, %v14) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_32: f32[20, 4] = permute(d_reshape_76) {perm=(1, 0)}
-    %v823 = "stablehlo.transpose"(%v821) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_45: f32[20, 20] = dot(t_32, reshape_16) {precision=''}
-    %v824 = "stablehlo.dot_general"(%v823, %v176) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_77: f32[2, 2, 20] = reshape(dot_44)
-    %v825 = "stablehlo.reshape"(%v822) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_24: f32[2, 2, 20] = add(d_add_23, d_reshape_77)
-    %v826 = "stablehlo.add"(%v818, %v825) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_78: f32[4, 20] = reshape(d_add_24)
-    %v827 = "stablehlo.reshape"(%v826) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_52: f32[4, 20] = mul(d_reshape_78, layers__1__attn_norm__weight)
-    %v828 = "stablehlo.broadcast_in_dim"(%v13) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v829 = "stablehlo.multiply"(%v827, %v828) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_53: f32[4, 20] = mul(d_reshape_78, y_20)
-    %v830 = "stablehlo.multiply"(%v827, %v172) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_17: f32[20] = reduce_sum(d_mul_53) {axes=(0,)}
-    %v831 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v832 = "stablehlo.reduce"(%v830, %v831) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v833: tensor<f32>, %v834: tensor<f32>):
-      %v835 = "stablehlo.add"(%v833, %v834) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v835) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_54: f32[4, 20] = mul(d_mul_52, y_19)
-    %v836 = "stablehlo.broadcast_in_dim"(%v170) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v837 = "stablehlo.multiply"(%v829, %v836) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_55: f32[4, 20] = mul(d_mul_52, reshape_15)
-    %v838 = "stablehlo.multiply"(%v829, %v156) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_18: f32[4] = reduce_sum(d_mul_55) {axes=(1,)}
-    %v839 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v840 = "stablehlo.reduce"(%v838, %v839) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v841: tensor<f32>, %v842: tensor<f32>):
-      %v843 = "stablehlo.add"(%v841, %v842) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v843) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_79: f32[4, 1] = reshape(d_reduce_sum_18)
-    %v844 = "stablehlo.reshape"(%v840) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_80: f32[4] = reshape(d_reshape_79)
-    %v845 = "stablehlo.reshape"(%v844) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_56: f32[4] = mul(d_reshape_80, -0.5:f32)
-    %v846 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v847 = "stablehlo.broadcast_in_dim"(%v846) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v848 = "stablehlo.multiply"(%v845, %v847) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_57: f32[4] = mul(y_18, y_18)
-    %v849 = "stablehlo.multiply"(%v169, %v169) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_58: f32[4] = mul(y_18, d_mul_57)
-    %v850 = "stablehlo.multiply"(%v169, %v849) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_59: f32[4] = mul(d_mul_56, d_mul_58)
-    %v851 = "stablehlo.multiply"(%v848, %v850) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_18: f32[4] = div(d_mul_59, 20.0:f32)
-    %v852 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v853 = "stablehlo.broadcast_in_dim"(%v852) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v854 = "stablehlo.divide"(%v851, %v853) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_81: f32[4, 1] = reshape(d_div_18)
-    %v855 = "stablehlo.reshape"(%v854) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_19: f32[4, 20] = broadcast_to(d_reshape_81)
-    %v856 = "stablehlo.broadcast_in_dim"(%v855) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_60: f32[4, 20] = mul(d_broadcast_to_19, reshape_15)
-    %v857 = "stablehlo.multiply"(%v856, %v156) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_25: f32[4, 20] = add(d_mul_54, d_mul_60)
-    %v858 = "stablehlo.add"(%v837, %v857) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_26: f32[4, 20] = add(d_add_25, d_mul_60)
-    %v859 = "stablehlo.add"(%v858, %v857) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_82: f32[2, 2, 20] = reshape(d_add_26)
-    %v860 = "stablehlo.reshape"(%v859) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_27: f32[2, 2, 20] = add(d_add_20, d_reshape_82)
-    %v861 = "stablehlo.add"(%v743, %v860) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_83: f32[4, 20] = reshape(d_add_27)
-    %v862 = "stablehlo.reshape"(%v861) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_46: f32[4, 80] = dot(d_reshape_83, layers__0__mlp__down__weight) {precision=''}
-    %v863 = "stablehlo.dot_general"(%v862, %v12) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
-    // t_33: f32[20, 4] = permute(d_reshape_83) {perm=(1, 0)}
-    %v864 = "stablehlo.transpose"(%v862) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_47: f32[20, 80] = dot(t_33, reshape_14) {precision=''}
-    %v865 = "stablehlo.dot_general"(%v864, %v151) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
-    // d_reshape_84: f32[2, 2, 80] = reshape(dot_46)
-    %v866 = "stablehlo.reshape"(%v863) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_19: f32[2, 2, 80] = div(d_reshape_84, add_2)
-    %v867 = "stablehlo.divide"(%v866, %v149) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_62: f32[2, 2, 80] = mul(d_reshape_84, div_1)
-    %v868 = "stablehlo.multiply"(%v866, %v150) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_20: f32[2, 2, 80] = div(d_mul_62, add_2)
-    %v869 = "stablehlo.divide"(%v868, %v149) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_11: f32[2, 2, 80] = neg(d_div_20)
-    %v870 = "stablehlo.negate"(%v869) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_63: f32[2, 2, 80] = mul(d_neg_11, exp_1)
-    %v871 = "stablehlo.multiply"(%v870, %v146) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_12: f32[2, 2, 80] = neg(d_mul_63)
-    %v872 = "stablehlo.negate"(%v871) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_add_28: f32[2, 2, 80] = add(d_div_19, d_neg_12)
-    %v873 = "stablehlo.add"(%v867, %v872) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_reshape_85: f32[4, 80] = reshape(d_add_28)
-    %v874 = "stablehlo.reshape"(%v873) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // dot_48: f32[4, 20] = dot(d_reshape_85, layers__0__mlp__up__weight) {precision=''}
-    %v875 = "stablehlo.dot_general"(%v874, %v11) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
-    // t_34: f32[80, 4] = permute(d_reshape_85) {perm=(1, 0)}
-    %v876 = "stablehlo.transpose"(%v874) <{permutation = array<i64: 1, 0>}> : (tensor<4x80xf32>) -> tensor<80x4xf32>
-    // dot_49: f32[80, 20] = dot(t_34, reshape_13) {precision=''}
-    %v877 = "stablehlo.dot_general"(%v876, %v141) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<80x4xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
-    // d_reshape_86: f32[2, 2, 20] = reshape(dot_48)
-    %v878 = "stablehlo.reshape"(%v875) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_87: f32[4, 20] = reshape(d_reshape_86)
-    %v879 = "stablehlo.reshape"(%v878) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_64: f32[4, 20] = mul(d_reshape_87, layers__0__mlp_norm__weight)
-    %v880 = "stablehlo.broadcast_in_dim"(%v10) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v881 = "stablehlo.multiply"(%v879, %v880) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_65: f32[4, 20] = mul(d_reshape_87, y_13)
-    %v882 = "stablehlo.multiply"(%v879, %v137) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_19: f32[20] = reduce_sum(d_mul_65) {axes=(0,)}
-    %v883 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v884 = "stablehlo.reduce"(%v882, %v883) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v885: tensor<f32>, %v886: tensor<f32>):
-      %v887 = "stablehlo.add"(%v885, %v886) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v887) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_66: f32[4, 20] = mul(d_mul_64, y_12)
-    %v888 = "stablehlo.broadcast_in_dim"(%v135) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v889 = "stablehlo.multiply"(%v881, %v888) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_67: f32[4, 20] = mul(d_mul_64, reshape_12)
-    %v890 = "stablehlo.multiply"(%v881, %v121) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_20: f32[4] = reduce_sum(d_mul_67) {axes=(1,)}
-    %v891 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v892 = "stablehlo.reduce"(%v890, %v891) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v893: tensor<f32>, %v894: tensor<f32>):
-      %v895 = "stablehlo.add"(%v893, %v894) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v895) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_88: f32[4, 1] = reshape(d_reduce_sum_20)
-    %v896 = "stablehlo.reshape"(%v892) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_89: f32[4] = reshape(d_reshape_88)
-    %v897 = "stablehlo.reshape"(%v896) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_68: f32[4] = mul(d_reshape_89, -0.5:f32)
-    %v898 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v899 = "stablehlo.broadcast_in_dim"(%v898) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v900 = "stablehlo.multiply"(%v897, %v899) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_69: f32[4] = mul(y_11, y_11)
-    %v901 = "stablehlo.multiply"(%v134, %v134) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_70: f32[4] = mul(y_11, d_mul_69)
-    %v902 = "stablehlo.multiply"(%v134, %v901) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_71: f32[4] = mul(d_mul_68, d_mul_70)
-    %v903 = "stablehlo.multiply"(%v900, %v902) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_21: f32[4] = div(d_mul_71, 20.0:f32)
-    %v904 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v905 = "stablehlo.broadcast_in_dim"(%v904) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v906 = "stablehlo.divide"(%v903, %v905) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_90: f32[4, 1] = reshape(d_div_21)
-    %v907 = "stablehlo.reshape"(%v906) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_20: f32[4, 20] = broadcast_to(d_reshape_90)
-    %v908 = "stablehlo.broadcast_in_dim"(%v907) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_72: f32[4, 20] = mul(d_broadcast_to_20, reshape_12)
-    %v909 = "stablehlo.multiply"(%v908, %v121) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_29: f32[4, 20] = add(d_mul_66, d_mul_72)
-    %v910 = "stablehlo.add"(%v889, %v909) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_30: f32[4, 20] = add(d_add_29, d_mul_72)
-    %v911 = "stablehlo.add"(%v910, %v909) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_91: f32[2, 2, 20] = reshape(d_add_30)
-    %v912 = "stablehlo.reshape"(%v911) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_31: f32[2, 2, 20] = add(d_add_27, d_reshape_91)
-    %v913 = "stablehlo.add"(%v861, %v912) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_92: f32[4, 20] = reshape(d_add_31)
-    %v914 = "stablehlo.reshape"(%v913) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_50: f32[4, 20] = dot(d_reshape_92, layers__0__attn__o__weight) {precision=''}
-    %v915 = "stablehlo.dot_general"(%v914, %v7) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_35: f32[20, 4] = permute(d_reshape_92) {perm=(1, 0)}
-    %v916 = "stablehlo.transpose"(%v914) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_51: f32[20, 20] = dot(t_35, reshape_11) {precision=''}
-    %v917 = "stablehlo.dot_general"(%v916, %v116) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_93: f32[2, 2, 20] = reshape(dot_50)
-    %v918 = "stablehlo.reshape"(%v915) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_94: f32[2, 2, 4, 5] = reshape(d_reshape_93)
-    %v919 = "stablehlo.reshape"(%v918) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // d_permute_9: f32[2, 4, 2, 5] = permute(d_reshape_94) {perm=(0, 2, 1, 3)}
-    %v920 = "stablehlo.transpose"(%v919) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_41: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](d_permute_9, __r_3)
-    %v921 = "stablehlo.dot_general"(%v920, %v73) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_42: f32[2, 4, 2, 5] = einsum[bhld,bhls->bhsd acc=f32](d_permute_9, o_2)
-    %v922 = "stablehlo.dot_general"(%v920, %v112) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x5x2xf32>
-    %v923 = "stablehlo.transpose"(%v922) <{permutation = array<i64: 0, 1, 3, 2>}> : (tensor<2x4x5x2xf32>) -> tensor<2x4x2x5xf32>
-    // d_div_22: f32[2, 4, 2, 2] = div(d_einsum_41, o_1)
-    %v924 = "stablehlo.broadcast_in_dim"(%v110) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v925 = "stablehlo.divide"(%v921, %v924) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_74: f32[2, 4, 2, 2] = mul(d_einsum_41, o_2)
-    %v926 = "stablehlo.multiply"(%v921, %v112) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_23: f32[2, 4, 2, 2] = div(d_mul_74, o_1)
-    %v927 = "stablehlo.broadcast_in_dim"(%v110) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v928 = "stablehlo.divide"(%v926, %v927) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_13: f32[2, 4, 2, 2] = neg(d_div_23)
-    %v929 = "stablehlo.negate"(%v928) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_21: f32[2, 4, 2] = reduce_sum(d_neg_13) {axes=(3,)}
-    %v930 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v931 = "stablehlo.reduce"(%v929, %v930) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v932: tensor<f32>, %v933: tensor<f32>):
-      %v934 = "stablehlo.add"(%v932, %v933) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v934) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_95: f32[2, 4, 2, 1] = reshape(d_reduce_sum_21)
-    %v935 = "stablehlo.reshape"(%v931) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_96: f32[2, 4, 2] = reshape(d_reshape_95)
-    %v936 = "stablehlo.reshape"(%v935) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_reshape_97: f32[2, 4, 2, 1] = reshape(d_reshape_96)
-    %v937 = "stablehlo.reshape"(%v936) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_21: f32[2, 4, 2, 2] = broadcast_to(d_reshape_97)
-    %v938 = "stablehlo.broadcast_in_dim"(%v937) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_32: f32[2, 4, 2, 2] = add(d_div_22, d_broadcast_to_21)
-    %v939 = "stablehlo.add"(%v925, %v938) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_75: f32[2, 4, 2, 2] = mul(d_add_32, e_3)
-    %v940 = "stablehlo.multiply"(%v939, %v104) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_neg_14: f32[2, 4, 2, 2] = neg(d_mul_75)
-    %v941 = "stablehlo.negate"(%v940) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_22: f32[2, 4, 2] = reduce_sum(d_neg_14) {axes=(3,)}
-    %v942 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v943 = "stablehlo.reduce"(%v941, %v942) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v944: tensor<f32>, %v945: tensor<f32>):
-      %v946 = "stablehlo.add"(%v944, %v945) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v946) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_98: f32[2, 4, 2, 1] = reshape(d_reduce_sum_22)
-    %v947 = "stablehlo.reshape"(%v943) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_reshape_99: f32[2, 4, 2] = reshape(d_reshape_98)
-    %v948 = "stablehlo.reshape"(%v947) : (tensor<2x4x2x1xf32>) -> tensor<2x4x2xf32>
-    // d_broadcast_to_22: f32[2, 4, 2, 2] = broadcast_to(e_1)
-    %v949 = "stablehlo.broadcast_in_dim"(%v101) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_eq_4: bool[2, 4, 2, 2] = eq(masked_4, d_broadcast_to_22)
-    %v950 = "stablehlo.compare"(%v87, %v949) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    // d_cast_4: f32[2, 4, 2, 2] = cast(d_eq_4)
-    %v951 = "stablehlo.convert"(%v950) : (tensor<2x4x2x2xi1>) -> tensor<2x4x2x2xf32>
-    // d_reduce_sum_23: f32[2, 4, 2] = reduce_sum(d_cast_4) {axes=(3,)}
-    %v952 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v953 = "stablehlo.reduce"(%v951, %v952) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v954: tensor<f32>, %v955: tensor<f32>):
-      %v956 = "stablehlo.add"(%v954, %v955) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v956) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // d_reshape_101: f32[2, 4, 2, 1] = reshape(d_reduce_sum_23)
-    %v957 = "stablehlo.reshape"(%v953) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_23: f32[2, 4, 2, 2] = broadcast_to(d_reshape_101)
-    %v958 = "stablehlo.broadcast_in_dim"(%v957) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_reshape_102: f32[2, 4, 2, 1] = reshape(d_reshape_99)
-    %v959 = "stablehlo.reshape"(%v948) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // d_broadcast_to_24: f32[2, 4, 2, 2] = broadcast_to(d_reshape_102)
-    %v960 = "stablehlo.broadcast_in_dim"(%v959) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    // d_div_24: f32[2, 4, 2, 2] = div(d_broadcast_to_24, d_broadcast_to_23)
-    %v961 = "stablehlo.divide"(%v960, %v958) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_7: f32[2, 4, 2, 2] = select(d_eq_4, d_div_24, 0.0:f32)
-    %v962 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v963 = "stablehlo.broadcast_in_dim"(%v962) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v964 = "stablehlo.select"(%v950, %v961, %v963) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_add_33: f32[2, 4, 2, 2] = add(d_mul_75, d_select_7)
-    %v965 = "stablehlo.add"(%v940, %v964) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_select_8: f32[2, 4, 2, 2] = select(masked_3, d_add_33, 0.0:f32)
-    %v966 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v967 = "stablehlo.broadcast_in_dim"(%v83) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v968 = "stablehlo.broadcast_in_dim"(%v966) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v969 = "stablehlo.select"(%v967, %v965, %v968) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_mul_76: f32[2, 4, 2, 2] = mul(d_select_8, rsqrt_1)
-    %v970 = "stablehlo.broadcast_in_dim"(%v75) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v971 = "stablehlo.multiply"(%v969, %v970) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // d_einsum_43: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](d_mul_76, __r_2)
-    %v972 = "stablehlo.dot_general"(%v971, %v68) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_einsum_44: f32[2, 4, 2, 5] = einsum[bhls,bhld->bhsd acc=f32](d_mul_76, __r_1)
-    %v973 = "stablehlo.dot_general"(%v971, %v63) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    // d_permute_10: f32[2, 2, 4, 5] = permute(d_einsum_42) {perm=(0, 2, 1, 3)}
-    %v974 = "stablehlo.transpose"(%v923) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_103: f32[2, 2, 20] = reshape(d_permute_10)
-    %v975 = "stablehlo.reshape"(%v974) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_104: f32[4, 20] = reshape(d_reshape_103)
-    %v976 = "stablehlo.reshape"(%v975) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_52: f32[4, 20] = dot(d_reshape_104, layers__0__attn__v__weight) {precision=''}
-    %v977 = "stablehlo.dot_general"(%v976, %v6) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_36: f32[20, 4] = permute(d_reshape_104) {perm=(1, 0)}
-    %v978 = "stablehlo.transpose"(%v976) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_53: f32[20, 20] = dot(t_36, reshape_4) {precision=''}
-    %v979 = "stablehlo.dot_general"(%v978, %v58) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_105: f32[2, 2, 20] = reshape(dot_52)
-    %v980 = "stablehlo.reshape"(%v977) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_11: f32[2, 2, 4, 5] = permute(d_einsum_44) {perm=(0, 2, 1, 3)}
-    %v981 = "stablehlo.transpose"(%v973) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_106: f32[2, 2, 20] = reshape(d_permute_11)
-    %v982 = "stablehlo.reshape"(%v981) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_107: f32[4, 20] = reshape(d_reshape_106)
-    %v983 = "stablehlo.reshape"(%v982) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_54: f32[4, 20] = dot(d_reshape_107, layers__0__attn__k__weight) {precision=''}
-    %v984 = "stablehlo.dot_general"(%v983, %v5) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_37: f32[20, 4] = permute(d_reshape_107) {perm=(1, 0)}
-    %v985 = "stablehlo.transpose"(%v983) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_55: f32[20, 20] = dot(t_37, reshape_4) {precision=''}
-    %v986 = "stablehlo.dot_general"(%v985, %v58) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_108: f32[2, 2, 20] = reshape(dot_54)
-    %v987 = "stablehlo.reshape"(%v984) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_34: f32[2, 2, 20] = add(d_reshape_105, d_reshape_108)
-    %v988 = "stablehlo.add"(%v980, %v987) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_permute_12: f32[2, 2, 4, 5] = permute(d_einsum_43) {perm=(0, 2, 1, 3)}
-    %v989 = "stablehlo.transpose"(%v972) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // d_reshape_109: f32[2, 2, 20] = reshape(d_permute_12)
-    %v990 = "stablehlo.reshape"(%v989) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_110: f32[4, 20] = reshape(d_reshape_109)
-    %v991 = "stablehlo.reshape"(%v990) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // dot_56: f32[4, 20] = dot(d_reshape_110, layers__0__attn__q__weight) {precision=''}
-    %v992 = "stablehlo.dot_general"(%v991, %v4) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // t_38: f32[20, 4] = permute(d_reshape_110) {perm=(1, 0)}
-    %v993 = "stablehlo.transpose"(%v991) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
-    // dot_57: f32[20, 20] = dot(t_38, reshape_4) {precision=''}
-    %v994 = "stablehlo.dot_general"(%v993, %v58) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
-    // d_reshape_111: f32[2, 2, 20] = reshape(dot_56)
-    %v995 = "stablehlo.reshape"(%v992) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_35: f32[2, 2, 20] = add(d_add_34, d_reshape_111)
-    %v996 = "stablehlo.add"(%v988, %v995) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_112: f32[4, 20] = reshape(d_add_35)
-    %v997 = "stablehlo.reshape"(%v996) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_mul_77: f32[4, 20] = mul(d_reshape_112, layers__0__attn_norm__weight)
-    %v998 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
-    %v999 = "stablehlo.multiply"(%v997, %v998) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_78: f32[4, 20] = mul(d_reshape_112, y_4)
-    %v1000 = "stablehlo.multiply"(%v997, %v54) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_24: f32[20] = reduce_sum(d_mul_78) {axes=(0,)}
-    %v1001 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v1002 = "stablehlo.reduce"(%v1000, %v1001) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v1003: tensor<f32>, %v1004: tensor<f32>):
-      %v1005 = "stablehlo.add"(%v1003, %v1004) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v1005) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    // d_mul_79: f32[4, 20] = mul(d_mul_77, y_3)
-    %v1006 = "stablehlo.broadcast_in_dim"(%v52) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    %v1007 = "stablehlo.multiply"(%v999, %v1006) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_mul_80: f32[4, 20] = mul(d_mul_77, reshape_3)
-    %v1008 = "stablehlo.multiply"(%v999, %v38) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reduce_sum_25: f32[4] = reduce_sum(d_mul_80) {axes=(1,)}
-    %v1009 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v1010 = "stablehlo.reduce"(%v1008, %v1009) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v1011: tensor<f32>, %v1012: tensor<f32>):
-      %v1013 = "stablehlo.add"(%v1011, %v1012) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v1013) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // d_reshape_113: f32[4, 1] = reshape(d_reduce_sum_25)
-    %v1014 = "stablehlo.reshape"(%v1010) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_reshape_114: f32[4] = reshape(d_reshape_113)
-    %v1015 = "stablehlo.reshape"(%v1014) : (tensor<4x1xf32>) -> tensor<4xf32>
-    // d_mul_81: f32[4] = mul(d_reshape_114, -0.5:f32)
-    %v1016 = "stablehlo.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
-    %v1017 = "stablehlo.broadcast_in_dim"(%v1016) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v1018 = "stablehlo.multiply"(%v1015, %v1017) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_82: f32[4] = mul(y_2, y_2)
-    %v1019 = "stablehlo.multiply"(%v51, %v51) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_83: f32[4] = mul(y_2, d_mul_82)
-    %v1020 = "stablehlo.multiply"(%v51, %v1019) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_mul_84: f32[4] = mul(d_mul_81, d_mul_83)
-    %v1021 = "stablehlo.multiply"(%v1018, %v1020) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_div_25: f32[4] = div(d_mul_84, 20.0:f32)
-    %v1022 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
-    %v1023 = "stablehlo.broadcast_in_dim"(%v1022) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
-    %v1024 = "stablehlo.divide"(%v1021, %v1023) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // d_reshape_115: f32[4, 1] = reshape(d_div_25)
-    %v1025 = "stablehlo.reshape"(%v1024) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // d_broadcast_to_25: f32[4, 20] = broadcast_to(d_reshape_115)
-    %v1026 = "stablehlo.broadcast_in_dim"(%v1025) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
-    // d_mul_85: f32[4, 20] = mul(d_broadcast_to_25, reshape_3)
-    %v1027 = "stablehlo.multiply"(%v1026, %v38) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_36: f32[4, 20] = add(d_mul_79, d_mul_85)
-    %v1028 = "stablehlo.add"(%v1007, %v1027) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_add_37: f32[4, 20] = add(d_add_36, d_mul_85)
-    %v1029 = "stablehlo.add"(%v1028, %v1027) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // d_reshape_116: f32[2, 2, 20] = reshape(d_add_37)
-    %v1030 = "stablehlo.reshape"(%v1029) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // d_add_38: f32[2, 2, 20] = add(d_add_31, d_reshape_116)
-    %v1031 = "stablehlo.add"(%v913, %v1030) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // d_reshape_117: f32[4, 20] = reshape(d_add_38)
-    %v1032 = "stablehlo.reshape"(%v1031) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // d_embedding__N4_V2_H_1: f32[2, 20] = call embedding__N4_V2_H20__grad(reshape_1, embed, embedding_1, d_reshape_117)
-    %v1033 = "func.call"(%v35, %v2, %v36, %v1032) <{callee = @f2_grad}> : (tensor<4xi64>, tensor<2x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    // t_39: f32[2, 4] = permute(d_add_3) {perm=(1, 0)}
-    %v1034 = "stablehlo.transpose"(%v485) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
-    // dot_58: f32[2, 20] = dot(t_39, reshape_40, d_embedding__N4_V2_H_1) {precision=''}
-    %v1035 = "stablehlo.dot_general"(%v1034, %v398) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    %v1036 = "stablehlo.add"(%v1033, %v1035) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v445, %v1036, %v1002, %v994, %v986, %v979, %v917, %v884, %v877, %v865, %v832, %v824, %v816, %v809, %v747, %v714, %v707, %v695, %v662, %v654, %v646, %v639, %v577, %v544, %v537, %v525, %v493) : (tensor<f32>, tensor<2x20xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>) -> ()
+    %v313 = "stablehlo.reshape"(%v312) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_6: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32, rms_norm_2d_2, d_reshape_53)
+    %v314 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v315:2 = "func.call"(%v77, %v10, %v314, %v79, %v313) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_54: f32[2, 2, 20] = reshape(d_arg_47)
+    %v316 = "stablehlo.reshape"(%v315#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_12: f32[2, 2, 20] = add(d_add_10, d_reshape_54)
+    %v317 = "stablehlo.add"(%v299, %v316) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_55: f32[4, 20] = reshape(d_add_12)
+    %v318 = "stablehlo.reshape"(%v317) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_9: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_11, layers__0__attn__o__weight, linear_2d_4, d_reshape_55)
+    %v319:2 = "func.call"(%v73, %v7, %v74, %v318) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_56: f32[2, 2, 20] = reshape(d_arg_49)
+    %v320 = "stablehlo.reshape"(%v319#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_57: f32[2, 2, 4, 5] = reshape(d_reshape_56)
+    %v321 = "stablehlo.reshape"(%v320) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // d_permute_9: f32[2, 4, 2, 5] = permute(d_reshape_57) {perm=(0, 2, 1, 3)}
+    %v322 = "stablehlo.transpose"(%v321) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_reshape_58: f32[2, 4, 1, 2, 5] = reshape(d_permute_9)
+    %v323 = "stablehlo.reshape"(%v322) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_3: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_1, __r_2, __r_3, rsqrt_1, attention_causal_1, d_reshape_58)
+    %v324:3 = "func.call"(%v66, %v61, %v65, %v68, %v69, %v323) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    // d_reshape_59: f32[2, 4, 2, 5] = reshape(d_arg_51)
+    %v325 = "stablehlo.reshape"(%v324#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // d_permute_10: f32[2, 2, 4, 5] = permute(d_arg_53) {perm=(0, 2, 1, 3)}
+    %v326 = "stablehlo.transpose"(%v324#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_60: f32[2, 2, 20] = reshape(d_permute_10)
+    %v327 = "stablehlo.reshape"(%v326) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_61: f32[4, 20] = reshape(d_reshape_60)
+    %v328 = "stablehlo.reshape"(%v327) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_10: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__v__weight, linear_2d_3, d_reshape_61)
+    %v329:2 = "func.call"(%v53, %v6, %v62, %v328) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_62: f32[2, 2, 20] = reshape(d_arg_54)
+    %v330 = "stablehlo.reshape"(%v329#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_11: f32[2, 2, 4, 5] = permute(d_arg_52) {perm=(0, 2, 1, 3)}
+    %v331 = "stablehlo.transpose"(%v324#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_63: f32[2, 2, 20] = reshape(d_permute_11)
+    %v332 = "stablehlo.reshape"(%v331) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_64: f32[4, 20] = reshape(d_reshape_63)
+    %v333 = "stablehlo.reshape"(%v332) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_11: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__k__weight, linear_2d_2, d_reshape_64)
+    %v334:2 = "func.call"(%v53, %v5, %v58, %v333) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_65: f32[2, 2, 20] = reshape(d_arg_56)
+    %v335 = "stablehlo.reshape"(%v334#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_13: f32[2, 2, 20] = add(d_reshape_62, d_reshape_65)
+    %v336 = "stablehlo.add"(%v330, %v335) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_permute_12: f32[2, 2, 4, 5] = permute(d_reshape_59) {perm=(0, 2, 1, 3)}
+    %v337 = "stablehlo.transpose"(%v325) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // d_reshape_66: f32[2, 2, 20] = reshape(d_permute_12)
+    %v338 = "stablehlo.reshape"(%v337) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_67: f32[4, 20] = reshape(d_reshape_66)
+    %v339 = "stablehlo.reshape"(%v338) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_linear_product_2d__M4_In20_Out20_Tf_12: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__q__weight, linear_2d_1, d_reshape_67)
+    %v340:2 = "func.call"(%v53, %v4, %v54, %v339) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    // d_reshape_68: f32[2, 2, 20] = reshape(d_arg_58)
+    %v341 = "stablehlo.reshape"(%v340#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_14: f32[2, 2, 20] = add(d_add_13, d_reshape_68)
+    %v342 = "stablehlo.add"(%v336, %v341) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_69: f32[4, 20] = reshape(d_add_14)
+    %v343 = "stablehlo.reshape"(%v342) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_rms_norm_2d__R4_H20_Tf_7: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_2, layers__0__attn_norm__weight, 1e-05:f32, rms_norm_2d_1, d_reshape_69)
+    %v344 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v345:2 = "func.call"(%v49, %v3, %v344, %v51, %v343) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    // d_reshape_70: f32[2, 2, 20] = reshape(d_arg_60)
+    %v346 = "stablehlo.reshape"(%v345#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // d_add_15: f32[2, 2, 20] = add(d_add_12, d_reshape_70)
+    %v347 = "stablehlo.add"(%v317, %v346) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // d_reshape_71: f32[4, 20] = reshape(d_add_15)
+    %v348 = "stablehlo.reshape"(%v347) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // d_embedding_2d__N4_Vocab2_H20_Tf_1: f32[2, 20] = call embedding_2d__N4_Vocab2_H20_Tf32__grad(ids_1, embed, embedding_2d_1, d_reshape_71)
+    %v349 = "func.call"(%v46, %v2, %v47, %v348) <{callee = @f14_grad}> : (tensor<4xi32>, tensor<2x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    // d_add_16: f32[2, 20] = add(d_arg_2, d_embedding_2d__N4_Vocab2_H20_Tf_1)
+    %v350 = "stablehlo.add"(%v198#1, %v349) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v194, %v350, %v345#1, %v340#1, %v334#1, %v329#1, %v319#1, %v315#1, %v311#1, %v301#1, %v297#1, %v292#1, %v286#1, %v281#1, %v271#1, %v267#1, %v263#1, %v253#1, %v249#1, %v244#1, %v238#1, %v233#1, %v223#1, %v219#1, %v215#1, %v205#1, %v202#1) : (tensor<f32>, tensor<2x20xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>) -> ()
   }
-  // op embedding<N=4, V=2, H=20>
-  // tokens: i64[4]
+  // op embedding_2d<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
   // table: f32[2, 20]
-  func.func private @f1_op(%v0: tensor<4xi64>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
-    // ids: i64[2] = iota()
-    %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[4, 1] = reshape(tokens)
-    %v3 = "stablehlo.reshape"(%v0) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // hot_2: bool[4, 2] = eq(hot_1, ids)
-    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.compare"(%v4, %v5) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // hot_3: i64[4, 2] = select(hot_2, 1:i64, 0:i64)
-    %v7 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v8 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v11 = "stablehlo.select"(%v6, %v9, %v10) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
-    // hot: f32[4, 2] = cast(hot_3)
-    %v12 = "stablehlo.convert"(%v11) : (tensor<4x2xi64>) -> tensor<4x2xf32>
-    // dot_1: f32[4, 20] = dot(hot, table) {precision=''}
-    %v13 = "stablehlo.dot_general"(%v12, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    "func.return"(%v13) : (tensor<4x20xf32>) -> ()
+  func.func private @f1_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // embedding: f32[4, 20] = call embedding__S4_Vocab2_H20_Tf32(ids, table)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // grad of op embedding<N=4, V=2, H=20>
-  // tokens: i64[4]
-  // table: f32[2, 20]
-  // out: f32[4, 20]
+  // op rms_norm_2d<R=4, H=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20]
+  // eps: f32[]
+  func.func private @f2_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>) -> (tensor<4x20xf32>) {
+    // mean_square_2: f32[4, 20] = mul(x, x)
+    %v3 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // mean_square_3: f32[4] = reduce_sum(mean_square_2) {axes=(1,)}
+    %v4 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v5 = "stablehlo.reduce"(%v3, %v4) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v6: tensor<f32>, %v7: tensor<f32>):
+      %v8 = "stablehlo.add"(%v6, %v7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v8) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // mean_square_1: f32[4] = div(mean_square_3, 20.0:f32)
+    %v9 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v11 = "stablehlo.divide"(%v5, %v10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // add_1: f32[4] = add(mean_square_1, eps)
+    %v12 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v13 = "stablehlo.add"(%v11, %v12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // scale_1: f32[4] = rsqrt(add_1)
+    %v14 = "stablehlo.rsqrt"(%v13) : (tensor<4xf32>) -> tensor<4xf32>
+    // normed_2: f32[4, 1] = reshape(scale_1)
+    %v15 = "stablehlo.reshape"(%v14) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // normed_1: f32[4, 20] = mul(x, normed_2)
+    %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
+    %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_definition: f32[4, 20] = mul(normed_1, weight)
+    %v18 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
+    %v19 = "stablehlo.multiply"(%v17, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v19) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f3_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // scale: f32[]
+  func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v4 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_2, -1e+30:f32)
+    %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v11 = "stablehlo.select"(%v9, %v7, %v10) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // weights_1: f32[2, 4, 1, 2, 2] = call softmax__S2x4x1x2_N2_Tf32(masked_scores_1)
+    %v12 = "func.call"(%v11) <{callee = @f18_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
+    %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    "func.return"(%v13) : (tensor<2x4x1x2x5xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f6_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
+  // hidden: f32[4, 20]
+  // weight: f32[2, 20]
+  // targets: i64[4]
+  func.func private @f7_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
+    // iota_1: i32[2] = iota()
+    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v4 = "stablehlo.convert"(%v3) : (tensor<2xi64>) -> tensor<2xi32>
+    // scan: (f32[1, 4], f32[1, 4]) = loop
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v6 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v7 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v8:3 = "stablehlo.while"(%v5, %v6, %v7) ({
+    ^bb0(%v9: tensor<i64>, %v10: tensor<1x4xf32>, %v11: tensor<1x4xf32>):
+      %v12 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v13 = "stablehlo.compare"(%v9, %v12) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v13) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v14: tensor<i64>, %v15: tensor<1x4xf32>, %v16: tensor<1x4xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v17 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v18 = "stablehlo.multiply"(%v14, %v17) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_1: i32[] = cast(mul_1)
+      %v19 = "stablehlo.convert"(%v18) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_1, iota_1)
+      %v20 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v21 = "stablehlo.add"(%v20, %v4) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // weight_rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v22 = "stablehlo.convert"(%v21) : (tensor<2xi32>) -> tensor<2xi64>
+      %v23 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v25 = "stablehlo.compare"(%v22, %v23) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v26 = "stablehlo.compare"(%v22, %v24) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v27 = "stablehlo.and"(%v25, %v26) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v28 = "stablehlo.maximum"(%v22, %v23) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v29 = "stablehlo.minimum"(%v28, %v24) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v30 = "stablehlo.reshape"(%v29) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v31 = "stablehlo.gather"(%v1, %v30) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v32 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v33 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v34 = "stablehlo.select"(%v33, %v31, %v32) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // logits: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight_rows)
+      %v35 = "func.call"(%v0, %v34) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // linear_token_log_probs_stats: (f32[4], f32[4]) = call linear_token_log_probs_stats__N4_VC2_V2_Tf32(logits, vocab)
+      %v36:2 = "func.call"(%v35, %v21) <{callee = @f22_op}> : (tensor<4x2xf32>, tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %v37 = "stablehlo.reshape"(%v36#0) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v38 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v39 = "stablehlo.dynamic_update_slice"(%v15, %v37, %v14, %v38) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v40 = "stablehlo.reshape"(%v36#1) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v41 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v42 = "stablehlo.dynamic_update_slice"(%v16, %v40, %v14, %v41) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v43 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v44 = "stablehlo.add"(%v14, %v43) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v44, %v39, %v42) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> ()
+    }) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>)
+    // top_1: f32[4] = reduce_max(tops) {axes=(0,)}
+    %v45 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v46 = "stablehlo.reduce"(%v8#1, %v45) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v47: tensor<f32>, %v48: tensor<f32>):
+      %v49 = "stablehlo.maximum"(%v47, %v48) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v49) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v50 = "stablehlo.compare"(%v8#1, %v8#1) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xi1>
+    %v51 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v52 = "stablehlo.reduce"(%v50, %v51) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v53: tensor<i1>, %v54: tensor<i1>):
+      %v55 = "stablehlo.or"(%v53, %v54) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v55) : (tensor<i1>) -> ()
+    }) : (tensor<1x4xi1>, tensor<i1>) -> tensor<4xi1>
+    %v56 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v57 = "stablehlo.select"(%v52, %v56, %v46) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_2: f32[1, 4] = sub(tops, top_1)
+    %v58 = "stablehlo.broadcast_in_dim"(%v57) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<1x4xf32>
+    %v59 = "stablehlo.subtract"(%v8#1, %v58) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_3: f32[1, 4] = exp(total_2)
+    %v60 = "stablehlo.exponential"(%v59) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_4: f32[1, 4] = mul(totals, total_3)
+    %v61 = "stablehlo.multiply"(%v8#2, %v60) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_1: f32[4] = reduce_sum(total_4) {axes=(0,)}
+    %v62 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v63 = "stablehlo.reduce"(%v61, %v62) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v64: tensor<f32>, %v65: tensor<f32>):
+      %v66 = "stablehlo.add"(%v64, %v65) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v66) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v67 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v68 = "stablehlo.broadcast_in_dim"(%v67) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v69 = "stablehlo.compare"(%v2, %v68) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v70 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v71 = "stablehlo.broadcast_in_dim"(%v70) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v72 = "stablehlo.compare"(%v2, %v71) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v73 = "stablehlo.and"(%v69, %v72) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v74 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v75 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v76 = "stablehlo.compare"(%v2, %v74) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v77 = "stablehlo.compare"(%v2, %v75) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v78 = "stablehlo.and"(%v76, %v77) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v79 = "stablehlo.maximum"(%v2, %v74) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v80 = "stablehlo.minimum"(%v79, %v75) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v82 = "stablehlo.gather"(%v1, %v81) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v83 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v84 = "stablehlo.broadcast_in_dim"(%v78) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v85 = "stablehlo.select"(%v84, %v82, %v83) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v86 = "stablehlo.multiply"(%v0, %v85) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v87 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v88 = "stablehlo.reduce"(%v86, %v87) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v89: tensor<f32>, %v90: tensor<f32>):
+      %v91 = "stablehlo.add"(%v89, %v90) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v91) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // sub: f32[4] = sub(picked_1, top_1)
+    %v92 = "stablehlo.subtract"(%v88, %v57) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // log: f32[4] = log(total_1)
+    %v93 = "stablehlo.log"(%v63) : (tensor<4xf32>) -> tensor<4xf32>
+    // sub_1: f32[4] = sub(sub, log)
+    %v94 = "stablehlo.subtract"(%v92, %v93) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // lp: f32[4] = select(known, sub_1, 0.0:f32)
+    %v95 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v96 = "stablehlo.broadcast_in_dim"(%v95) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v97 = "stablehlo.select"(%v73, %v94, %v96) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%v97) : (tensor<4xf32>) -> ()
+  }
+  // grad of op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
+  // hidden: f32[4, 20]
+  // weight: f32[2, 20]
+  // targets: i64[4]
+  // y: f32[4]
+  // dy: f32[4]
+  func.func private @f8_grad(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>, %v3: tensor<4xf32>, %v4: tensor<4xf32>) -> (tensor<4x20xf32>, tensor<2x20xf32>) {
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v6 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v7 = "stablehlo.compare"(%v2, %v5) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v8 = "stablehlo.compare"(%v2, %v6) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v9 = "stablehlo.and"(%v7, %v8) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v10 = "stablehlo.maximum"(%v2, %v5) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v11 = "stablehlo.minimum"(%v10, %v6) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v12 = "stablehlo.reshape"(%v11) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v13 = "stablehlo.gather"(%v1, %v12) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v14 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v15 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v16 = "stablehlo.select"(%v15, %v13, %v14) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
+      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // lse: f32[4] = sub(picked_1, y)
+    %v23 = "stablehlo.subtract"(%v19, %v3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v24 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v26 = "stablehlo.compare"(%v2, %v25) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v27 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v29 = "stablehlo.compare"(%v2, %v28) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v30 = "stablehlo.and"(%v26, %v29) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // coef: f32[4] = select(known, dy, 0.0:f32)
+    %v31 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v32 = "stablehlo.broadcast_in_dim"(%v31) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v33 = "stablehlo.select"(%v30, %v4, %v32) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // select_1: i64[4] = select(known, targets, -1:i64)
+    %v34 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v35 = "stablehlo.broadcast_in_dim"(%v34) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v36 = "stablehlo.select"(%v30, %v2, %v35) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    // words: i32[4] = cast(select_1)
+    %v37 = "stablehlo.convert"(%v36) : (tensor<4xi64>) -> tensor<4xi32>
+    // dhidden: f32[4, 20] = fill(0.0:f32)
+    %v38 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v39 = "stablehlo.broadcast_in_dim"(%v38) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x20xf32>
+    // iota_1: i32[2] = iota()
+    %v40 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v41 = "stablehlo.convert"(%v40) : (tensor<2xi64>) -> tensor<2xi32>
+    // permute_2: f32[20, 4] = permute(hidden) {perm=(1, 0)}
+    %v42 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
+    // scan: (f32[4, 20], f32[1, 2, 20]) = loop
+    %v43 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v44 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x2x20xf32>}> : () -> tensor<1x2x20xf32>
+    %v45:3 = "stablehlo.while"(%v43, %v39, %v44) ({
+    ^bb0(%v46: tensor<i64>, %v47: tensor<4x20xf32>, %v48: tensor<1x2x20xf32>):
+      %v49 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v50 = "stablehlo.compare"(%v46, %v49) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v50) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v51: tensor<i64>, %v52: tensor<4x20xf32>, %v53: tensor<1x2x20xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v54 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v55 = "stablehlo.multiply"(%v51, %v54) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_5: i32[] = cast(mul_1)
+      %v56 = "stablehlo.convert"(%v55) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_5, iota_1)
+      %v57 = "stablehlo.broadcast_in_dim"(%v56) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v58 = "stablehlo.add"(%v57, %v41) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v59 = "stablehlo.convert"(%v58) : (tensor<2xi32>) -> tensor<2xi64>
+      %v60 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v61 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v62 = "stablehlo.compare"(%v59, %v60) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v63 = "stablehlo.compare"(%v59, %v61) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v64 = "stablehlo.and"(%v62, %v63) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v65 = "stablehlo.maximum"(%v59, %v60) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v66 = "stablehlo.minimum"(%v65, %v61) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v67 = "stablehlo.reshape"(%v66) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v68 = "stablehlo.gather"(%v1, %v67) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v69 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v70 = "stablehlo.broadcast_in_dim"(%v64) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v71 = "stablehlo.select"(%v70, %v68, %v69) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, rows)
+      %v72 = "func.call"(%v0, %v71) <{callee = @f21_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // g: f32[4, 2] = call linear_token_log_probs_dlogits__N4_VC2_V2_Tf32(linear, vocab, words, lse, coef)
+      %v73 = "func.call"(%v72, %v58, %v37, %v23, %v33) <{callee = @f23_op}> : (tensor<4x2xf32>, tensor<2xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x2xf32>
+      // permute: f32[20, 2] = permute(rows) {perm=(1, 0)}
+      %v74 = "stablehlo.transpose"(%v71) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
+      // linear_1: f32[4, 20] = call linear__S4_In2_Out20_Tf32(g, permute)
+      %v75 = "func.call"(%v73, %v74) <{callee = @f24_op}> : (tensor<4x2xf32>, tensor<20x2xf32>) -> tensor<4x20xf32>
+      // dhidden_2: f32[4, 20] = add(dhidden_1, linear_1)
+      %v76 = "stablehlo.add"(%v52, %v75) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+      // permute_1: f32[2, 4] = permute(g) {perm=(1, 0)}
+      %v77 = "stablehlo.transpose"(%v73) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
+      // linear_2: f32[2, 20] = call linear__S2_In4_Out20_Tf32(permute_1, permute_2)
+      %v78 = "func.call"(%v77, %v42) <{callee = @f25_op}> : (tensor<2x4xf32>, tensor<20x4xf32>) -> tensor<2x20xf32>
+      %v79 = "stablehlo.reshape"(%v78) : (tensor<2x20xf32>) -> tensor<1x2x20xf32>
+      %v80 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v81 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v82 = "stablehlo.dynamic_update_slice"(%v53, %v79, %v51, %v80, %v81) : (tensor<1x2x20xf32>, tensor<1x2x20xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<1x2x20xf32>
+      %v83 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v84 = "stablehlo.add"(%v51, %v83) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v84, %v76, %v82) : (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>) -> ()
+    }) : (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>) -> (tensor<i64>, tensor<4x20xf32>, tensor<1x2x20xf32>)
+    // dweight: f32[2, 20] = reshape(dweights)
+    %v85 = "stablehlo.reshape"(%v45#2) : (tensor<1x2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v45#1, %v85) : (tensor<4x20xf32>, tensor<2x20xf32>) -> ()
+  }
+  // grad of op rms_norm_2d<R=4, H=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20]
+  // eps: f32[]
+  // y: f32[4, 20]
   // dy: f32[4, 20]
-  func.func private @f2_grad(%v0: tensor<4xi64>, %v1: tensor<2x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
-    // embedding_backward: f32[2, 20] = call embedding_backward__N4_V2_H20(tokens, dy)
-    %v4 = "func.call"(%v0, %v3) <{callee = @f3_op}> : (tensor<4xi64>, tensor<4x20xf32>) -> tensor<2x20xf32>
+  func.func private @f9_grad(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>, %v3: tensor<4x20xf32>, %v4: tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
+    // rms_norm_backward: (f32[4, 20], f32[20]) = call rms_norm_backward__R4_H20_Tf32(x, weight, dy, eps)
+    %v5:2 = "func.call"(%v0, %v1, %v4, %v2) <{callee = @f26_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<4x20xf32>, tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    "func.return"(%v5#0, %v5#1) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  // y: f32[4, 20]
+  // dy: f32[4, 20]
+  func.func private @f10_grad(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>) {
+    // linear_input_grad: f32[4, 80] = call linear_input_grad__M4_In80_Out20_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f27_op}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
+    // linear_weight_grad: f32[20, 80] = call linear_weight_grad__M4_In80_Out20_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f28_op}> : (tensor<4x20xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
+    "func.return"(%v4, %v5) : (tensor<4x80xf32>, tensor<20x80xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  // y: f32[4, 80]
+  // dy: f32[4, 80]
+  func.func private @f11_grad(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>, %v2: tensor<4x80xf32>, %v3: tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>) {
+    // linear_input_grad: f32[4, 20] = call linear_input_grad__M4_In20_Out80_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f29_op}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
+    // linear_weight_grad: f32[80, 20] = call linear_weight_grad__M4_In20_Out80_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f30_op}> : (tensor<4x80xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
+    "func.return"(%v4, %v5) : (tensor<4x20xf32>, tensor<80x20xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=4, In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  // y: f32[4, 20]
+  // dy: f32[4, 20]
+  func.func private @f12_grad(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>) {
+    // linear_input_grad: f32[4, 20] = call linear_input_grad__M4_In20_Out20_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f31_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // linear_weight_grad: f32[20, 20] = call linear_weight_grad__M4_In20_Out20_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f32_op}> : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
+    "func.return"(%v4, %v5) : (tensor<4x20xf32>, tensor<20x20xf32>) -> ()
+  }
+  // grad of op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // scale: f32[]
+  // y: f32[2, 4, 1, 2, 5]
+  // dy: f32[2, 4, 1, 2, 5]
+  func.func private @f13_grad(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<2x4x1x2x5xf32>, %v5: tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
+    // attention_row_stats_1: (f32[2, 4, 1, 2], f32[2, 4, 1, 2]) = call attention_row_stats__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, y, dy, scale)
+    %v6:2 = "func.call"(%v0, %v1, %v4, %v5, %v3) <{callee = @f33_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>)
+    // dq_1: f32[2, 4, 1, 2, 5] = call attention_dq__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
+    %v7 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f34_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // attention_dkv_1: (f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_dkv__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
+    %v8:2 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f35_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    "func.return"(%v7, %v8#0, %v8#1) : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
+  }
+  // grad of op embedding_2d<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // table: f32[2, 20]
+  // rows: f32[4, 20]
+  // dy: f32[4, 20]
+  func.func private @f14_grad(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
+    // embedding_backward: f32[2, 20] = call embedding_backward__N4_Vocab2_H20_Tf32(ids, dy)
+    %v4 = "func.call"(%v0, %v3) <{callee = @f36_op}> : (tensor<4xi32>, tensor<4x20xf32>) -> tensor<2x20xf32>
     "func.return"(%v4) : (tensor<2x20xf32>) -> ()
   }
-  // op embedding_backward<N=4, V=2, H=20>
-  // tokens: i64[4]
+  // op embedding<S=[4], Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // table: f32[2, 20]
+  func.func private @f15_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // rows: f32[4, 20] = gather(table, ids) {axes=(0,)}
+    %v2 = "stablehlo.convert"(%v0) : (tensor<4xi32>) -> tensor<4xi64>
+    %v3 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v4 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v5 = "stablehlo.compare"(%v2, %v3) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v6 = "stablehlo.compare"(%v2, %v4) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v7 = "stablehlo.and"(%v5, %v6) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v8 = "stablehlo.maximum"(%v2, %v3) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v9 = "stablehlo.minimum"(%v8, %v4) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v10 = "stablehlo.reshape"(%v9) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v11 = "stablehlo.gather"(%v1, %v10) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v14 = "stablehlo.select"(%v13, %v11, %v12) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v14) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f16_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
+    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
+  }
+  // op causal_mask<Q=2, K=2>
+  func.func private @f17_op() -> (tensor<2x2xi1>) {
+    // queries: i64[2] = iota()
+    %v0 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    // seen_1: i64[2] = add(queries, 2:i64)
+    %v1 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v2 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v3 = "stablehlo.add"(%v0, %v2) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    // seen_3: i64[2, 1] = reshape(seen_1)
+    %v4 = "stablehlo.reshape"(%v3) : (tensor<2xi64>) -> tensor<2x1xi64>
+    // seen: bool[2, 2] = le(seen_1, seen_3)
+    %v5 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
+    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
+    "func.return"(%v7) : (tensor<2x2xi1>) -> ()
+  }
+  // op softmax<S=[2, 4, 1, 2], N=2, T=f32>
+  // x: f32[2, 4, 1, 2, 2]
+  func.func private @f18_op(%v0: tensor<2x4x1x2x2xf32>) -> (tensor<2x4x1x2x2xf32>) {
+    // reshape: f32[16, 2] = reshape(x)
+    %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
+    // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
+    %v2 = "func.call"(%v1) <{callee = @f37_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
+    %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
+    "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f19_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // t_1: f32[20, 80] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
+    // dot_1: f32[4, 80] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
+    "func.return"(%v3) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear<S=[4], In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f20_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[80, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
+    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=2, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[2, 20]
+  func.func private @f21_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
+    // dot_1: f32[4, 2] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
+    "func.return"(%v3) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear_token_log_probs_stats<N=4, VC=2, V=2, T=f32>
+  // logits: f32[4, 2]
+  // vocab: i32[2]
+  func.func private @f22_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    // live: bool[2] = lt(vocab, 2:i32)
+    %v2 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v3 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v4 = "stablehlo.compare"(%v1, %v3) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // v: f32[4, 2] = select(live, logits, -1e+30:f32)
+    %v5 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v8 = "stablehlo.select"(%v6, %v0, %v7) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // top: f32[4] = reduce_max(v) {axes=(1,)}
+    %v9 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.reduce"(%v8, %v9) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v11: tensor<f32>, %v12: tensor<f32>):
+      %v13 = "stablehlo.maximum"(%v11, %v12) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v13) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    %v14 = "stablehlo.compare"(%v8, %v8) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+    %v15 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v16 = "stablehlo.reduce"(%v14, %v15) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v17: tensor<i1>, %v18: tensor<i1>):
+      %v19 = "stablehlo.or"(%v17, %v18) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v19) : (tensor<i1>) -> ()
+    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v21 = "stablehlo.select"(%v16, %v20, %v10) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_1: f32[4, 1] = reshape(top)
+    %v22 = "stablehlo.reshape"(%v21) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // total_2: f32[4, 2] = sub(v, total_1)
+    %v23 = "stablehlo.broadcast_in_dim"(%v22) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v24 = "stablehlo.subtract"(%v8, %v23) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total_3: f32[4, 2] = exp(total_2)
+    %v25 = "stablehlo.exponential"(%v24) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total: f32[4] = reduce_sum(total_3) {axes=(1,)}
+    %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v27 = "stablehlo.reduce"(%v25, %v26) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v28: tensor<f32>, %v29: tensor<f32>):
+      %v30 = "stablehlo.add"(%v28, %v29) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v30) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    "func.return"(%v21, %v27) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }
+  // op linear_token_log_probs_dlogits<N=4, VC=2, V=2, T=f32>
+  // logits: f32[4, 2]
+  // vocab: i32[2]
+  // words: i32[4]
+  // lse: f32[4]
+  // coef: f32[4]
+  func.func private @f23_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>, %v2: tensor<4xi32>, %v3: tensor<4xf32>, %v4: tensor<4xf32>) -> (tensor<4x2xf32>) {
+    // hot_1: i32[4, 1] = reshape(words)
+    %v5 = "stablehlo.reshape"(%v2) : (tensor<4xi32>) -> tensor<4x1xi32>
+    // hot: bool[4, 2] = eq(vocab, hot_1)
+    %v6 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi32>) -> tensor<4x2xi32>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi32>) -> tensor<4x2xi32>
+    %v8 = "stablehlo.compare"(%v6, %v7) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi32>, tensor<4x2xi32>) -> tensor<4x2xi1>
+    // p_2: f32[4, 1] = reshape(lse)
+    %v9 = "stablehlo.reshape"(%v3) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // p_3: f32[4, 2] = sub(logits, p_2)
+    %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v11 = "stablehlo.subtract"(%v0, %v10) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // p_4: f32[4, 2] = min(p_3, 0.0:f32)
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v14 = "stablehlo.minimum"(%v11, %v13) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // p: f32[4, 2] = exp(p_4)
+    %v15 = "stablehlo.exponential"(%v14) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_1: bool[2] = lt(vocab, 2:i32)
+    %v16 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v17 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v18 = "stablehlo.compare"(%v1, %v17) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // g_2: f32[4, 2] = select(hot, 1.0:f32, 0.0:f32)
+    %v19 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v20 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v21 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v22 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v23 = "stablehlo.select"(%v8, %v21, %v22) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_3: f32[4, 2] = sub(g_2, p)
+    %v24 = "stablehlo.subtract"(%v23, %v15) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g_4: f32[4, 1] = reshape(coef)
+    %v25 = "stablehlo.reshape"(%v4) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // g_5: f32[4, 2] = mul(g_4, g_3)
+    %v26 = "stablehlo.broadcast_in_dim"(%v25) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v27 = "stablehlo.multiply"(%v26, %v24) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // g: f32[4, 2] = select(g_1, g_5, 0.0:f32)
+    %v28 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v29 = "stablehlo.broadcast_in_dim"(%v18) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v30 = "stablehlo.broadcast_in_dim"(%v28) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v31 = "stablehlo.select"(%v29, %v27, %v30) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    "func.return"(%v31) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear<S=[4], In=2, Out=20, T=f32>
+  // x: f32[4, 2]
+  // weight: f32[20, 2]
+  func.func private @f24_op(%v0: tensor<4x2xf32>, %v1: tensor<20x2xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[2, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x2xf32>) -> tensor<2x20xf32>
+    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=20, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[20, 4]
+  func.func private @f25_op(%v0: tensor<2x4xf32>, %v1: tensor<20x4xf32>) -> (tensor<2x20xf32>) {
+    // t_1: f32[4, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x4xf32>) -> tensor<4x20xf32>
+    // dot_1: f32[2, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v3) : (tensor<2x20xf32>) -> ()
+  }
+  // op rms_norm_backward<R=4, H=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20]
   // dy: f32[4, 20]
-  func.func private @f3_op(%v0: tensor<4xi64>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
-    // ids: i64[2] = iota()
+  // eps: f32[]
+  func.func private @f26_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
+    // rstd_1: f32[4, 20] = mul(x, x)
+    %v4 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // rstd_2: f32[4] = reduce_sum(rstd_1) {axes=(1,)}
+    %v5 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v6 = "stablehlo.reduce"(%v4, %v5) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v7: tensor<f32>, %v8: tensor<f32>):
+      %v9 = "stablehlo.add"(%v7, %v8) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v9) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // rstd_3: f32[4] = div(rstd_2, 20.0:f32)
+    %v10 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
+    %v11 = "stablehlo.broadcast_in_dim"(%v10) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v12 = "stablehlo.divide"(%v6, %v11) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // rstd_4: f32[4] = add(rstd_3, eps)
+    %v13 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v14 = "stablehlo.add"(%v12, %v13) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // rstd: f32[4] = rsqrt(rstd_4)
+    %v15 = "stablehlo.rsqrt"(%v14) : (tensor<4xf32>) -> tensor<4xf32>
+    // normed_1: f32[4, 1] = reshape(rstd)
+    %v16 = "stablehlo.reshape"(%v15) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // normed: f32[4, 20] = mul(x, normed_1)
+    %v17 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
+    %v18 = "stablehlo.multiply"(%v0, %v17) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // dn: f32[4, 20] = mul(dy, weight)
+    %v19 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
+    %v20 = "stablehlo.multiply"(%v2, %v19) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // along_1: f32[4, 20] = mul(dn, normed)
+    %v21 = "stablehlo.multiply"(%v20, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // along_2: f32[4] = reduce_sum(along_1) {axes=(1,)}
+    %v22 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v23 = "stablehlo.reduce"(%v21, %v22) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v24: tensor<f32>, %v25: tensor<f32>):
+      %v26 = "stablehlo.add"(%v24, %v25) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v26) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // along: f32[4] = div(along_2, 20.0:f32)
+    %v27 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v29 = "stablehlo.divide"(%v23, %v28) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // dx_1: f32[4, 1] = reshape(along)
+    %v30 = "stablehlo.reshape"(%v29) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // dx_2: f32[4, 20] = mul(normed, dx_1)
+    %v31 = "stablehlo.broadcast_in_dim"(%v30) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
+    %v32 = "stablehlo.multiply"(%v18, %v31) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // dx_3: f32[4, 20] = sub(dn, dx_2)
+    %v33 = "stablehlo.subtract"(%v20, %v32) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // dx_5: f32[4, 20] = mul(normed_1, dx_3)
+    %v34 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
+    %v35 = "stablehlo.multiply"(%v34, %v33) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // dweight_3: f32[4, 20] = mul(dy, normed)
+    %v36 = "stablehlo.multiply"(%v2, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // dweight: f32[20] = reduce_sum(dweight_3) {axes=(0,)}
+    %v37 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v38 = "stablehlo.reduce"(%v36, %v37) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v39: tensor<f32>, %v40: tensor<f32>):
+      %v41 = "stablehlo.add"(%v39, %v40) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v41) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
+    "func.return"(%v35, %v38) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
+  }
+  // op linear_input_grad<M=4, In=80, Out=20, T=f32>
+  // dy: f32[4, 20]
+  // weight: f32[20, 80]
+  func.func private @f27_op(%v0: tensor<4x20xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x80xf32>) {
+    // dot_1: f32[4, 80] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear_weight_grad<M=4, In=80, Out=20, T=f32>
+  // dy: f32[4, 20]
+  // x: f32[4, 80]
+  func.func private @f28_op(%v0: tensor<4x20xf32>, %v1: tensor<4x80xf32>) -> (tensor<20x80xf32>) {
+    // t_1: f32[20, 4] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
+    // dot_1: f32[20, 80] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x80xf32>) -> tensor<20x80xf32>
+    "func.return"(%v3) : (tensor<20x80xf32>) -> ()
+  }
+  // op linear_input_grad<M=4, In=20, Out=80, T=f32>
+  // dy: f32[4, 80]
+  // weight: f32[80, 20]
+  func.func private @f29_op(%v0: tensor<4x80xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x20xf32>) {
+    // dot_1: f32[4, 20] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_weight_grad<M=4, In=20, Out=80, T=f32>
+  // dy: f32[4, 80]
+  // x: f32[4, 20]
+  func.func private @f30_op(%v0: tensor<4x80xf32>, %v1: tensor<4x20xf32>) -> (tensor<80x20xf32>) {
+    // t_1: f32[80, 4] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x80xf32>) -> tensor<80x4xf32>
+    // dot_1: f32[80, 20] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<80x4xf32>, tensor<4x20xf32>) -> tensor<80x20xf32>
+    "func.return"(%v3) : (tensor<80x20xf32>) -> ()
+  }
+  // op linear_input_grad<M=4, In=20, Out=20, T=f32>
+  // dy: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f31_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // dot_1: f32[4, 20] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_weight_grad<M=4, In=20, Out=20, T=f32>
+  // dy: f32[4, 20]
+  // x: f32[4, 20]
+  func.func private @f32_op(%v0: tensor<4x20xf32>, %v1: tensor<4x20xf32>) -> (tensor<20x20xf32>) {
+    // t_1: f32[20, 4] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<4x20xf32>) -> tensor<20x4xf32>
+    // dot_1: f32[20, 20] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
+    "func.return"(%v3) : (tensor<20x20xf32>) -> ()
+  }
+  // op attention_row_stats<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32, CAUSAL=1>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // out: f32[2, 4, 1, 2, 5]
+  // d_out: f32[2, 4, 1, 2, 5]
+  // scale: f32[]
+  func.func private @f33_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x1x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v5 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v6 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores_1: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v7 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v8 = "stablehlo.multiply"(%v6, %v7) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores: f32[2, 4, 1, 2, 2] = select(visible, scores_1, -1e+30:f32)
+    %v9 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v11 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v12 = "stablehlo.select"(%v10, %v8, %v11) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // top: f32[2, 4, 1, 2] = reduce_max(scores) {axes=(4,)}
+    %v13 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v14 = "stablehlo.reduce"(%v12, %v13) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v15: tensor<f32>, %v16: tensor<f32>):
+      %v17 = "stablehlo.maximum"(%v15, %v16) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v17) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    %v18 = "stablehlo.compare"(%v12, %v12) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xi1>
+    %v19 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v20 = "stablehlo.reduce"(%v18, %v19) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v21: tensor<i1>, %v22: tensor<i1>):
+      %v23 = "stablehlo.or"(%v21, %v22) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v23) : (tensor<i1>) -> ()
+    }) : (tensor<2x4x1x2x2xi1>, tensor<i1>) -> tensor<2x4x1x2xi1>
+    %v24 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x1x2xf32>}> : () -> tensor<2x4x1x2xf32>
+    %v25 = "stablehlo.select"(%v20, %v24, %v14) : (tensor<2x4x1x2xi1>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // total_1: f32[2, 4, 1, 2, 1] = reshape(top)
+    %v26 = "stablehlo.reshape"(%v25) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // total_2: f32[2, 4, 1, 2, 2] = sub(scores, total_1)
+    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v28 = "stablehlo.subtract"(%v12, %v27) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total_3: f32[2, 4, 1, 2, 2] = exp(total_2)
+    %v29 = "stablehlo.exponential"(%v28) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total: f32[2, 4, 1, 2] = reduce_sum(total_3) {axes=(4,)}
+    %v30 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v31 = "stablehlo.reduce"(%v29, %v30) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v32: tensor<f32>, %v33: tensor<f32>):
+      %v34 = "stablehlo.add"(%v32, %v33) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v34) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    // delta_3: f32[2, 4, 1, 2, 5] = mul(out, d_out)
+    %v35 = "stablehlo.multiply"(%v2, %v3) : (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // delta: f32[2, 4, 1, 2] = reduce_sum(delta_3) {axes=(4,)}
+    %v36 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v37 = "stablehlo.reduce"(%v35, %v36) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v38: tensor<f32>, %v39: tensor<f32>):
+      %v40 = "stablehlo.add"(%v38, %v39) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v40) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    // log: f32[2, 4, 1, 2] = log(total)
+    %v41 = "stablehlo.log"(%v31) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // add: f32[2, 4, 1, 2] = add(top, log)
+    %v42 = "stablehlo.add"(%v25, %v41) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    "func.return"(%v42, %v37) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> ()
+  }
+  // op attention_dq<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32, CAUSAL=1>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // d_out: f32[2, 4, 1, 2, 5]
+  // lse: f32[2, 4, 1, 2]
+  // delta: f32[2, 4, 1, 2]
+  // scale: f32[]
+  func.func private @f34_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v7 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v8 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v9 = "stablehlo.broadcast_in_dim"(%v6) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v10 = "stablehlo.multiply"(%v8, %v9) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores_1: f32[2, 4, 1, 2, 2] = select(visible, scores_2, -1e+30:f32)
+    %v11 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v12 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v13 = "stablehlo.broadcast_in_dim"(%v11) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v14 = "stablehlo.select"(%v12, %v10, %v13) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // p_2: f32[2, 4, 1, 2, 1] = reshape(lse)
+    %v15 = "stablehlo.reshape"(%v4) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // p_3: f32[2, 4, 1, 2, 2] = sub(scores_1, p_2)
+    %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v17 = "stablehlo.subtract"(%v14, %v16) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // p_1: f32[2, 4, 1, 2, 2] = exp(p_3)
+    %v18 = "stablehlo.exponential"(%v17) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // dp_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](d_out, value)
+    %v19 = "stablehlo.dot_general"(%v3, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // ds_2: f32[2, 4, 1, 2, 1] = reshape(delta)
+    %v20 = "stablehlo.reshape"(%v5) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // ds_3: f32[2, 4, 1, 2, 2] = sub(dp_1, ds_2)
+    %v21 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v22 = "stablehlo.subtract"(%v19, %v21) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // ds_1: f32[2, 4, 1, 2, 2] = mul(p_1, ds_3)
+    %v23 = "stablehlo.multiply"(%v18, %v22) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // dq_2: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](ds, key)
+    %v24 = "stablehlo.dot_general"(%v23, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // dq: f32[2, 4, 1, 2, 5] = mul(scale, dq_2)
+    %v25 = "stablehlo.broadcast_in_dim"(%v6) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    %v26 = "stablehlo.multiply"(%v25, %v24) : (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    "func.return"(%v26) : (tensor<2x4x1x2x5xf32>) -> ()
+  }
+  // op attention_dkv<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32, CAUSAL=1>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // d_out: f32[2, 4, 1, 2, 5]
+  // lse: f32[2, 4, 1, 2]
+  // delta: f32[2, 4, 1, 2]
+  // scale: f32[]
+  func.func private @f35_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<2x4x1x2xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v7 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v8 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v9 = "stablehlo.broadcast_in_dim"(%v6) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v10 = "stablehlo.multiply"(%v8, %v9) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // scores_1: f32[2, 4, 1, 2, 2] = select(visible, scores_2, -1e+30:f32)
+    %v11 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v12 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v13 = "stablehlo.broadcast_in_dim"(%v11) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v14 = "stablehlo.select"(%v12, %v10, %v13) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // p_2: f32[2, 4, 1, 2, 1] = reshape(lse)
+    %v15 = "stablehlo.reshape"(%v4) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // p_3: f32[2, 4, 1, 2, 2] = sub(scores_1, p_2)
+    %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v17 = "stablehlo.subtract"(%v14, %v16) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // p_1: f32[2, 4, 1, 2, 2] = exp(p_3)
+    %v18 = "stablehlo.exponential"(%v17) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // dp_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](d_out, value)
+    %v19 = "stablehlo.dot_general"(%v3, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // ds_2: f32[2, 4, 1, 2, 1] = reshape(delta)
+    %v20 = "stablehlo.reshape"(%v5) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // ds_3: f32[2, 4, 1, 2, 2] = sub(dp_1, ds_2)
+    %v21 = "stablehlo.broadcast_in_dim"(%v20) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v22 = "stablehlo.subtract"(%v19, %v21) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // ds_1: f32[2, 4, 1, 2, 2] = mul(p_1, ds_3)
+    %v23 = "stablehlo.multiply"(%v18, %v22) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // dk_2: f32[2, 4, 2, 5] = einsum[bjgqk,bjgqd->bjkd acc=f32](ds, query)
+    %v24 = "stablehlo.dot_general"(%v23, %v0) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2, 3], rhs_contracting_dimensions = [2, 3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // dk: f32[2, 4, 2, 5] = mul(scale, dk_2)
+    %v25 = "stablehlo.broadcast_in_dim"(%v6) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x5xf32>
+    %v26 = "stablehlo.multiply"(%v25, %v24) : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // dv: f32[2, 4, 2, 5] = einsum[bjgqk,bjgqd->bjkd acc=f32](p, d_out)
+    %v27 = "stablehlo.dot_general"(%v18, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2, 3], rhs_contracting_dimensions = [2, 3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    "func.return"(%v26, %v27) : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
+  }
+  // op embedding_backward<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // dy: f32[4, 20]
+  func.func private @f36_op(%v0: tensor<4xi32>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
+    // vocabulary: i32[2] = iota()
     %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[4, 1] = reshape(tokens)
-    %v3 = "stablehlo.reshape"(%v0) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // hot_2: bool[4, 2] = eq(hot_1, ids)
-    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.compare"(%v4, %v5) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
+    %v3 = "stablehlo.convert"(%v2) : (tensor<2xi64>) -> tensor<2xi32>
+    // hot_1: i32[4, 1] = reshape(ids)
+    %v4 = "stablehlo.reshape"(%v0) : (tensor<4xi32>) -> tensor<4x1xi32>
+    // hot_2: bool[4, 2] = eq(hot_1, vocabulary)
+    %v5 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi32>) -> tensor<4x2xi32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi32>) -> tensor<4x2xi32>
+    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi32>, tensor<4x2xi32>) -> tensor<4x2xi1>
     // hot_3: i64[4, 2] = select(hot_2, 1:i64, 0:i64)
-    %v7 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v8 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
+    %v8 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v9 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
     %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v11 = "stablehlo.select"(%v6, %v9, %v10) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
+    %v11 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
+    %v12 = "stablehlo.select"(%v7, %v10, %v11) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
     // hot: f32[4, 2] = cast(hot_3)
-    %v12 = "stablehlo.convert"(%v11) : (tensor<4x2xi64>) -> tensor<4x2xf32>
+    %v13 = "stablehlo.convert"(%v12) : (tensor<4x2xi64>) -> tensor<4x2xf32>
     // t_1: f32[2, 4] = permute(hot) {perm=(1, 0)}
-    %v13 = "stablehlo.transpose"(%v12) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
+    %v14 = "stablehlo.transpose"(%v13) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
     // dot_1: f32[2, 20] = dot(t_1, dy) {precision=''}
-    %v14 = "stablehlo.dot_general"(%v13, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v14) : (tensor<2x20xf32>) -> ()
+    %v15 = "stablehlo.dot_general"(%v14, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v15) : (tensor<2x20xf32>) -> ()
+  }
+  // op softmax_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f37_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
+    %v1 = "func.call"(%v0) <{callee = @f38_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f38_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f39_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
+  // x: f32[16, 2]
+  func.func private @f39_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // top_1: f32[16] = reduce_max(x) {axes=(1,)}
+    %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v3: tensor<f32>, %v4: tensor<f32>):
+      %v5 = "stablehlo.maximum"(%v3, %v4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v5) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    %v6 = "stablehlo.compare"(%v0, %v0) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xi1>
+    %v7 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v8 = "stablehlo.reduce"(%v6, %v7) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v9: tensor<i1>, %v10: tensor<i1>):
+      %v11 = "stablehlo.or"(%v9, %v10) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v11) : (tensor<i1>) -> ()
+    }) : (tensor<16x2xi1>, tensor<i1>) -> tensor<16xi1>
+    %v12 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<16xf32>}> : () -> tensor<16xf32>
+    %v13 = "stablehlo.select"(%v8, %v12, %v2) : (tensor<16xi1>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    // e_2: f32[16, 1] = reshape(top_1)
+    %v14 = "stablehlo.reshape"(%v13) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // e_3: f32[16, 2] = sub(x, e_2)
+    %v15 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v16 = "stablehlo.subtract"(%v0, %v15) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    // e_1: f32[16, 2] = exp(e_3)
+    %v17 = "stablehlo.exponential"(%v16) : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // total_1: f32[16] = reduce_sum(e_1) {axes=(1,)}
+    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
+      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    // y_2: f32[16, 1] = reshape(total_1)
+    %v23 = "stablehlo.reshape"(%v19) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // y_1: f32[16, 2] = div(e_1, y_2)
+    %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v25 = "stablehlo.divide"(%v17, %v24) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v25) : (tensor<16x2xf32>) -> ()
   }
 }

@@ -38,494 +38,730 @@ module @linnet {
   // parameter norm.weight (param): f32[20]
   // parameter pos (state): i64[1]
   func.func public @main(%v0: tensor<2x2xi64>, %v1: tensor<2x2xi64>, %v2: tensor<2x20xf32>, %v3: tensor<20xf32>, %v4: tensor<20x20xf32>, %v5: tensor<20x20xf32>, %v6: tensor<20x20xf32>, %v7: tensor<20x20xf32>, %v8: tensor<2x4x16x5xf32>, %v9: tensor<2x4x16x5xf32>, %v10: tensor<20xf32>, %v11: tensor<80x20xf32>, %v12: tensor<20x80xf32>, %v13: tensor<20xf32>, %v14: tensor<20x20xf32>, %v15: tensor<20x20xf32>, %v16: tensor<20x20xf32>, %v17: tensor<20x20xf32>, %v18: tensor<2x4x16x5xf32>, %v19: tensor<2x4x16x5xf32>, %v20: tensor<20xf32>, %v21: tensor<80x20xf32>, %v22: tensor<20x80xf32>, %v23: tensor<20xf32>, %v24: tensor<20x20xf32>, %v25: tensor<20x20xf32>, %v26: tensor<20x20xf32>, %v27: tensor<20x20xf32>, %v28: tensor<2x4x16x5xf32>, %v29: tensor<2x4x16x5xf32>, %v30: tensor<20xf32>, %v31: tensor<80x20xf32>, %v32: tensor<20x80xf32>, %v33: tensor<20xf32>, %v34: tensor<1xi64>) -> (tensor<f32>) {
-    // reshape_1: i64[4] = reshape(tokens)
+    // flat_1: i64[4] = reshape(tokens)
     %v35 = "stablehlo.reshape"(%v0) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // embedding_1: f32[4, 20] = call embedding__N4_V2_H20(reshape_1, embed)
-    %v36 = "func.call"(%v35, %v2) <{callee = @f1_op}> : (tensor<4xi64>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    // reshape_2: f32[2, 2, 20] = reshape(embedding_1)
-    %v37 = "stablehlo.reshape"(%v36) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_3: f32[4, 20] = reshape(__r1)
-    %v38 = "stablehlo.reshape"(%v37) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_1: f32[4, 20] = call rms_norm__R4_C20(reshape_3, layers__0__attn_norm__weight, 1e-05:f32)
-    %v39 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v40 = "func.call"(%v38, %v3, %v39) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_1)
-    %v41 = "stablehlo.reshape"(%v40) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_4: f32[4, 20] = reshape(layers__attn_norm__forward_1)
-    %v42 = "stablehlo.reshape"(%v41) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_1: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__q__weight)
-    %v43 = "func.call"(%v42, %v4) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(linear_1)
-    %v44 = "stablehlo.reshape"(%v43) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_5: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
-    %v45 = "stablehlo.reshape"(%v44) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_1: f32[2, 4, 2, 5] = permute(reshape_5) {perm=(0, 2, 1, 3)}
-    %v46 = "stablehlo.transpose"(%v45) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_2: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__k__weight)
-    %v47 = "func.call"(%v42, %v5) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(linear_2)
+    // ids_2: bool[4] = ge(flat_1, 0:i64)
+    %v36 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v37 = "stablehlo.broadcast_in_dim"(%v36) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v38 = "stablehlo.compare"(%v35, %v37) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_3: bool[4] = lt(flat_1, 2:i64)
+    %v39 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v40 = "stablehlo.broadcast_in_dim"(%v39) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v41 = "stablehlo.compare"(%v35, %v40) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_4: bool[4] = and(ids_2, ids_3)
+    %v42 = "stablehlo.and"(%v38, %v41) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // ids_5: i64[4] = select(ids_4, flat_1, -1:i64)
+    %v43 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v44 = "stablehlo.broadcast_in_dim"(%v43) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v45 = "stablehlo.select"(%v42, %v35, %v44) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    // ids_1: i32[4] = cast(ids_5)
+    %v46 = "stablehlo.convert"(%v45) : (tensor<4xi64>) -> tensor<4xi32>
+    // embedding_2d_1: f32[4, 20] = call embedding_2d__N4_Vocab2_H20_Tf32(ids_1, embed)
+    %v47 = "func.call"(%v46, %v2) <{callee = @f1_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    // reshape_1: f32[2, 2, 20] = reshape(embedding_2d_1)
     %v48 = "stablehlo.reshape"(%v47) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_7: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
-    %v49 = "stablehlo.reshape"(%v48) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_2: f32[2, 4, 2, 5] = permute(reshape_7) {perm=(0, 2, 1, 3)}
-    %v50 = "stablehlo.transpose"(%v49) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_3: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__v__weight)
-    %v51 = "func.call"(%v42, %v6) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(linear_3)
+    // reshape_2: f32[4, 20] = reshape(__r1)
+    %v49 = "stablehlo.reshape"(%v48) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_1: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_2, layers__0__attn_norm__weight, 1e-05:f32)
+    %v50 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v51 = "func.call"(%v49, %v3, %v50) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_1)
     %v52 = "stablehlo.reshape"(%v51) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_9: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
-    %v53 = "stablehlo.reshape"(%v52) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_3: f32[2, 4, 2, 5] = permute(reshape_9) {perm=(0, 2, 1, 3)}
-    %v54 = "stablehlo.transpose"(%v53) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // rsqrt_1: f32[] = rsqrt(5.0:f32)
-    %v55 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
-    %v56 = "stablehlo.rsqrt"(%v55) : (tensor<f32>) -> tensor<f32>
-    // attended_1: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_1, __r_2, __r_3, rsqrt_1, 0:i64)
-    %v57 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v58 = "func.call"(%v46, %v50, %v54, %v56, %v57) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_4: f32[2, 2, 4, 5] = permute(attended_1) {perm=(0, 2, 1, 3)}
-    %v59 = "stablehlo.transpose"(%v58) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_10: f32[2, 2, 20] = reshape(permute_4)
-    %v60 = "stablehlo.reshape"(%v59) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_11: f32[4, 20] = reshape(reshape_10)
-    %v61 = "stablehlo.reshape"(%v60) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_4: f32[4, 20] = call linear__M4_N20_K20(reshape_11, layers__0__attn__o__weight)
-    %v62 = "func.call"(%v61, %v7) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(linear_4)
+    // reshape_3: f32[4, 20] = reshape(layers__attn_norm__forward_1)
+    %v53 = "stablehlo.reshape"(%v52) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_1: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__q__weight)
+    %v54 = "func.call"(%v53, %v4) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(linear_2d_1)
+    %v55 = "stablehlo.reshape"(%v54) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_4: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
+    %v56 = "stablehlo.reshape"(%v55) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_1: f32[2, 4, 2, 5] = permute(reshape_4) {perm=(0, 2, 1, 3)}
+    %v57 = "stablehlo.transpose"(%v56) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_2: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__k__weight)
+    %v58 = "func.call"(%v53, %v5) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(linear_2d_2)
+    %v59 = "stablehlo.reshape"(%v58) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_6: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
+    %v60 = "stablehlo.reshape"(%v59) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_2: f32[2, 4, 2, 5] = permute(reshape_6) {perm=(0, 2, 1, 3)}
+    %v61 = "stablehlo.transpose"(%v60) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_3: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__v__weight)
+    %v62 = "func.call"(%v53, %v6) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(linear_2d_3)
     %v63 = "stablehlo.reshape"(%v62) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_1: f32[2, 2, 20] = add(__r1, __r_5)
-    %v64 = "stablehlo.add"(%v37, %v63) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_8: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
+    %v64 = "stablehlo.reshape"(%v63) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_3: f32[2, 4, 2, 5] = permute(reshape_8) {perm=(0, 2, 1, 3)}
+    %v65 = "stablehlo.transpose"(%v64) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_1: f32[2, 4, 1, 2, 5] = reshape(__r_1)
+    %v66 = "stablehlo.reshape"(%v57) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // rsqrt_1: f32[] = rsqrt(5.0:f32)
+    %v67 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
+    %v68 = "stablehlo.rsqrt"(%v67) : (tensor<f32>) -> tensor<f32>
+    // attention_causal_1: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_1, __r_2, __r_3, rsqrt_1)
+    %v69 = "func.call"(%v66, %v61, %v65, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_9: f32[2, 4, 2, 5] = reshape(attention_causal_1)
+    %v70 = "stablehlo.reshape"(%v69) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_4: f32[2, 2, 4, 5] = permute(__r_4) {perm=(0, 2, 1, 3)}
+    %v71 = "stablehlo.transpose"(%v70) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_10: f32[2, 2, 20] = reshape(permute_4)
+    %v72 = "stablehlo.reshape"(%v71) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_11: f32[4, 20] = reshape(reshape_10)
+    %v73 = "stablehlo.reshape"(%v72) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_4: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_11, layers__0__attn__o__weight)
+    %v74 = "func.call"(%v73, %v7) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(linear_2d_4)
+    %v75 = "stablehlo.reshape"(%v74) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_1: f32[2, 2, 20] = add(__r1, __r_6)
+    %v76 = "stablehlo.add"(%v48, %v75) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_12: f32[4, 20] = reshape(add_1)
-    %v65 = "stablehlo.reshape"(%v64) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_2: f32[4, 20] = call rms_norm__R4_C20(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32)
-    %v66 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v67 = "func.call"(%v65, %v10, %v66) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2)
-    %v68 = "stablehlo.reshape"(%v67) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_13: f32[4, 20] = reshape(layers__mlp_norm__forward_1)
-    %v69 = "stablehlo.reshape"(%v68) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_5: f32[4, 80] = call linear__M4_N80_K20(reshape_13, layers__0__mlp__up__weight)
-    %v70 = "func.call"(%v69, %v11) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_1: f32[2, 2, 80] = reshape(linear_5)
-    %v71 = "stablehlo.reshape"(%v70) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_1: f32[2, 2, 80] = neg(h_1)
-    %v72 = "stablehlo.negate"(%v71) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_1: f32[2, 2, 80] = exp(neg_1)
-    %v73 = "stablehlo.exponential"(%v72) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_2: f32[2, 2, 80] = add(1.0:f32, exp_1)
-    %v74 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v75 = "stablehlo.broadcast_in_dim"(%v74) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v76 = "stablehlo.add"(%v75, %v73) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_1: f32[2, 2, 80] = div(h_1, add_2)
-    %v77 = "stablehlo.divide"(%v71, %v76) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_14: f32[4, 80] = reshape(div_1)
-    %v78 = "stablehlo.reshape"(%v77) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_6: f32[4, 20] = call linear__M4_N20_K80(reshape_14, layers__0__mlp__down__weight)
-    %v79 = "func.call"(%v78, %v12) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(linear_6)
+    %v77 = "stablehlo.reshape"(%v76) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_2: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32)
+    %v78 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v79 = "func.call"(%v77, %v10, %v78) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_2)
     %v80 = "stablehlo.reshape"(%v79) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_3: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
-    %v81 = "stablehlo.add"(%v64, %v80) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_13: f32[4, 20] = reshape(layers__mlp_norm__forward_1)
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_5: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_13, layers__0__mlp__up__weight)
+    %v82 = "func.call"(%v81, %v11) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_1: f32[2, 2, 80] = reshape(linear_2d_5)
+    %v83 = "stablehlo.reshape"(%v82) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_1: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_1)
+    %v84 = "func.call"(%v83) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_14: f32[4, 80] = reshape(silu_1)
+    %v85 = "stablehlo.reshape"(%v84) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_6: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_14, layers__0__mlp__down__weight)
+    %v86 = "func.call"(%v85, %v12) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(linear_2d_6)
+    %v87 = "stablehlo.reshape"(%v86) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_2: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
+    %v88 = "stablehlo.add"(%v76, %v87) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_15: f32[4, 20] = reshape(__r2)
-    %v82 = "stablehlo.reshape"(%v81) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_3: f32[4, 20] = call rms_norm__R4_C20(reshape_15, layers__1__attn_norm__weight, 1e-05:f32)
-    %v83 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v84 = "func.call"(%v82, %v13, %v83) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_3)
-    %v85 = "stablehlo.reshape"(%v84) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_16: f32[4, 20] = reshape(layers__attn_norm__forward_2)
-    %v86 = "stablehlo.reshape"(%v85) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_7: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__q__weight)
-    %v87 = "func.call"(%v86, %v14) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(linear_7)
-    %v88 = "stablehlo.reshape"(%v87) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_17: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_2)
-    %v89 = "stablehlo.reshape"(%v88) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_5: f32[2, 4, 2, 5] = permute(reshape_17) {perm=(0, 2, 1, 3)}
-    %v90 = "stablehlo.transpose"(%v89) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_8: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__k__weight)
-    %v91 = "func.call"(%v86, %v15) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(linear_8)
+    %v89 = "stablehlo.reshape"(%v88) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_3: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_15, layers__1__attn_norm__weight, 1e-05:f32)
+    %v90 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v91 = "func.call"(%v89, %v13, %v90) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_3)
     %v92 = "stablehlo.reshape"(%v91) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_16: f32[4, 20] = reshape(layers__attn_norm__forward_2)
+    %v93 = "stablehlo.reshape"(%v92) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_7: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__q__weight)
+    %v94 = "func.call"(%v93, %v14) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(linear_2d_7)
+    %v95 = "stablehlo.reshape"(%v94) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_17: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_2)
+    %v96 = "stablehlo.reshape"(%v95) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_5: f32[2, 4, 2, 5] = permute(reshape_17) {perm=(0, 2, 1, 3)}
+    %v97 = "stablehlo.transpose"(%v96) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_8: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__k__weight)
+    %v98 = "func.call"(%v93, %v15) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(linear_2d_8)
+    %v99 = "stablehlo.reshape"(%v98) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_19: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_2)
-    %v93 = "stablehlo.reshape"(%v92) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v100 = "stablehlo.reshape"(%v99) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_6: f32[2, 4, 2, 5] = permute(reshape_19) {perm=(0, 2, 1, 3)}
-    %v94 = "stablehlo.transpose"(%v93) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_9: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__v__weight)
-    %v95 = "func.call"(%v86, %v16) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(linear_9)
-    %v96 = "stablehlo.reshape"(%v95) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v101 = "stablehlo.transpose"(%v100) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_9: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__v__weight)
+    %v102 = "func.call"(%v93, %v16) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(linear_2d_9)
+    %v103 = "stablehlo.reshape"(%v102) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_21: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_2)
-    %v97 = "stablehlo.reshape"(%v96) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v104 = "stablehlo.reshape"(%v103) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_7: f32[2, 4, 2, 5] = permute(reshape_21) {perm=(0, 2, 1, 3)}
-    %v98 = "stablehlo.transpose"(%v97) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // attended_2: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_7, __r_8, __r_9, rsqrt_1, 0:i64)
-    %v99 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v100 = "func.call"(%v90, %v94, %v98, %v56, %v99) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_8: f32[2, 2, 4, 5] = permute(attended_2) {perm=(0, 2, 1, 3)}
-    %v101 = "stablehlo.transpose"(%v100) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_22: f32[2, 2, 20] = reshape(permute_8)
-    %v102 = "stablehlo.reshape"(%v101) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_23: f32[4, 20] = reshape(reshape_22)
-    %v103 = "stablehlo.reshape"(%v102) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_10: f32[4, 20] = call linear__M4_N20_K20(reshape_23, layers__1__attn__o__weight)
-    %v104 = "func.call"(%v103, %v17) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(linear_10)
-    %v105 = "stablehlo.reshape"(%v104) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_4: f32[2, 2, 20] = add(__r2, __r_11)
-    %v106 = "stablehlo.add"(%v81, %v105) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_24: f32[4, 20] = reshape(add_4)
-    %v107 = "stablehlo.reshape"(%v106) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_4: f32[4, 20] = call rms_norm__R4_C20(reshape_24, layers__1__mlp_norm__weight, 1e-05:f32)
-    %v108 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v109 = "func.call"(%v107, %v20, %v108) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_4)
-    %v110 = "stablehlo.reshape"(%v109) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_25: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
+    %v105 = "stablehlo.transpose"(%v104) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_2: f32[2, 4, 1, 2, 5] = reshape(__r_8)
+    %v106 = "stablehlo.reshape"(%v97) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_2: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_2, __r_9, __r_10, rsqrt_1)
+    %v107 = "func.call"(%v106, %v101, %v105, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_22: f32[2, 4, 2, 5] = reshape(attention_causal_2)
+    %v108 = "stablehlo.reshape"(%v107) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_8: f32[2, 2, 4, 5] = permute(__r_11) {perm=(0, 2, 1, 3)}
+    %v109 = "stablehlo.transpose"(%v108) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_23: f32[2, 2, 20] = reshape(permute_8)
+    %v110 = "stablehlo.reshape"(%v109) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_24: f32[4, 20] = reshape(reshape_23)
     %v111 = "stablehlo.reshape"(%v110) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_11: f32[4, 80] = call linear__M4_N80_K20(reshape_25, layers__1__mlp__up__weight)
-    %v112 = "func.call"(%v111, %v21) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_2: f32[2, 2, 80] = reshape(linear_11)
-    %v113 = "stablehlo.reshape"(%v112) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_2: f32[2, 2, 80] = neg(h_2)
-    %v114 = "stablehlo.negate"(%v113) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_2: f32[2, 2, 80] = exp(neg_2)
-    %v115 = "stablehlo.exponential"(%v114) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_5: f32[2, 2, 80] = add(1.0:f32, exp_2)
-    %v116 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v117 = "stablehlo.broadcast_in_dim"(%v116) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v118 = "stablehlo.add"(%v117, %v115) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_2: f32[2, 2, 80] = div(h_2, add_5)
-    %v119 = "stablehlo.divide"(%v113, %v118) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_26: f32[4, 80] = reshape(div_2)
-    %v120 = "stablehlo.reshape"(%v119) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_12: f32[4, 20] = call linear__M4_N20_K80(reshape_26, layers__1__mlp__down__weight)
-    %v121 = "func.call"(%v120, %v22) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(linear_12)
-    %v122 = "stablehlo.reshape"(%v121) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_6: f32[2, 2, 20] = add(add_4, layers__mlp__forward_2)
-    %v123 = "stablehlo.add"(%v106, %v122) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_27: f32[4, 20] = reshape(__r3)
-    %v124 = "stablehlo.reshape"(%v123) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_5: f32[4, 20] = call rms_norm__R4_C20(reshape_27, layers__2__attn_norm__weight, 1e-05:f32)
-    %v125 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v126 = "func.call"(%v124, %v23, %v125) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_5)
-    %v127 = "stablehlo.reshape"(%v126) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_28: f32[4, 20] = reshape(layers__attn_norm__forward_3)
-    %v128 = "stablehlo.reshape"(%v127) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_13: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__q__weight)
-    %v129 = "func.call"(%v128, %v24) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(linear_13)
+    // linear_2d_10: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_24, layers__1__attn__o__weight)
+    %v112 = "func.call"(%v111, %v17) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(linear_2d_10)
+    %v113 = "stablehlo.reshape"(%v112) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_3: f32[2, 2, 20] = add(__r2, __r_13)
+    %v114 = "stablehlo.add"(%v88, %v113) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_25: f32[4, 20] = reshape(add_3)
+    %v115 = "stablehlo.reshape"(%v114) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_4: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_25, layers__1__mlp_norm__weight, 1e-05:f32)
+    %v116 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v117 = "func.call"(%v115, %v20, %v116) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_4)
+    %v118 = "stablehlo.reshape"(%v117) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_26: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
+    %v119 = "stablehlo.reshape"(%v118) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_11: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_26, layers__1__mlp__up__weight)
+    %v120 = "func.call"(%v119, %v21) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_2: f32[2, 2, 80] = reshape(linear_2d_11)
+    %v121 = "stablehlo.reshape"(%v120) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_2: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_2)
+    %v122 = "func.call"(%v121) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_27: f32[4, 80] = reshape(silu_2)
+    %v123 = "stablehlo.reshape"(%v122) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_12: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_27, layers__1__mlp__down__weight)
+    %v124 = "func.call"(%v123, %v22) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(linear_2d_12)
+    %v125 = "stablehlo.reshape"(%v124) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_4: f32[2, 2, 20] = add(add_3, layers__mlp__forward_2)
+    %v126 = "stablehlo.add"(%v114, %v125) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_28: f32[4, 20] = reshape(__r3)
+    %v127 = "stablehlo.reshape"(%v126) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_5: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_28, layers__2__attn_norm__weight, 1e-05:f32)
+    %v128 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v129 = "func.call"(%v127, %v23, %v128) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_5)
     %v130 = "stablehlo.reshape"(%v129) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_29: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
-    %v131 = "stablehlo.reshape"(%v130) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_9: f32[2, 4, 2, 5] = permute(reshape_29) {perm=(0, 2, 1, 3)}
-    %v132 = "stablehlo.transpose"(%v131) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_14: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__k__weight)
-    %v133 = "func.call"(%v128, %v25) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(linear_14)
-    %v134 = "stablehlo.reshape"(%v133) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_31: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
-    %v135 = "stablehlo.reshape"(%v134) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_10: f32[2, 4, 2, 5] = permute(reshape_31) {perm=(0, 2, 1, 3)}
-    %v136 = "stablehlo.transpose"(%v135) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_15: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__v__weight)
-    %v137 = "func.call"(%v128, %v26) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(linear_15)
-    %v138 = "stablehlo.reshape"(%v137) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_33: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
-    %v139 = "stablehlo.reshape"(%v138) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_11: f32[2, 4, 2, 5] = permute(reshape_33) {perm=(0, 2, 1, 3)}
-    %v140 = "stablehlo.transpose"(%v139) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // attended_3: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_13, __r_14, __r_15, rsqrt_1, 0:i64)
-    %v141 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v142 = "func.call"(%v132, %v136, %v140, %v56, %v141) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_12: f32[2, 2, 4, 5] = permute(attended_3) {perm=(0, 2, 1, 3)}
-    %v143 = "stablehlo.transpose"(%v142) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_34: f32[2, 2, 20] = reshape(permute_12)
-    %v144 = "stablehlo.reshape"(%v143) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_35: f32[4, 20] = reshape(reshape_34)
-    %v145 = "stablehlo.reshape"(%v144) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_16: f32[4, 20] = call linear__M4_N20_K20(reshape_35, layers__2__attn__o__weight)
-    %v146 = "func.call"(%v145, %v27) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(linear_16)
-    %v147 = "stablehlo.reshape"(%v146) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_7: f32[2, 2, 20] = add(__r3, __r_17)
-    %v148 = "stablehlo.add"(%v123, %v147) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_36: f32[4, 20] = reshape(add_7)
+    // reshape_29: f32[4, 20] = reshape(layers__attn_norm__forward_3)
+    %v131 = "stablehlo.reshape"(%v130) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_13: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__q__weight)
+    %v132 = "func.call"(%v131, %v24) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(linear_2d_13)
+    %v133 = "stablehlo.reshape"(%v132) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_30: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
+    %v134 = "stablehlo.reshape"(%v133) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_9: f32[2, 4, 2, 5] = permute(reshape_30) {perm=(0, 2, 1, 3)}
+    %v135 = "stablehlo.transpose"(%v134) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_14: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__k__weight)
+    %v136 = "func.call"(%v131, %v25) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(linear_2d_14)
+    %v137 = "stablehlo.reshape"(%v136) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_32: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
+    %v138 = "stablehlo.reshape"(%v137) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_10: f32[2, 4, 2, 5] = permute(reshape_32) {perm=(0, 2, 1, 3)}
+    %v139 = "stablehlo.transpose"(%v138) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_15: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__v__weight)
+    %v140 = "func.call"(%v131, %v26) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(linear_2d_15)
+    %v141 = "stablehlo.reshape"(%v140) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_34: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
+    %v142 = "stablehlo.reshape"(%v141) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_11: f32[2, 4, 2, 5] = permute(reshape_34) {perm=(0, 2, 1, 3)}
+    %v143 = "stablehlo.transpose"(%v142) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_3: f32[2, 4, 1, 2, 5] = reshape(__r_15)
+    %v144 = "stablehlo.reshape"(%v135) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_3: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_3, __r_16, __r_17, rsqrt_1)
+    %v145 = "func.call"(%v144, %v139, %v143, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_35: f32[2, 4, 2, 5] = reshape(attention_causal_3)
+    %v146 = "stablehlo.reshape"(%v145) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_12: f32[2, 2, 4, 5] = permute(__r_18) {perm=(0, 2, 1, 3)}
+    %v147 = "stablehlo.transpose"(%v146) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_36: f32[2, 2, 20] = reshape(permute_12)
+    %v148 = "stablehlo.reshape"(%v147) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_37: f32[4, 20] = reshape(reshape_36)
     %v149 = "stablehlo.reshape"(%v148) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_6: f32[4, 20] = call rms_norm__R4_C20(reshape_36, layers__2__mlp_norm__weight, 1e-05:f32)
-    %v150 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v151 = "func.call"(%v149, %v30, %v150) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_6)
-    %v152 = "stablehlo.reshape"(%v151) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_37: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
+    // linear_2d_16: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_37, layers__2__attn__o__weight)
+    %v150 = "func.call"(%v149, %v27) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(linear_2d_16)
+    %v151 = "stablehlo.reshape"(%v150) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_5: f32[2, 2, 20] = add(__r3, __r_20)
+    %v152 = "stablehlo.add"(%v126, %v151) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_38: f32[4, 20] = reshape(add_5)
     %v153 = "stablehlo.reshape"(%v152) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_17: f32[4, 80] = call linear__M4_N80_K20(reshape_37, layers__2__mlp__up__weight)
-    %v154 = "func.call"(%v153, %v31) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_3: f32[2, 2, 80] = reshape(linear_17)
-    %v155 = "stablehlo.reshape"(%v154) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_3: f32[2, 2, 80] = neg(h_3)
-    %v156 = "stablehlo.negate"(%v155) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_3: f32[2, 2, 80] = exp(neg_3)
-    %v157 = "stablehlo.exponential"(%v156) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_8: f32[2, 2, 80] = add(1.0:f32, exp_3)
-    %v158 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v159 = "stablehlo.broadcast_in_dim"(%v158) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v160 = "stablehlo.add"(%v159, %v157) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_3: f32[2, 2, 80] = div(h_3, add_8)
-    %v161 = "stablehlo.divide"(%v155, %v160) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_38: f32[4, 80] = reshape(div_3)
-    %v162 = "stablehlo.reshape"(%v161) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_18: f32[4, 20] = call linear__M4_N20_K80(reshape_38, layers__2__mlp__down__weight)
-    %v163 = "func.call"(%v162, %v32) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(linear_18)
-    %v164 = "stablehlo.reshape"(%v163) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_9: f32[2, 2, 20] = add(add_7, layers__mlp__forward_3)
-    %v165 = "stablehlo.add"(%v148, %v164) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_39: f32[4, 20] = reshape(__r4)
-    %v166 = "stablehlo.reshape"(%v165) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_7: f32[4, 20] = call rms_norm__R4_C20(reshape_39, norm__weight, 1e-05:f32)
-    %v167 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v168 = "func.call"(%v166, %v33, %v167) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_7)
-    %v169 = "stablehlo.reshape"(%v168) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_40: f32[4, 20] = reshape(norm__forward_1)
-    %v170 = "stablehlo.reshape"(%v169) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_19: f32[4, 2] = call linear__M4_N2_K20(reshape_40, embed)
-    %v171 = "func.call"(%v170, %v2) <{callee = @f7_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
-    // ids: i64[2] = iota()
-    %v172 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // wanted: i64[4] = reshape(targets)
-    %v173 = "stablehlo.reshape"(%v1) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // top: f32[4] = reduce_max(__r5) {axes=(1,)}
-    %v174 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v175 = "stablehlo.reduce"(%v171, %v174) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v176: tensor<f32>, %v177: tensor<f32>):
-      %v178 = "stablehlo.maximum"(%v176, %v177) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v178) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    %v179 = "stablehlo.compare"(%v171, %v171) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
-    %v180 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v181 = "stablehlo.reduce"(%v179, %v180) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v182: tensor<i1>, %v183: tensor<i1>):
-      %v184 = "stablehlo.or"(%v182, %v183) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v184) : (tensor<i1>) -> ()
-    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
-    %v185 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
-    %v186 = "stablehlo.select"(%v181, %v185, %v175) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // lse_1: f32[4, 1] = reshape(top)
-    %v187 = "stablehlo.reshape"(%v186) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // lse_2: f32[4, 2] = sub(__r5, lse_1)
-    %v188 = "stablehlo.broadcast_in_dim"(%v187) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
-    %v189 = "stablehlo.subtract"(%v171, %v188) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // lse_3: f32[4, 2] = exp(lse_2)
-    %v190 = "stablehlo.exponential"(%v189) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // lse_4: f32[4] = reduce_sum(lse_3) {axes=(1,)}
-    %v191 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v192 = "stablehlo.reduce"(%v190, %v191) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v193: tensor<f32>, %v194: tensor<f32>):
-      %v195 = "stablehlo.add"(%v193, %v194) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v195) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // lse_5: f32[4] = log(lse_4)
-    %v196 = "stablehlo.log"(%v192) : (tensor<4xf32>) -> tensor<4xf32>
-    // lse: f32[4] = add(lse_5, top)
-    %v197 = "stablehlo.add"(%v196, %v186) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // picked_1: i64[4, 1] = reshape(wanted)
-    %v198 = "stablehlo.reshape"(%v173) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // picked_2: bool[4, 2] = eq(picked_1, ids)
-    %v199 = "stablehlo.broadcast_in_dim"(%v198) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v200 = "stablehlo.broadcast_in_dim"(%v172) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v201 = "stablehlo.compare"(%v199, %v200) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // picked_3: f32[4, 2] = select(picked_2, __r5, 0.0:f32)
-    %v202 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v203 = "stablehlo.broadcast_in_dim"(%v202) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
-    %v204 = "stablehlo.select"(%v201, %v171, %v203) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-    // picked: f32[4] = reduce_sum(picked_3) {axes=(1,)}
-    %v205 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v206 = "stablehlo.reduce"(%v204, %v205) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v207: tensor<f32>, %v208: tensor<f32>):
-      %v209 = "stablehlo.add"(%v207, %v208) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v209) : (tensor<f32>) -> ()
-    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    // sum_1: f32[4] = sub(lse, picked)
-    %v210 = "stablehlo.subtract"(%v197, %v206) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // sum: f32[] = reduce_sum(sum_1) {axes=(0,)}
-    %v211 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v212 = "stablehlo.reduce"(%v210, %v211) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v213: tensor<f32>, %v214: tensor<f32>):
-      %v215 = "stablehlo.add"(%v213, %v214) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v215) : (tensor<f32>) -> ()
+    // rms_norm_2d_6: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_38, layers__2__mlp_norm__weight, 1e-05:f32)
+    %v154 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v155 = "func.call"(%v153, %v30, %v154) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_6)
+    %v156 = "stablehlo.reshape"(%v155) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_39: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
+    %v157 = "stablehlo.reshape"(%v156) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_17: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_39, layers__2__mlp__up__weight)
+    %v158 = "func.call"(%v157, %v31) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_3: f32[2, 2, 80] = reshape(linear_2d_17)
+    %v159 = "stablehlo.reshape"(%v158) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_3: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_3)
+    %v160 = "func.call"(%v159) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_40: f32[4, 80] = reshape(silu_3)
+    %v161 = "stablehlo.reshape"(%v160) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_18: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_40, layers__2__mlp__down__weight)
+    %v162 = "func.call"(%v161, %v32) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(linear_2d_18)
+    %v163 = "stablehlo.reshape"(%v162) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_6: f32[2, 2, 20] = add(add_5, layers__mlp__forward_3)
+    %v164 = "stablehlo.add"(%v152, %v163) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_41: f32[4, 20] = reshape(__r4)
+    %v165 = "stablehlo.reshape"(%v164) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_7: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_41, norm__weight, 1e-05:f32)
+    %v166 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v167 = "func.call"(%v165, %v33, %v166) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_7)
+    %v168 = "stablehlo.reshape"(%v167) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_42: f32[4, 20] = reshape(norm__forward_1)
+    %v169 = "stablehlo.reshape"(%v168) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // reshape: i64[4] = reshape(targets)
+    %v170 = "stablehlo.reshape"(%v1) : (tensor<2x2xi64>) -> tensor<4xi64>
+    // picked: f32[4] = call linear_token_log_probs__N4_H20_V2_Tf32(__r5, embed, reshape)
+    %v171 = "func.call"(%v169, %v2, %v170) <{callee = @f8_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>) -> tensor<4xf32>
+    // sum: f32[] = reduce_sum(picked) {axes=(0,)}
+    %v172 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v173 = "stablehlo.reduce"(%v171, %v172) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v174: tensor<f32>, %v175: tensor<f32>):
+      %v176 = "stablehlo.add"(%v174, %v175) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v176) : (tensor<f32>) -> ()
     }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
-    // div: f32[] = div(sum, 4.0:f32)
-    %v216 = "stablehlo.constant"() <{value = dense<4.0> : tensor<f32>}> : () -> tensor<f32>
-    %v217 = "stablehlo.divide"(%v212, %v216) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-    "func.return"(%v217) : (tensor<f32>) -> ()
+    // neg: f32[] = neg(sum)
+    %v177 = "stablehlo.negate"(%v173) : (tensor<f32>) -> tensor<f32>
+    // div: f32[] = div(neg, 4.0:f32)
+    %v178 = "stablehlo.constant"() <{value = dense<4.0> : tensor<f32>}> : () -> tensor<f32>
+    %v179 = "stablehlo.divide"(%v177, %v178) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "func.return"(%v179) : (tensor<f32>) -> ()
   }
-  // op embedding<N=4, V=2, H=20>
-  // tokens: i64[4]
+  // op embedding_2d<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
   // table: f32[2, 20]
-  func.func private @f1_op(%v0: tensor<4xi64>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
-    // ids: i64[2] = iota()
-    %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[4, 1] = reshape(tokens)
-    %v3 = "stablehlo.reshape"(%v0) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // hot_2: bool[4, 2] = eq(hot_1, ids)
-    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.compare"(%v4, %v5) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // hot_3: i64[4, 2] = select(hot_2, 1:i64, 0:i64)
-    %v7 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v8 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v11 = "stablehlo.select"(%v6, %v9, %v10) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
-    // hot: f32[4, 2] = cast(hot_3)
-    %v12 = "stablehlo.convert"(%v11) : (tensor<4x2xi64>) -> tensor<4x2xf32>
-    // dot_1: f32[4, 20] = dot(hot, table) {precision=''}
-    %v13 = "stablehlo.dot_general"(%v12, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    "func.return"(%v13) : (tensor<4x20xf32>) -> ()
+  func.func private @f1_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // embedding: f32[4, 20] = call embedding__S4_Vocab2_H20_Tf32(ids, table)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f9_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // op rms_norm<R=4, C=20>
+  // op rms_norm_2d<R=4, H=20, T=f32>
   // x: f32[4, 20]
-  // w: f32[20]
+  // weight: f32[20]
   // eps: f32[]
   func.func private @f2_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>) -> (tensor<4x20xf32>) {
-    // mean_square_1: f32[4, 20] = mul(x, x)
+    // mean_square_2: f32[4, 20] = mul(x, x)
     %v3 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_2: f32[4] = reduce_sum(mean_square_1) {axes=(1,)}
+    // mean_square_3: f32[4] = reduce_sum(mean_square_2) {axes=(1,)}
     %v4 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
     %v5 = "stablehlo.reduce"(%v3, %v4) <{dimensions = array<i64: 1>}> ({
     ^bb0(%v6: tensor<f32>, %v7: tensor<f32>):
       %v8 = "stablehlo.add"(%v6, %v7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%v8) : (tensor<f32>) -> ()
     }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square: f32[4] = div(mean_square_2, 20.0:f32)
+    // mean_square_1: f32[4] = div(mean_square_3, 20.0:f32)
     %v9 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
     %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
     %v11 = "stablehlo.divide"(%v5, %v10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_1: f32[4] = add(mean_square, eps)
+    // add_1: f32[4] = add(mean_square_1, eps)
     %v12 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
     %v13 = "stablehlo.add"(%v11, %v12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_2: f32[4] = rsqrt(y_1)
+    // scale_1: f32[4] = rsqrt(add_1)
     %v14 = "stablehlo.rsqrt"(%v13) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_3: f32[4, 1] = reshape(y_2)
+    // normed_2: f32[4, 1] = reshape(scale_1)
     %v15 = "stablehlo.reshape"(%v14) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_4: f32[4, 20] = mul(x, y_3)
+    // normed_1: f32[4, 20] = mul(x, normed_2)
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
     %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // y: f32[4, 20] = mul(y_4, w)
+    // rms_norm_definition: f32[4, 20] = mul(normed_1, weight)
     %v18 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
     %v19 = "stablehlo.multiply"(%v17, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v19) : (tensor<4x20xf32>) -> ()
   }
-  // op linear<M=4, N=20, K=20>
+  // op linear_2d<M=4, In=20, Out=20, T=f32>
   // x: f32[4, 20]
-  // w: f32[20, 20]
+  // weight: f32[20, 20]
   func.func private @f3_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
-    // t_1: f32[20, 20] = permute(w) {perm=(1, 0)}
+    // linear_product_2d: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f10_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // scale: f32[]
+  func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v4 = "func.call"() <{callee = @f11_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_2, -1e+30:f32)
+    %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v11 = "stablehlo.select"(%v9, %v7, %v10) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // weights_1: f32[2, 4, 1, 2, 2] = call softmax__S2x4x1x2_N2_Tf32(masked_scores_1)
+    %v12 = "func.call"(%v11) <{callee = @f12_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
+    %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    "func.return"(%v13) : (tensor<2x4x1x2x5xf32>) -> ()
+  }
+  // op linear_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear_product_2d: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f13_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op silu<S=[2, 2, 80], T=f32>
+  // x: f32[2, 2, 80]
+  func.func private @f6_op(%v0: tensor<2x2x80xf32>) -> (tensor<2x2x80xf32>) {
+    // neg: f32[2, 2, 80] = neg(x)
+    %v1 = "stablehlo.negate"(%v0) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // exp: f32[2, 2, 80] = exp(neg)
+    %v2 = "stablehlo.exponential"(%v1) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // add: f32[2, 2, 80] = add(1.0:f32, exp)
+    %v3 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
+    %v5 = "stablehlo.add"(%v4, %v2) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // div: f32[2, 2, 80] = div(x, add)
+    %v6 = "stablehlo.divide"(%v0, %v5) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    "func.return"(%v6) : (tensor<2x2x80xf32>) -> ()
+  }
+  // op linear_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f7_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear_product_2d: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f14_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_token_log_probs<N=4, H=20, V=2, T=f32>
+  // hidden: f32[4, 20]
+  // weight: f32[2, 20]
+  // targets: i64[4]
+  func.func private @f8_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
+    // linear_token_log_probs_chunks: f32[4] = call linear_token_log_probs_chunks__N4_H20_V2_Tf32_VC2(hidden, weight, targets)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<2x20xf32>, tensor<4xi64>) -> tensor<4xf32>
+    "func.return"(%v3) : (tensor<4xf32>) -> ()
+  }
+  // op embedding<S=[4], Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // table: f32[2, 20]
+  func.func private @f9_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // rows: f32[4, 20] = gather(table, ids) {axes=(0,)}
+    %v2 = "stablehlo.convert"(%v0) : (tensor<4xi32>) -> tensor<4xi64>
+    %v3 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v4 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v5 = "stablehlo.compare"(%v2, %v3) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v6 = "stablehlo.compare"(%v2, %v4) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v7 = "stablehlo.and"(%v5, %v6) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v8 = "stablehlo.maximum"(%v2, %v3) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v9 = "stablehlo.minimum"(%v8, %v4) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v10 = "stablehlo.reshape"(%v9) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v11 = "stablehlo.gather"(%v1, %v10) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v14 = "stablehlo.select"(%v13, %v11, %v12) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v14) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f10_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op causal_mask<Q=2, K=2>
+  func.func private @f11_op() -> (tensor<2x2xi1>) {
+    // queries: i64[2] = iota()
+    %v0 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    // seen_1: i64[2] = add(queries, 2:i64)
+    %v1 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v2 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v3 = "stablehlo.add"(%v0, %v2) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    // seen_3: i64[2, 1] = reshape(seen_1)
+    %v4 = "stablehlo.reshape"(%v3) : (tensor<2xi64>) -> tensor<2x1xi64>
+    // seen: bool[2, 2] = le(seen_1, seen_3)
+    %v5 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
+    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
+    "func.return"(%v7) : (tensor<2x2xi1>) -> ()
+  }
+  // op softmax<S=[2, 4, 1, 2], N=2, T=f32>
+  // x: f32[2, 4, 1, 2, 2]
+  func.func private @f12_op(%v0: tensor<2x4x1x2x2xf32>) -> (tensor<2x4x1x2x2xf32>) {
+    // reshape: f32[16, 2] = reshape(x)
+    %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
+    // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
+    %v2 = "func.call"(%v1) <{callee = @f17_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
+    %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
+    "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f13_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f18_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f14_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_token_log_probs_chunks<N=4, H=20, V=2, T=f32, VC=2>
+  // hidden: f32[4, 20]
+  // weight: f32[2, 20]
+  // targets: i64[4]
+  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>, %v2: tensor<4xi64>) -> (tensor<4xf32>) {
+    // iota_1: i32[2] = iota()
+    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v4 = "stablehlo.convert"(%v3) : (tensor<2xi64>) -> tensor<2xi32>
+    // scan: (f32[1, 4], f32[1, 4]) = loop
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v6 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v7 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %v8:3 = "stablehlo.while"(%v5, %v6, %v7) ({
+    ^bb0(%v9: tensor<i64>, %v10: tensor<1x4xf32>, %v11: tensor<1x4xf32>):
+      %v12 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v13 = "stablehlo.compare"(%v9, %v12) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%v13) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v14: tensor<i64>, %v15: tensor<1x4xf32>, %v16: tensor<1x4xf32>):
+      // mul_1: i64[] = mul(c, 2:i64)
+      %v17 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+      %v18 = "stablehlo.multiply"(%v14, %v17) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      // cast_1: i32[] = cast(mul_1)
+      %v19 = "stablehlo.convert"(%v18) : (tensor<i64>) -> tensor<i32>
+      // vocab: i32[2] = add(cast_1, iota_1)
+      %v20 = "stablehlo.broadcast_in_dim"(%v19) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+      %v21 = "stablehlo.add"(%v20, %v4) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+      // weight_rows: f32[2, 20] = gather(weight, vocab) {axes=(0,)}
+      %v22 = "stablehlo.convert"(%v21) : (tensor<2xi32>) -> tensor<2xi64>
+      %v23 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v24 = "stablehlo.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi64>
+      %v25 = "stablehlo.compare"(%v22, %v23) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v26 = "stablehlo.compare"(%v22, %v24) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+      %v27 = "stablehlo.and"(%v25, %v26) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+      %v28 = "stablehlo.maximum"(%v22, %v23) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v29 = "stablehlo.minimum"(%v28, %v24) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      %v30 = "stablehlo.reshape"(%v29) : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v31 = "stablehlo.gather"(%v1, %v30) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+      %v32 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+      %v33 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+      %v34 = "stablehlo.select"(%v33, %v31, %v32) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+      // logits: f32[4, 2] = call linear__S4_In20_Out2_Tf32(hidden, weight_rows)
+      %v35 = "func.call"(%v0, %v34) <{callee = @f20_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+      // linear_token_log_probs_stats: (f32[4], f32[4]) = call linear_token_log_probs_stats__N4_VC2_V2_Tf32(logits, vocab)
+      %v36:2 = "func.call"(%v35, %v21) <{callee = @f21_op}> : (tensor<4x2xf32>, tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %v37 = "stablehlo.reshape"(%v36#0) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v38 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v39 = "stablehlo.dynamic_update_slice"(%v15, %v37, %v14, %v38) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v40 = "stablehlo.reshape"(%v36#1) : (tensor<4xf32>) -> tensor<1x4xf32>
+      %v41 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+      %v42 = "stablehlo.dynamic_update_slice"(%v16, %v40, %v14, %v41) : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<i64>, tensor<i64>) -> tensor<1x4xf32>
+      %v43 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+      %v44 = "stablehlo.add"(%v14, %v43) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      "stablehlo.return"(%v44, %v39, %v42) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> ()
+    }) : (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<i64>, tensor<1x4xf32>, tensor<1x4xf32>)
+    // top_1: f32[4] = reduce_max(tops) {axes=(0,)}
+    %v45 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v46 = "stablehlo.reduce"(%v8#1, %v45) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v47: tensor<f32>, %v48: tensor<f32>):
+      %v49 = "stablehlo.maximum"(%v47, %v48) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v49) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v50 = "stablehlo.compare"(%v8#1, %v8#1) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xi1>
+    %v51 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v52 = "stablehlo.reduce"(%v50, %v51) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v53: tensor<i1>, %v54: tensor<i1>):
+      %v55 = "stablehlo.or"(%v53, %v54) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v55) : (tensor<i1>) -> ()
+    }) : (tensor<1x4xi1>, tensor<i1>) -> tensor<4xi1>
+    %v56 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v57 = "stablehlo.select"(%v52, %v56, %v46) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_2: f32[1, 4] = sub(tops, top_1)
+    %v58 = "stablehlo.broadcast_in_dim"(%v57) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>) -> tensor<1x4xf32>
+    %v59 = "stablehlo.subtract"(%v8#1, %v58) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_3: f32[1, 4] = exp(total_2)
+    %v60 = "stablehlo.exponential"(%v59) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_4: f32[1, 4] = mul(totals, total_3)
+    %v61 = "stablehlo.multiply"(%v8#2, %v60) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    // total_1: f32[4] = reduce_sum(total_4) {axes=(0,)}
+    %v62 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v63 = "stablehlo.reduce"(%v61, %v62) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v64: tensor<f32>, %v65: tensor<f32>):
+      %v66 = "stablehlo.add"(%v64, %v65) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v66) : (tensor<f32>) -> ()
+    }) : (tensor<1x4xf32>, tensor<f32>) -> tensor<4xf32>
+    // known_1: bool[4] = ge(targets, 0:i64)
+    %v67 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v68 = "stablehlo.broadcast_in_dim"(%v67) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v69 = "stablehlo.compare"(%v2, %v68) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known_2: bool[4] = lt(targets, 2:i64)
+    %v70 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v71 = "stablehlo.broadcast_in_dim"(%v70) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v72 = "stablehlo.compare"(%v2, %v71) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // known: bool[4] = and(known_1, known_2)
+    %v73 = "stablehlo.and"(%v69, %v72) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // picked_3: f32[4, 20] = gather(weight, targets) {axes=(0,)}
+    %v74 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v75 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v76 = "stablehlo.compare"(%v2, %v74) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v77 = "stablehlo.compare"(%v2, %v75) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v78 = "stablehlo.and"(%v76, %v77) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v79 = "stablehlo.maximum"(%v2, %v74) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v80 = "stablehlo.minimum"(%v79, %v75) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v81 = "stablehlo.reshape"(%v80) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v82 = "stablehlo.gather"(%v1, %v81) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v83 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v84 = "stablehlo.broadcast_in_dim"(%v78) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v85 = "stablehlo.select"(%v84, %v82, %v83) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_5: f32[4, 20] = mul(hidden, picked_3)
+    %v86 = "stablehlo.multiply"(%v0, %v85) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // picked_1: f32[4] = reduce_sum(picked_5) {axes=(1,)}
+    %v87 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v88 = "stablehlo.reduce"(%v86, %v87) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v89: tensor<f32>, %v90: tensor<f32>):
+      %v91 = "stablehlo.add"(%v89, %v90) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v91) : (tensor<f32>) -> ()
+    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
+    // sub: f32[4] = sub(picked_1, top_1)
+    %v92 = "stablehlo.subtract"(%v88, %v57) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // log: f32[4] = log(total_1)
+    %v93 = "stablehlo.log"(%v63) : (tensor<4xf32>) -> tensor<4xf32>
+    // sub_1: f32[4] = sub(sub, log)
+    %v94 = "stablehlo.subtract"(%v92, %v93) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // lp: f32[4] = select(known, sub_1, 0.0:f32)
+    %v95 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v96 = "stablehlo.broadcast_in_dim"(%v95) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
+    %v97 = "stablehlo.select"(%v73, %v94, %v96) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%v97) : (tensor<4xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f16_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v3) : (tensor<4x20xf32>) -> ()
   }
-  // op attention_from<B=2, NH=4, L=2, S=2, D=5>
-  // q: f32[2, 4, 2, 5]
-  // k: f32[2, 4, 2, 5]
-  // v: f32[2, 4, 2, 5]
-  // scale: f32[]
-  // start: i64[]
-  func.func private @f4_op(%v0: tensor<2x4x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<i64>) -> (tensor<2x4x2x5xf32>) {
-    // queries: i64[2] = iota()
-    %v5 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // scores_1: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](q, k)
-    %v6 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // scores: f32[2, 4, 2, 2] = mul(scores_1, scale)
-    %v7 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v8 = "stablehlo.multiply"(%v6, %v7) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // masked_1: i64[2] = add(start, queries)
-    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
-    %v10 = "stablehlo.add"(%v9, %v5) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
-    // masked_2: i64[2, 1] = reshape(masked_1)
-    %v11 = "stablehlo.reshape"(%v10) : (tensor<2xi64>) -> tensor<2x1xi64>
-    // masked_3: bool[2, 2] = le(queries, masked_2)
-    %v12 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
-    %v13 = "stablehlo.broadcast_in_dim"(%v11) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
-    %v14 = "stablehlo.compare"(%v12, %v13) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
-    // masked: f32[2, 4, 2, 2] = select(masked_3, scores, -1e+30:f32)
-    %v15 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v16 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v17 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v18 = "stablehlo.select"(%v16, %v8, %v17) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // top: f32[2, 4, 2] = reduce_max(masked) {axes=(3,)}
-    %v19 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v20 = "stablehlo.reduce"(%v18, %v19) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v21: tensor<f32>, %v22: tensor<f32>):
-      %v23 = "stablehlo.maximum"(%v21, %v22) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v23) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    %v24 = "stablehlo.compare"(%v18, %v18) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    %v25 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v26 = "stablehlo.reduce"(%v24, %v25) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v27: tensor<i1>, %v28: tensor<i1>):
-      %v29 = "stablehlo.or"(%v27, %v28) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v29) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x2x2xi1>, tensor<i1>) -> tensor<2x4x2xi1>
-    %v30 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x2xf32>}> : () -> tensor<2x4x2xf32>
-    %v31 = "stablehlo.select"(%v26, %v30, %v20) : (tensor<2x4x2xi1>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    // e_1: f32[2, 4, 2, 1] = reshape(top)
-    %v32 = "stablehlo.reshape"(%v31) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // e_2: f32[2, 4, 2, 2] = sub(masked, e_1)
-    %v33 = "stablehlo.broadcast_in_dim"(%v32) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v34 = "stablehlo.subtract"(%v18, %v33) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // e: f32[2, 4, 2, 2] = exp(e_2)
-    %v35 = "stablehlo.exponential"(%v34) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // total: f32[2, 4, 2] = reduce_sum(e) {axes=(3,)}
-    %v36 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v37 = "stablehlo.reduce"(%v35, %v36) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v38: tensor<f32>, %v39: tensor<f32>):
-      %v40 = "stablehlo.add"(%v38, %v39) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v40) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // o_1: f32[2, 4, 2, 1] = reshape(total)
-    %v41 = "stablehlo.reshape"(%v37) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // o_2: f32[2, 4, 2, 2] = div(e, o_1)
-    %v42 = "stablehlo.broadcast_in_dim"(%v41) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v43 = "stablehlo.divide"(%v35, %v42) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // o: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](o_2, v)
-    %v44 = "stablehlo.dot_general"(%v43, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    "func.return"(%v44) : (tensor<2x4x2x5xf32>) -> ()
+  // op softmax_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f17_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
+    %v1 = "func.call"(%v0) <{callee = @f22_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
-  // op linear<M=4, N=80, K=20>
+  // op linear<S=[4], In=20, Out=80, T=f32>
   // x: f32[4, 20]
-  // w: f32[80, 20]
-  func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
-    // t_1: f32[20, 80] = permute(w) {perm=(1, 0)}
+  // weight: f32[80, 20]
+  func.func private @f18_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // t_1: f32[20, 80] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
     // dot_1: f32[4, 80] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
     "func.return"(%v3) : (tensor<4x80xf32>) -> ()
   }
-  // op linear<M=4, N=20, K=80>
+  // op linear<S=[4], In=80, Out=20, T=f32>
   // x: f32[4, 80]
-  // w: f32[20, 80]
-  func.func private @f6_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
-    // t_1: f32[80, 20] = permute(w) {perm=(1, 0)}
+  // weight: f32[20, 80]
+  func.func private @f19_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[80, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v3) : (tensor<4x20xf32>) -> ()
   }
-  // op linear<M=4, N=2, K=20>
+  // op linear<S=[4], In=20, Out=2, T=f32>
   // x: f32[4, 20]
-  // w: f32[2, 20]
-  func.func private @f7_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
-    // t_1: f32[20, 2] = permute(w) {perm=(1, 0)}
+  // weight: f32[2, 20]
+  func.func private @f20_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
     // dot_1: f32[4, 2] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
     "func.return"(%v3) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear_token_log_probs_stats<N=4, VC=2, V=2, T=f32>
+  // logits: f32[4, 2]
+  // vocab: i32[2]
+  func.func private @f21_op(%v0: tensor<4x2xf32>, %v1: tensor<2xi32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    // live: bool[2] = lt(vocab, 2:i32)
+    %v2 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v3 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
+    %v4 = "stablehlo.compare"(%v1, %v3) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    // v: f32[4, 2] = select(live, logits, -1e+30:f32)
+    %v5 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v8 = "stablehlo.select"(%v6, %v0, %v7) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // top: f32[4] = reduce_max(v) {axes=(1,)}
+    %v9 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v10 = "stablehlo.reduce"(%v8, %v9) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v11: tensor<f32>, %v12: tensor<f32>):
+      %v13 = "stablehlo.maximum"(%v11, %v12) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v13) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    %v14 = "stablehlo.compare"(%v8, %v8) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+    %v15 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v16 = "stablehlo.reduce"(%v14, %v15) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v17: tensor<i1>, %v18: tensor<i1>):
+      %v19 = "stablehlo.or"(%v17, %v18) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v19) : (tensor<i1>) -> ()
+    }) : (tensor<4x2xi1>, tensor<i1>) -> tensor<4xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %v21 = "stablehlo.select"(%v16, %v20, %v10) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // total_1: f32[4, 1] = reshape(top)
+    %v22 = "stablehlo.reshape"(%v21) : (tensor<4xf32>) -> tensor<4x1xf32>
+    // total_2: f32[4, 2] = sub(v, total_1)
+    %v23 = "stablehlo.broadcast_in_dim"(%v22) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x2xf32>
+    %v24 = "stablehlo.subtract"(%v8, %v23) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total_3: f32[4, 2] = exp(total_2)
+    %v25 = "stablehlo.exponential"(%v24) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total: f32[4] = reduce_sum(total_3) {axes=(1,)}
+    %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v27 = "stablehlo.reduce"(%v25, %v26) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v28: tensor<f32>, %v29: tensor<f32>):
+      %v30 = "stablehlo.add"(%v28, %v29) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v30) : (tensor<f32>) -> ()
+    }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+    "func.return"(%v21, %v27) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f23_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
+  // x: f32[16, 2]
+  func.func private @f23_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // top_1: f32[16] = reduce_max(x) {axes=(1,)}
+    %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v3: tensor<f32>, %v4: tensor<f32>):
+      %v5 = "stablehlo.maximum"(%v3, %v4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v5) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    %v6 = "stablehlo.compare"(%v0, %v0) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xi1>
+    %v7 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v8 = "stablehlo.reduce"(%v6, %v7) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v9: tensor<i1>, %v10: tensor<i1>):
+      %v11 = "stablehlo.or"(%v9, %v10) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v11) : (tensor<i1>) -> ()
+    }) : (tensor<16x2xi1>, tensor<i1>) -> tensor<16xi1>
+    %v12 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<16xf32>}> : () -> tensor<16xf32>
+    %v13 = "stablehlo.select"(%v8, %v12, %v2) : (tensor<16xi1>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    // e_2: f32[16, 1] = reshape(top_1)
+    %v14 = "stablehlo.reshape"(%v13) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // e_3: f32[16, 2] = sub(x, e_2)
+    %v15 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v16 = "stablehlo.subtract"(%v0, %v15) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    // e_1: f32[16, 2] = exp(e_3)
+    %v17 = "stablehlo.exponential"(%v16) : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // total_1: f32[16] = reduce_sum(e_1) {axes=(1,)}
+    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
+      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    // y_2: f32[16, 1] = reshape(total_1)
+    %v23 = "stablehlo.reshape"(%v19) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // y_1: f32[16, 2] = div(e_1, y_2)
+    %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v25 = "stablehlo.divide"(%v17, %v24) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v25) : (tensor<16x2xf32>) -> ()
   }
 }

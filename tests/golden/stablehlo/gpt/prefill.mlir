@@ -37,447 +37,569 @@ module @linnet {
   // parameter norm.weight (param): f32[20]
   // parameter pos (state): i64[1]
   func.func public @main(%v0: tensor<2x2xi64>, %v1: tensor<2x20xf32>, %v2: tensor<20xf32>, %v3: tensor<20x20xf32>, %v4: tensor<20x20xf32>, %v5: tensor<20x20xf32>, %v6: tensor<20x20xf32>, %v7: tensor<2x4x16x5xf32>, %v8: tensor<2x4x16x5xf32>, %v9: tensor<20xf32>, %v10: tensor<80x20xf32>, %v11: tensor<20x80xf32>, %v12: tensor<20xf32>, %v13: tensor<20x20xf32>, %v14: tensor<20x20xf32>, %v15: tensor<20x20xf32>, %v16: tensor<20x20xf32>, %v17: tensor<2x4x16x5xf32>, %v18: tensor<2x4x16x5xf32>, %v19: tensor<20xf32>, %v20: tensor<80x20xf32>, %v21: tensor<20x80xf32>, %v22: tensor<20xf32>, %v23: tensor<20x20xf32>, %v24: tensor<20x20xf32>, %v25: tensor<20x20xf32>, %v26: tensor<20x20xf32>, %v27: tensor<2x4x16x5xf32>, %v28: tensor<2x4x16x5xf32>, %v29: tensor<20xf32>, %v30: tensor<80x20xf32>, %v31: tensor<20x80xf32>, %v32: tensor<20xf32>, %v33: tensor<1xi64>) -> (tensor<2x2x2xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<1xi64>) {
-    // reshape_1: i64[4] = reshape(tokens)
+    // flat_1: i64[4] = reshape(tokens)
     %v34 = "stablehlo.reshape"(%v0) : (tensor<2x2xi64>) -> tensor<4xi64>
-    // embedding_1: f32[4, 20] = call embedding__N4_V2_H20(reshape_1, embed)
-    %v35 = "func.call"(%v34, %v1) <{callee = @f1_op}> : (tensor<4xi64>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    // reshape_2: f32[2, 2, 20] = reshape(embedding_1)
-    %v36 = "stablehlo.reshape"(%v35) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_3: f32[4, 20] = reshape(__r1)
-    %v37 = "stablehlo.reshape"(%v36) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_1: f32[4, 20] = call rms_norm__R4_C20(reshape_3, layers__0__attn_norm__weight, 1e-05:f32)
-    %v38 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v39 = "func.call"(%v37, %v2, %v38) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_1)
-    %v40 = "stablehlo.reshape"(%v39) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_4: f32[4, 20] = reshape(layers__attn_norm__forward_1)
-    %v41 = "stablehlo.reshape"(%v40) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_1: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__k__weight)
-    %v42 = "func.call"(%v41, %v4) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(linear_1)
-    %v43 = "stablehlo.reshape"(%v42) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_5: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
-    %v44 = "stablehlo.reshape"(%v43) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_1: f32[2, 4, 2, 5] = permute(reshape_5) {perm=(0, 2, 1, 3)}
-    %v45 = "stablehlo.transpose"(%v44) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_2: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__v__weight)
-    %v46 = "func.call"(%v41, %v5) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(linear_2)
+    // ids_2: bool[4] = ge(flat_1, 0:i64)
+    %v35 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v36 = "stablehlo.broadcast_in_dim"(%v35) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v37 = "stablehlo.compare"(%v34, %v36) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_3: bool[4] = lt(flat_1, 2:i64)
+    %v38 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v39 = "stablehlo.broadcast_in_dim"(%v38) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v40 = "stablehlo.compare"(%v34, %v39) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    // ids_4: bool[4] = and(ids_2, ids_3)
+    %v41 = "stablehlo.and"(%v37, %v40) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // ids_5: i64[4] = select(ids_4, flat_1, -1:i64)
+    %v42 = "stablehlo.constant"() <{value = dense<-1> : tensor<i64>}> : () -> tensor<i64>
+    %v43 = "stablehlo.broadcast_in_dim"(%v42) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4xi64>
+    %v44 = "stablehlo.select"(%v41, %v34, %v43) : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    // ids_1: i32[4] = cast(ids_5)
+    %v45 = "stablehlo.convert"(%v44) : (tensor<4xi64>) -> tensor<4xi32>
+    // embedding_2d_1: f32[4, 20] = call embedding_2d__N4_Vocab2_H20_Tf32(ids_1, embed)
+    %v46 = "func.call"(%v45, %v1) <{callee = @f1_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    // reshape_1: f32[2, 2, 20] = reshape(embedding_2d_1)
     %v47 = "stablehlo.reshape"(%v46) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_7: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
-    %v48 = "stablehlo.reshape"(%v47) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_2: f32[2, 4, 2, 5] = permute(reshape_7) {perm=(0, 2, 1, 3)}
-    %v49 = "stablehlo.transpose"(%v48) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // reshape_2: f32[4, 20] = reshape(__r1)
+    %v48 = "stablehlo.reshape"(%v47) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_1: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_2, layers__0__attn_norm__weight, 1e-05:f32)
+    %v49 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v50 = "func.call"(%v48, %v2, %v49) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_1)
+    %v51 = "stablehlo.reshape"(%v50) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_3: f32[4, 20] = reshape(layers__attn_norm__forward_1)
+    %v52 = "stablehlo.reshape"(%v51) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_1: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__k__weight)
+    %v53 = "func.call"(%v52, %v4) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_1: f32[2, 2, 20] = reshape(linear_2d_1)
+    %v54 = "stablehlo.reshape"(%v53) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_4: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_1)
+    %v55 = "stablehlo.reshape"(%v54) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_1: f32[2, 4, 2, 5] = permute(reshape_4) {perm=(0, 2, 1, 3)}
+    %v56 = "stablehlo.transpose"(%v55) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_2: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__v__weight)
+    %v57 = "func.call"(%v52, %v5) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_1: f32[2, 2, 20] = reshape(linear_2d_2)
+    %v58 = "stablehlo.reshape"(%v57) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_6: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_1)
+    %v59 = "stablehlo.reshape"(%v58) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_2: f32[2, 4, 2, 5] = permute(reshape_6) {perm=(0, 2, 1, 3)}
+    %v60 = "stablehlo.transpose"(%v59) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // fill_1: f32[2, 4, 14, 5] = fill(0.0:f32)
-    %v50 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v51 = "stablehlo.broadcast_in_dim"(%v50) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x14x5xf32>
+    %v61 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v62 = "stablehlo.broadcast_in_dim"(%v61) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x14x5xf32>
     // k_cache_6: f32[2, 4, 16, 5] = concat(__r_1, fill_1) {axis=2}
-    %v52 = "stablehlo.concatenate"(%v45, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    %v63 = "stablehlo.concatenate"(%v56, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
     // v_cache_6: f32[2, 4, 16, 5] = concat(__r_2, fill_1) {axis=2}
-    %v53 = "stablehlo.concatenate"(%v49, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_3: f32[4, 20] = call linear__M4_N20_K20(reshape_4, layers__0__attn__q__weight)
-    %v54 = "func.call"(%v41, %v3) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(linear_3)
-    %v55 = "stablehlo.reshape"(%v54) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_9: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
-    %v56 = "stablehlo.reshape"(%v55) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_3: f32[2, 4, 2, 5] = permute(reshape_9) {perm=(0, 2, 1, 3)}
-    %v57 = "stablehlo.transpose"(%v56) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // rsqrt_1: f32[] = rsqrt(5.0:f32)
-    %v58 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
-    %v59 = "stablehlo.rsqrt"(%v58) : (tensor<f32>) -> tensor<f32>
-    // attended_1: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_3, __r_1, __r_2, rsqrt_1, 0:i64)
-    %v60 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v61 = "func.call"(%v57, %v45, %v49, %v59, %v60) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_4: f32[2, 2, 4, 5] = permute(attended_1) {perm=(0, 2, 1, 3)}
-    %v62 = "stablehlo.transpose"(%v61) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_10: f32[2, 2, 20] = reshape(permute_4)
-    %v63 = "stablehlo.reshape"(%v62) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_11: f32[4, 20] = reshape(reshape_10)
-    %v64 = "stablehlo.reshape"(%v63) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_4: f32[4, 20] = call linear__M4_N20_K20(reshape_11, layers__0__attn__o__weight)
-    %v65 = "func.call"(%v64, %v6) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(linear_4)
+    %v64 = "stablehlo.concatenate"(%v60, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_3: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_3, layers__0__attn__q__weight)
+    %v65 = "func.call"(%v52, %v3) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_1: f32[2, 2, 20] = reshape(linear_2d_3)
     %v66 = "stablehlo.reshape"(%v65) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_1: f32[2, 2, 20] = add(__r1, __r_5)
-    %v67 = "stablehlo.add"(%v36, %v66) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_8: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_1)
+    %v67 = "stablehlo.reshape"(%v66) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_3: f32[2, 4, 2, 5] = permute(reshape_8) {perm=(0, 2, 1, 3)}
+    %v68 = "stablehlo.transpose"(%v67) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_1: f32[2, 4, 1, 2, 5] = reshape(__r_3)
+    %v69 = "stablehlo.reshape"(%v68) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // rsqrt_1: f32[] = rsqrt(5.0:f32)
+    %v70 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
+    %v71 = "stablehlo.rsqrt"(%v70) : (tensor<f32>) -> tensor<f32>
+    // attention_causal_1: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_1, __r_1, __r_2, rsqrt_1)
+    %v72 = "func.call"(%v69, %v56, %v60, %v71) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_9: f32[2, 4, 2, 5] = reshape(attention_causal_1)
+    %v73 = "stablehlo.reshape"(%v72) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_4: f32[2, 2, 4, 5] = permute(__r_4) {perm=(0, 2, 1, 3)}
+    %v74 = "stablehlo.transpose"(%v73) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_10: f32[2, 2, 20] = reshape(permute_4)
+    %v75 = "stablehlo.reshape"(%v74) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_11: f32[4, 20] = reshape(reshape_10)
+    %v76 = "stablehlo.reshape"(%v75) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_4: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_11, layers__0__attn__o__weight)
+    %v77 = "func.call"(%v76, %v6) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_1: f32[2, 2, 20] = reshape(linear_2d_4)
+    %v78 = "stablehlo.reshape"(%v77) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_1: f32[2, 2, 20] = add(__r1, __r_6)
+    %v79 = "stablehlo.add"(%v47, %v78) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_12: f32[4, 20] = reshape(add_1)
-    %v68 = "stablehlo.reshape"(%v67) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_2: f32[4, 20] = call rms_norm__R4_C20(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32)
-    %v69 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v70 = "func.call"(%v68, %v9, %v69) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2)
-    %v71 = "stablehlo.reshape"(%v70) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_13: f32[4, 20] = reshape(layers__mlp_norm__forward_1)
-    %v72 = "stablehlo.reshape"(%v71) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_5: f32[4, 80] = call linear__M4_N80_K20(reshape_13, layers__0__mlp__up__weight)
-    %v73 = "func.call"(%v72, %v10) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_1: f32[2, 2, 80] = reshape(linear_5)
-    %v74 = "stablehlo.reshape"(%v73) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_1: f32[2, 2, 80] = neg(h_1)
-    %v75 = "stablehlo.negate"(%v74) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_1: f32[2, 2, 80] = exp(neg_1)
-    %v76 = "stablehlo.exponential"(%v75) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_2: f32[2, 2, 80] = add(1.0:f32, exp_1)
-    %v77 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v78 = "stablehlo.broadcast_in_dim"(%v77) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v79 = "stablehlo.add"(%v78, %v76) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_1: f32[2, 2, 80] = div(h_1, add_2)
-    %v80 = "stablehlo.divide"(%v74, %v79) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_14: f32[4, 80] = reshape(div_1)
-    %v81 = "stablehlo.reshape"(%v80) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_6: f32[4, 20] = call linear__M4_N20_K80(reshape_14, layers__0__mlp__down__weight)
-    %v82 = "func.call"(%v81, %v11) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(linear_6)
+    %v80 = "stablehlo.reshape"(%v79) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_2: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32)
+    %v81 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v82 = "func.call"(%v80, %v9, %v81) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_2)
     %v83 = "stablehlo.reshape"(%v82) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_3: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
-    %v84 = "stablehlo.add"(%v67, %v83) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_13: f32[4, 20] = reshape(layers__mlp_norm__forward_1)
+    %v84 = "stablehlo.reshape"(%v83) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_5: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_13, layers__0__mlp__up__weight)
+    %v85 = "func.call"(%v84, %v10) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_1: f32[2, 2, 80] = reshape(linear_2d_5)
+    %v86 = "stablehlo.reshape"(%v85) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_1: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_1)
+    %v87 = "func.call"(%v86) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_14: f32[4, 80] = reshape(silu_1)
+    %v88 = "stablehlo.reshape"(%v87) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_6: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_14, layers__0__mlp__down__weight)
+    %v89 = "func.call"(%v88, %v11) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_1: f32[2, 2, 20] = reshape(linear_2d_6)
+    %v90 = "stablehlo.reshape"(%v89) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_2: f32[2, 2, 20] = add(add_1, layers__mlp__forward_1)
+    %v91 = "stablehlo.add"(%v79, %v90) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // reshape_15: f32[4, 20] = reshape(__r2)
-    %v85 = "stablehlo.reshape"(%v84) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_3: f32[4, 20] = call rms_norm__R4_C20(reshape_15, layers__1__attn_norm__weight, 1e-05:f32)
-    %v86 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v87 = "func.call"(%v85, %v12, %v86) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_3)
-    %v88 = "stablehlo.reshape"(%v87) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_16: f32[4, 20] = reshape(layers__attn_norm__forward_2)
-    %v89 = "stablehlo.reshape"(%v88) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_7: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__k__weight)
-    %v90 = "func.call"(%v89, %v14) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(linear_7)
-    %v91 = "stablehlo.reshape"(%v90) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_17: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_2)
-    %v92 = "stablehlo.reshape"(%v91) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_5: f32[2, 4, 2, 5] = permute(reshape_17) {perm=(0, 2, 1, 3)}
-    %v93 = "stablehlo.transpose"(%v92) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_8: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__v__weight)
-    %v94 = "func.call"(%v89, %v15) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(linear_8)
+    %v92 = "stablehlo.reshape"(%v91) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_3: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_15, layers__1__attn_norm__weight, 1e-05:f32)
+    %v93 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v94 = "func.call"(%v92, %v12, %v93) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_3)
     %v95 = "stablehlo.reshape"(%v94) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_16: f32[4, 20] = reshape(layers__attn_norm__forward_2)
+    %v96 = "stablehlo.reshape"(%v95) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_7: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__k__weight)
+    %v97 = "func.call"(%v96, %v14) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_2: f32[2, 2, 20] = reshape(linear_2d_7)
+    %v98 = "stablehlo.reshape"(%v97) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_17: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_2)
+    %v99 = "stablehlo.reshape"(%v98) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_5: f32[2, 4, 2, 5] = permute(reshape_17) {perm=(0, 2, 1, 3)}
+    %v100 = "stablehlo.transpose"(%v99) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_8: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__v__weight)
+    %v101 = "func.call"(%v96, %v15) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_2: f32[2, 2, 20] = reshape(linear_2d_8)
+    %v102 = "stablehlo.reshape"(%v101) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_19: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_2)
-    %v96 = "stablehlo.reshape"(%v95) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v103 = "stablehlo.reshape"(%v102) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_6: f32[2, 4, 2, 5] = permute(reshape_19) {perm=(0, 2, 1, 3)}
-    %v97 = "stablehlo.transpose"(%v96) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // k_cache_16: f32[2, 4, 16, 5] = concat(__r_7, fill_1) {axis=2}
-    %v98 = "stablehlo.concatenate"(%v93, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
-    // v_cache_16: f32[2, 4, 16, 5] = concat(__r_8, fill_1) {axis=2}
-    %v99 = "stablehlo.concatenate"(%v97, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_9: f32[4, 20] = call linear__M4_N20_K20(reshape_16, layers__1__attn__q__weight)
-    %v100 = "func.call"(%v89, %v13) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(linear_9)
-    %v101 = "stablehlo.reshape"(%v100) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v104 = "stablehlo.transpose"(%v103) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // k_cache_18: f32[2, 4, 16, 5] = concat(__r_8, fill_1) {axis=2}
+    %v105 = "stablehlo.concatenate"(%v100, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    // v_cache_18: f32[2, 4, 16, 5] = concat(__r_9, fill_1) {axis=2}
+    %v106 = "stablehlo.concatenate"(%v104, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_9: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_16, layers__1__attn__q__weight)
+    %v107 = "func.call"(%v96, %v13) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_2: f32[2, 2, 20] = reshape(linear_2d_9)
+    %v108 = "stablehlo.reshape"(%v107) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // reshape_21: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_2)
-    %v102 = "stablehlo.reshape"(%v101) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v109 = "stablehlo.reshape"(%v108) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // permute_7: f32[2, 4, 2, 5] = permute(reshape_21) {perm=(0, 2, 1, 3)}
-    %v103 = "stablehlo.transpose"(%v102) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // attended_2: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_9, __r_7, __r_8, rsqrt_1, 0:i64)
-    %v104 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v105 = "func.call"(%v103, %v93, %v97, %v59, %v104) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_8: f32[2, 2, 4, 5] = permute(attended_2) {perm=(0, 2, 1, 3)}
-    %v106 = "stablehlo.transpose"(%v105) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_22: f32[2, 2, 20] = reshape(permute_8)
-    %v107 = "stablehlo.reshape"(%v106) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_23: f32[4, 20] = reshape(reshape_22)
-    %v108 = "stablehlo.reshape"(%v107) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_10: f32[4, 20] = call linear__M4_N20_K20(reshape_23, layers__1__attn__o__weight)
-    %v109 = "func.call"(%v108, %v16) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(linear_10)
-    %v110 = "stablehlo.reshape"(%v109) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_4: f32[2, 2, 20] = add(__r2, __r_11)
-    %v111 = "stablehlo.add"(%v84, %v110) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_24: f32[4, 20] = reshape(add_4)
-    %v112 = "stablehlo.reshape"(%v111) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_4: f32[4, 20] = call rms_norm__R4_C20(reshape_24, layers__1__mlp_norm__weight, 1e-05:f32)
-    %v113 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v114 = "func.call"(%v112, %v19, %v113) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_4)
-    %v115 = "stablehlo.reshape"(%v114) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_25: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
+    %v110 = "stablehlo.transpose"(%v109) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_2: f32[2, 4, 1, 2, 5] = reshape(__r_10)
+    %v111 = "stablehlo.reshape"(%v110) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_2: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_2, __r_8, __r_9, rsqrt_1)
+    %v112 = "func.call"(%v111, %v100, %v104, %v71) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_22: f32[2, 4, 2, 5] = reshape(attention_causal_2)
+    %v113 = "stablehlo.reshape"(%v112) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_8: f32[2, 2, 4, 5] = permute(__r_11) {perm=(0, 2, 1, 3)}
+    %v114 = "stablehlo.transpose"(%v113) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_23: f32[2, 2, 20] = reshape(permute_8)
+    %v115 = "stablehlo.reshape"(%v114) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_24: f32[4, 20] = reshape(reshape_23)
     %v116 = "stablehlo.reshape"(%v115) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_11: f32[4, 80] = call linear__M4_N80_K20(reshape_25, layers__1__mlp__up__weight)
-    %v117 = "func.call"(%v116, %v20) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_2: f32[2, 2, 80] = reshape(linear_11)
-    %v118 = "stablehlo.reshape"(%v117) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_2: f32[2, 2, 80] = neg(h_2)
-    %v119 = "stablehlo.negate"(%v118) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_2: f32[2, 2, 80] = exp(neg_2)
-    %v120 = "stablehlo.exponential"(%v119) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_5: f32[2, 2, 80] = add(1.0:f32, exp_2)
-    %v121 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v122 = "stablehlo.broadcast_in_dim"(%v121) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v123 = "stablehlo.add"(%v122, %v120) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_2: f32[2, 2, 80] = div(h_2, add_5)
-    %v124 = "stablehlo.divide"(%v118, %v123) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_26: f32[4, 80] = reshape(div_2)
-    %v125 = "stablehlo.reshape"(%v124) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_12: f32[4, 20] = call linear__M4_N20_K80(reshape_26, layers__1__mlp__down__weight)
-    %v126 = "func.call"(%v125, %v21) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(linear_12)
-    %v127 = "stablehlo.reshape"(%v126) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_6: f32[2, 2, 20] = add(add_4, layers__mlp__forward_2)
-    %v128 = "stablehlo.add"(%v111, %v127) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_27: f32[4, 20] = reshape(__r3)
-    %v129 = "stablehlo.reshape"(%v128) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_5: f32[4, 20] = call rms_norm__R4_C20(reshape_27, layers__2__attn_norm__weight, 1e-05:f32)
-    %v130 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v131 = "func.call"(%v129, %v22, %v130) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_5)
-    %v132 = "stablehlo.reshape"(%v131) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_28: f32[4, 20] = reshape(layers__attn_norm__forward_3)
-    %v133 = "stablehlo.reshape"(%v132) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_13: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__k__weight)
-    %v134 = "func.call"(%v133, %v24) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(linear_13)
+    // linear_2d_10: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_24, layers__1__attn__o__weight)
+    %v117 = "func.call"(%v116, %v16) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_2: f32[2, 2, 20] = reshape(linear_2d_10)
+    %v118 = "stablehlo.reshape"(%v117) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_3: f32[2, 2, 20] = add(__r2, __r_13)
+    %v119 = "stablehlo.add"(%v91, %v118) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_25: f32[4, 20] = reshape(add_3)
+    %v120 = "stablehlo.reshape"(%v119) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_4: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_25, layers__1__mlp_norm__weight, 1e-05:f32)
+    %v121 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v122 = "func.call"(%v120, %v19, %v121) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_2: f32[2, 2, 20] = reshape(rms_norm_2d_4)
+    %v123 = "stablehlo.reshape"(%v122) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_26: f32[4, 20] = reshape(layers__mlp_norm__forward_2)
+    %v124 = "stablehlo.reshape"(%v123) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_11: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_26, layers__1__mlp__up__weight)
+    %v125 = "func.call"(%v124, %v20) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_2: f32[2, 2, 80] = reshape(linear_2d_11)
+    %v126 = "stablehlo.reshape"(%v125) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_2: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_2)
+    %v127 = "func.call"(%v126) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_27: f32[4, 80] = reshape(silu_2)
+    %v128 = "stablehlo.reshape"(%v127) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_12: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_27, layers__1__mlp__down__weight)
+    %v129 = "func.call"(%v128, %v21) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_2: f32[2, 2, 20] = reshape(linear_2d_12)
+    %v130 = "stablehlo.reshape"(%v129) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_4: f32[2, 2, 20] = add(add_3, layers__mlp__forward_2)
+    %v131 = "stablehlo.add"(%v119, %v130) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_28: f32[4, 20] = reshape(__r3)
+    %v132 = "stablehlo.reshape"(%v131) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_5: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_28, layers__2__attn_norm__weight, 1e-05:f32)
+    %v133 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v134 = "func.call"(%v132, %v22, %v133) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__attn_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_5)
     %v135 = "stablehlo.reshape"(%v134) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_29: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
-    %v136 = "stablehlo.reshape"(%v135) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_9: f32[2, 4, 2, 5] = permute(reshape_29) {perm=(0, 2, 1, 3)}
-    %v137 = "stablehlo.transpose"(%v136) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // linear_14: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__v__weight)
-    %v138 = "func.call"(%v133, %v25) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(linear_14)
-    %v139 = "stablehlo.reshape"(%v138) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_31: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
-    %v140 = "stablehlo.reshape"(%v139) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_10: f32[2, 4, 2, 5] = permute(reshape_31) {perm=(0, 2, 1, 3)}
-    %v141 = "stablehlo.transpose"(%v140) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // k_cache_26: f32[2, 4, 16, 5] = concat(__r_13, fill_1) {axis=2}
-    %v142 = "stablehlo.concatenate"(%v137, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
-    // v_cache_26: f32[2, 4, 16, 5] = concat(__r_14, fill_1) {axis=2}
-    %v143 = "stablehlo.concatenate"(%v141, %v51) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
-    // linear_15: f32[4, 20] = call linear__M4_N20_K20(reshape_28, layers__2__attn__q__weight)
-    %v144 = "func.call"(%v133, %v23) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(linear_15)
-    %v145 = "stablehlo.reshape"(%v144) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_33: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
-    %v146 = "stablehlo.reshape"(%v145) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
-    // permute_11: f32[2, 4, 2, 5] = permute(reshape_33) {perm=(0, 2, 1, 3)}
-    %v147 = "stablehlo.transpose"(%v146) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
-    // attended_3: f32[2, 4, 2, 5] = call attention_from__B2_NH4_L2_S2_D5(__r_15, __r_13, __r_14, rsqrt_1, 0:i64)
-    %v148 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v149 = "func.call"(%v147, %v137, %v141, %v59, %v148) <{callee = @f4_op}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<i64>) -> tensor<2x4x2x5xf32>
-    // permute_12: f32[2, 2, 4, 5] = permute(attended_3) {perm=(0, 2, 1, 3)}
-    %v150 = "stablehlo.transpose"(%v149) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
-    // reshape_34: f32[2, 2, 20] = reshape(permute_12)
-    %v151 = "stablehlo.reshape"(%v150) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
-    // reshape_35: f32[4, 20] = reshape(reshape_34)
-    %v152 = "stablehlo.reshape"(%v151) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_16: f32[4, 20] = call linear__M4_N20_K20(reshape_35, layers__2__attn__o__weight)
-    %v153 = "func.call"(%v152, %v26) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(linear_16)
-    %v154 = "stablehlo.reshape"(%v153) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_7: f32[2, 2, 20] = add(__r3, __r_17)
-    %v155 = "stablehlo.add"(%v128, %v154) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_36: f32[4, 20] = reshape(add_7)
+    // reshape_29: f32[4, 20] = reshape(layers__attn_norm__forward_3)
+    %v136 = "stablehlo.reshape"(%v135) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_13: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__k__weight)
+    %v137 = "func.call"(%v136, %v24) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__k__forward_3: f32[2, 2, 20] = reshape(linear_2d_13)
+    %v138 = "stablehlo.reshape"(%v137) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_30: f32[2, 2, 4, 5] = reshape(layers__attn__k__forward_3)
+    %v139 = "stablehlo.reshape"(%v138) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_9: f32[2, 4, 2, 5] = permute(reshape_30) {perm=(0, 2, 1, 3)}
+    %v140 = "stablehlo.transpose"(%v139) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // linear_2d_14: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__v__weight)
+    %v141 = "func.call"(%v136, %v25) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__v__forward_3: f32[2, 2, 20] = reshape(linear_2d_14)
+    %v142 = "stablehlo.reshape"(%v141) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_32: f32[2, 2, 4, 5] = reshape(layers__attn__v__forward_3)
+    %v143 = "stablehlo.reshape"(%v142) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_10: f32[2, 4, 2, 5] = permute(reshape_32) {perm=(0, 2, 1, 3)}
+    %v144 = "stablehlo.transpose"(%v143) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // k_cache_30: f32[2, 4, 16, 5] = concat(__r_15, fill_1) {axis=2}
+    %v145 = "stablehlo.concatenate"(%v140, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    // v_cache_30: f32[2, 4, 16, 5] = concat(__r_16, fill_1) {axis=2}
+    %v146 = "stablehlo.concatenate"(%v144, %v62) <{dimension = 2 : i64}> : (tensor<2x4x2x5xf32>, tensor<2x4x14x5xf32>) -> tensor<2x4x16x5xf32>
+    // linear_2d_15: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_29, layers__2__attn__q__weight)
+    %v147 = "func.call"(%v136, %v23) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__q__forward_3: f32[2, 2, 20] = reshape(linear_2d_15)
+    %v148 = "stablehlo.reshape"(%v147) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_34: f32[2, 2, 4, 5] = reshape(layers__attn__q__forward_3)
+    %v149 = "stablehlo.reshape"(%v148) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    // permute_11: f32[2, 4, 2, 5] = permute(reshape_34) {perm=(0, 2, 1, 3)}
+    %v150 = "stablehlo.transpose"(%v149) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    // grouped_3: f32[2, 4, 1, 2, 5] = reshape(__r_17)
+    %v151 = "stablehlo.reshape"(%v150) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_3: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_3, __r_15, __r_16, rsqrt_1)
+    %v152 = "func.call"(%v151, %v140, %v144, %v71) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // reshape_35: f32[2, 4, 2, 5] = reshape(attention_causal_3)
+    %v153 = "stablehlo.reshape"(%v152) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    // permute_12: f32[2, 2, 4, 5] = permute(__r_18) {perm=(0, 2, 1, 3)}
+    %v154 = "stablehlo.transpose"(%v153) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    // reshape_36: f32[2, 2, 20] = reshape(permute_12)
+    %v155 = "stablehlo.reshape"(%v154) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    // reshape_37: f32[4, 20] = reshape(reshape_36)
     %v156 = "stablehlo.reshape"(%v155) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_6: f32[4, 20] = call rms_norm__R4_C20(reshape_36, layers__2__mlp_norm__weight, 1e-05:f32)
-    %v157 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v158 = "func.call"(%v156, %v29, %v157) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_6)
-    %v159 = "stablehlo.reshape"(%v158) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_37: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
+    // linear_2d_16: f32[4, 20] = call linear_2d__M4_In20_Out20_Tf32(reshape_37, layers__2__attn__o__weight)
+    %v157 = "func.call"(%v156, %v26) <{callee = @f3_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    // layers__attn__o__forward_3: f32[2, 2, 20] = reshape(linear_2d_16)
+    %v158 = "stablehlo.reshape"(%v157) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_5: f32[2, 2, 20] = add(__r3, __r_20)
+    %v159 = "stablehlo.add"(%v131, %v158) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_38: f32[4, 20] = reshape(add_5)
     %v160 = "stablehlo.reshape"(%v159) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_17: f32[4, 80] = call linear__M4_N80_K20(reshape_37, layers__2__mlp__up__weight)
-    %v161 = "func.call"(%v160, %v30) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    // h_3: f32[2, 2, 80] = reshape(linear_17)
-    %v162 = "stablehlo.reshape"(%v161) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
-    // neg_3: f32[2, 2, 80] = neg(h_3)
-    %v163 = "stablehlo.negate"(%v162) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // exp_3: f32[2, 2, 80] = exp(neg_3)
-    %v164 = "stablehlo.exponential"(%v163) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // add_8: f32[2, 2, 80] = add(1.0:f32, exp_3)
-    %v165 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v166 = "stablehlo.broadcast_in_dim"(%v165) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
-    %v167 = "stablehlo.add"(%v166, %v164) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // div_3: f32[2, 2, 80] = div(h_3, add_8)
-    %v168 = "stablehlo.divide"(%v162, %v167) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // reshape_38: f32[4, 80] = reshape(div_3)
-    %v169 = "stablehlo.reshape"(%v168) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
-    // linear_18: f32[4, 20] = call linear__M4_N20_K80(reshape_38, layers__2__mlp__down__weight)
-    %v170 = "func.call"(%v169, %v31) <{callee = @f6_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(linear_18)
-    %v171 = "stablehlo.reshape"(%v170) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // add_9: f32[2, 2, 20] = add(add_7, layers__mlp__forward_3)
-    %v172 = "stablehlo.add"(%v155, %v171) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    // rms_norm_2d_6: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_38, layers__2__mlp_norm__weight, 1e-05:f32)
+    %v161 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v162 = "func.call"(%v160, %v29, %v161) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // layers__mlp_norm__forward_3: f32[2, 2, 20] = reshape(rms_norm_2d_6)
+    %v163 = "stablehlo.reshape"(%v162) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_39: f32[4, 20] = reshape(layers__mlp_norm__forward_3)
+    %v164 = "stablehlo.reshape"(%v163) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_17: f32[4, 80] = call linear_2d__M4_In20_Out80_Tf32(reshape_39, layers__2__mlp__up__weight)
+    %v165 = "func.call"(%v164, %v30) <{callee = @f5_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    // layers__mlp__up__forward_3: f32[2, 2, 80] = reshape(linear_2d_17)
+    %v166 = "stablehlo.reshape"(%v165) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    // silu_3: f32[2, 2, 80] = call silu__S2x2x80_Tf32(layers__mlp__up__forward_3)
+    %v167 = "func.call"(%v166) <{callee = @f6_op}> : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // reshape_40: f32[4, 80] = reshape(silu_3)
+    %v168 = "stablehlo.reshape"(%v167) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    // linear_2d_18: f32[4, 20] = call linear_2d__M4_In80_Out20_Tf32(reshape_40, layers__2__mlp__down__weight)
+    %v169 = "func.call"(%v168, %v31) <{callee = @f7_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    // layers__mlp__forward_3: f32[2, 2, 20] = reshape(linear_2d_18)
+    %v170 = "stablehlo.reshape"(%v169) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // add_6: f32[2, 2, 20] = add(add_5, layers__mlp__forward_3)
+    %v171 = "stablehlo.add"(%v159, %v170) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // pos_2: i64[1] = fill(2:i64)
-    %v173 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
-    %v174 = "stablehlo.broadcast_in_dim"(%v173) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    // reshape_39: f32[4, 20] = reshape(__r4)
-    %v175 = "stablehlo.reshape"(%v172) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // rms_norm_7: f32[4, 20] = call rms_norm__R4_C20(reshape_39, norm__weight, 1e-05:f32)
-    %v176 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v177 = "func.call"(%v175, %v32, %v176) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
-    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_7)
-    %v178 = "stablehlo.reshape"(%v177) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
-    // reshape_40: f32[4, 20] = reshape(norm__forward_1)
-    %v179 = "stablehlo.reshape"(%v178) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
-    // linear_19: f32[4, 2] = call linear__M4_N2_K20(reshape_40, embed)
-    %v180 = "func.call"(%v179, %v1) <{callee = @f7_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+    %v172 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v173 = "stablehlo.broadcast_in_dim"(%v172) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    // reshape_41: f32[4, 20] = reshape(__r4)
+    %v174 = "stablehlo.reshape"(%v171) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // rms_norm_2d_7: f32[4, 20] = call rms_norm_2d__R4_H20_Tf32(reshape_41, norm__weight, 1e-05:f32)
+    %v175 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v176 = "func.call"(%v174, %v32, %v175) <{callee = @f2_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>) -> tensor<4x20xf32>
+    // norm__forward_1: f32[2, 2, 20] = reshape(rms_norm_2d_7)
+    %v177 = "stablehlo.reshape"(%v176) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    // reshape_42: f32[4, 20] = reshape(norm__forward_1)
+    %v178 = "stablehlo.reshape"(%v177) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    // linear_2d_19: f32[4, 2] = call linear_2d__M4_In20_Out2_Tf32(__r_22, embed)
+    %v179 = "func.call"(%v178, %v1) <{callee = @f8_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
     // reshape: f32[2, 2, 2] = reshape(__r5)
-    %v181 = "stablehlo.reshape"(%v180) : (tensor<4x2xf32>) -> tensor<2x2x2xf32>
-    "func.return"(%v181, %v52, %v53, %v98, %v99, %v142, %v143, %v174) : (tensor<2x2x2xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<1xi64>) -> ()
+    %v180 = "stablehlo.reshape"(%v179) : (tensor<4x2xf32>) -> tensor<2x2x2xf32>
+    "func.return"(%v180, %v63, %v64, %v105, %v106, %v145, %v146, %v173) : (tensor<2x2x2xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<2x4x16x5xf32>, tensor<1xi64>) -> ()
   }
-  // op embedding<N=4, V=2, H=20>
-  // tokens: i64[4]
+  // op embedding_2d<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
   // table: f32[2, 20]
-  func.func private @f1_op(%v0: tensor<4xi64>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
-    // ids: i64[2] = iota()
-    %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // hot_1: i64[4, 1] = reshape(tokens)
-    %v3 = "stablehlo.reshape"(%v0) : (tensor<4xi64>) -> tensor<4x1xi64>
-    // hot_2: bool[4, 2] = eq(hot_1, ids)
-    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi64>) -> tensor<4x2xi64>
-    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<4x2xi64>
-    %v6 = "stablehlo.compare"(%v4, %v5) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi1>
-    // hot_3: i64[4, 2] = select(hot_2, 1:i64, 0:i64)
-    %v7 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v8 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v11 = "stablehlo.select"(%v6, %v9, %v10) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
-    // hot: f32[4, 2] = cast(hot_3)
-    %v12 = "stablehlo.convert"(%v11) : (tensor<4x2xi64>) -> tensor<4x2xf32>
-    // dot_1: f32[4, 20] = dot(hot, table) {precision=''}
-    %v13 = "stablehlo.dot_general"(%v12, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x2xf32>, tensor<2x20xf32>) -> tensor<4x20xf32>
-    "func.return"(%v13) : (tensor<4x20xf32>) -> ()
+  func.func private @f1_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // embedding: f32[4, 20] = call embedding__S4_Vocab2_H20_Tf32(ids, table)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f9_op}> : (tensor<4xi32>, tensor<2x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // op rms_norm<R=4, C=20>
+  // op rms_norm_2d<R=4, H=20, T=f32>
   // x: f32[4, 20]
-  // w: f32[20]
+  // weight: f32[20]
   // eps: f32[]
   func.func private @f2_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>) -> (tensor<4x20xf32>) {
-    // mean_square_1: f32[4, 20] = mul(x, x)
+    // mean_square_2: f32[4, 20] = mul(x, x)
     %v3 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // mean_square_2: f32[4] = reduce_sum(mean_square_1) {axes=(1,)}
+    // mean_square_3: f32[4] = reduce_sum(mean_square_2) {axes=(1,)}
     %v4 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
     %v5 = "stablehlo.reduce"(%v3, %v4) <{dimensions = array<i64: 1>}> ({
     ^bb0(%v6: tensor<f32>, %v7: tensor<f32>):
       %v8 = "stablehlo.add"(%v6, %v7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%v8) : (tensor<f32>) -> ()
     }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<4xf32>
-    // mean_square: f32[4] = div(mean_square_2, 20.0:f32)
+    // mean_square_1: f32[4] = div(mean_square_3, 20.0:f32)
     %v9 = "stablehlo.constant"() <{value = dense<20.0> : tensor<f32>}> : () -> tensor<f32>
     %v10 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
     %v11 = "stablehlo.divide"(%v5, %v10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_1: f32[4] = add(mean_square, eps)
+    // add_1: f32[4] = add(mean_square_1, eps)
     %v12 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4xf32>
     %v13 = "stablehlo.add"(%v11, %v12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    // y_2: f32[4] = rsqrt(y_1)
+    // scale_1: f32[4] = rsqrt(add_1)
     %v14 = "stablehlo.rsqrt"(%v13) : (tensor<4xf32>) -> tensor<4xf32>
-    // y_3: f32[4, 1] = reshape(y_2)
+    // normed_2: f32[4, 1] = reshape(scale_1)
     %v15 = "stablehlo.reshape"(%v14) : (tensor<4xf32>) -> tensor<4x1xf32>
-    // y_4: f32[4, 20] = mul(x, y_3)
+    // normed_1: f32[4, 20] = mul(x, normed_2)
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
     %v17 = "stablehlo.multiply"(%v0, %v16) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // y: f32[4, 20] = mul(y_4, w)
+    // rms_norm_definition: f32[4, 20] = mul(normed_1, weight)
     %v18 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64: 1>}> : (tensor<20xf32>) -> tensor<4x20xf32>
     %v19 = "stablehlo.multiply"(%v17, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v19) : (tensor<4x20xf32>) -> ()
   }
-  // op linear<M=4, N=20, K=20>
+  // op linear_2d<M=4, In=20, Out=20, T=f32>
   // x: f32[4, 20]
-  // w: f32[20, 20]
+  // weight: f32[20, 20]
   func.func private @f3_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
-    // t_1: f32[20, 20] = permute(w) {perm=(1, 0)}
+    // linear_product_2d: f32[4, 20] = call linear_product_2d__M4_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f10_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // scale: f32[]
+  func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v4 = "func.call"() <{callee = @f11_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_2, -1e+30:f32)
+    %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v11 = "stablehlo.select"(%v9, %v7, %v10) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // weights_1: f32[2, 4, 1, 2, 2] = call softmax__S2x4x1x2_N2_Tf32(masked_scores_1)
+    %v12 = "func.call"(%v11) <{callee = @f12_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
+    %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    "func.return"(%v13) : (tensor<2x4x1x2x5xf32>) -> ()
+  }
+  // op linear_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear_product_2d: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f13_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op silu<S=[2, 2, 80], T=f32>
+  // x: f32[2, 2, 80]
+  func.func private @f6_op(%v0: tensor<2x2x80xf32>) -> (tensor<2x2x80xf32>) {
+    // neg: f32[2, 2, 80] = neg(x)
+    %v1 = "stablehlo.negate"(%v0) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // exp: f32[2, 2, 80] = exp(neg)
+    %v2 = "stablehlo.exponential"(%v1) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // add: f32[2, 2, 80] = add(1.0:f32, exp)
+    %v3 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v4 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2x80xf32>
+    %v5 = "stablehlo.add"(%v4, %v2) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // div: f32[2, 2, 80] = div(x, add)
+    %v6 = "stablehlo.divide"(%v0, %v5) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    "func.return"(%v6) : (tensor<2x2x80xf32>) -> ()
+  }
+  // op linear_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f7_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear_product_2d: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f14_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_2d<M=4, In=20, Out=2, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[2, 20]
+  func.func private @f8_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // linear_product_2d: f32[4, 2] = call linear_product_2d__M4_In20_Out2_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+    "func.return"(%v2) : (tensor<4x2xf32>) -> ()
+  }
+  // op embedding<S=[4], Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // table: f32[2, 20]
+  func.func private @f9_op(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>) -> (tensor<4x20xf32>) {
+    // rows: f32[4, 20] = gather(table, ids) {axes=(0,)}
+    %v2 = "stablehlo.convert"(%v0) : (tensor<4xi32>) -> tensor<4xi64>
+    %v3 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v4 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v5 = "stablehlo.compare"(%v2, %v3) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v6 = "stablehlo.compare"(%v2, %v4) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v7 = "stablehlo.and"(%v5, %v6) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v8 = "stablehlo.maximum"(%v2, %v3) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v9 = "stablehlo.minimum"(%v8, %v4) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v10 = "stablehlo.reshape"(%v9) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v11 = "stablehlo.gather"(%v1, %v10) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<2x20xf32>, tensor<4x1xi64>) -> tensor<4x20xf32>
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<4x20xf32>}> : () -> tensor<4x20xf32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xi1>) -> tensor<4x20xi1>
+    %v14 = "stablehlo.select"(%v13, %v11, %v12) : (tensor<4x20xi1>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v14) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f10_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In20_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op causal_mask<Q=2, K=2>
+  func.func private @f11_op() -> (tensor<2x2xi1>) {
+    // queries: i64[2] = iota()
+    %v0 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    // seen_1: i64[2] = add(queries, 2:i64)
+    %v1 = "stablehlo.constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+    %v2 = "stablehlo.broadcast_in_dim"(%v1) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
+    %v3 = "stablehlo.add"(%v0, %v2) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    // seen_3: i64[2, 1] = reshape(seen_1)
+    %v4 = "stablehlo.reshape"(%v3) : (tensor<2xi64>) -> tensor<2x1xi64>
+    // seen: bool[2, 2] = le(seen_1, seen_3)
+    %v5 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
+    %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
+    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
+    "func.return"(%v7) : (tensor<2x2xi1>) -> ()
+  }
+  // op softmax<S=[2, 4, 1, 2], N=2, T=f32>
+  // x: f32[2, 4, 1, 2, 2]
+  func.func private @f12_op(%v0: tensor<2x4x1x2x2xf32>) -> (tensor<2x4x1x2x2xf32>) {
+    // reshape: f32[16, 2] = reshape(x)
+    %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
+    // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
+    %v2 = "func.call"(%v1) <{callee = @f17_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
+    %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
+    "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f13_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f18_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f14_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=2, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[2, 20]
+  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+    "func.return"(%v2) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f16_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v3) : (tensor<4x20xf32>) -> ()
   }
-  // op attention_from<B=2, NH=4, L=2, S=2, D=5>
-  // q: f32[2, 4, 2, 5]
-  // k: f32[2, 4, 2, 5]
-  // v: f32[2, 4, 2, 5]
-  // scale: f32[]
-  // start: i64[]
-  func.func private @f4_op(%v0: tensor<2x4x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<i64>) -> (tensor<2x4x2x5xf32>) {
-    // queries: i64[2] = iota()
-    %v5 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    // scores_1: f32[2, 4, 2, 2] = einsum[bhld,bhsd->bhls acc=f32](q, k)
-    %v6 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x2xf32>
-    // scores: f32[2, 4, 2, 2] = mul(scores_1, scale)
-    %v7 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v8 = "stablehlo.multiply"(%v6, %v7) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // masked_1: i64[2] = add(start, queries)
-    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<2xi64>
-    %v10 = "stablehlo.add"(%v9, %v5) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
-    // masked_2: i64[2, 1] = reshape(masked_1)
-    %v11 = "stablehlo.reshape"(%v10) : (tensor<2xi64>) -> tensor<2x1xi64>
-    // masked_3: bool[2, 2] = le(queries, masked_2)
-    %v12 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi64>) -> tensor<2x2xi64>
-    %v13 = "stablehlo.broadcast_in_dim"(%v11) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi64>) -> tensor<2x2xi64>
-    %v14 = "stablehlo.compare"(%v12, %v13) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi1>
-    // masked: f32[2, 4, 2, 2] = select(masked_3, scores, -1e+30:f32)
-    %v15 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v16 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 2, 3>}> : (tensor<2x2xi1>) -> tensor<2x4x2x2xi1>
-    %v17 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x2x2xf32>
-    %v18 = "stablehlo.select"(%v16, %v8, %v17) : (tensor<2x4x2x2xi1>, tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // top: f32[2, 4, 2] = reduce_max(masked) {axes=(3,)}
-    %v19 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v20 = "stablehlo.reduce"(%v18, %v19) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v21: tensor<f32>, %v22: tensor<f32>):
-      %v23 = "stablehlo.maximum"(%v21, %v22) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v23) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    %v24 = "stablehlo.compare"(%v18, %v18) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xi1>
-    %v25 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v26 = "stablehlo.reduce"(%v24, %v25) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v27: tensor<i1>, %v28: tensor<i1>):
-      %v29 = "stablehlo.or"(%v27, %v28) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v29) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x2x2xi1>, tensor<i1>) -> tensor<2x4x2xi1>
-    %v30 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x2xf32>}> : () -> tensor<2x4x2xf32>
-    %v31 = "stablehlo.select"(%v26, %v30, %v20) : (tensor<2x4x2xi1>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
-    // e_1: f32[2, 4, 2, 1] = reshape(top)
-    %v32 = "stablehlo.reshape"(%v31) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // e_2: f32[2, 4, 2, 2] = sub(masked, e_1)
-    %v33 = "stablehlo.broadcast_in_dim"(%v32) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v34 = "stablehlo.subtract"(%v18, %v33) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // e: f32[2, 4, 2, 2] = exp(e_2)
-    %v35 = "stablehlo.exponential"(%v34) : (tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // total: f32[2, 4, 2] = reduce_sum(e) {axes=(3,)}
-    %v36 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v37 = "stablehlo.reduce"(%v35, %v36) <{dimensions = array<i64: 3>}> ({
-    ^bb0(%v38: tensor<f32>, %v39: tensor<f32>):
-      %v40 = "stablehlo.add"(%v38, %v39) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v40) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x2x2xf32>, tensor<f32>) -> tensor<2x4x2xf32>
-    // o_1: f32[2, 4, 2, 1] = reshape(total)
-    %v41 = "stablehlo.reshape"(%v37) : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
-    // o_2: f32[2, 4, 2, 2] = div(e, o_1)
-    %v42 = "stablehlo.broadcast_in_dim"(%v41) <{broadcast_dimensions = array<i64: 0, 1, 2, 3>}> : (tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
-    %v43 = "stablehlo.divide"(%v35, %v42) : (tensor<2x4x2x2xf32>, tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
-    // o: f32[2, 4, 2, 5] = einsum[bhls,bhsd->bhld acc=f32](o_2, v)
-    %v44 = "stablehlo.dot_general"(%v43, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x2x5xf32>
-    "func.return"(%v44) : (tensor<2x4x2x5xf32>) -> ()
+  // op softmax_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f17_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
+    %v1 = "func.call"(%v0) <{callee = @f21_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
-  // op linear<M=4, N=80, K=20>
+  // op linear<S=[4], In=20, Out=80, T=f32>
   // x: f32[4, 20]
-  // w: f32[80, 20]
-  func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
-    // t_1: f32[20, 80] = permute(w) {perm=(1, 0)}
+  // weight: f32[80, 20]
+  func.func private @f18_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // t_1: f32[20, 80] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<80x20xf32>) -> tensor<20x80xf32>
     // dot_1: f32[4, 80] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x80xf32>) -> tensor<4x80xf32>
     "func.return"(%v3) : (tensor<4x80xf32>) -> ()
   }
-  // op linear<M=4, N=20, K=80>
+  // op linear<S=[4], In=80, Out=20, T=f32>
   // x: f32[4, 80]
-  // w: f32[20, 80]
-  func.func private @f6_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
-    // t_1: f32[80, 20] = permute(w) {perm=(1, 0)}
+  // weight: f32[20, 80]
+  func.func private @f19_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[80, 20] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x80xf32>) -> tensor<80x20xf32>
     // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x80xf32>, tensor<80x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v3) : (tensor<4x20xf32>) -> ()
   }
-  // op linear<M=4, N=2, K=20>
+  // op linear<S=[4], In=20, Out=2, T=f32>
   // x: f32[4, 20]
-  // w: f32[2, 20]
-  func.func private @f7_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
-    // t_1: f32[20, 2] = permute(w) {perm=(1, 0)}
+  // weight: f32[2, 20]
+  func.func private @f20_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // t_1: f32[20, 2] = permute(weight) {perm=(1, 0)}
     %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<2x20xf32>) -> tensor<20x2xf32>
     // dot_1: f32[4, 2] = dot(x, t_1) {precision=''}
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
     "func.return"(%v3) : (tensor<4x2xf32>) -> ()
+  }
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f21_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f22_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
+  // x: f32[16, 2]
+  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // top_1: f32[16] = reduce_max(x) {axes=(1,)}
+    %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v3: tensor<f32>, %v4: tensor<f32>):
+      %v5 = "stablehlo.maximum"(%v3, %v4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v5) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    %v6 = "stablehlo.compare"(%v0, %v0) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xi1>
+    %v7 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v8 = "stablehlo.reduce"(%v6, %v7) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v9: tensor<i1>, %v10: tensor<i1>):
+      %v11 = "stablehlo.or"(%v9, %v10) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v11) : (tensor<i1>) -> ()
+    }) : (tensor<16x2xi1>, tensor<i1>) -> tensor<16xi1>
+    %v12 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<16xf32>}> : () -> tensor<16xf32>
+    %v13 = "stablehlo.select"(%v8, %v12, %v2) : (tensor<16xi1>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    // e_2: f32[16, 1] = reshape(top_1)
+    %v14 = "stablehlo.reshape"(%v13) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // e_3: f32[16, 2] = sub(x, e_2)
+    %v15 = "stablehlo.broadcast_in_dim"(%v14) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v16 = "stablehlo.subtract"(%v0, %v15) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    // e_1: f32[16, 2] = exp(e_3)
+    %v17 = "stablehlo.exponential"(%v16) : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    // total_1: f32[16] = reduce_sum(e_1) {axes=(1,)}
+    %v18 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v19 = "stablehlo.reduce"(%v17, %v18) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v20: tensor<f32>, %v21: tensor<f32>):
+      %v22 = "stablehlo.add"(%v20, %v21) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v22) : (tensor<f32>) -> ()
+    }) : (tensor<16x2xf32>, tensor<f32>) -> tensor<16xf32>
+    // y_2: f32[16, 1] = reshape(total_1)
+    %v23 = "stablehlo.reshape"(%v19) : (tensor<16xf32>) -> tensor<16x1xf32>
+    // y_1: f32[16, 2] = div(e_1, y_2)
+    %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<16x1xf32>) -> tensor<16x2xf32>
+    %v25 = "stablehlo.divide"(%v17, %v24) : (tensor<16x2xf32>, tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v25) : (tensor<16x2xf32>) -> ()
   }
 }

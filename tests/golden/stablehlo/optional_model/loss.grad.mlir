@@ -12,40 +12,82 @@ module @linnet {
   // parameter layers.1.down (param): f32[4, 8]
   // parameter layers.1.calls (state): i64[1]
   func.func public @main(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<8x4xf32>, %v3: tensor<4x8xf32>, %v4: tensor<1xi64>, %v5: tensor<8x4xf32>, %v6: tensor<4x8xf32>, %v7: tensor<1xi64>) -> (tensor<f32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>) {
-    // t_1: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v8 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_1: f32[2, 5] = dot(x, t_1) {precision=''}
-    %v9 = "stablehlo.dot_general"(%v0, %v8) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    // total_1: f32[2, 5] = mul(dot_1, dot_1)
-    %v10 = "stablehlo.multiply"(%v9, %v9) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    // y: f32[2, 5] = call linear_product_2d__M2_In4_Out5_Tf32(x, embed)
+    %v8 = "func.call"(%v0, %v1) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+    // total_1: f32[2, 5] = mul(y, y)
+    %v9 = "stablehlo.multiply"(%v8, %v8) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
     // total: f32[] = reduce_sum(total_1) {axes=(0, 1)}
-    %v11 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v12 = "stablehlo.reduce"(%v10, %v11) <{dimensions = array<i64: 0, 1>}> ({
-    ^bb0(%v13: tensor<f32>, %v14: tensor<f32>):
-      %v15 = "stablehlo.add"(%v13, %v14) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v15) : (tensor<f32>) -> ()
+    %v10 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v11 = "stablehlo.reduce"(%v9, %v10) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%v12: tensor<f32>, %v13: tensor<f32>):
+      %v14 = "stablehlo.add"(%v12, %v13) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v14) : (tensor<f32>) -> ()
     }) : (tensor<2x5xf32>, tensor<f32>) -> tensor<f32>
     // d_reshape_1: f32[1, 1] = reshape(1.0:f32)
-    %v16 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
-    %v17 = "stablehlo.reshape"(%v16) : (tensor<f32>) -> tensor<1x1xf32>
+    %v15 = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %v16 = "stablehlo.reshape"(%v15) : (tensor<f32>) -> tensor<1x1xf32>
     // d_broadcast_to_1: f32[2, 5] = broadcast_to(d_reshape_1)
-    %v18 = "stablehlo.broadcast_in_dim"(%v17) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x1xf32>) -> tensor<2x5xf32>
-    // d_mul_1: f32[2, 5] = mul(d_broadcast_to_1, dot_1)
-    %v19 = "stablehlo.multiply"(%v18, %v9) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    %v17 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x1xf32>) -> tensor<2x5xf32>
+    // d_mul_1: f32[2, 5] = mul(d_broadcast_to_1, y)
+    %v18 = "stablehlo.multiply"(%v17, %v8) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
     // d_add_1: f32[2, 5] = add(d_mul_1, d_mul_1)
-    %v20 = "stablehlo.add"(%v19, %v19) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
-    // dot_2: f32[2, 4] = dot(d_add_1, embed) {precision=''}
-    %v21 = "stablehlo.dot_general"(%v20, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
-    // t_2: f32[5, 2] = permute(d_add_1) {perm=(1, 0)}
-    %v22 = "stablehlo.transpose"(%v20) <{permutation = array<i64: 1, 0>}> : (tensor<2x5xf32>) -> tensor<5x2xf32>
-    // dot_3: f32[5, 4] = dot(t_2, x) {precision=''}
-    %v23 = "stablehlo.dot_general"(%v22, %v0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<5x2xf32>, tensor<2x4xf32>) -> tensor<5x4xf32>
+    %v19 = "stablehlo.add"(%v18, %v18) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    // d_linear_product_2d__M2_In4_Out5_Tf_1: (f32[2, 4], f32[5, 4]) = call linear_product_2d__M2_In4_Out5_Tf32__grad(x, embed, y, d_add_1)
+    %v20:2 = "func.call"(%v0, %v1, %v8, %v19) <{callee = @f2_grad}> : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<2x4xf32>, tensor<5x4xf32>)
     // zeros_1: f32[8, 4] = fill(0.0:f32)
-    %v24 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<8x4xf32>
+    %v21 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v22 = "stablehlo.broadcast_in_dim"(%v21) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<8x4xf32>
     // zeros_2: f32[4, 8] = fill(0.0:f32)
-    %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x8xf32>
-    "func.return"(%v12, %v21, %v23, %v25, %v27, %v25, %v27) : (tensor<f32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>) -> ()
+    %v23 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v24 = "stablehlo.broadcast_in_dim"(%v23) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x8xf32>
+    "func.return"(%v11, %v20#0, %v20#1, %v22, %v24, %v22, %v24) : (tensor<f32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x5xf32>) {
+    // linear: f32[2, 5] = call linear__S2_In4_Out5_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+    "func.return"(%v2) : (tensor<2x5xf32>) -> ()
+  }
+  // grad of op linear_product_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  // y: f32[2, 5]
+  // dy: f32[2, 5]
+  func.func private @f2_grad(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<2x5xf32>, %v3: tensor<2x5xf32>) -> (tensor<2x4xf32>, tensor<5x4xf32>) {
+    // linear_input_grad: f32[2, 4] = call linear_input_grad__M2_In4_Out5_Tf32(dy, weight)
+    %v4 = "func.call"(%v3, %v1) <{callee = @f4_op}> : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
+    // linear_weight_grad: f32[5, 4] = call linear_weight_grad__M2_In4_Out5_Tf32(dy, x)
+    %v5 = "func.call"(%v3, %v0) <{callee = @f5_op}> : (tensor<2x5xf32>, tensor<2x4xf32>) -> tensor<5x4xf32>
+    "func.return"(%v4, %v5) : (tensor<2x4xf32>, tensor<5x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x5xf32>) {
+    // t_1: f32[4, 5] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_1: f32[2, 5] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v3) : (tensor<2x5xf32>) -> ()
+  }
+  // op linear_input_grad<M=2, In=4, Out=5, T=f32>
+  // dy: f32[2, 5]
+  // weight: f32[5, 4]
+  func.func private @f4_op(%v0: tensor<2x5xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x4xf32>) {
+    // dot_1: f32[2, 4] = dot(dy, weight) {precision=''}
+    %v2 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_weight_grad<M=2, In=4, Out=5, T=f32>
+  // dy: f32[2, 5]
+  // x: f32[2, 4]
+  func.func private @f5_op(%v0: tensor<2x5xf32>, %v1: tensor<2x4xf32>) -> (tensor<5x4xf32>) {
+    // t_1: f32[5, 2] = permute(dy) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v0) <{permutation = array<i64: 1, 0>}> : (tensor<2x5xf32>) -> tensor<5x2xf32>
+    // dot_1: f32[5, 4] = dot(t_1, x) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<5x2xf32>, tensor<2x4xf32>) -> tensor<5x4xf32>
+    "func.return"(%v3) : (tensor<5x4xf32>) -> ()
   }
 }

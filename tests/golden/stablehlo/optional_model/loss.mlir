@@ -11,19 +11,43 @@ module @linnet {
   // parameter layers.1.down (param): f32[4, 8]
   // parameter layers.1.calls (state): i64[1]
   func.func public @main(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<8x4xf32>, %v3: tensor<4x8xf32>, %v4: tensor<1xi64>, %v5: tensor<8x4xf32>, %v6: tensor<4x8xf32>, %v7: tensor<1xi64>) -> (tensor<f32>) {
-    // t_1: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v8 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_1: f32[2, 5] = dot(x, t_1) {precision=''}
-    %v9 = "stablehlo.dot_general"(%v0, %v8) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    // total_1: f32[2, 5] = mul(dot_1, dot_1)
-    %v10 = "stablehlo.multiply"(%v9, %v9) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    // y: f32[2, 5] = call linear_2d__M2_In4_Out5_Tf32(x, embed)
+    %v8 = "func.call"(%v0, %v1) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+    // total_1: f32[2, 5] = mul(y, y)
+    %v9 = "stablehlo.multiply"(%v8, %v8) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
     // total: f32[] = reduce_sum(total_1) {axes=(0, 1)}
-    %v11 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v12 = "stablehlo.reduce"(%v10, %v11) <{dimensions = array<i64: 0, 1>}> ({
-    ^bb0(%v13: tensor<f32>, %v14: tensor<f32>):
-      %v15 = "stablehlo.add"(%v13, %v14) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v15) : (tensor<f32>) -> ()
+    %v10 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v11 = "stablehlo.reduce"(%v9, %v10) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%v12: tensor<f32>, %v13: tensor<f32>):
+      %v14 = "stablehlo.add"(%v12, %v13) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v14) : (tensor<f32>) -> ()
     }) : (tensor<2x5xf32>, tensor<f32>) -> tensor<f32>
-    "func.return"(%v12) : (tensor<f32>) -> ()
+    "func.return"(%v11) : (tensor<f32>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x5xf32>) {
+    // linear_product_2d: f32[2, 5] = call linear_product_2d__M2_In4_Out5_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f2_op}> : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+    "func.return"(%v2) : (tensor<2x5xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  func.func private @f2_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x5xf32>) {
+    // linear: f32[2, 5] = call linear__S2_In4_Out5_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+    "func.return"(%v2) : (tensor<2x5xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>) -> (tensor<2x5xf32>) {
+    // t_1: f32[4, 5] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_1: f32[2, 5] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v3) : (tensor<2x5xf32>) -> ()
   }
 }

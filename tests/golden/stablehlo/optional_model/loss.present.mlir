@@ -22,35 +22,113 @@ module @linnet {
     %v15 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v17 = "stablehlo.add"(%v14, %v16) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // broadcast_to_1: f32[2, 8] = broadcast_to(head__up_bias__some)
-    %v18 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[4, 8] = permute(head__up) {perm=(1, 0)}
-    %v19 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_2: f32[2, 8] = dot(x, t_2, broadcast_to_1) {precision=''}
-    %v20 = "stablehlo.dot_general"(%v0, %v19) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    %v21 = "stablehlo.add"(%v18, %v20) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_2)
-    %v22 = "stablehlo.tanh"(%v21) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_3: f32[8, 4] = permute(head__down) {perm=(1, 0)}
-    %v23 = "stablehlo.transpose"(%v13) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_3: f32[2, 4] = dot(h_1, t_3) {precision=''}
-    %v24 = "stablehlo.dot_general"(%v22, %v23) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
-    // broadcast_to_2: f32[2, 5] = broadcast_to(out_bias__some)
-    %v25 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<5xf32>) -> tensor<2x5xf32>
-    // t_5: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v26 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_5: f32[2, 5] = dot(__r1, t_5, broadcast_to_2) {precision=''}
-    %v27 = "stablehlo.dot_general"(%v24, %v26) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    %v28 = "stablehlo.add"(%v25, %v27) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
-    // total_1: f32[2, 5] = mul(dot_5, dot_5)
-    %v29 = "stablehlo.multiply"(%v28, %v28) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    // linear_2d_1: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(x, head__up, head__up_bias__some)
+    %v18 = "func.call"(%v0, %v11, %v12) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v19 = "stablehlo.tanh"(%v18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_1, head__down)
+    %v20 = "func.call"(%v19, %v13) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y: f32[2, 5] = call linear_2d__M2_In4_Out5_Tf32(__r1, embed, out_bias__some)
+    %v21 = "func.call"(%v20, %v1, %v2) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+    // total_1: f32[2, 5] = mul(y, y)
+    %v22 = "stablehlo.multiply"(%v21, %v21) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
     // total: f32[] = reduce_sum(total_1) {axes=(0, 1)}
-    %v30 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v31 = "stablehlo.reduce"(%v29, %v30) <{dimensions = array<i64: 0, 1>}> ({
-    ^bb0(%v32: tensor<f32>, %v33: tensor<f32>):
-      %v34 = "stablehlo.add"(%v32, %v33) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v34) : (tensor<f32>) -> ()
+    %v23 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v24 = "stablehlo.reduce"(%v22, %v23) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%v25: tensor<f32>, %v26: tensor<f32>):
+      %v27 = "stablehlo.add"(%v25, %v26) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v27) : (tensor<f32>) -> ()
     }) : (tensor<2x5xf32>, tensor<f32>) -> tensor<f32>
-    "func.return"(%v31, %v17) : (tensor<f32>, tensor<1xi64>) -> ()
+    "func.return"(%v24, %v17) : (tensor<f32>, tensor<1xi64>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // linear_bias_2d: f32[2, 8] = call linear_bias_2d__M2_In4_Out8_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f4_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear_product_2d: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f5_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  // bias: f32[5]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<5xf32>) -> (tensor<2x5xf32>) {
+    // linear_bias_2d: f32[2, 5] = call linear_bias_2d__M2_In4_Out5_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f6_op}> : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v3) : (tensor<2x5xf32>) -> ()
+  }
+  // op linear_bias_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f4_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f7_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f5_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f8_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_bias_2d<M=2, In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  // bias: f32[5]
+  func.func private @f6_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<5xf32>) -> (tensor<2x5xf32>) {
+    // linear: f32[2, 5] = call linear__S2_In4_Out5_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f9_op}> : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v3) : (tensor<2x5xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f7_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v3 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v4 = "stablehlo.dot_general"(%v0, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    // add: f32[2, 8] = add(dot_1, bias)
+    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
+    %v6 = "stablehlo.add"(%v4, %v5) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v6) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f8_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=5, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[5, 4]
+  // bias: f32[5]
+  func.func private @f9_op(%v0: tensor<2x4xf32>, %v1: tensor<5x4xf32>, %v2: tensor<5xf32>) -> (tensor<2x5xf32>) {
+    // t_1: f32[4, 5] = permute(weight) {perm=(1, 0)}
+    %v3 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_1: f32[2, 5] = dot(x, t_1) {precision=''}
+    %v4 = "stablehlo.dot_general"(%v0, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    // add: f32[2, 5] = add(dot_1, bias)
+    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<5xf32>) -> tensor<2x5xf32>
+    %v6 = "stablehlo.add"(%v4, %v5) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v6) : (tensor<2x5xf32>) -> ()
   }
 }

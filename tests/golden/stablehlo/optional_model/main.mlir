@@ -15,38 +15,82 @@ module @linnet {
     %v8 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v9 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v10 = "stablehlo.add"(%v4, %v9) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_1: f32[4, 8] = permute(layers__0__up) {perm=(1, 0)}
-    %v11 = "stablehlo.transpose"(%v2) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
-    %v12 = "stablehlo.dot_general"(%v0, %v11) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_1)
-    %v13 = "stablehlo.tanh"(%v12) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[8, 4] = permute(layers__0__down) {perm=(1, 0)}
-    %v14 = "stablehlo.transpose"(%v3) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_2: f32[2, 4] = dot(h_1, t_2) {precision=''}
-    %v15 = "stablehlo.dot_general"(%v13, %v14) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    // linear_2d_1: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(x, layers__0__up)
+    %v11 = "func.call"(%v0, %v2) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v12 = "stablehlo.tanh"(%v11) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_1, layers__0__down)
+    %v13 = "func.call"(%v12, %v3) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // y_1: f32[2, 4] = add(x, __r1)
-    %v16 = "stablehlo.add"(%v0, %v15) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v14 = "stablehlo.add"(%v0, %v13) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_4: i64[1] = add(layers__1__calls__in, 1:i64)
-    %v17 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v18 = "stablehlo.broadcast_in_dim"(%v17) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v19 = "stablehlo.add"(%v7, %v18) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // t_3: f32[4, 8] = permute(layers__1__up) {perm=(1, 0)}
-    %v20 = "stablehlo.transpose"(%v5) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_3: f32[2, 8] = dot(y_1, t_3) {precision=''}
-    %v21 = "stablehlo.dot_general"(%v16, %v20) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    // h_2: f32[2, 8] = tanh(dot_3)
-    %v22 = "stablehlo.tanh"(%v21) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_4: f32[8, 4] = permute(layers__1__down) {perm=(1, 0)}
-    %v23 = "stablehlo.transpose"(%v6) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_4: f32[2, 4] = dot(h_2, t_4) {precision=''}
-    %v24 = "stablehlo.dot_general"(%v22, %v23) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    %v15 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v17 = "stablehlo.add"(%v7, %v16) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_3: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_1, layers__1__up)
+    %v18 = "func.call"(%v14, %v5) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    // h_2: f32[2, 8] = tanh(linear_2d_3)
+    %v19 = "stablehlo.tanh"(%v18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_4: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_2, layers__1__down)
+    %v20 = "func.call"(%v19, %v6) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // sum_1: f32[2, 4] = add(y_1, __r2)
-    %v25 = "stablehlo.add"(%v16, %v24) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_5: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v26 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_5: f32[2, 5] = dot(sum_1, t_5) {precision=''}
-    %v27 = "stablehlo.dot_general"(%v25, %v26) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    "func.return"(%v27, %v10, %v19) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>) -> ()
+    %v21 = "stablehlo.add"(%v14, %v20) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    // t_1: f32[4, 5] = permute(embed) {perm=(1, 0)}
+    %v22 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_1: f32[2, 5] = dot(sum_1, t_1) {precision=''}
+    %v23 = "stablehlo.dot_general"(%v21, %v22) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v23, %v10, %v17) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear_product_2d: f32[2, 8] = call linear_product_2d__M2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear_product_2d: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f4_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f5_op}> : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+    "func.return"(%v2) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f4_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f6_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  func.func private @f5_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f6_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
   }
 }

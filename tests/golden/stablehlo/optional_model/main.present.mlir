@@ -22,64 +22,101 @@ module @linnet {
     %v15 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
     %v16 = "stablehlo.broadcast_in_dim"(%v15) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
     %v17 = "stablehlo.add"(%v6, %v16) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // broadcast_to_1: f32[2, 8] = broadcast_to(layers__0__up_bias__some)
-    %v18 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
-    // t_2: f32[4, 8] = permute(layers__0__up) {perm=(1, 0)}
-    %v19 = "stablehlo.transpose"(%v3) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_2: f32[2, 8] = dot(x, t_2, broadcast_to_1) {precision=''}
-    %v20 = "stablehlo.dot_general"(%v0, %v19) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    %v21 = "stablehlo.add"(%v18, %v20) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // h_1: f32[2, 8] = tanh(dot_2)
-    %v22 = "stablehlo.tanh"(%v21) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_3: f32[8, 4] = permute(layers__0__down) {perm=(1, 0)}
-    %v23 = "stablehlo.transpose"(%v5) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_3: f32[2, 4] = dot(h_1, t_3) {precision=''}
-    %v24 = "stablehlo.dot_general"(%v22, %v23) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    // linear_2d_1: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(x, layers__0__up, layers__0__up_bias__some)
+    %v18 = "func.call"(%v0, %v3, %v4) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    // h_1: f32[2, 8] = tanh(linear_2d_1)
+    %v19 = "stablehlo.tanh"(%v18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_2: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_1, layers__0__down)
+    %v20 = "func.call"(%v19, %v5) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // y_1: f32[2, 4] = add(x, __r1)
-    %v25 = "stablehlo.add"(%v0, %v24) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %v21 = "stablehlo.add"(%v0, %v20) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_4: i64[1] = add(layers__1__calls__in, 1:i64)
-    %v26 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v28 = "stablehlo.add"(%v10, %v27) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // broadcast_to_2: f32[2, 8] = broadcast_to(layers__1__up_bias__some)
-    %v29 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
-    // t_5: f32[4, 8] = permute(layers__1__up) {perm=(1, 0)}
-    %v30 = "stablehlo.transpose"(%v7) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_5: f32[2, 8] = dot(y_1, t_5, broadcast_to_2) {precision=''}
-    %v31 = "stablehlo.dot_general"(%v25, %v30) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    %v32 = "stablehlo.add"(%v29, %v31) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // h_2: f32[2, 8] = tanh(dot_5)
-    %v33 = "stablehlo.tanh"(%v32) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_6: f32[8, 4] = permute(layers__1__down) {perm=(1, 0)}
-    %v34 = "stablehlo.transpose"(%v9) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_6: f32[2, 4] = dot(h_2, t_6) {precision=''}
-    %v35 = "stablehlo.dot_general"(%v33, %v34) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    %v22 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v23 = "stablehlo.broadcast_in_dim"(%v22) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v24 = "stablehlo.add"(%v10, %v23) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_3: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_1, layers__1__up, layers__1__up_bias__some)
+    %v25 = "func.call"(%v21, %v7, %v8) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    // h_2: f32[2, 8] = tanh(linear_2d_3)
+    %v26 = "stablehlo.tanh"(%v25) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_4: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_2, layers__1__down)
+    %v27 = "func.call"(%v26, %v9) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // y_2: f32[2, 4] = add(y_1, __r2)
+    %v28 = "stablehlo.add"(%v21, %v27) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     // calls_6: i64[1] = add(head__calls__in, 1:i64)
-    %v36 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v37 = "stablehlo.broadcast_in_dim"(%v36) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
-    %v38 = "stablehlo.add"(%v14, %v37) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-    // broadcast_to_3: f32[2, 8] = broadcast_to(head__up_bias__some)
-    %v39 = "stablehlo.broadcast_in_dim"(%v12) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
-    // sum_2: f32[2, 4] = add(y_1, __r2)
-    %v40 = "stablehlo.add"(%v25, %v35) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-    // t_8: f32[4, 8] = permute(head__up) {perm=(1, 0)}
-    %v41 = "stablehlo.transpose"(%v11) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
-    // dot_8: f32[2, 8] = dot(sum_2, t_8, broadcast_to_3) {precision=''}
-    %v42 = "stablehlo.dot_general"(%v40, %v41) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
-    %v43 = "stablehlo.add"(%v39, %v42) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    // h_3: f32[2, 8] = tanh(dot_8)
-    %v44 = "stablehlo.tanh"(%v43) : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    // t_9: f32[8, 4] = permute(head__down) {perm=(1, 0)}
-    %v45 = "stablehlo.transpose"(%v13) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
-    // dot_9: f32[2, 4] = dot(h_3, t_9) {precision=''}
-    %v46 = "stablehlo.dot_general"(%v44, %v45) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    %v29 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v30 = "stablehlo.broadcast_in_dim"(%v29) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<1xi64>
+    %v31 = "stablehlo.add"(%v14, %v30) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    // linear_2d_5: f32[2, 8] = call linear_2d__M2_In4_Out8_Tf32(y_2, head__up, head__up_bias__some)
+    %v32 = "func.call"(%v28, %v11, %v12) <{callee = @f1_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    // h_3: f32[2, 8] = tanh(linear_2d_5)
+    %v33 = "stablehlo.tanh"(%v32) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    // linear_2d_6: f32[2, 4] = call linear_2d__M2_In8_Out4_Tf32(h_3, head__down)
+    %v34 = "func.call"(%v33, %v13) <{callee = @f2_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // broadcast_to: f32[2, 5] = broadcast_to(out_bias__some)
-    %v47 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<5xf32>) -> tensor<2x5xf32>
-    // t_11: f32[4, 5] = permute(embed) {perm=(1, 0)}
-    %v48 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
-    // dot_11: f32[2, 5] = dot(__r3, t_11, broadcast_to) {precision=''}
-    %v49 = "stablehlo.dot_general"(%v46, %v48) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
-    %v50 = "stablehlo.add"(%v47, %v49) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
-    "func.return"(%v50, %v17, %v28, %v38) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+    %v35 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<5xf32>) -> tensor<2x5xf32>
+    // t_2: f32[4, 5] = permute(embed) {perm=(1, 0)}
+    %v36 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    // dot_2: f32[2, 5] = dot(__r3, t_2, broadcast_to) {precision=''}
+    %v37 = "stablehlo.dot_general"(%v34, %v36) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+    %v38 = "stablehlo.add"(%v35, %v37) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    "func.return"(%v38, %v17, %v24, %v31) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> ()
+  }
+  // op linear_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f1_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // linear_bias_2d: f32[2, 8] = call linear_bias_2d__M2_In4_Out8_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f3_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f2_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear_product_2d: f32[2, 4] = call linear_product_2d__M2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f4_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear_bias_2d<M=2, In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f3_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // linear: f32[2, 8] = call linear__S2_In4_Out8_Tf32(x, weight, bias)
+    %v3 = "func.call"(%v0, %v1, %v2) <{callee = @f5_op}> : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v3) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear_product_2d<M=2, In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f4_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // linear: f32[2, 4] = call linear__S2_In8_Out4_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f6_op}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    "func.return"(%v2) : (tensor<2x4xf32>) -> ()
+  }
+  // op linear<S=[2], In=4, Out=8, T=f32>
+  // x: f32[2, 4]
+  // weight: f32[8, 4]
+  // bias: f32[8]
+  func.func private @f5_op(%v0: tensor<2x4xf32>, %v1: tensor<8x4xf32>, %v2: tensor<8xf32>) -> (tensor<2x8xf32>) {
+    // t_1: f32[4, 8] = permute(weight) {perm=(1, 0)}
+    %v3 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    // dot_1: f32[2, 8] = dot(x, t_1) {precision=''}
+    %v4 = "stablehlo.dot_general"(%v0, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+    // add: f32[2, 8] = add(dot_1, bias)
+    %v5 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64: 1>}> : (tensor<8xf32>) -> tensor<2x8xf32>
+    %v6 = "stablehlo.add"(%v4, %v5) : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    "func.return"(%v6) : (tensor<2x8xf32>) -> ()
+  }
+  // op linear<S=[2], In=8, Out=4, T=f32>
+  // x: f32[2, 8]
+  // weight: f32[4, 8]
+  func.func private @f6_op(%v0: tensor<2x8xf32>, %v1: tensor<4x8xf32>) -> (tensor<2x4xf32>) {
+    // t_1: f32[8, 4] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    // dot_1: f32[2, 4] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%v3) : (tensor<2x4xf32>) -> ()
   }
 }
