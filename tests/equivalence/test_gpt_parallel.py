@@ -31,14 +31,15 @@ COMMON = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd"
 # the loss entry calls, and the backward ops of their grad clauses. ran() lists besides
 # them the ops their bodies call (log_softmax_2d, softmax_2d, ...), which run neither.
 FORWARD = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d",
-           "linear_token_log_probs"}
+           "linear_token_log_probs_stats"}
 BACKWARD = {"rms_norm_backward", "linear_input_grad", "linear_weight_grad",
             "attention_row_stats", "attention_dq", "attention_dkv", "embedding_backward",
-            "linear_token_log_probs_backward"}
+            "linear_token_log_probs_dlogits"}
 OPS = FORWARD | BACKWARD
-# The ops train_jax.py splits over the mesh by rows: the forward ops but linear_product_2d,
-# which the library calls inside linear_2d (no op of the program, so no name for shard=).
-SHARDED = FORWARD - {"linear_product_2d"}
+# The ops train_jax.py splits over the mesh by rows: the forward ops but linear_product_2d
+# and linear_token_log_probs_stats, which the library calls inside linear_2d and
+# linear_token_log_probs (no op of the program, so no name for shard=).
+SHARDED = FORWARD - {"linear_product_2d", "linear_token_log_probs_stats"}
 
 
 def run(command: list[str], out: Path, **env: str) -> dict[str, Any]:
