@@ -22,6 +22,7 @@ from linnet.fuzz.backends import as_numpy
 from linnet.torch import load
 
 from kernel_cases import DEVICE, EXAMPLES
+import gpt_kernels_ran  # noqa: E402
 
 sys.path.insert(0, str(EXAMPLES / "gpt"))
 import twin  # noqa: E402
@@ -35,12 +36,8 @@ PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
 # neither as kernel nor as body.
 PREFILL = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d"}
 DECODE = {"rms_norm_2d", "linear_product_2d", "attention_from", "embedding_2d"}
-LOSS = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d",
-        "linear_token_log_probs_stats"}
-# their backward ops, which `loss(...).backward()` runs
-BACKWARD = {"rms_norm_backward", "linear_input_grad", "linear_weight_grad",
-            "attention_row_stats", "attention_dq", "attention_dkv", "embedding_backward",
-            "linear_token_log_probs_dlogits"}
+LOSS = gpt_kernels_ran.LOSS
+BACKWARD = gpt_kernels_ran.BACKWARD  # which `loss(...).backward()` runs
 
 
 def linnet_model(path: Path, numerics: str):

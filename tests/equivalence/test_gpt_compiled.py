@@ -20,15 +20,10 @@ import pytest
 import torch
 
 from kernel_cases import DEVICE, EXAMPLES
+import gpt_kernels_ran  # noqa: E402
 
-# The ops whose kernels a training step runs: the library's forms over rows (std.nn) that
-# the loss entry calls, and the backward ops of their grad clauses. ran() lists besides
-# them the ops their bodies call (log_softmax_2d, softmax_2d, ...), which run neither.
-FORWARD = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d",
-           "linear_token_log_probs_stats"}
-BACKWARD = {"rms_norm_backward", "linear_input_grad", "linear_weight_grad",
-            "attention_row_stats", "attention_dq", "attention_dkv", "embedding_backward",
-            "linear_token_log_probs_dlogits"}
+FORWARD = gpt_kernels_ran.LOSS
+BACKWARD = gpt_kernels_ran.BACKWARD  # which `loss(...).backward()` runs
 OPS = FORWARD | BACKWARD
 SMALL = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd",
          "--lr", "1e-3"]
