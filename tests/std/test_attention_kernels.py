@@ -27,6 +27,8 @@ F = torch.nn.functional
 
 from linnet.fuzz import default_device  # noqa: E402
 
+from .kernel_runs import run_jax, run_torch  # noqa: E402
+
 PROGRAM = Path(__file__).resolve().parent / "nn_attention_kernels.linnet"
 DEVICE = default_device()
 B, H, Q, K, D = 1, 2, 24, 40, 16
@@ -104,12 +106,10 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
     fn = load_function(str(PROGRAM), case.entry)
-    leaves = [x.to(DEVICE).requires_grad_() for x in inputs]
-    y = fn(*leaves)
+    y, got = run_torch(fn, inputs, cotangent)
     assert_close(y, want, dtype, "result")
-    y.backward(cotangent.to(y.dtype).to(DEVICE))
-    for k, (x, g) in enumerate(zip(leaves, grads)):
-        assert_close(x.grad, g, dtype, f"gradient {k}")
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, dtype, f"gradient {k}")
     assert_kernels_ran(case, fn.ran())
 
 
@@ -120,20 +120,16 @@ PALLAS = [("plain", "bf16"), ("grouped_causal", "f32")]
 @pytest.mark.parametrize("name,dtype", PALLAS)
 def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     from linnet.jax import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
     fn = load_function(str(PROGRAM), case.entry)
-    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
-              for x in inputs]
-    y, vjp = jax.vjp(fn, *arrays)
-    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
-    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    y, got = run_jax(fn, inputs, cotangent)
+    assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
+        assert_close(x, g, dtype, f"gradient {k}")
     assert_kernels_ran(case, fn.ran())
 
 

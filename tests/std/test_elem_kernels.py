@@ -23,8 +23,9 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from .test_nn_kernels import (DEVICE, DTYPES, assert_close,  # noqa: E402
-                              assert_kernels_ran, reference)
+from .kernel_runs import run_jax, run_torch  # noqa: E402
+from .test_nn_kernels import (DTYPES, assert_close, assert_kernels_ran,  # noqa: E402
+                              reference)
 
 PROGRAM = Path(__file__).resolve().parent / "elem_kernels.linnet"
 VOCAB = 7
@@ -107,35 +108,6 @@ def case_inputs(case: Case, dtype: str):
     inputs = case.inputs(g, DTYPES[dtype])
     cotangent, want, grads = reference(case, inputs, g)
     return inputs, cotangent, want, grads
-
-
-def run_torch(fn, inputs: list, cotangent: torch.Tensor):
-    """Generated PyTorch's result for `inputs` and, through autograd, the gradients of the
-    floating inputs for `cotangent`."""
-    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
-    y = fn(*leaves)
-    y.backward(cotangent.to(y.dtype).to(DEVICE))
-    return y, [x.grad for x in leaves if x.is_floating_point()]
-
-
-def run_jax(fn, inputs: list, cotangent: torch.Tensor):
-    """Generated JAX's result and, through `jax.vjp`, the gradients of the floating inputs
-    (the integer ids stay NumPy arrays, closed over)."""
-    import jax
-    import jax.numpy as jnp
-    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
-              if x.is_floating_point() else x.numpy() for x in inputs]
-    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
-
-    def with_floats(*leaves):
-        args = list(arrays)
-        for k, leaf in zip(floats, leaves):
-            args[k] = leaf
-        return fn(*args)
-
-    y, vjp = jax.vjp(with_floats, *(arrays[k] for k in floats))
-    grads = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
-    return np.asarray(y, dtype=np.float64), [np.asarray(g, dtype=np.float64) for g in grads]
 
 
 def check_backend(case: Case, dtype: str, load: Callable, run: Callable) -> None:

@@ -31,6 +31,8 @@ F = torch.nn.functional
 
 from linnet.fuzz import default_device  # noqa: E402
 
+from .kernel_runs import run_jax, run_torch  # noqa: E402
+
 PROGRAM = Path(__file__).resolve().parent / "nn_kernels.linnet"
 DEVICE = default_device()
 R, H = 3, 40
@@ -192,13 +194,10 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
     fn = load_function(str(PROGRAM), case.entry)
-    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
-    y = fn(*leaves)
+    y, got = run_torch(fn, inputs, cotangent)
     assert_close(y, want, dtype, "result")
-    y.backward(cotangent.to(y.dtype).to(DEVICE))
-    floats = [x for x in leaves if x.is_floating_point()]
-    for k, (x, g) in enumerate(zip(floats, grads)):
-        assert_close(x.grad, g, dtype, f"gradient {k}")
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, dtype, f"gradient {k}")
     assert_kernels_ran(case, fn.ran())
 
 
@@ -213,29 +212,16 @@ PALLAS = [("rms", "f32"), ("layer", "bf16"), ("layer_unbiased", "f32"),
 @pytest.mark.parametrize("name,dtype", PALLAS)
 def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     from linnet.jax import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
     fn = load_function(str(PROGRAM), case.entry)
-    # integers as NumPy arrays: JAX without x64 would narrow i64 targets to i32
-    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
-              if x.is_floating_point() else x.numpy() for x in inputs]
-    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
-
-    def run(*leaves):
-        args = list(arrays)
-        for k, leaf in zip(floats, leaves):
-            args[k] = leaf
-        return fn(*args)
-
-    y, vjp = jax.vjp(run, *(arrays[k] for k in floats))
-    assert_close(np.asarray(y, dtype=np.float64), want, dtype, "result")
-    got = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    y, got = run_jax(fn, inputs, cotangent)
+    assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(np.asarray(x, dtype=np.float64), g, dtype, f"gradient {k}")
+        assert_close(x, g, dtype, f"gradient {k}")
     assert_kernels_ran(case, fn.ran())
 
 

@@ -1,0 +1,42 @@
+"""Run a loaded std entry on PyTorch (autograd) or JAX (`jax.vjp`) and give back its result
+and the gradients of its floating inputs, so the kernel tests of each module compare the
+same things the same way. Integer inputs (ids, targets) get no gradient: on JAX they stay
+NumPy arrays, closed over, since JAX without x64 would narrow i64 to i32."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from linnet.fuzz import default_device
+
+DEVICE = default_device()
+
+
+def run_torch(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated PyTorch's result for `inputs` and, through autograd, the gradients of the
+    floating inputs for `cotangent`."""
+    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*leaves)
+    y.backward(cotangent.to(y.dtype).to(DEVICE))
+    return y, [x.grad for x in leaves if x.is_floating_point()]
+
+
+def run_jax(fn, inputs: list, cotangent: torch.Tensor):
+    """Generated JAX's result and, through `jax.vjp`, the gradients of the floating inputs,
+    both as float64 NumPy arrays."""
+    import jax
+    import jax.numpy as jnp
+    arrays = [jnp.asarray(x.float().numpy(), dtype=str(x.dtype).removeprefix("torch."))
+              if x.is_floating_point() else x.numpy() for x in inputs]
+    floats = [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+    def with_floats(*leaves):
+        args = list(arrays)
+        for k, leaf in zip(floats, leaves):
+            args[k] = leaf
+        return fn(*args)
+
+    y, vjp = jax.vjp(with_floats, *(arrays[k] for k in floats))
+    grads = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
+    return np.asarray(y, dtype=np.float64), [np.asarray(g, dtype=np.float64) for g in grads]
