@@ -109,14 +109,18 @@ class Marks:
     value op, and the calls that a rewrite turns into calls of another op.
 
     `known` is this instance's marked parameters ({parameter: value op identity}), part
-    of its key; `elab` is the `Elaborator`, which holds the rewrites and the ops' modules.
+    of its key; `marked` the mark of each marked variable of the body, by name;
+    `rewrites_fired` the rewrites applied to its calls (the `BodyTranslator` holds all
+    three); `elab` is the `Elaborator`, which holds the rewrites and the ops' modules.
     """
 
-    known: dict = {}
+    known: dict[str, str]
+    marked: dict[str, str]
+    rewrites_fired: list[CallRewrite]
 
     def marks(self) -> dict[str, str]:
         """The mark of each marked variable of this body, by name."""
-        return self.__dict__.setdefault("_marks", {})
+        return self.marked
 
     def mark_of(self, atom) -> str | None:
         return self.marks().get(atom.name) if isinstance(atom, ir.Var) else None
@@ -175,7 +179,7 @@ class Marks:
 
     def fired(self) -> list[CallRewrite]:
         """The rewrites applied to this body's calls, in order (its dump label names them)."""
-        return self.__dict__.setdefault("_fired", [])
+        return self.rewrites_fired
 
     def marks_label(self) -> str:
         """What the instance's dump label adds: its marked parameters, the rewrites fired."""

@@ -208,6 +208,9 @@ class BodyTranslator(Marks, Values, Statements, Expressions, IndexNotation, Fold
         self.nt: Notation | None = None
         self.dep: dict[int, bool] = {}  # `depends` per node, valid while the scope stays
         self.assigned: Memo = {}  # `assigned_outer` per nested block of this body
+        self.known: dict[str, str] = {}  # marked parameters (call_rewrites.Marks)
+        self.marked: dict[str, str] = {}  # variables holding a value op's value
+        self.rewrites_fired: list[CallRewrite] = []
 
     # ------------------------------------------------------------- types
 
