@@ -52,7 +52,7 @@ from ...syntax import tree as t
 from ...syntax.printer import print_expr
 from .elaborator import BodyTranslator, Elaborator
 from .builder import Builder
-from .instances import BoundKernel, binding_key, func_name, home_module, instance_source
+from .instances import BoundKernel, FuncKey, InstanceKey, func_name, home_module, instance_source
 from .vocabulary import I64, ElaborationError, typed_literal
 from .surface_walks import child_nodes
 
@@ -103,11 +103,10 @@ class KernelLibrary:
     def with_bindings(self, changed: Mapping[str, BoundKernel]) -> "KernelLibrary":
         return KernelLibrary(self.analysis, {**self.bindings, **changed}, self.checks)
 
-    def instance_key(self, op: str) -> tuple:
+    def instance_key(self, op: str) -> tuple[InstanceKey, int | None, int | None]:
         """Equal keys: the same kernel at the same generics and hints (one Func serves both)."""
         bound = self.bindings[op]
-        return (id(bound.kernel), binding_key(bound.kernel, bound.binding), bound.warps,
-                bound.stages)
+        return InstanceKey.of(bound.kernel, bound.binding), bound.warps, bound.stages
 
     def where_holds(self, op: str) -> bool:
         bound = self.bindings[op]
@@ -147,10 +146,10 @@ class KernelChecks:
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
-        self.done: dict[tuple, Instance] = {}  # (kernel id, binding key) -> its instance
+        self.done: dict[InstanceKey, Instance] = {}
 
     def instance(self, kernel: t.Kernel, binding: Binding) -> Instance:
-        key = (id(kernel), binding_key(kernel, binding))
+        key = InstanceKey.of(kernel, binding)
         if key not in self.done:
             self.done[key] = self.analysis.instantiate(kernel, binding,
                                                        home_module(self.analysis, kernel))
@@ -227,14 +226,14 @@ class _KernelElaborator(Elaborator):
 
     def kernel(self, kernel: t.Kernel, binding: Binding,
                checked: Instance | None = None) -> tuple[ir.Func, ...]:
-        key = (id(kernel), binding_key(kernel, binding))
-        name = self._unique(func_name(kernel, key[1]))
-        self.names[key] = name  # reserved, not queued: the kernel is translated here
+        key = InstanceKey.of(kernel, binding)
+        name = self._unique(func_name(kernel, key.generics))
+        self.names[FuncKey(key)] = name  # reserved, not queued: translated here
         if checked is not None:
             self.instances[key] = checked
         inst = self.instance(kernel, binding)
         func = _KernelBody(self, inst, Builder()).kernel_func(
-            name, instance_source("kernel", kernel, key[1]))
+            name, instance_source("kernel", kernel, key.generics))
         fns, done = [], 0
         while done < len(self.queue):
             fns.append(self.translate(self.queue[done]))

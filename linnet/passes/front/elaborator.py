@@ -30,9 +30,9 @@ from .call_rewrites import CallRewrite, Marks, determined_by_result, matching, v
 from .entry_interface import Interface, result_labels
 from .expressions import Expressions
 from .folding import Folding
-from .instances import (BoundKernel, binding_key, concrete_int, func_name, grad_instance,
-                        home_module, instance_source, kernel_choice, module_path,
-                        with_defaults)
+from .instances import (BoundKernel, FuncKey, InstanceKey, binding_key, concrete_int,
+                        func_name, grad_instance, home_module, instance_source, kernel_choice,
+                        module_path, with_defaults)
 from .index_notation import IndexNotation, Notation
 from .statements import Statements
 from .structs import Values
@@ -58,11 +58,11 @@ class Elaborator:
         self.kernel_applies = kernel_applies or (lambda op, binding: False)
         self.values = value_ids(rewrites)
         self.modules: dict[int, str] = {}  # id(item) -> its module's dotted path
-        self.names: dict[tuple, str] = {}
+        self.names: dict[FuncKey, str] = {}
         self.taken: set[str] = set()  # the names given (kept, not rebuilt per name)
-        self.items: dict[tuple, tuple[object, Binding]] = {}
-        self.instances: dict[tuple, Instance] = {}
-        self.queue: list[tuple] = []
+        self.items: dict[FuncKey, tuple[object, Binding]] = {}
+        self.instances: dict[InstanceKey, Instance] = {}
+        self.queue: list[FuncKey] = []
         self.kernels: dict[str, BoundKernel] = {}  # op Func name -> its kernel binding
         self.body_class = BodyTranslator
         self.interface: Interface | None = None  # the entry's user names, once translated
@@ -72,7 +72,7 @@ class Elaborator:
         binding = with_defaults(self.analysis, entry, binding)
         if checked is not None and checked.item is entry and checked.binding is binding \
                 and not checked.diagnostics:
-            self.instances[(id(entry), binding_key(entry, binding))] = checked
+            self.instances[InstanceKey.of(entry, binding)] = checked
         entry_name = self.request(entry, binding)
         funcs, done = [], 0
         while done < len(self.queue):
@@ -87,10 +87,9 @@ class Elaborator:
         `presence` says which optional parameters a call passes as `some` or `none` (each
         pattern is an instance of its own, so the choice is made at compile time); `known`,
         which parameters hold the value of a value op of a call rewrite (so do they)."""
-        extra = (presence, known) if known else ((presence,) if presence else ())
-        key = (id(item), binding_key(item, binding)) + extra
+        key = FuncKey(InstanceKey.of(item, binding), presence, known)
         if key not in self.names:
-            self.names[key] = self._unique(func_name(item, key[1]))
+            self.names[key] = self._unique(func_name(item, key.instance.generics))
             self.items[key] = (item, binding)
             self.queue.append(key)
         return self.names[key]
@@ -134,7 +133,7 @@ class Elaborator:
 
     def instance(self, item, binding: Binding) -> Instance:
         """The checked instance (memoized); its diagnostics, if any, abandon elaboration."""
-        key = (id(item), binding_key(item, binding))
+        key = InstanceKey.of(item, binding)
         if key not in self.instances:
             inst = self.analysis.instantiate(item, binding, home_module(self.analysis, item))
             if inst.diagnostics:
@@ -143,13 +142,13 @@ class Elaborator:
             self.instances[key] = inst
         return self.instances[key]
 
-    def translate(self, key: tuple) -> ir.Func:
+    def translate(self, key: FuncKey) -> ir.Func:
         item, binding = self.items[key]
         inst = self.instance(item, binding)
         kind = "op" if isinstance(item, t.Op) else item.kind
         body = self.body_class(self, inst, Builder())
-        body.presence = dict(key[2]) if len(key) > 2 else {}
-        body.known = dict(key[3]) if len(key) > 3 else {}
+        body.presence = dict(key.presence)
+        body.known = dict(key.known)
         params, block = body.function(item.params, item.body, inst.signature.result)
         if key == self.queue[0]:  # the entry: its user names
             self.interface = Interface(tuple(body.input_names),
@@ -160,7 +159,7 @@ class Elaborator:
             self.kernels[self.names[key]] = bound
         grad = self.grad(item, binding, self.names[key], body.presence, body.known) \
             if kind == "op" and item.grad else None
-        source = instance_source(kind, item, key[1]) + body.marks_label()
+        source = instance_source(kind, item, key.instance.generics) + body.marks_label()
         return ir.Func(self.names[key], kind, params, block, source, kernel, grad)
 
     def grad(self, op: t.Op, binding: Binding, name: str, presence: dict,

@@ -143,6 +143,29 @@ def binding_key(item, binding: Binding) -> tuple:
     return tuple(key)
 
 
+@dataclass(frozen=True, slots=True)
+class InstanceKey:
+    """Which checked instance: the item (by `id`) at the concrete values of its generics
+    (`binding_key`). Two calls at equal keys share one checked `Instance`."""
+    item: int
+    generics: tuple
+
+    @staticmethod
+    def of(item, binding: Binding) -> "InstanceKey":
+        return InstanceKey(id(item), binding_key(item, binding))
+
+
+@dataclass(frozen=True, slots=True)
+class FuncKey:
+    """Which Func of an instance: besides the instance, the optional parameters a call
+    passes as `some` or `none` (`presence`, pairs of name and bool) and the parameters
+    that hold a value op's value (`known`, pairs of name and value id; call_rewrites.py).
+    Each pattern is a Func of its own, since the choice is made at compile time."""
+    instance: InstanceKey
+    presence: tuple = ()
+    known: tuple = ()
+
+
 def concrete_int(d) -> int:
     value = d.as_int() if isinstance(d, Dim) else None
     if value is None:
