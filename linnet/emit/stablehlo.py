@@ -37,7 +37,7 @@ from ..ir.numerics import numerics_of
 from ..ir.printer import print_expr
 from . import stablehlo_ops as ops
 from .stablehlo_einsum import einsum
-from .stablehlo_ops import OpWriter, Value, tensor_type
+from .stablehlo_writer import OpWriter, Value, tensor_type
 from .layout import comment, loop_expected, unpack_count
 
 _KINDS = ("entry", "op", "fn", "grad")

@@ -1,8 +1,8 @@
 """`Einsum` in StableHLO: contractions as `dot_general`s, left to right.
 
-StableHLO has no einsum: `einsum` writes one with the building blocks of
-`linnet.emit.stablehlo_ops` (casts, broadcasts, diagonals, reductions, transposes and
-`dot_general`), so the printer (`linnet.emit.stablehlo`) emits an `Einsum` node as a
+StableHLO has no einsum: `einsum` writes one with the operations of
+`linnet.emit.stablehlo_building_blocks` (casts, broadcasts, diagonals, reductions,
+transposes and `dot_general`), so the printer (`linnet.emit.stablehlo`) emits an `Einsum` node as a
 short chain of ops whose accumulation dtype and precision follow the node's.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..ir import tensor as ir
-from .stablehlo_ops import (OpWriter, Value, convert, dense_array, diagonal, dot_general, reduce,
-                            transpose, work_dtype)
+from .stablehlo_building_blocks import convert, diagonal, dot_general, reduce, transpose
+from .stablehlo_writer import OpWriter, Value, dense_array, work_dtype
 
 Labelled = tuple[list[str], Value]  # an operand and the einsum label of each of its axes
 
