@@ -1,8 +1,9 @@
 """What one primitive is: the record every part of the compiler reads about it.
 
 A `PrimDef` says how many operands a primitive takes and which attributes, to which
-family of type rules it belongs, what it means to the NumPy oracle, its derivative, and
-how each target writes it. Each target's entry is one of three forms:
+family of type rules it belongs, what it means to the NumPy oracle, its derivative, how
+`fold-constants` evaluates it on literals (`Fold`), and how each target writes it. Each
+target's entry is one of three forms:
 
 - `Text`: a template of the target's code over the operands `{0}`, `{1}`, ...
   (`torch.exp({0})`), which the printer formats;
@@ -48,6 +49,30 @@ class Via:
 
 Form = Union[Text, Op, Via, None]
 
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """How `fold-constants` simplifies the primitive (`linnet.passes.middle.fold_constants`).
+
+    Evaluated on rank-0 literals by one exact function per kind of operand dtype (None: not
+    folded for that kind): `ints` takes Python ints, unbounded, and the operands' width in
+    bits last (the folder wraps the result at the width); `floats` takes f64 values (the
+    folder rounds the result once to the dtype); `bools` takes bools. A function returns
+    None where the language leaves the result open, or where backends may differ (a zero
+    divisor, a shift of the width or more). `via` names a function of the folder instead,
+    for a primitive whose result depends on both dtypes (`cast`).
+
+    Identities, which hold for any operand: `right` and `left` name the folder's test of a
+    literal `u` for which `x op u` (`u op x`) is `x`; `unchanged` names the folder's rule
+    for a primitive that may return its operand as it is (a reshape to its own type)."""
+    ints: Callable[..., Any] | None = None
+    floats: Callable[..., Any] | None = None
+    bools: Callable[..., Any] | None = None
+    via: str = ""
+    right: str = ""
+    left: str = ""
+    unchanged: str = ""
+
 #: The targets a primitive is printed for; a `PrimDef` has one field per target.
 TARGETS = ("torch", "jax", "onnx", "stablehlo", "triton")
 
@@ -68,7 +93,9 @@ class PrimDef:
     rule (None: the primitive takes no gradient, or the adjoint pass has its own rule).
     `in_f32`: kernels compute f16/bf16 operands in f32 and round the result once
     (`linnet.ir.kernel_numerics`). `prelude` names the prelude function that becomes
-    this primitive ("" for none)."""
+    this primitive ("" for none). `fold` says how `fold-constants` evaluates and
+    simplifies it (None: never; kernel memory and `program_id` are not functions of
+    their operands alone)."""
     name: str
     arity: int | None
     family: str
@@ -77,6 +104,7 @@ class PrimDef:
     derivative: Derivative | None = None
     in_f32: bool = False
     prelude: str = ""
+    fold: Fold | None = None
     torch: Form = None
     jax: Form = None
     onnx: Form = None

@@ -12,6 +12,7 @@ each printer take the primitive's name.
 from __future__ import annotations
 
 from .definition import Op, PrimDef, Text, Via
+from .folds import FOLDS
 
 ARITHMETIC = ("add", "sub", "mul", "div", "mod", "min", "max")
 BITWISE = ("and", "or", "xor")
@@ -27,19 +28,20 @@ def _binary_row(name: str) -> PrimDef:
     shlo = (Op(f"stablehlo.{_STABLEHLO[name]}") if name in _STABLEHLO
             else Via(_STABLEHLO_SPECIAL[name]))
     return PrimDef(name, 2, "binary", prelude=name if name in ("min", "max") + SHIFTS else "",
-                   torch=Via("binary"), jax=Via("binary"), onnx=Via("binary"),
-                   stablehlo=shlo, triton=Via("binary"))
+                   fold=FOLDS[name], torch=Via("binary"), jax=Via("binary"),
+                   onnx=Via("binary"), stablehlo=shlo, triton=Via("binary"))
 
 
 def _compare_row(name: str) -> PrimDef:
-    return PrimDef(name, 2, "compare", torch=Via("binary"), jax=Via("binary"),
-                   onnx=Via("binary"), stablehlo=Via("compare"), triton=Via("binary"))
+    return PrimDef(name, 2, "compare", fold=FOLDS[name], torch=Via("binary"),
+                   jax=Via("binary"), onnx=Via("binary"), stablehlo=Via("compare"),
+                   triton=Via("binary"))
 
 
 def _unary_row(name: str, stablehlo) -> PrimDef:
     return PrimDef(name, 1, "unary", prelude="abs" if name == "abs" else "",
-                   torch=Via("unary"), jax=Via("unary"), onnx=Via("unary"),
-                   stablehlo=stablehlo, triton=Via("unary"))
+                   fold=FOLDS[name], torch=Via("unary"), jax=Via("unary"),
+                   onnx=Via("unary"), stablehlo=stablehlo, triton=Via("unary"))
 
 
 OPERATORS = (
@@ -55,11 +57,11 @@ UNARY = (
 )
 
 CHOICE = (
-    PrimDef("select", 3, "select", prelude="select",
+    PrimDef("select", 3, "select", prelude="select", fold=FOLDS["select"],
             torch=Text("torch.where({0}, {1}, {2})"), jax=Text("jnp.where({0}, {1}, {2})"),
             onnx=Via("select"), stablehlo=Via("select"), triton=Text("tl.where({0}, {1}, {2})"),
             doc="select(c, a, b): a where c, else b"),
-    PrimDef("cast", 1, "cast", prelude="cast", torch=Via("cast"), jax=Via("cast"),
-            onnx=Via("cast"), stablehlo=Via("cast"), triton=Via("cast"),
+    PrimDef("cast", 1, "cast", prelude="cast", fold=FOLDS["cast"], torch=Via("cast"),
+            jax=Via("cast"), onnx=Via("cast"), stablehlo=Via("cast"), triton=Via("cast"),
             doc="to the result dtype"),
 )

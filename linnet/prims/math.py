@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .definition import Op, PrimDef, Text, Via
+from .folds import FOLDS
 
 
 def _exp(em, e, y, dy):
@@ -70,7 +71,7 @@ def math_row(name: str, numpy, derivative, *, torch=None, jax=None, onnx=None,
     """A float function of one operand; each target's form defaults to the function of
     the same name (`torch.exp`, `jnp.exp`, `tl.exp`)."""
     return PrimDef(name, 1, "math", numpy=numpy, derivative=derivative, in_f32=True,
-                   prelude=name,
+                   prelude=name, fold=FOLDS.get(name),
                    torch=torch or Text(f"torch.{name}({{0}})"),
                    jax=jax or Text(f"jnp.{name}({{0}})"),
                    onnx=onnx or Op(name.capitalize()),

@@ -5,6 +5,7 @@ the primitive (the reductions share "reduce"), since each reads attributes and s
 from __future__ import annotations
 
 from .definition import PrimDef, Via
+from .folds import FOLDS
 
 REDUCTIONS = ("sum", "prod", "max", "min", "any", "all")
 
@@ -15,8 +16,8 @@ def _row(name: str, arity: int | None, family: str, attrs: tuple[str, ...] = (),
     None: not in kernels)."""
     fn = Via(name)
     kernel = fn if triton == "" else (Via(triton) if triton else None)
-    return PrimDef(name, arity, family, attrs, prelude=prelude, torch=fn, jax=fn, onnx=fn,
-                   stablehlo=fn, triton=kernel, doc=doc)
+    return PrimDef(name, arity, family, attrs, prelude=prelude, fold=FOLDS.get(name),
+                   torch=fn, jax=fn, onnx=fn, stablehlo=fn, triton=kernel, doc=doc)
 
 
 def _reduce_row(op: str) -> PrimDef:

@@ -20,9 +20,12 @@ Three rewrites, each exact under the semantics of docs/language.md:
 - `If` on a literal condition becomes the chosen branch's bindings.
 
 Bindings of a plain atom (`y = x`, `y = 3:i32`), which the rewrites create,
-are propagated: uses of y read x. Kernel memory prims (`load`, `store`, the
-atomics) and `program_id` are never folded: they are not functions of their
-operands alone.
+are propagated: uses of y read x. Which primitives fold, their exact meaning
+on literals and their identities, are the `fold` of their rows in
+`linnet.prims` (`linnet/prims/folds.py`); this pass wraps and rounds the
+results and holds the rules the rows name. Kernel memory prims (`load`,
+`store`, the atomics) and `program_id` have none: they are not functions of
+their operands alone.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import math
 
 import numpy as np
 
+from ... import prims
 from ...ir import tensor as ir
 from ..traverse import Rewriter
 
@@ -67,43 +71,54 @@ class _Fold(Rewriter):
         return None
 
 
-KERNEL_ONLY = ir.EFFECTS | {"load", "program_id"}
-
-
 def simplify(e: ir.Prim) -> ir.Atom | None:
-    """An atom equal to `e` (a literal, or an operand), or None."""
-    if e.op in KERNEL_ONLY:
+    """An atom equal to `e` (a literal, or an operand), or None. What may be folded, and
+    how, is the `fold` of the primitive's row in `linnet.prims`."""
+    fold = prims.row(e.op).fold
+    if fold is None:
         return None
     if isinstance(e.type, ir.TType) and e.type.shape == () and e.args \
             and all(isinstance(a, ir.Lit) for a in e.args):
         value = evaluate(e.op, e.args, e.type.dtype)
         if value is not None:
             return ir.Lit(value, e.type)
-    same = _identity(e)
+    same = _identity(e, fold)
     return same if same is not None and same.type == e.type else None
 
 
-def _identity(e: ir.Prim) -> ir.Atom | None:
+def _identity(e: ir.Prim, fold: prims.Fold) -> ir.Atom | None:
     """The operand an identity prim returns unchanged (type checked by the caller)."""
-    args = e.args
-    if e.op in ("cast", "reshape", "broadcast_to", "fill"):
-        return args[0] if args[0].type == e.type else None  # changes nothing
-    if e.op == "permute":  # a square tile transposed keeps its type, not its values
-        same = e.attr("perm") == tuple(range(len(e.type.shape)))
-        return args[0] if same else None
-    if e.op == "select":
-        return (args[1] if args[0].value else args[2]) if isinstance(args[0], ir.Lit) else None
-    if len(args) != 2:
+    if fold.unchanged:
+        return UNCHANGED[fold.unchanged](e)
+    if len(e.args) != 2:
         return None
-    x, y = args
-    right = {"add": _is_add_zero, "sub": _is_sub_zero, "mul": _is_one, "div": _is_one,
-             "and": _is_true, "or": _is_false}.get(e.op)
-    left = {"add": _is_add_zero, "mul": _is_one, "and": _is_true, "or": _is_false}.get(e.op)
-    if right is not None and right(y):
+    x, y = e.args
+    if fold.right and UNITS[fold.right](y):
         return x
-    if left is not None and left(x):
+    if fold.left and UNITS[fold.left](x):
         return y
     return None
+
+
+def _same_type(e: ir.Prim) -> ir.Atom | None:
+    """A cast, reshape, broadcast or fill to the operand's own type changes nothing."""
+    return e.args[0] if e.args[0].type == e.type else None
+
+
+def _identity_perm(e: ir.Prim) -> ir.Atom | None:
+    """A permute by the identity (a square tile transposed keeps its type, not its values)."""
+    return e.args[0] if e.attr("perm") == tuple(range(len(e.type.shape))) else None
+
+
+def _literal_condition(e: ir.Prim) -> ir.Atom | None:
+    """`select(literal, a, b)`: the operand it picks."""
+    c, a, b = e.args
+    return (a if c.value else b) if isinstance(c, ir.Lit) else None
+
+
+#: The rules a row's `Fold.unchanged` names.
+UNCHANGED = {"same_type": _same_type, "identity_perm": _identity_perm,
+             "literal_condition": _literal_condition}
 
 
 def _lit(a: ir.Atom) -> bool:
@@ -134,6 +149,11 @@ def _is_true(a: ir.Atom) -> bool:
 
 def _is_false(a: ir.Atom) -> bool:
     return _lit(a) and a.type.dtype == "bool" and a.value is False
+
+
+#: The tests a row's `Fold.right` and `Fold.left` name: is the literal a unit of the op?
+UNITS = {"add_zero": _is_add_zero, "sub_zero": _is_sub_zero, "one": _is_one,
+         "true": _is_true, "false": _is_false}
 
 
 # -------------------------------------------------------------- semantics
@@ -186,83 +206,34 @@ def _arg(a: ir.Lit) -> Value:
 
 
 def evaluate(op: str, args: tuple[ir.Lit, ...], out: str) -> Value | None:
-    """The value of a rank-0 prim of literals with result dtype `out`, or None to leave it."""
+    """The value of a rank-0 prim of literals with result dtype `out`, or None to leave it:
+    the row's `Fold` function for the operands' kind of dtype, its result wrapped to an
+    integer dtype or rounded once to a float one."""
+    fold = prims.row(op).fold
     src = args[0].type.dtype
     vals = [_arg(a) for a in args]
-    if op == "cast":
-        return _cast(vals[0], src, out)
-    if op == "select":
-        return vals[1] if vals[0] else vals[2]
-    if op in _COMPARE:
-        return bool(_COMPARE[op](vals[0], vals[1]))
+    if fold is None:
+        return None
+    if fold.via:
+        return VIA[fold.via](vals, src, out)
     if src == "bool":
-        return _bool_op(op, vals)
-    if src in INT_BITS:
-        v = _int_op(op, vals, src)
-        return None if v is None else wrap(v, src)
-    v = _float_op(op, vals)
-    return None if v is None or src != out else round_float(v, out)
-
-
-_COMPARE = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-}
-
-
-def _bool_op(op: str, v: list) -> bool | None:
-    table = {"and": lambda: v[0] and v[1], "or": lambda: v[0] or v[1],
-             "xor": lambda: v[0] != v[1], "not": lambda: not v[0]}
-    return bool(table[op]()) if op in table else None
-
-
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _int_op(op: str, v: list[int], dtype: str) -> int | None:
-    bits = INT_BITS[dtype]
-    if op in ("div", "mod") and v[1] == 0:
+        v = fold.bools(*vals) if fold.bools else None
+    elif src in INT_BITS:
+        v = fold.ints(*vals, INT_BITS[src]) if fold.ints else None
+    else:
+        v = fold.floats(*vals) if fold.floats else None
+    if v is None:
         return None
-    if op in ("shl", "shr") and not 0 <= v[1] < bits:
-        return None
-    table = {
-        "add": lambda: v[0] + v[1], "sub": lambda: v[0] - v[1], "mul": lambda: v[0] * v[1],
-        "div": lambda: _trunc_div(v[0], v[1]),
-        "mod": lambda: v[0] - v[1] * _trunc_div(v[0], v[1]),
-        "min": lambda: min(v[0], v[1]), "max": lambda: max(v[0], v[1]),
-        "and": lambda: v[0] & v[1], "or": lambda: v[0] | v[1], "xor": lambda: v[0] ^ v[1],
-        "shl": lambda: v[0] << v[1], "shr": lambda: v[0] >> v[1],  # arithmetic if signed
-        "neg": lambda: -v[0], "abs": lambda: abs(v[0]),
-    }
-    return table[op]() if op in table else None
+    if out == "bool":
+        return bool(v)
+    if out in INT_BITS:
+        return wrap(v, out)
+    return None if src in FLOATS and src != out else round_float(v, out)
 
 
-def _float_op(op: str, v: list[float]) -> float | None:
-    """The f64 result (exact, or rounded once), or None for what is not folded."""
-    if op in ("div",) and v[1] == 0:
-        return None
-    if op in ("min", "max"):
-        return _min_max(op, v[0], v[1])
-    table = {
-        "add": lambda: v[0] + v[1], "sub": lambda: v[0] - v[1], "mul": lambda: v[0] * v[1],
-        "div": lambda: v[0] / v[1], "neg": lambda: -v[0], "abs": lambda: abs(v[0]),
-        "sqrt": lambda: math.sqrt(v[0]) if v[0] >= 0 or math.isnan(v[0]) else math.nan,
-    }
-    return table[op]() if op in table else None
-
-
-def _min_max(op: str, a: float, b: float) -> float | None:
-    """NaN propagates; a tie of +0.0 and -0.0 is left alone (backends differ)."""
-    if math.isnan(a) or math.isnan(b):
-        return math.nan
-    if a == b and math.copysign(1.0, a) != math.copysign(1.0, b):
-        return None
-    return min(a, b) if op == "min" else max(a, b)
-
-
-def _cast(v: Value, src: str, out: str) -> Value | None:
+def _cast(vals: list[Value], src: str, out: str) -> Value | None:
+    """The language's cast of a literal, where every backend casts it alike."""
+    v = vals[0]
     if out == "bool":
         return v != 0
     if src == "bool":
@@ -282,3 +253,7 @@ def _cast(v: Value, src: str, out: str) -> Value | None:
     if src == "f64" and out == "bf16" and float(np.float32(v)) != v:
         return None  # f64 -> f32 -> bf16 would round twice
     return round_float(float(v), out)
+
+
+#: The functions a row's `Fold.via` names: (operand values, operand dtype, result dtype).
+VIA = {"cast": _cast}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from linnet import prims
 from linnet.ir import tensor as ir
 from linnet.ir.verify import verify
+from linnet.passes.middle import fold_constants as fc
 from linnet.passes.middle.fold_constants import fold_constants
 from tests.passes.middle.test_lower_index_notation import (T, V, Body, at, comp, ix, lit, program,
                                                             run)
@@ -197,3 +200,34 @@ def test_fold_keeps_a_transposing_permute_of_a_square_tensor() -> None:
     assert [bd.expr.op for bd in q.funcs[0].body.binds] == ["permute"]
     xs = np.arange(4, dtype=np.float32).reshape(2, 2)
     np.testing.assert_array_equal(run(q, xs), xs.T)
+
+
+# ------------------------------------------------------- read from the primitive table
+
+
+def test_every_rule_a_row_names_is_the_folder_s_and_every_rule_is_named() -> None:
+    rows = [r.fold for r in prims.PRIMS.values() if r.fold is not None]
+    named = {"via": {f.via for f in rows} - {""},
+             "units": {u for f in rows for u in (f.right, f.left)} - {""},
+             "unchanged": {f.unchanged for f in rows} - {""}}
+    assert named == {"via": set(fc.VIA), "units": set(fc.UNITS),
+                     "unchanged": set(fc.UNCHANGED)}
+
+
+def test_the_folded_primitives_are_the_rows_with_a_fold() -> None:
+    folding = {r.name for r in prims.PRIMS.values() if r.fold is not None}
+    assert {"add", "shl", "eq", "not", "sqrt", "select", "cast", "permute"} <= folding
+    assert not folding & {"exp", "erf", "load", "store", "program_id", "reduce_sum"}
+
+
+def test_a_row_s_fold_is_what_the_folder_evaluates(monkeypatch) -> None:
+    """Folding reads the table: a row without a fold is left alone, and a row's fold
+    function is what a literal evaluates to (then wrapped at the width)."""
+    assert folded("add", (2, 3), "i32") == 5
+    monkeypatch.setitem(prims.PRIMS, "add", replace(prims.PRIMS["add"], fold=None))
+    assert folded("add", (2, 3), "i32") is None
+    twice = prims.Fold(ints=lambda a, b, _bits: 2 * a + b, right="one")
+    monkeypatch.setitem(prims.PRIMS, "add", replace(prims.PRIMS["add"], fold=twice))
+    assert folded("add", (100, 1), "i8") == -55  # 201 wrapped
+    assert fc.simplify(ir.Prim("add", (V("x", dtype="i8"), lit(1, "i8")), T(dtype="i8"))) \
+        == V("x", dtype="i8")
