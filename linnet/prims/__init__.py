@@ -11,12 +11,12 @@ printers.
 This package imports nothing else of the compiler.
 """
 
-from .definition import TARGETS, Fold, Form, Op, PrimDef, Text, Via
+from .definition import TARGETS, Fold, Form, Generated, Op, PrimDef, Text, Via
 from .kernel import EFFECTS
 from .table import PRIMS, ops_of, row, signatures
 
 #: The float math functions (family "math"): prelude functions of one float operand.
 MATH = ops_of("math")
 
-__all__ = ["EFFECTS", "Fold", "Form", "MATH", "Op", "PRIMS", "PrimDef", "TARGETS", "Text", "Via",
-           "ops_of", "row", "signatures"]
+__all__ = ["EFFECTS", "Fold", "Form", "Generated", "MATH", "Op", "PRIMS", "PrimDef",
+           "TARGETS", "Text", "Via", "ops_of", "row", "signatures"]

@@ -2,7 +2,8 @@
 
 A `PrimDef` says how many operands a primitive takes and which attributes, to which
 family of type rules it belongs, what it means to the NumPy oracle, its derivative, how
-`fold-constants` evaluates it on literals (`Fold`), and how each target writes it. Each
+`fold-constants` evaluates it on literals (`Fold`), how the fuzzer generates it
+(`Generated`), and how each target writes it. Each
 target's entry is one of three forms:
 
 - `Text`: a template of the target's code over the operands `{0}`, `{1}`, ...
@@ -73,6 +74,23 @@ class Fold:
     left: str = ""
     unchanged: str = ""
 
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """How the fuzzer's program generator (`linnet.fuzz.programs.exprs`) writes a call of
+    a float function whose result it bounds from its operand's bounds.
+
+    `domain` is what the operand is made first: "any" (as it is), "positive" (at least 1:
+    `abs(x) + 1` where it may be below), "nonnegative" (`abs(x)`; positive under `grad`,
+    since the slope at 0 may be infinite). An operand that may leave `within` is made
+    `-abs(x)`. The result's bounds are `bound` (a monotone function of a Python float,
+    decreasing if `decreasing`) at the operand's, or `values` when `bound` is None."""
+    domain: str = "any"
+    within: tuple[float, float] | None = None
+    bound: Callable[[float], float] | None = None
+    decreasing: bool = False
+    values: tuple[float, float] = (-1, 1)
+
+
 #: The targets a primitive is printed for; a `PrimDef` has one field per target.
 TARGETS = ("torch", "jax", "onnx", "stablehlo", "triton")
 
@@ -95,7 +113,8 @@ class PrimDef:
     (`linnet.ir.kernel_numerics`). `prelude` names the prelude function that becomes
     this primitive ("" for none). `fold` says how `fold-constants` evaluates and
     simplifies it (None: never; kernel memory and `program_id` are not functions of
-    their operands alone)."""
+    their operands alone). `generated` says how the fuzzer writes it (None: the program
+    generator does not, or writes it by a construct of its own: operators, shapes)."""
     name: str
     arity: int | None
     family: str
@@ -105,6 +124,7 @@ class PrimDef:
     in_f32: bool = False
     prelude: str = ""
     fold: Fold | None = None
+    generated: Generated | None = None
     torch: Form = None
     jax: Form = None
     onnx: Form = None

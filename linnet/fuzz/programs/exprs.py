@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ... import prims
 from ...syntax import tree as t
 from .scope import Gen, Param, Scope, Var
 from .types import (BITS, BOOL_INFO, DType, Dim, Info, Ty, abs_info, add_info, broadcast,
                     broadcasts_into, dt, fits, lit_dim, mul_info, neg_info, settle)
 
-MATH = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh")
 COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 
@@ -357,35 +357,30 @@ class Exprs:
         return E(node, Ty((), dtype), Info(v, v, 0, True), True)
 
     def math_expr(self, dtype: DType, shape, depth) -> E:
+        """A float function of the table (`generated_math`), its operand made one it takes."""
         a = self.expr(dtype, shape, depth - 1)
-        fn = self.g.pick(list(MATH))
-        lo, hi = a.info.lo, a.info.hi
-        if fn == "exp":
-            if hi > 3 or lo < -30:
-                a = E(t.Unary("-", call("abs", a.node)), a.ty, Info(-a.info.mag, 0, None, False))
-                self.g.count("abs")
-            info = Info(math.exp(a.info.lo), math.exp(a.info.hi), None, False)
-        elif fn in ("log", "sqrt", "rsqrt"):
-            if lo <= 0:  # sqrt takes abs(x), but not under grad: its slope at 0 is infinite
-                keep_zero = fn == "sqrt" and not self.g.config.grad
-                a = E(call("abs", a.node), a.ty, abs_info(a.info)) if keep_zero \
-                    else self.positive(a)
-                if a is None:
-                    return self.leaf(dtype, shape)
-            lo, hi = a.info.lo, a.info.hi
-            info = {"log": lambda: Info(math.log(lo) if lo > 0 else -1e9, math.log(hi), None,
-                                        False),
-                    "sqrt": lambda: Info(math.sqrt(lo), math.sqrt(hi), None, False),
-                    "rsqrt": lambda: Info(1 / math.sqrt(hi), 1 / math.sqrt(lo), None,
-                                          False)}[fn]()
-        elif fn == "tanh":
-            info = Info(math.tanh(lo), math.tanh(hi), None, False)
-        else:
-            info = Info(-1, 1, None, False)
+        fn = self.g.pick(list(generated_math()))
+        how = prims.PRIMS[fn].generated
+        a = self.math_operand(a, how)
+        if a is None:
+            return self.leaf(dtype, shape)
+        info = math_info(a.info, how)
         if not fits(info, dtype):
             return a
         self.g.count(f"math:{fn}")
         return E(call(fn, a.node), a.ty, info)
+
+    def math_operand(self, a: E, how: prims.Generated) -> E | None:
+        """`a` made an operand in the function's domain (None: no such operand here)."""
+        lo, hi = a.info.lo, a.info.hi
+        if how.within is not None and (lo < how.within[0] or hi > how.within[1]):
+            self.g.count("abs")
+            return E(t.Unary("-", call("abs", a.node)), a.ty, Info(-a.info.mag, 0, None, False))
+        if how.domain == "any" or lo > 0:
+            return a
+        if how.domain == "nonnegative" and not self.g.config.grad:
+            return E(call("abs", a.node), a.ty, abs_info(a.info))
+        return self.positive(a)
 
     def bitwise_expr(self, dtype: DType, shape, depth) -> E:
         a = self.expr(dtype, self.sub(dtype, shape, depth), depth - 1)
@@ -492,6 +487,22 @@ class Exprs:
         op = self.g.pick(["&&", "||"] if scalar and self.g.chance(0.6) else ["&", "|", "^"])
         self.g.count(f"logic:{op}")
         return self.binary(op, a, b, dt("bool"), BOOL_INFO)
+
+
+def generated_math() -> tuple[str, ...]:
+    """The float functions the generator writes: the rows of `linnet.prims` of family
+    "math" that say how (`generated`), in table order."""
+    return tuple(name for name, row in prims.PRIMS.items()
+                 if row.family == "math" and row.generated is not None)
+
+
+def math_info(info: Info, how: prims.Generated) -> Info:
+    """The bounds of a float function's result, from its operand's."""
+    if how.bound is None:
+        return Info(*how.values, None, False)
+    ends = (how.bound(info.lo), how.bound(info.hi))
+    lo, hi = ends[::-1] if how.decreasing else ends
+    return Info(lo, hi, None, False)
 
 
 def _frac(a: Info, b: Info) -> int | None:

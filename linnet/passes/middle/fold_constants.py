@@ -74,7 +74,7 @@ class _Fold(Rewriter):
 def simplify(e: ir.Prim) -> ir.Atom | None:
     """An atom equal to `e` (a literal, or an operand), or None. What may be folded, and
     how, is the `fold` of the primitive's row in `linnet.prims`."""
-    fold = prims.row(e.op).fold
+    fold = _fold_of(e.op)
     if fold is None:
         return None
     if isinstance(e.type, ir.TType) and e.type.shape == () and e.args \
@@ -84,6 +84,11 @@ def simplify(e: ir.Prim) -> ir.Atom | None:
             return ir.Lit(value, e.type)
     same = _identity(e, fold)
     return same if same is not None and same.type == e.type else None
+
+
+def _fold_of(op: str) -> prims.Fold | None:
+    row = prims.PRIMS.get(op)
+    return None if row is None else row.fold
 
 
 def _identity(e: ir.Prim, fold: prims.Fold) -> ir.Atom | None:
@@ -209,11 +214,11 @@ def evaluate(op: str, args: tuple[ir.Lit, ...], out: str) -> Value | None:
     """The value of a rank-0 prim of literals with result dtype `out`, or None to leave it:
     the row's `Fold` function for the operands' kind of dtype, its result wrapped to an
     integer dtype or rounded once to a float one."""
-    fold = prims.row(op).fold
-    src = args[0].type.dtype
-    vals = [_arg(a) for a in args]
+    fold = _fold_of(op)
     if fold is None:
         return None
+    src = args[0].type.dtype
+    vals = [_arg(a) for a in args]
     if fold.via:
         return VIA[fold.via](vals, src, out)
     if src == "bool":
