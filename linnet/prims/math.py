@@ -97,7 +97,8 @@ ROWS = (
     math_row("tanh", np.tanh, _tanh, triton=Text("_lt_tanh({0})"),
              generated=Generated(bound=math.tanh)),
     # onnxruntime has no f64 Erf: an f64 erf is computed in f32 there (docs/language.md);
-    # so the fuzzer does not generate it (its f64 cases would differ past f64 tolerances)
+    # so the fuzzer does not generate it (its f64 cases would differ past f64 tolerances).
+    # Triton's `tl.erf` (the default form) is exported by triton.language 3.6 and 3.9 alike.
     math_row("erf", _erf_f64, _erf, jax=Text("lax.erf({0})"),
              onnx=Op("Erf", work=(("f64", "f32"),)), stablehlo=Op("chlo.erf")),
 )
