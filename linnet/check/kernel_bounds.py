@@ -11,7 +11,8 @@ comparisons of the mask (`cols < C`). An access the prover cannot show safe is E
 with the range the index may take and the mask that would make it safe.
 
 What the proof assumes: index arithmetic does not wrap (the values stay in the range of
-their dtype), and an integer loaded from memory (a gather's ids) is any value at all:
+their dtype: `kernel_wrap.py` proves it of each kernel instance at its bound sizes, E2133),
+and an integer loaded from memory (a gather's ids) is any value at all:
 such an index is proved only by a mask that compares it with the axis.
 """
 
@@ -254,13 +255,23 @@ def read_accesses(kernel: t.Kernel, params: list, results: list, types: dict,
                   facts: Facts) -> tuple[list[Access], tuple]:
     """The kernel's accesses and its grid's sizes, from a checked body's `types` (of the
     kernel's own check, or of an instance's at bound sizes)."""
+    values = walk_kernel(kernel, params, results, types, facts)
+    return values.accesses, values.grid
+
+
+def walk_kernel(kernel: t.Kernel, params: list, results: list, types: dict,
+                facts: Facts) -> KernelValues:
+    """The kernel body read once (`kernel_values.py`): its accesses, the integers it
+    computes and its grid's sizes."""
     memory = {p.name: tuple(ty.dims) for p, ty in zip(kernel.params + kernel.results,
                                                       params + results)
               if isinstance(ty, TensorT) and (ty.rank or p in kernel.results)}
     grid = tuple(_grid_size(types, g) for g in kernel.grid)
     scalars = tuple(p.name for p, ty in zip(kernel.params, params)
                     if isinstance(ty, TensorT) and not ty.rank and ty.dtype in INTEGER)
-    return KernelValues(types, grid, memory, facts, scalars).run(kernel.body), grid
+    values = KernelValues(types, grid, memory, facts, scalars)
+    values.run(kernel.body)
+    return values
 
 
 def _grid_size(types: dict, g: t.Expr) -> Dim | None:

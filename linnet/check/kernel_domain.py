@@ -113,6 +113,18 @@ class Access:
     plain: bool
 
 
+@dataclass(frozen=True)
+class Computed:
+    """An integer a kernel computes by arithmetic or a cast (`kernel_wrap.py` proves it
+    fits its dtype): its element `value` over the positions of a tile of sizes `tile`,
+    and the symbols in scope where it is computed (`context`)."""
+    node: t.Expr
+    value: Dim
+    dtype: str
+    tile: tuple
+    context: tuple[Symbol, ...]
+
+
 # ------------------------------------------------------------------ value algebra
 
 Index = Dim | Chosen | None

@@ -89,3 +89,26 @@ def bound_grid_problem(kernel: t.Kernel, grid: list[int], result_shapes: list,
                                    "sizes that fail it the op's body runs), or make the grid "
                                    "cover the result")
     return None
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+"""The most programs a launch may have along each grid axis (CUDA's, which Triton's and
+Pallas's launches on the GPU inherit)."""
+
+
+def grid_limit_problem(kernel: t.Kernel, grid: list[int],
+                       sizes: dict[str, int]) -> Diagnostic | None:
+    """E2134 when, at the bound sizes, a grid axis has more programs than a launch allows:
+    the launch would fail, or (in a program id computed past 2^31 - 1) wrap."""
+    for axis, (g, n, limit) in enumerate(zip(kernel.grid, grid, GRID_LIMITS)):
+        if n > limit:
+            at = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+            message = (f"the bound sizes give kernel `{kernel.name}` {n} programs along grid "
+                       f"axis {axis} ({at}), more than a launch allows there ({limit})")
+            help = ("take more elements per program (a larger tile), or move the count to "
+                    "grid axis 0, which allows 2^31 - 1" if axis else
+                    "take more elements per program (a larger tile or a loop)")
+            return Diagnostic("E2134", message, g.span, f"at most {limit} programs",
+                              help=help)
+    return None
+

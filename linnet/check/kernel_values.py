@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from ..syntax import tree as t
 from .dim_normal_form import Dim
 from .dims import Facts
-from .kernel_domain import (NEGATE, NEVER, UNKNOWN, Access, Bools, Clause, Index, Ints, Other,
-                            Symbol, Value, aligned, call, choose, combine, index_of, opaque,
-                            placed, position, rename, with_shape)
+from .kernel_domain import (NEGATE, NEVER, UNKNOWN, Access, Bools, Clause, Computed, Index, Ints,
+                            Other, Symbol, Value, aligned, call, choose, combine, index_of,
+                            opaque, placed, position, rename, with_shape)
 from .types import INTEGER, TensorT, Val, compile_time_int
 
 @dataclass
@@ -47,11 +47,13 @@ class KernelValues:
     facts: Facts  # the kernel's own: its `where` clauses, its generics non-negative
     scalars: tuple[str, ...] = ()  # integer scalar parameters: any value
     accesses: list[Access] = field(default_factory=list)
+    computed: list[Computed] = field(default_factory=list)  # integer arithmetic and casts
     env: list[dict[str, Value]] = field(default_factory=lambda: [{}])
     symbols: list[Symbol] = field(default_factory=list)
     conditions: list[Clause] = field(default_factory=list)
     guarded: int = 0  # depth of `if`, `while` and loops of unknown bounds
     counters: int = 0
+    frame: tuple = ()  # the shape of the index-notation statement being read
 
     # ----------------------------------------------------------------- statements
     def run(self, body: tuple) -> list[Access]:
@@ -90,6 +92,7 @@ class KernelValues:
     def stmt_LetIndex(self, s: t.LetIndex) -> None:
         axes = {ix.name: k for k, ix in enumerate(s.indices)}
         shape = self.shape_of(s)
+        self.frame = shape
         self.bind(s.name, with_shape(self.element(s.value, axes), shape))
 
     def stmt_Effect(self, s: t.Effect) -> None:
@@ -192,7 +195,19 @@ class KernelValues:
         if v is not None and compile_time_int(v) is not None:
             return Ints(v.const, ())
         method = getattr(self, "expr_" + type(e).__name__, None)
-        return method(e) if method is not None else Other(self.shape_of(e))
+        value = method(e) if method is not None else Other(self.shape_of(e))
+        self.note(e, value, self.shape_of(e))
+        return value
+
+    def note(self, e: t.Expr, value: Value, tile: tuple) -> None:
+        """Record an integer that arithmetic or a cast computes, with what is in scope."""
+        computes = isinstance(e, (t.Binary, t.Unary)) or (
+            isinstance(e, t.Call) and e.callee == "cast")
+        v = self.types.get(id(e))
+        if not computes or not isinstance(value, Ints) or value.expr is None or v is None \
+                or not isinstance(v.type, TensorT) or v.type.dtype not in INTEGER:
+            return
+        self.computed.append(Computed(e, value.expr, v.type.dtype, tile, tuple(self.symbols)))
 
     def expr_Name(self, e: t.Name) -> Value:
         found = self.lookup(e.id)
@@ -286,7 +301,9 @@ class KernelValues:
             if base is not None and all(n in axes for n in names):
                 return placed(base, [axes[n] for n in names])
         if isinstance(e, t.Binary):
-            return combine(e.op, self.element(e.left, axes), self.element(e.right, axes), ())
+            value = combine(e.op, self.element(e.left, axes), self.element(e.right, axes), ())
+            self.note(e, value, self.frame)
+            return value
         if isinstance(e, t.Unary):
             inner = self.element(e.operand, axes)
             if e.op == "!" and isinstance(inner, Bools) and inner.exact \

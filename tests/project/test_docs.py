@@ -31,7 +31,8 @@ FALLBACK_CODES = (
     "E2104 E2105 E2106 E2108 E2109 E2110 E2111 E2112 E2114 E2115 E2116 E2119 E2120 E2121 "
     "E2123 E2124 E2125 E2126 E2127 E2190 E2201 E2202 E2203 E2204 E2205 E2206 E2207 E2208 "
     "E2209 E2210 E3101 E3102 E3103 E3104 E3105 E3106").split()
-PROJECT_CODES = ["E1006"]  # added by this project: nesting deeper than 200 levels
+PROJECT_CODES = ["E1006", "E2133", "E2134"]  # added by this project: nesting deeper than 200
+# levels, kernel integers that wrap and grids past the launch limits at the bound sizes
 
 FENCE = re.compile(r"^```linnet[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 MODULE = re.compile(r"^module[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)",

@@ -38,9 +38,10 @@ from typing import Mapping
 
 from ...check.dims import Facts
 from ...check.instance import Analysis, Instance
-from ...check.kernel_bounds import read_accesses
+from ...check.kernel_bounds import read_accesses, walk_kernel
 from ...check.kernel_cover_sizes import unwritten_result
-from ...check.kernel_grids import bound_grid_problem, stored_results
+from ...check.kernel_grids import bound_grid_problem, grid_limit_problem, stored_results
+from ...check.kernel_wrap import wrap_problem
 from ...check.kernel_tiles import HELP as TILE_HELP, is_tile_size, tile_text
 from ...check.signatures import Binding
 from ...check.types import TensorT, TupleT
@@ -118,6 +119,12 @@ class KernelLibrary:
         bound = self.bindings[op]
         return self.checks.unwritten_problem(bound.kernel, bound.binding)
 
+    def overflow_problem(self, op: str) -> Diagnostic | None:
+        """E2134 or E2133 when op's kernel, at its bound sizes, would launch more programs
+        than a grid axis allows or compute an integer that wraps (`overflow_problem`)."""
+        bound = self.bindings[op]
+        return self.checks.overflow_problem(bound.kernel, bound.binding)
+
     def elaborate(self, op: str, taken: set[str]) -> tuple[ir.Func, ...]:
         """The kernel Func of op's binding, last, after the fn Funcs its body calls; launch
         hints that the binding overrides replace those written."""
@@ -180,6 +187,22 @@ class KernelChecks:
         stored = [r.name for r in stored_results(kernel, writes)]
         return unwritten_result(kernel, accesses, stored, programs, sizes)
 
+    def overflow_problem(self, kernel: t.Kernel, binding: Binding) -> Diagnostic | None:
+        """Would the kernel, at these concrete generics, launch more programs along a grid
+        axis than the GPU allows (E2134, `check/kernel_grids.py`), or compute a signed
+        integer that leaves its dtype's range (E2133, `check/kernel_wrap.py`), which the
+        memory-safety proofs assume it never does?"""
+        inst = self.instance(kernel, binding)
+        sizes = {g.name: v.as_int() for g in kernel.generics
+                 if (v := binding.dims.get(g.name)) is not None}
+        grid = [inst.type_of(g).const.as_int() for g in kernel.grid]
+        too_many = grid_limit_problem(kernel, grid, sizes)
+        if too_many is not None:
+            return too_many
+        values = walk_kernel(kernel, inst.signature.params, inst.signature.results,
+                             inst.types, Facts())
+        return wrap_problem(kernel.name, values.computed, sizes)
+
     def elaborate(self, kernel: t.Kernel, binding: Binding,
                   taken: set[str] = frozenset()) -> tuple[ir.Func, ...]:
         """The kernel instance as a kernel Func (`elaborate_kernel`), from its instance."""
@@ -229,8 +252,8 @@ class _KernelElaborator(Elaborator):
         key = InstanceKey.of(kernel, binding)
         name = self._unique(func_name(kernel, key.generics))
         self.names[FuncKey(key)] = name  # reserved, not queued: translated here
-        if checked is not None:
-            self.instances[key] = checked
+        if checked is not None and not checked.diagnostics:
+            self.instances[key] = checked  # one with errors: `instance` reports them
         inst = self.instance(kernel, binding)
         func = _KernelBody(self, inst, Builder()).kernel_func(
             name, instance_source("kernel", kernel, key.generics))

@@ -14,6 +14,9 @@ A kept kernel whose grid, at the bound sizes, has no programs along an axis whil
 result written by `store` has elements is an error (E2206, `check/kernel_grids.py`):
 launching nothing would return memory nobody wrote. So is one whose stores, evaluated at
 the bound sizes, miss elements of such a result (E2132, `check/kernel_cover_sizes.py`).
+So is one that, at the bound sizes, launches more programs along a grid axis than the GPU
+allows (E2134), or computes a signed integer outside its dtype's range, which the
+memory-safety proofs assume never happens (E2133, `check/kernel_wrap.py`).
 
 Before deciding, a tuned choice (`Options.tuning`, a `KernelTuning`; see
 `kernel_tuning.py`) that matches an op instance replaces the tile generics its
@@ -72,7 +75,7 @@ def _keeps(f: ir.Func, library, runs: bool) -> bool:
     if not (runs and library is not None and library.knows(f.name)
             and library.where_holds(f.name)):
         return False
-    problem = library.unwritten_problem(f.name)
+    problem = library.overflow_problem(f.name) or library.unwritten_problem(f.name)
     if problem is not None:
         raise CompileError([problem])
     return True
