@@ -1,5 +1,6 @@
-"""The kernels of `std.nn.attention` (`attention` and `grouped_attention`, without a mask
-and with the causal mask) against `F.scaled_dot_product_attention`, forward and backward,
+"""The kernels of `std.nn.attention` (`attention` and `grouped_attention` without a mask,
+with the causal mask and with any other mask; `attention_rows` and `grouped_attention_rows`
+with a mask per batch row) against `F.scaled_dot_product_attention`, forward and backward,
 in f32, bf16 and f16; and the call rewrite that takes `causal_mask<Q, K>()` to the causal
 kernel (`linnet/passes/front/call_rewrites.py`): where it fires and where it does not.
 
@@ -10,7 +11,8 @@ them in Pallas's interpreter and differentiates with `jax.vjp`. Each test assert
 the loaded function's `ran()` counts that the kernels, not the bodies, ran. The reference
 is PyTorch in float64 on the same (rounded) inputs; grouped keys and values are
 `repeat_interleave`d. Sizes are tiny and ragged against the tiles (32 queries by 64 keys
-forward, sized from the sequences): 24 queries against 40 keys, a head of 16.
+forward, sized from the sequences): 24 queries against 40 keys, a head of 16. The masks
+are random, differ between batch rows, and hide every key from one query row.
 """
 
 from __future__ import annotations
@@ -38,40 +40,72 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 RTOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
 ATOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
 BACKWARD = ("attention_row_stats", "attention_dq", "attention_dkv")
+MASKED_BACKWARD = ("attention_masked_stats", "attention_masked_dq", "attention_masked_dkv")
 
 
 @dataclass(frozen=True)
 class Case:
-    """An entry of nn_attention_kernels.linnet: its key/value heads, whether it is causal,
-    and the forward op whose kernel must run."""
+    """An entry of nn_attention_kernels.linnet: its key/value heads, its mask ("none",
+    "causal", "shared" [Q, K] or "rows" [B, Q, K], the last two passed in), its batch, and
+    the forward op whose kernel must run."""
     entry: str
     kv_heads: int
-    causal: bool
+    mask: str
     forward: str
+    batch: int = B
 
 
+MASKED = "attention_masked_rows"
 CASES = {
-    "plain": Case("plain", H, False, "attention_plain"),
-    "causal": Case("causal", H, True, "attention_causal"),
-    "grouped": Case("grouped", 1, False, "attention_plain"),
-    "grouped_causal": Case("grouped_causal", 1, True, "attention_causal"),
+    "plain": Case("plain", H, "none", "attention_plain"),
+    "causal": Case("causal", H, "causal", "attention_causal"),
+    "grouped": Case("grouped", 1, "none", "attention_plain"),
+    "grouped_causal": Case("grouped_causal", 1, "causal", "attention_causal"),
+    "given": Case("given", H, "shared", MASKED),
+    "rows": Case("rows", H, "rows", MASKED, batch=2),
+    "grouped_rows": Case("grouped_rows", 1, "rows", MASKED, batch=2),
 }
 
 
-def case_inputs(case: Case, dtype: str):
-    """Query, key, value in `dtype`, a cotangent, and PyTorch's result and gradients."""
-    g = torch.Generator().manual_seed(len(case.entry))
-    inputs = [torch.randn(B, heads, n, D, generator=g).to(DTYPES[dtype])
-              for heads, n in ((H, Q), (case.kv_heads, K), (case.kv_heads, K))]
-    cotangent = torch.randn(B, H, Q, D, generator=g)
-    leaves = [x.double().requires_grad_() for x in inputs]
-    group = H // case.kv_heads
+def case_mask(case: Case, g: torch.Generator, queries: int = Q, keys: int = K):
+    """The keys each query row sees, shaped for SDPA's attn_mask ([Q, K] or [B, 1, Q, K]),
+    and the mask the entry takes (None where it takes none)."""
+    if case.mask == "none":
+        return torch.ones(queries, keys, dtype=torch.bool), None
+    if case.mask == "causal":
+        # the queries are the last Q of K positions: query i sees keys j <= i + K - Q
+        return torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries), None
+    seen = torch.rand(case.batch, queries, keys, generator=g) < 0.6
+    seen[-1, 3] = False  # a row that sees no key
+    if case.mask == "shared":
+        return seen[0], seen[0]
+    return seen[:, None], seen
+
+
+def reference(leaves: list, seen: torch.Tensor, group: int, cotangent: torch.Tensor):
+    """SDPA's result and gradients. A row that sees no key is, as the body defines it, the
+    mean of the values, with no gradient to its query or the keys (the mask's select
+    passes none to a hidden score): SDPA of a zero query that sees every key."""
     key, value = (x.repeat_interleave(group, dim=1) for x in leaves[1:])
-    # the queries are the last Q of K positions: query i sees keys j <= i + K - Q
-    mask = torch.ones(Q, K, dtype=torch.bool).tril(K - Q) if case.causal else None
-    want = F.scaled_dot_product_attention(leaves[0], key, value, attn_mask=mask, scale=SCALE)
+    empty = ~seen.any(-1, keepdim=True)
+    query = torch.where(empty, 0.0, leaves[0])
+    want = F.scaled_dot_product_attention(query, key, value, attn_mask=seen | empty,
+                                          scale=SCALE)
     want.backward(cotangent.double())
-    return inputs, cotangent, want.detach(), [x.grad for x in leaves]
+    return want.detach(), [x.grad for x in leaves]
+
+
+def case_inputs(case: Case, dtype: str, queries: int = Q, keys: int = K):
+    """The entry's inputs (query, key, value in `dtype`, the mask where it takes one), a
+    cotangent, and PyTorch's result and gradients."""
+    g = torch.Generator().manual_seed(len(case.entry))
+    inputs = [torch.randn(case.batch, heads, n, D, generator=g).to(DTYPES[dtype])
+              for heads, n in ((H, queries), (case.kv_heads, keys), (case.kv_heads, keys))]
+    cotangent = torch.randn(case.batch, H, queries, D, generator=g)
+    seen, given = case_mask(case, g, queries, keys)
+    leaves = [x.double().requires_grad_() for x in inputs]
+    want, grads = reference(leaves, seen, H // case.kv_heads, cotangent)
+    return inputs + ([given] if given is not None else []), cotangent, want, grads
 
 
 def assert_close(got, want: torch.Tensor, dtype: str, what: str) -> None:
@@ -83,21 +117,27 @@ def assert_close(got, want: torch.Tensor, dtype: str, what: str) -> None:
     assert worst <= 0, f"{what}: off by {worst:.3g} past the tolerance"
 
 
-def assert_kernels_ran(case: Case, ran: dict) -> None:
+def assert_kernels_ran(ops: tuple[str, ...], ran: dict) -> None:
+    """Each of `ops` ran its kernel, and no op ran its body."""
     counts: dict[str, dict[str, int]] = {}
     for instance, seen in ran.items():
         total = counts.setdefault(instance.split("__")[0], {"kernel": 0, "body": 0})
         total["kernel"] += seen["kernel"]
         total["body"] += seen["body"]
-    for op in (case.forward, *BACKWARD):
+    for op in ops:
         assert counts.get(op, {}).get("kernel", 0) >= 1, f"{op}'s kernel did not run: {counts}"
     assert all(c["body"] == 0 for c in counts.values()), counts
+
+
+def kernel_ops(case: Case) -> tuple[str, ...]:
+    """The ops whose kernels run forward and backward in `case`."""
+    return (case.forward, *(MASKED_BACKWARD if case.forward == MASKED else BACKWARD))
 
 
 # each case in two dtypes, each dtype in two cases: the interpreter is slow
 TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f32"),
           ("grouped", "f16"), ("grouped", "bf16"), ("grouped_causal", "bf16"),
-          ("grouped_causal", "f32")]
+          ("grouped_causal", "f32"), ("given", "f16"), ("rows", "bf16"), ("grouped_rows", "f32")]
 
 
 @pytest.mark.parametrize("name,dtype", TRITON)
@@ -110,11 +150,11 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    assert_kernels_ran(kernel_ops(case), fn.ran())
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
-PALLAS = [("plain", "bf16"), ("grouped_causal", "f32")]
+PALLAS = [("plain", "bf16"), ("grouped_causal", "f32"), ("grouped_rows", "bf16")]
 
 
 @pytest.mark.parametrize("name,dtype", PALLAS)
@@ -130,7 +170,7 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    assert_kernels_ran(kernel_ops(case), fn.ran())
 
 
 def test_heads_wider_than_a_tile_run_the_body() -> None:
@@ -201,24 +241,48 @@ def test_a_causal_mask_argument_calls_the_causal_kernel(entry: str) -> None:
     assert named(ops, "attention_causal") == ["attention_tiles"]
     assert named(ops, "attention_dkv") == ["attention_dkv_tiles"]
     assert named(ops, "attention_masked") == []
+    assert not named(ops, MASKED)
 
 
 @pytest.mark.parametrize("entry", ["shifted", "given"])
-def test_other_masks_keep_the_masked_body(entry: str) -> None:
+def test_other_masks_run_the_masked_kernels(entry: str) -> None:
     """A mask that is not causal_mask<Q, K>()'s value (another op's, or an input) is
-    attention_masked's, whose body runs: no attention kernel at all."""
+    attention_masked's, which hands it to attention_masked_rows as its one mask row: the
+    masked kernels run, forward and backward, and no causal one."""
     ops = kernels_kept(entry)
     assert named(ops, "attention_masked") == [None]
+    assert named(ops, MASKED) == ["attention_masked_tiles"]
+    assert named(ops, "attention_masked_dkv") == ["attention_masked_dkv_tiles"]
     assert not [n for n in ops if n.startswith(("attention_causal", "attention_dkv"))]
 
 
 def test_no_rewrite_where_the_causal_kernel_would_not_run() -> None:
     """With more queries than keys the causal kernel's `where` fails (a row sees no key):
-    the rewrite does not fire, and attention_masked's body runs (differentiated as it is,
-    which the grad clause of attention_causal is not written for)."""
+    the rewrite does not fire, and attention_masked runs the masked kernels."""
     ops = kernels_kept("causal", bind=dict(SIZES, Q=40, K=24))
     assert named(ops, "attention_masked") == [None]
+    assert named(ops, MASKED) == ["attention_masked_tiles"]
     assert not named(ops, "attention_causal")
+
+
+def test_causal_with_more_queries_than_keys() -> None:
+    """attention_causal called itself with Q > K: its kernel's `where` fails and its body
+    runs forward; the first Q - K rows see no key, so its grad clause runs the masked
+    backward kernels, the only backward that gives such a row the weights 1/K and no
+    score gradient. Both agree with SDPA under the mask tril(K - Q). 16 keys fill the
+    body's softmax tile: std.nn.softmax's kernels pad a row with -1e30, which a row of
+    hidden scores (all -1e30) would weigh as keys."""
+    from linnet.torch import load_function
+    case = Case("causal_direct", H, "causal", "attention_causal")
+    inputs, cotangent, want, grads = case_inputs(case, "f32", queries=Q, keys=16)
+    fn = load_function(str(PROGRAM), case.entry)
+    y, got = run_torch(fn, inputs, cotangent)
+    assert_close(y, want, "f32", "result")
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, "f32", f"gradient {k}")
+    assert not any(op.startswith("attention_causal") for op in fn.ran()), fn.ran()
+    assert_kernels_ran(MASKED_BACKWARD, {op: c for op, c in fn.ran().items()
+                                         if op.startswith("attention")})
 
 
 def test_exact_and_other_targets_compute_the_body_as_written() -> None:
@@ -228,6 +292,7 @@ def test_exact_and_other_targets_compute_the_body_as_written() -> None:
                     {"target": "jax", "numerics": "exact"}):
         ops = kernels_kept("causal", **options)
         assert named(ops, "attention_masked") == [None], options
+        assert named(ops, MASKED) == [None], options
         assert not named(ops, "attention_causal"), options
     assert "triton" not in compiled("causal", numerics="exact").text
     assert named(kernels_kept("causal", target="jax"), "attention_causal") == ["attention_tiles"]

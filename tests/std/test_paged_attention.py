@@ -59,3 +59,34 @@ def test_prefill_tokens_read_their_rows_pages(target: str) -> None:
     (got,) = run_entry(PROGRAM, "prefill", target, [q, k, v, TABLE, rows, positions])
     want = np.stack([reference(q[0, :, p], k, v, TABLE[rows[p]], positions[p]) for p in range(5)])
     np.testing.assert_allclose(got[0], want.transpose(1, 0, 2), rtol=1e-5, atol=5e-6)
+
+
+
+def masked_kernels_ran(fn) -> dict:
+    """{attention op: its `ran()` counts} of a loaded entry, instances summed by op, for
+    the ops that ran at all."""
+    ran: dict = {}
+    for instance, counts in fn.ran().items():
+        total = ran.setdefault(instance.split("__")[0], {"kernel": 0, "body": 0})
+        for key in total:
+            total[key] += counts[key]
+    return {op: c for op, c in ran.items() if op.startswith("attention") and any(c.values())}
+
+
+def test_paged_forms_run_the_masked_kernels() -> None:
+    """Both paged forms reach grouped_attention_rows, whose masked kernels run (in Triton's
+    interpreter here): forward for a prefill, forward and backward for a decode step. The
+    backward's values are held to SDPA in tests/std/test_attention_kernels.py."""
+    from linnet.torch import load_function
+    q, k, v = normal(1, 4, 5, 8), normal(1, 2, 10, 8), normal(1, 2, 10, 8)
+    rows, positions = np.array([0, 0, 2, 1, 1], np.int32), np.array([1, 2, 0, 4, 5], np.int32)
+    prefill = load_function(str(PROGRAM), "prefill")
+    prefill(*(torch.from_numpy(x) for x in (q, k, v, TABLE, rows, positions)))
+    assert masked_kernels_ran(prefill) == {"attention_masked_rows": {"kernel": 1, "body": 0}}
+    decode = load_function(str(PROGRAM), "decode")
+    query = torch.from_numpy(normal(3, 4, 1, 8)).requires_grad_()
+    got = decode(query, *(torch.from_numpy(x) for x in (k, v, TABLE, positions[:3])))
+    got.sum().backward()
+    assert masked_kernels_ran(decode) == {op: {"kernel": 1, "body": 0} for op in (
+        "attention_masked_rows", "attention_masked_stats", "attention_masked_dq",
+        "attention_masked_dkv")}
