@@ -13,6 +13,7 @@ are tiny (two images of 3 channels, 5 x 5, into 4 channels) and ragged against t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -98,3 +99,25 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     from linnet.jax import load_function
     check_backend(CASES[name], dtype, load_function, run_jax)
+
+
+def generated(bind: dict) -> str:
+    """The generated PyTorch of the entry `padded` at `bind` (compiles only)."""
+    from linnet.pipeline import compile_source
+    return compile_source(path=str(PROGRAM), entry="padded", tuning=False,
+                          bind=dict(bind, K=3, T="bf16")).text
+
+
+def test_tiles_follow_the_sizes_and_int32_offsets_bound_the_kernels() -> None:
+    """At a ResNet layer's sizes the forward takes 128 positions by 64 channels, dx 128
+    positions by 64 channels over steps of 32, dweight 64 x 64; past 2**31 elements (the
+    kernels' offsets are i32) the kernels' `where` fails and the bodies run, forward and
+    backward."""
+    layer = {"B": 2, "Cin": 64, "Cout": 64, "H": 56, "W": 56}
+    text = generated(layer)
+    for kernel, tiles in (("conv2d_tiles", "BM128_BN64_BK32"),
+                          ("conv2d_input_grad_tiles", "BM128_BC64_BO32"),
+                          ("conv2d_weight_grad_tiles", "BO64_BK64_BM32")):
+        assert re.search(rf"kernel {kernel}__\w*_{tiles}\b", text), (kernel, tiles)
+    huge = generated(dict(layer, B=300, H=400, W=400))
+    assert "_tiles" not in huge and "@triton.jit" not in huge
