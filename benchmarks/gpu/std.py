@@ -6,23 +6,30 @@ forward and forward+backward, f32 and bf16, at the sizes of LLM training and ser
 Against: `torch.compile` of the plain torch expression of the same computation, and
 Liger-Kernel's function for the op where it has one (`liger_kernel.ops`; "liger-kernel not
 installed" where it is absent); attention also against `F.scaled_dot_product_attention` with
-the cuDNN and flash backends (for f32, which flash does not take, the memory-efficient one).
-An op that the tree's std module does not have is recorded as missing with the reason; an op
-whose binding has no kernel runs its body and says so in its note (attention is then
-recorded as missing: its body holds every score). Each Linnet note names the kernels that ran
-(`ran()` counts).
+the cuDNN and flash backends (for f32, which flash does not take, the memory-efficient one),
+and attention under a mask given as an input (a sliding window, a padding mask per batch
+row) with the backends that take a bool mask: the memory-efficient one (grouped heads
+repeated, as it takes no `enable_gqa`) and the math one, and for bf16 cuDNN's, whose row
+records whether this torch's takes one; conv2d also against `F.conv2d` itself (cuDNN, in its
+benchmark mode: the fastest of its algorithms for each shape). An op that the tree's std
+module does not have is recorded as missing with the reason; an op whose binding has no
+kernel runs its body and says so in its note (attention is then recorded as missing: its
+body holds every score). Each Linnet note names the kernels that ran (`ran()` counts).
 
 The forward+backward pass is one timed call: y = f(inputs that require grad), then
 y.backward(dy) (1 for a loss), the gradients reset to None between calls outside the timing.
 Its peak memory is `torch.cuda.max_memory_allocated` over one such call, above what was
-allocated before it. f32 products run at full precision everywhere (no TF32). Memory-bound
-ops count the bytes one call must move at least (the inputs read and the result written;
-with the backward, dy read and the gradients written too) and are reported in TB/s and as a
-share of the device's bandwidth, measured in the same run by a device-to-device copy (the
-"copy" row; else the published peak of the device); attention and products count FLOPs
-(attention: 4·B·H·L·S·D forward, halved when causal, 3.5 times that with the backward). The
-goal of each row is at or above 1.0x the fastest of torch.compile and Liger (attention: SDPA
-cuDNN's), and memory-bound kernels at 85% of the bandwidth or more.
+allocated before it. f32 products run at full precision everywhere (no TF32, in cuBLAS and
+cuDNN). Memory-bound ops count the bytes one call must move at least (the inputs read and
+the result written; with the backward, dy read and the gradients written too) and are
+reported in TB/s and as a share of the device's bandwidth, measured in the same run by a
+device-to-device copy (the "copy" row; else the published peak of the device); attention,
+convolutions and products count FLOPs (attention: 4·H·D for each (query, key) pair a batch
+row's mask keeps, so 4·B·H·L·S·D forward, halved when causal, 3.5 times that with the
+backward; conv2d: 2·B·Cout·Ho·Wo·Cin·K² forward, 3 times that with the backward). The goal
+of each row is at or above 1.0x the fastest of torch.compile and Liger (attention: SDPA
+cuDNN's; masked attention: the fastest SDPA backend that takes the mask; conv2d: cuDNN's),
+and memory-bound kernels at 85% of the bandwidth or more.
 """
 
 from __future__ import annotations
@@ -55,13 +62,16 @@ def run(suite: Suite, ops: list[str] | None = None) -> dict:
     torch.backends.cuda.matmul.allow_tf32 = False
     facts = {"bandwidth": bandwidth(suite)}
     folder = Path(tempfile.mkdtemp(prefix="linnet-std-bench-"))
-    for op in OPS:
-        if ops and op.item not in ops and op.name not in ops:
-            continue
-        try:
-            run_op(suite, op, folder)
-        except Exception as err:
-            suite.failed(CASE, err, config=op.name)
+    # cuDNN's convolutions at full f32 precision too, each shape with the fastest of its
+    # algorithms (timed on its first call, as a convnet's training asks for)
+    with torch.backends.cudnn.flags(enabled=True, benchmark=True, allow_tf32=False):
+        for op in OPS:
+            if ops and op.item not in ops and op.name not in ops:
+                continue
+            try:
+                run_op(suite, op, folder)
+            except Exception as err:
+                suite.failed(CASE, err, config=op.name)
     return facts
 
 
@@ -119,6 +129,8 @@ def add_rows(g, op: Op, impls: tuple, inputs: Inputs, grads: tuple[int, ...], dy
     g.add("linnet", "Linnet", lambda: linnet.timed(inputs, grads, dy), check)
     g.add("compile", "torch.compile(torch expression)",
           lambda: timed_call(compiled, inputs, grads, dy), check)
+    if op.eager:
+        g.add("eager", op.eager, lambda: timed_call(op.torch_fn, inputs, grads, dy), check)
     if op.liger is not None:
         g.add("liger", "Liger-Kernel", lambda: liger_call(op, inputs, grads, dy), check)
     if op.sdpa:
@@ -230,20 +242,43 @@ def liger_function(op: Op) -> Callable:
 
 def sdpa_rows(g, inputs: Inputs, grads: tuple[int, ...], dy, check: Callable,
               causal: bool) -> None:
-    """F.scaled_dot_product_attention with cuDNN's and flash's backends for bf16, the
-    memory-efficient one for f32; grouped heads through `enable_gqa`."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    bf16 = inputs[0].dtype == torch.bfloat16
-    backends = ([("sdpa_cudnn", "SDPA cuDNN", SDPBackend.CUDNN_ATTENTION),
-                 ("sdpa_flash", "SDPA flash", SDPBackend.FLASH_ATTENTION)] if bf16
-                else [("sdpa_efficient", "SDPA efficient (flash takes no f32)",
-                       SDPBackend.EFFICIENT_ATTENTION)])
+    """F.scaled_dot_product_attention on the op's inputs (q, k, v, scale and, for the masked
+    ops, a bool mask: true where seen, [L, S] or [B, L, S] given as [B, 1, L, S]), with each
+    backend of `sdpa_backends`; grouped heads through `enable_gqa`, or repeated to the query
+    heads for a backend that does not take it."""
+    from torch.nn.attention import sdpa_kernel
+    masked = len(inputs) > 4
 
-    def sdpa(backend: Any, q, k, v, scale: float):
+    def sdpa(backend: Any, repeat: bool, q, k, v, scale: float, mask=None):
+        if repeat and k.shape[1] != q.shape[1]:
+            k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))
+        if mask is not None and mask.dim() == 3:
+            mask = mask[:, None]
         with sdpa_kernel(backend):
             return torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, scale=scale, is_causal=causal, enable_gqa=k.shape[1] != q.shape[1])
-    for key, label, backend in backends:
-        g.add(key, label, lambda b=backend: timed_call(partial(sdpa, b), inputs, grads, dy),
+                q, k, v, attn_mask=mask, scale=scale, is_causal=causal,
+                enable_gqa=k.shape[1] != q.shape[1])
+    grouped = inputs[1].shape[1] != inputs[0].shape[1]
+    for key, label, backend, repeat in sdpa_backends(inputs[0].dtype == torch.bfloat16,
+                                                     masked):
+        label += " (k, v repeated)" if repeat and grouped else ""
+        g.add(key, label,
+              lambda b=backend, r=repeat: timed_call(partial(sdpa, b, r), inputs, grads, dy),
               check)
 
+
+def sdpa_backends(bf16: bool, masked: bool) -> list[tuple[str, str, Any, bool]]:
+    """(key, label, backend, whether grouped heads are repeated first) of each SDPA row:
+    without a mask cuDNN's and flash's for bf16, the memory-efficient one for f32 (flash
+    takes no f32); with a mask (flash takes none) the memory-efficient one, which takes no
+    grouped heads either, and the math one, and for bf16 cuDNN's, whose row says whether
+    this torch's takes the mask."""
+    from torch.nn.attention import SDPBackend
+    if not masked:
+        return ([("sdpa_cudnn", "SDPA cuDNN", SDPBackend.CUDNN_ATTENTION, False),
+                 ("sdpa_flash", "SDPA flash", SDPBackend.FLASH_ATTENTION, False)] if bf16
+                else [("sdpa_efficient", "SDPA efficient (flash takes no f32)",
+                       SDPBackend.EFFICIENT_ATTENTION, False)])
+    return (([("sdpa_cudnn", "SDPA cuDNN", SDPBackend.CUDNN_ATTENTION, False)] if bf16 else [])
+            + [("sdpa_efficient", "SDPA efficient", SDPBackend.EFFICIENT_ATTENTION, True),
+               ("sdpa_math", "SDPA math", SDPBackend.MATH, False)])

@@ -60,7 +60,8 @@ class Op:
     tolerance: dict = field(default_factory=lambda: {"f32": (1e-4, 1e-4),
                                                      "bf16": (2e-2, 3e-2)}, hash=False)
     reference: Callable[..., Any] | None = None  # (inputs, grads, dy) -> (y, [gradients])
-    sdpa: bool = False  # also time F.scaled_dot_product_attention(q, k, v, scale)
+    sdpa: bool = False  # also time F.scaled_dot_product_attention(q, k, v, scale[, mask])
+    eager: str = ""  # the label of a row timing torch_fn itself, uncompiled (F.conv2d: cuDNN)
 
     @property
     def name(self) -> str:
@@ -120,6 +121,46 @@ def qkv(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
     k, v = (torch.randn(b, hk, n, d, device=on, generator=gen) for _ in "kv")
     dy = torch.randn(b, h, n, d, device=on, generator=gen)
     return (q.to(dtype), k.to(dtype), v.to(dtype), 1 / math.sqrt(d)), dy.to(dtype)
+
+
+def window_mask(s: dict, on) -> torch.Tensor:
+    """[L, L]: query q sees the `window` keys up to itself, q - window < k <= q (a sliding
+    window, as Mistral's layers have)."""
+    queries = torch.arange(s["L"], device=on)[:, None]
+    keys = torch.arange(s["L"], device=on)[None, :]
+    return (keys <= queries) & (keys > queries - s["window"])
+
+
+def padding_mask(s: dict, on) -> torch.Tensor:
+    """[B, L, L]: batch row b's sequence holds its first L - b·L/B positions (L, 3L/4, L/2,
+    L/4 for four rows), the rest padding; every query sees the keys of its row's sequence."""
+    lengths = s["L"] - torch.arange(s["B"], device=on) * s["L"] // s["B"]
+    keys = torch.arange(s["L"], device=on)
+    seen = keys[None, None, :] < lengths[:, None, None]
+    return seen.expand(s["B"], s["L"], s["L"]).contiguous()
+
+
+def qkv_masked(mask: Callable[[dict, Any], torch.Tensor]):
+    """qkv's inputs and the mask (the entry's last parameter); dy."""
+    def make(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
+        inputs, dy = qkv(s, dtype, gen, on)
+        return inputs + (mask(s, on),), dy
+    return make
+
+
+def images_filters(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
+    """x [B, Cin, H, W] and filters [Cout, Cin, K, K] of unit-size outputs; dy [B, Cout,
+    Ho, Wo]."""
+    b, cin, cout, k = s["B"], s["Cin"], s["Cout"], s["K"]
+    x = torch.randn(b, cin, s["H"], s["W"], device=on, generator=gen)
+    w = torch.randn(cout, cin, k, k, device=on, generator=gen) / math.sqrt(cin * k * k)
+    dy = torch.randn(b, cout, *conv_out(s), device=on, generator=gen)
+    return (x.to(dtype), w.to(dtype)), dy.to(dtype)
+
+
+def conv_out(s: dict) -> tuple[int, int]:
+    """The output's height and width: (H + 2·pad - K) / stride + 1, and the same across."""
+    return tuple((s[n] + 2 * s["pad"] - s["K"]) // s["stride"] + 1 for n in ("H", "W"))
 
 
 def rope_inputs(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
@@ -182,21 +223,33 @@ def linear_cross_entropy(hidden, weight, targets, weights):
     return cross_entropy(hidden @ weight.T, targets, weights)
 
 
-def attention_body(q, k, v, scale: float, causal: bool):
-    """Scores in f32, the causal mask (key s seen by query l when s <= l), a softmax in f32,
-    the product in the inputs' dtype; grouped heads share their key head."""
+def attention_body(q, k, v, scale: float, causal: bool, keep=None):
+    """Scores in f32, the causal mask (key s seen by query l when s <= l) or the mask `keep`
+    ([L, S], or [B, L, S] a batch row each; true where seen), a softmax in f32, the product
+    in the inputs' dtype; grouped heads share their key head."""
     if k.shape[1] != q.shape[1]:
         k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))
     s = torch.matmul(q, k.transpose(-2, -1)).float() * scale
     if causal:
         keep = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril()
-        s = s.masked_fill(~keep, float("-inf"))
+    if keep is not None:
+        s = s.masked_fill(~(keep[:, None] if keep.dim() == 3 else keep), float("-inf"))
     return torch.matmul(torch.softmax(s, dim=-1).to(v.dtype), v)
 
 
 def attention(causal: bool) -> Callable:
     def body(q, k, v, scale):
         return attention_body(q, k, v, scale, causal)
+    return body
+
+
+def masked_attention(q, k, v, scale, mask):
+    return attention_body(q, k, v, scale, False, mask)
+
+
+def conv2d(stride: int, pad: int) -> Callable:
+    def body(x, w):
+        return F.conv2d(x, w, stride=stride, padding=pad)
     return body
 
 
@@ -287,6 +340,24 @@ def attention_flops(s: dict, size: int, step: str) -> float:
     return forward if step == "forward" else 3.5 * forward
 
 
+def masked_attention_flops(mask: Callable[[dict, Any], torch.Tensor]):
+    """4·H·D per (query, key) pair the mask keeps, in every batch row (attention_flops
+    counts a causal mask's pairs so too); the backward 2.5 times that."""
+    def work(s: dict, size: int, step: str) -> float:
+        seen = mask(s, "cpu")
+        pairs = int(seen.sum()) * (1 if seen.dim() == 3 else s["B"])
+        forward = 4 * s["H"] * s["D"] * pairs
+        return forward if step == "forward" else 3.5 * forward
+    return work
+
+
+def conv_flops(s: dict, size: int, step: str) -> float:
+    """2·B·Cout·Ho·Wo·Cin·K² forward; the backward's dx and dweight as many each."""
+    ho, wo = conv_out(s)
+    forward = 2 * s["B"] * s["Cout"] * ho * wo * s["Cin"] * s["K"] ** 2
+    return forward if step == "forward" else 3 * forward
+
+
 def matmul_flops(s: dict, size: int, step: str) -> float:
     """2·M·N·K forward (the head's product for the losses); three products with the
     backward's two."""
@@ -309,9 +380,10 @@ def float64_reference(fn: Callable, inputs: Inputs, grads: tuple[int, ...], dy):
 
 def attention_reference(causal: bool):
     """Attention and its gradients in f32 at full precision, one batch element at a time
-    (the scores of the whole batch would not fit)."""
+    (the scores of the whole batch would not fit), under the mask that follows the scale
+    where there is one (a [B, L, S] mask: its row of the batch element)."""
     def reference(inputs: Inputs, grads: tuple[int, ...], dy):
-        q, k, v, scale = inputs
+        q, k, v, scale, *mask = inputs
         on, f32 = q.device, torch.float32
         y = torch.empty(q.shape, dtype=f32, device=on)
         gs = [torch.empty(t.shape, dtype=f32, device=on) for t in (q, k, v)]
@@ -320,7 +392,8 @@ def attention_reference(causal: bool):
         try:
             for i in range(q.shape[0]):
                 leaves = [t[i:i + 1].float().requires_grad_() for t in (q, k, v)]
-                out = attention_body(*leaves, scale, causal)
+                keep = [m[i:i + 1] if m.dim() == 3 else m for m in mask]
+                out = attention_body(*leaves, scale, causal, *keep)
                 out.backward(dy[i:i + 1].float())
                 y[i] = out.detach()[0]
                 for into, leaf in zip(gs, leaves):
@@ -355,6 +428,72 @@ def attention_op(grouped: bool, causal: bool) -> Op:
               also=("causal_mask",) if causal else (), kernels=("attention", "grouped_attention"),
               needs_kernel=True, tolerance={"f32": (2e-4, 1e-3), "bf16": (3e-2, 5e-2)},
               reference=attention_reference(causal), sdpa=True)
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A mask of the masked attention ops: its name in their labels, `build(sizes, device)`
+    the bool tensor, and whether it has a row for each batch element ([B, L, S], taken by
+    attention_rows) or one for all ([L, S], by attention with some(mask))."""
+    name: str
+    build: Callable[[dict, Any], torch.Tensor]
+    per_row: bool
+
+
+WINDOW = Mask("window", window_mask, per_row=False)
+WINDOW_KEYS = 512  # the keys a query sees under WINDOW at the benchmark's sizes
+PADDING = Mask("padding", padding_mask, per_row=True)
+
+
+def masked_attention_op(mask: Mask, grouped: bool) -> Op:
+    """Attention under a mask given as an input: attention with some(mask) for a [L, S]
+    mask, attention_rows or grouped_attention_rows (16 query heads over 4 key heads) for a
+    mask per batch row; at B4 H16 L=S=2048 D128 and (not grouped) D64. Their kernels are
+    the masked ones (attention_masked_rows and its backward)."""
+    item = ("grouped_attention_rows" if grouped else "attention_rows") if mask.per_row \
+        else ("grouped_attention" if grouped else "attention")
+    heads = "Hk" if grouped else "H"
+    mask_type = "Tensor[B, L, L; bool]" if mask.per_row else "Tensor[L, L; bool]"
+    given = "mask" if mask.per_row else "some(mask)"
+    entry = (f"<B: Dim, H: Dim, {'Hk: Dim, ' if grouped else ''}L: Dim, D: Dim, "
+             f"T: Float = f32>(query: Tensor[B, H, L, D; T], key: Tensor[B, {heads}, L, D; T], "
+             f"value: Tensor[B, {heads}, L, D; T], scale: f32, mask: {mask_type}) "
+             f"-> Tensor[B, H, L, D; T]" + ("\nwhere Hk > 0, H % Hk == 0" if grouped else "")
+             + f" {{\n    return {item}(query, key, value, scale, {given})\n}}")
+    dims = (128,) if grouped else (128, 64)
+    kv = 4 if grouped else 16
+    shapes = tuple(Shape(f"B4 H16" + (f"/{kv}" if grouped else "") + f" L=S=2048 D{d}"
+                         + (f", {WINDOW_KEYS} keys" if mask is WINDOW else ""),
+                         {"B": 4, "H": 16, "Hk": kv, "L": 2048, "D": d, "window": WINDOW_KEYS})
+                   for d in dims)
+    return Op(item, "std.nn.attention", entry, shapes, qkv_masked(mask.build), (0, 1, 2),
+              masked_attention, masked_attention_flops(mask.build), unit="TFLOP/s",
+              label=f"{item} {mask.name}", kernels=("attention_masked",), needs_kernel=True,
+              tolerance={"f32": (2e-4, 1e-3), "bf16": (3e-2, 5e-2)},
+              reference=attention_reference(False), sdpa=True)
+
+
+def conv_op(stride: int, pad: int, *sizes: tuple[int, int, int, int]) -> Op:
+    """conv2d with a 3 x 3 window, no bias (a batch norm follows), at this stride and
+    padding (literals of the entry, which passes every generic of conv2d), on B images of
+    Cin channels, side x side, into Cout channels for each (B, Cin, Cout, side) of `sizes`;
+    its kernels are conv2d_gemm's, forward and backward. Against F.conv2d (cuDNN) and its
+    torch.compile."""
+    out = f"(H + {2 * pad} - K) / {stride} + 1, (W + {2 * pad} - K) / {stride} + 1"
+    entry = ("<B: Dim, Cin: Dim, Cout: Dim, H: Dim, W: Dim, K: Dim, T: Float = f32>"
+             "(x: Tensor[B, Cin, H, W; T], weight: Tensor[Cout, Cin, K, K; T]) "
+             f"-> Tensor[B, Cout, {out}; T]\nwhere K > 0 {{\n"
+             f"    return conv2d<B, Cin, Cout, H, W, K, {stride}, {pad}, T>(x, weight)\n}}")
+    shapes = tuple(Shape(f"B{b} {cin}->{cout} {side}x{side} K3",
+                         {"B": b, "Cin": cin, "Cout": cout, "H": side, "W": side, "K": 3,
+                          "stride": stride, "pad": pad})
+                   for b, cin, cout, side in sizes)
+    return Op("conv2d", "std.nn.conv", entry, shapes, images_filters, (0, 1),
+              conv2d(stride, pad), conv_flops, unit="TFLOP/s",
+              label="conv2d" + (f" stride {stride}" if stride != 1 else ""),
+              kernels=("conv2d_gemm", "conv2d_input_grad", "conv2d_weight_grad"),
+              needs_kernel=True, tolerance={"f32": (1e-4, 1e-4), "bf16": (2e-2, 3e-2)},
+              eager="F.conv2d (cuDNN)")
 
 
 def rows(*pairs: tuple[int, int], width: str = "H") -> tuple[Shape, ...]:
@@ -395,6 +534,9 @@ OPS: list[Op] = [
     attention_op(False, True),
     attention_op(True, False),
     attention_op(True, True),
+    masked_attention_op(WINDOW, grouped=False),
+    masked_attention_op(PADDING, grouped=False),
+    masked_attention_op(PADDING, grouped=True),
     Op("rope", "std.nn.rope",
        "<B: Dim, H: Dim, S: Dim, D: Dim, T: Float = f32>(x: Tensor[B, H, S, D; T], "
        "cos_table: Tensor[S, D; T], sin_table: Tensor[S, D; T]) -> Tensor[B, H, S, D; T]\n"
@@ -427,4 +569,8 @@ OPS: list[Op] = [
        liger=liger_linear_cross_entropy,
        kernels=("linear_cross_entropy", "linear_token_log_probs"),
        tolerance={"f32": (1e-5, 1e-4), "bf16": (1e-3, 3e-2)}),
+    # ResNet-50's 3x3 convolutions at a batch of 32: layer 1's, layer 3's, and layer 2's
+    # first (stride 2, 56x56 down to 28x28)
+    conv_op(1, 1, (32, 64, 64, 56), (32, 256, 256, 14)),
+    conv_op(2, 1, (32, 128, 128, 56)),
 ]

@@ -373,6 +373,67 @@ def test_a_dry_run_of_the_std_case_goes_on_past_a_failing_op(monkeypatch, tmp_pa
     assert "| GB/s |" in text and "| peak GiB |" not in text  # no CUDA: no peak memory
 
 
+TINY_WINDOW = {"B": 1, "H": 2, "Hk": 2, "L": 16, "D": 16, "window": 4}
+TINY_NEW_OPS = {  # a masked attention op and a conv2d op at sizes the interpreter runs fast
+    "grouped_attention_rows padding": {"B": 2, "H": 2, "Hk": 1, "L": 16, "D": 16},
+    "conv2d stride 2": {"B": 2, "Cin": 3, "Cout": 4, "H": 7, "W": 7, "K": 3, "stride": 2,
+                        "pad": 1}}
+
+
+@pytest.mark.skipif(not INTERPRETED, reason="the dry run uses Triton's interpreter")
+def test_a_dry_run_of_the_masked_attention_and_conv_ops(monkeypatch, tmp_path):
+    """A padding mask per batch row [B, L, S] under grouped heads, and a stride-2
+    convolution, in f32, forward and forward+backward: the masked and conv2d kernels ran,
+    and the peers that take these inputs on the CPU (SDPA's math backend, F.conv2d) agree
+    with the reference, so the mask reaches SDPA as Linnet reads it. (The window op differs
+    only in its entry, which test_every_std_op_program_checks_or_names_what_is_missing
+    checks, and in its mask, counted below.)"""
+    import dataclasses
+    from benchmarks import kernels
+    from benchmarks.gpu import std
+    from benchmarks.gpu.std_ops import OPS, Shape
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
+    monkeypatch.setattr(std, "COPY_BYTES", 1024)
+    monkeypatch.setattr(std, "DTYPES", {"f32": torch.float32})
+    monkeypatch.setattr(std, "OPS", [dataclasses.replace(op, shapes=(Shape("tiny", sizes),))
+                                     for name, sizes in TINY_NEW_OPS.items()
+                                     for op in OPS if op.name == name])
+    results = kernels.measure(dry_suite(), ["std"], {"device": "cpu"}, str(tmp_path / "s.json"))
+    rows = {(r["config"], r["step"], r["key"]): r for r in results["rows"]}
+    masked = "attention_masked_dkv 1, attention_masked_dq 1, attention_masked_rows 1, " \
+             "attention_masked_stats 1"
+    for op, peers, forward, backward in (
+            ("grouped_attention_rows padding", ("compile", "sdpa_math"),
+             "attention_masked_rows 1", masked),
+            ("conv2d stride 2", ("compile", "eager"), "conv2d_gemm 1",
+             "conv2d_gemm 1, conv2d_input_grad 1, conv2d_weight_grad 1")):
+        for step, ran in (("forward", forward), ("forward+backward", backward)):
+            for key in ("linnet",) + peers:
+                row = rows[(f"{op} tiny", step, key)]
+                assert row["status"] == "ok" and row["max_error"] <= row["tolerance"], row
+            assert rows[(f"{op} tiny", step, "linnet")]["note"] == f"kernels: {ran}"
+    assert rows[("conv2d stride 2 tiny", "forward", "eager")]["impl"] == "F.conv2d (cuDNN)"
+    assert rows[("grouped_attention_rows padding tiny", "forward", "sdpa_efficient")][
+        "impl"] == "SDPA efficient (k, v repeated)"
+
+
+def test_the_masked_attention_and_conv_ops_count_their_flops():
+    """Masked attention counts 4·H·D per kept (query, key) pair: a window of 4 over 16
+    positions keeps 1 + 2 + 3 + 13·4 pairs; padding rows of 16 and 8 keys keep 16·16 + 16·8
+    (a query of a padded position still sees its row's keys). conv2d: 2·B·Cout·Ho·Wo·Cin·K²
+    forward, the backward twice that again."""
+    from benchmarks.gpu.std_ops import OPS
+    work = {op.name: op.work for op in OPS}
+    window, padding = TINY_WINDOW, TINY_NEW_OPS["grouped_attention_rows padding"]
+    assert work["attention window"](window, 4, "forward") == 4 * 2 * 16 * 58
+    assert work["attention window"](window, 4, "forward+backward") == 3.5 * 4 * 2 * 16 * 58
+    assert work["grouped_attention_rows padding"](padding, 4, "forward") == \
+        4 * 2 * 16 * (16 * 16 + 16 * 8)
+    conv = TINY_NEW_OPS["conv2d stride 2"]
+    assert work["conv2d stride 2"](conv, 4, "forward") == 2 * 2 * 4 * 4 * 4 * 3 * 9
+    assert work["conv2d stride 2"](conv, 4, "forward+backward") == 3 * 2 * 2 * 4 * 4 * 4 * 3 * 9
+
+
 def test_every_std_op_program_checks_or_names_what_is_missing(tmp_path):
     """Each op's tiny program checks against the tree's std, so that a typo shows here and
     not on the GPU; an op whose item is not written yet says so instead."""
