@@ -41,7 +41,9 @@ class Op:
     when `ran()` lists an op named with one of `kernels` (by default the item itself);
     `needs_kernel` records an op without one as missing rather than timing its body.
     `tolerance` is (forward, forward+backward) per dtype, relative to the reference's largest
-    entry."""
+    entry. `sdpa` adds F.scaled_dot_product_attention's rows (inputs q, k, v, scale and
+    perhaps a bool mask); `eager` names a row timing `torch_fn` itself, for an op whose
+    torch expression is one library call (conv2d's F.conv2d, cuDNN's)."""
     item: str
     module: str
     entry: str
@@ -60,8 +62,8 @@ class Op:
     tolerance: dict = field(default_factory=lambda: {"f32": (1e-4, 1e-4),
                                                      "bf16": (2e-2, 3e-2)}, hash=False)
     reference: Callable[..., Any] | None = None  # (inputs, grads, dy) -> (y, [gradients])
-    sdpa: bool = False  # also time F.scaled_dot_product_attention(q, k, v, scale[, mask])
-    eager: str = ""  # the label of a row timing torch_fn itself, uncompiled (F.conv2d: cuDNN)
+    sdpa: bool = False
+    eager: str = ""
 
     @property
     def name(self) -> str:
