@@ -112,14 +112,19 @@ def generated(bind: dict) -> str:
 
 def test_tiles_follow_the_sizes_and_int32_offsets_bound_the_kernels() -> None:
     """At a ResNet layer's sizes the forward takes 128 positions by 64 channels, dx 128
-    positions by 64 channels over steps of 32, dweight 64 x 64; past 2**31 elements (the
-    kernels' offsets are i32) the kernels' `where` fails and the bodies run, forward and
-    backward."""
+    positions by 64 channels over steps of 32, dweight 64 x 64. A batch past 2**31
+    elements runs the kernels (the offset into the batch is built in i64); an image whose
+    own window offsets would pass i32 fails the kernels' `where` and the bodies run,
+    forward and backward."""
     layer = {"B": 2, "Cin": 64, "Cout": 64, "H": 56, "W": 56}
     text = generated(layer)
     for kernel, tiles in (("conv2d_tiles", "BM128_BN64_BK32"),
                           ("conv2d_input_grad_tiles", "BM128_BC64_BO32"),
                           ("conv2d_weight_grad_tiles", "BO64_BK64_BM32")):
         assert re.search(rf"kernel {kernel}__\w*_{tiles}\b", text), (kernel, tiles)
-    huge = generated(dict(layer, B=300, H=400, W=400))
+    batch = generated(dict(layer, B=300, H=400, W=400))
+    for kernel in ("conv2d_tiles", "conv2d_input_grad_tiles", "conv2d_weight_grad_tiles"):
+        assert f"kernel {kernel}__" in batch, kernel
+    assert "tl.int64" in batch
+    huge = generated(dict(layer, B=1, H=6000, W=6000))
     assert "_tiles" not in huge and "@triton.jit" not in huge

@@ -1144,8 +1144,8 @@ module @linnet {
     %v2 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
     %v3 = "stablehlo.broadcast_in_dim"(%v2) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2xi32>
     %v4 = "stablehlo.compare"(%v1, %v3) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
-    // v: f32[4, 2] = select(live, logits, -1e+30:f32)
-    %v5 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    // v: f32[4, 2] = select(live, logits, -3.4028234663852886e+38:f32)
+    %v5 = "stablehlo.constant"() <{value = dense<-3.4028234663852886e+38> : tensor<f32>}> : () -> tensor<f32>
     %v6 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
     %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
     %v8 = "stablehlo.select"(%v6, %v0, %v7) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
@@ -1172,14 +1172,19 @@ module @linnet {
     %v24 = "stablehlo.subtract"(%v8, %v23) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
     // total_3: f32[4, 2] = exp(total_2)
     %v25 = "stablehlo.exponential"(%v24) : (tensor<4x2xf32>) -> tensor<4x2xf32>
-    // total: f32[4] = reduce_sum(total_3) {axes=(1,)}
+    // total_4: f32[4, 2] = select(live, total_3, 0.0:f32)
     %v26 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v27 = "stablehlo.reduce"(%v25, %v26) <{dimensions = array<i64: 1>}> ({
-    ^bb0(%v28: tensor<f32>, %v29: tensor<f32>):
-      %v30 = "stablehlo.add"(%v28, %v29) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v30) : (tensor<f32>) -> ()
+    %v27 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi1>) -> tensor<4x2xi1>
+    %v28 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<4x2xf32>
+    %v29 = "stablehlo.select"(%v27, %v25, %v28) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    // total: f32[4] = reduce_sum(total_4) {axes=(1,)}
+    %v30 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v31 = "stablehlo.reduce"(%v29, %v30) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v32: tensor<f32>, %v33: tensor<f32>):
+      %v34 = "stablehlo.add"(%v32, %v33) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v34) : (tensor<f32>) -> ()
     }) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
-    "func.return"(%v21, %v27) : (tensor<4xf32>, tensor<4xf32>) -> ()
+    "func.return"(%v21, %v31) : (tensor<4xf32>, tensor<4xf32>) -> ()
   }
   // op linear_token_log_probs_dlogits<N=4, VC=2, V=2, T=f32>
   // logits: f32[4, 2]
