@@ -1,9 +1,16 @@
 """Run a loaded std entry on PyTorch (autograd) or JAX (`jax.vjp`) and give back its result
 and the gradients of its floating inputs, so the kernel tests of each module compare the
 same things the same way. Integer inputs (ids, targets) get no gradient: on JAX they stay
-NumPy arrays, closed over, since JAX without x64 would narrow i64 to i32."""
+NumPy arrays, closed over, since JAX without x64 would narrow i64 to i32.
+
+`loaded` shares one loaded entry among the tests of a process (its program is checked once;
+each binding compiles once), and `ran_during` gives what one call ran on such a shared
+entry, so a test's claims about the kernels that ran are of its own call alone."""
 
 from __future__ import annotations
+
+from functools import cache
+from typing import Callable
 
 import numpy as np
 import torch
@@ -40,3 +47,29 @@ def run_jax(fn, inputs: list, cotangent: torch.Tensor):
     y, vjp = jax.vjp(with_floats, *(arrays[k] for k in floats))
     grads = vjp(jnp.asarray(cotangent.numpy(), dtype=y.dtype))
     return np.asarray(y, dtype=np.float64), [np.asarray(g, dtype=np.float64) for g in grads]
+
+
+@cache
+def loaded(target: str, path: str, entry: str):
+    """The entry `entry` of the program at `path` loaded for `target` ("torch" or "jax"),
+    once a process: loading checks the whole program, which costs as much as compiling a
+    binding, and the tests of an entry in several dtypes need it only once."""
+    if target == "torch":
+        from linnet.torch import load_function
+    else:
+        from linnet.jax import load_function
+    return load_function(path, entry)
+
+
+def ran_during(fn, call: Callable[[], object]) -> tuple[object, dict[str, dict[str, int]]]:
+    """`call()`'s value and what it ran: `fn.ran()`'s counts of the call alone, the counts
+    of earlier calls of the shared `fn` taken away (ops that did not run left out)."""
+    before = fn.ran()
+    value = call()
+    counts = {}
+    for op, seen in fn.ran().items():
+        was = before.get(op, {"kernel": 0, "body": 0})
+        delta = {k: seen[k] - was[k] for k in ("kernel", "body")}
+        if delta["kernel"] or delta["body"]:
+            counts[op] = delta
+    return value, counts

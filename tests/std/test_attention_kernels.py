@@ -8,7 +8,8 @@ Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` 
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
 is the inner ops' grad clauses (row statistics, dq, dk/dv kernels); generated JAX runs
 them in Pallas's interpreter and differentiates with `jax.vjp`. Each test asserts from
-the loaded function's `ran()` counts that the kernels, not the bodies, ran. The reference
+the loaded function's `ran()` counts of its own call that the kernels, not the bodies, ran
+(the tests of an entry share its loaded function: the program is checked once a process). The reference
 is PyTorch in float64 on the same (rounded) inputs; grouped keys and values are
 `repeat_interleave`d. Sizes are tiny and ragged against the tiles (32 queries by 64 keys
 forward, sized from the sequences): 24 queries against 40 keys, a head of 16. The masks
@@ -29,7 +30,7 @@ F = torch.nn.functional
 
 from linnet.fuzz import default_device  # noqa: E402
 
-from .kernel_runs import run_jax, run_torch  # noqa: E402
+from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "nn_attention_kernels.linnet"
 DEVICE = default_device()
@@ -142,15 +143,14 @@ TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f3
 
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
-    from linnet.torch import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    y, got = run_torch(fn, inputs, cotangent)
+    fn = loaded("torch", str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(kernel_ops(case), fn.ran())
+    assert_kernels_ran(kernel_ops(case), ran)
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
@@ -162,36 +162,31 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
-    from linnet.jax import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    y, got = run_jax(fn, inputs, cotangent)
+    fn = loaded("jax", str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run_jax(fn, inputs, cotangent))
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(kernel_ops(case), fn.ran())
+    assert_kernels_ran(kernel_ops(case), ran)
 
 
 def test_heads_wider_than_a_tile_run_the_body() -> None:
     """A head of 300 dims fails the kernels' `where BD <= 256`: the bodies run, forward
     and backward, and agree with PyTorch (the body's softmax runs its own row kernel)."""
-    from linnet.torch import load_function
-    fn = load_function(str(PROGRAM), "plain")
+    fn = loaded("torch", str(PROGRAM), "plain")
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 1, n, 300, generator=g) for n in (3, 5, 5))
-    leaves = [x.to(DEVICE).requires_grad_() for x in (q, k, v)]
-    y = fn(*leaves)
-    y.sum().backward()
     ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
     want = F.scaled_dot_product_attention(*ref, scale=SCALE)
     want.sum().backward()
+    (y, got), ran = ran_during(fn, lambda: run_torch(fn, [q, k, v], torch.ones(want.shape)))
     assert_close(y, want.detach(), "f32", "result")
-    for x, r in zip(leaves, ref):
-        assert_close(x.grad, r.grad, "f32", "gradient")
+    for x, r in zip(got, ref):
+        assert_close(x, r.grad, "f32", "gradient")
     # ops whose `where` fails in a binding are not listed; a listed attention op ran its kernel
-    assert not any(op.startswith("attention") and c["kernel"] for op, c in fn.ran().items()), \
-        fn.ran()
+    assert not any(op.startswith("attention") and c["kernel"] for op, c in ran.items()), ran
 
 
 def test_tiles_follow_the_head() -> None:
@@ -272,16 +267,15 @@ def test_causal_with_more_queries_than_keys() -> None:
     score gradient. Both agree with SDPA under the mask tril(K - Q). 16 keys fill the
     body's softmax tile: std.nn.softmax's kernels pad a row with -1e30, which a row of
     hidden scores (all -1e30) would weigh as keys."""
-    from linnet.torch import load_function
     case = Case("causal_direct", H, "causal", "attention_causal")
     inputs, cotangent, want, grads = case_inputs(case, "f32", queries=Q, keys=16)
-    fn = load_function(str(PROGRAM), case.entry)
-    y, got = run_torch(fn, inputs, cotangent)
+    fn = loaded("torch", str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
     assert_close(y, want, "f32", "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, "f32", f"gradient {k}")
-    assert not any(op.startswith("attention_causal") for op in fn.ran()), fn.ran()
-    assert_kernels_ran(MASKED_BACKWARD, {op: c for op, c in fn.ran().items()
+    assert not any(op.startswith("attention_causal") for op in ran), ran
+    assert_kernels_ran(MASKED_BACKWARD, {op: c for op, c in ran.items()
                                          if op.startswith("attention")})
 
 

@@ -23,7 +23,7 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from .kernel_runs import run_jax, run_torch  # noqa: E402
+from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
 from .test_nn_kernels import DTYPES, assert_close, assert_kernels_ran, reference  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "conv_kernels.linnet"
@@ -63,19 +63,19 @@ CASES = {
 }
 
 
-def check_backend(case: Case, dtype: str, load: Callable, run: Callable) -> None:
-    """Load the case's entry with `load`, run it forward and backward with `run`, and hold
+def check_backend(case: Case, dtype: str, target: str, run: Callable) -> None:
+    """Load the case's entry for `target` (once a process), run it forward and backward with `run`, and hold
     the result, the gradients and the kernels that ran to PyTorch's."""
     g = torch.Generator().manual_seed(len(case.entry))
     inputs = case.inputs(g, DTYPES[dtype])
     cotangent, want, grads = reference(case, inputs, g)
-    fn = load(str(PROGRAM), case.entry)
-    y, got = run(fn, inputs, cotangent)
+    fn = loaded(target, str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run(fn, inputs, cotangent))
     assert_close(y, want, dtype, "result")
     assert len(got) == len(grads)
     for k, (x, grad) in enumerate(zip(got, grads)):
         assert_close(x, grad, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    assert_kernels_ran(case, ran)
 
 
 # stride 1 with padding, stride 2 without (and without a bias), stride 2 with padding in
@@ -86,8 +86,7 @@ TRITON = [("padded", "f32"), ("strided", "f32"), ("strided_padded", "bf16"),
 
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
-    from linnet.torch import load_function
-    check_backend(CASES[name], dtype, load_function, run_torch)
+    check_backend(CASES[name], dtype, "torch", run_torch)
 
 
 # Pallas's interpreter is slower than Triton's: one stride each
@@ -99,8 +98,7 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
-    from linnet.jax import load_function
-    check_backend(CASES[name], dtype, load_function, run_jax)
+    check_backend(CASES[name], dtype, "jax", run_jax)
 
 
 def generated(bind: dict) -> str:

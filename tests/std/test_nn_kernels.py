@@ -11,8 +11,9 @@ Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` 
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
 is the ops' grad clauses, kernels too; generated JAX runs them in Pallas's interpreter
 (`LINNET_PALLAS_INTERPRET=1`) and differentiates with `jax.vjp`. Each test also asserts
-from the loaded function's `ran()` counts that the kernels, not the bodies, ran, forward
-and backward. The reference is PyTorch in float64 on the same (rounded) inputs. Sizes are
+from the loaded function's `ran()` counts of its own call that the kernels, not the bodies,
+ran, forward and backward (the tests of an entry share its loaded function: the program is
+checked once a process). The reference is PyTorch in float64 on the same (rounded) inputs. Sizes are
 small (the interpreters are slow) and ragged against the tiles: 40 columns in a tile of 64,
 or in three tiles of 16 for the wide-row kernels (the test program binds their tile width).
 """
@@ -29,12 +30,9 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from linnet.fuzz import default_device  # noqa: E402
-
-from .kernel_runs import run_jax, run_torch  # noqa: E402
+from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "nn_kernels.linnet"
-DEVICE = default_device()
 R, H = 3, 40
 BATCHED = (2, 3)  # the leading shape of the `*S` cases
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -181,24 +179,27 @@ def case_inputs(case: Case, dtype: str):
 
 
 # the `*S` forms run the `_2d` ops' kernels, which every dtype tests already, and the
-# kernels of a row in one tile the arithmetic of the `_2d` ops' kernels: one each
-ONE_DTYPE = {"rms_rows_of": "bf16", "layer_rows_of": "f16", "softmax_rows_of": "f32",
-             "log_softmax_rows_of": "bf16", "softmax_row": "bf16", "log_softmax_row": "f16"}
+# kernels of a row in one tile the arithmetic of the `_2d` ops' kernels: one dtype each; so do
+# `layer_unbiased` (layer's kernels without a bias) and `log_probs` (the kernels of `loss`,
+# which tests f32 and bf16 and leaves f16 to it)
+SOME_DTYPES = {"rms_rows_of": ("bf16",), "layer_rows_of": ("f16",), "softmax_rows_of": ("f32",),
+             "log_softmax_rows_of": ("bf16",), "softmax_row": ("bf16",),
+             "log_softmax_row": ("f16",), "layer_unbiased": ("f32",), "log_probs": ("f16",),
+             "loss": ("f32", "bf16")}
 TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
-          if ONE_DTYPE.get(name, dtype) == dtype]
+          if dtype in SOME_DTYPES.get(name, DTYPES)]
 
 
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
-    from linnet.torch import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    y, got = run_torch(fn, inputs, cotangent)
+    fn = loaded("torch", str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    assert_kernels_ran(case, ran)
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
@@ -214,15 +215,14 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
-    from linnet.jax import load_function
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = load_function(str(PROGRAM), case.entry)
-    y, got = run_jax(fn, inputs, cotangent)
+    fn = loaded("jax", str(PROGRAM), case.entry)
+    (y, got), ran = ran_during(fn, lambda: run_jax(fn, inputs, cotangent))
     assert_close(y, want, dtype, "result")
     for k, (x, g) in enumerate(zip(got, grads)):
         assert_close(x, g, dtype, f"gradient {k}")
-    assert_kernels_ran(case, fn.ran())
+    assert_kernels_ran(case, ran)
 
 
 # (entry, width, the ops whose kernels run forward and backward): rows too wide for the
@@ -238,17 +238,14 @@ def test_wider_rows_run_the_kernels_of_their_width(entry: str, width: int, ops: 
     is the `_row_2d` op, whose kernels hold a row in one tile of 8192; at 65537 theirs
     fails too (`BN <= 65536`), and the wide kernels walk each row in 17 tiles of 4096,
     forward and backward. Both agree with PyTorch."""
-    from linnet.torch import load_function
-    fn = load_function(str(PROGRAM), entry)
+    fn = loaded("torch", str(PROGRAM), entry)
     g = torch.Generator().manual_seed(5)
     x = torch.randn(2, width, generator=g)
     cotangent, want, (grad,) = reference(CASES[entry], [x], g)
-    leaf = x.to(DEVICE).requires_grad_()
-    y = fn(leaf)
-    y.backward(cotangent.to(DEVICE))
+    (y, (got,)), ran = ran_during(fn, lambda: run_torch(fn, [x], cotangent))
     assert_close(y, want, "f32", "result")
-    assert_close(leaf.grad, grad, "f32", "gradient")
-    counts = by_op(fn.ran())
+    assert_close(got, grad, "f32", "gradient")
+    counts = by_op(ran)
     assert counts.get(entry.removesuffix("_rows") + "_2d", {}).get("kernel", 0) == 0, counts
     for op in ops:
         assert counts[op] == {"kernel": 1, "body": 0}, counts
@@ -260,16 +257,13 @@ def test_losses_walk_rows_in_tiles(entry: str) -> None:
     token_log_probs (through cross_entropy) and entropy: the running maximum and sums cross
     a tile, forward and backward (the backward kernel of token_log_probs a program a tile),
     and agree with PyTorch."""
-    from linnet.torch import load_function
     case = CASES[entry]
     g = torch.Generator().manual_seed(7)
     inputs = logits_targets_weights(g, torch.float32, width=4096 + 40)
     inputs = inputs if entry == "loss" else inputs[:1]
     cotangent, want, grads = reference(case, inputs, g)
-    fn = load_function(str(PROGRAM), entry)
-    leaves = [x.to(DEVICE).requires_grad_(x.is_floating_point()) for x in inputs]
-    y = fn(*leaves)
-    y.backward(cotangent.to(DEVICE))
+    fn = loaded("torch", str(PROGRAM), entry)
+    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
     assert_close(y, want, "f32", "result")
-    assert_close(leaves[0].grad, grads[0], "f32", "gradient of the logits")
-    assert_kernels_ran(case, fn.ran())
+    assert_close(got[0], grads[0], "f32", "gradient of the logits")
+    assert_kernels_ran(case, ran)
