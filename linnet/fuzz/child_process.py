@@ -7,10 +7,17 @@ spawned child, which outlives them (importing Triton or JAX once, not once per c
 answers `Died` for a call the child died in (or ran past its timeout in: the child is
 killed); the next call starts a fresh child. `isolated` is one call in a child of its own.
 
-Children are spawned, not forked: nothing is shared with the parent but what is sent
+Children are not forks of the caller: nothing is shared with the parent but what is sent
 (the function by name, its argument pickled) and the environment at the moment the child
 starts (`TRITON_INTERPRET`, `LINNET_PALLAS_INTERPRET` are read there), and the main script
 is imported again there (a script using this needs the `if __name__ == "__main__":` guard).
+They are spawned, or, for `isolated` and the fuzzer's pool, forked by a fork server
+(`process_context`) where the platform has one: it imports torch and the compiler once, so
+that a child starts in a fraction of a second rather than the seconds those imports take (a
+fuzz run that finds a crash starts a child for each program, run and reduction candidate it
+retries). A forked child ends without the interpreter's teardown (`os._exit`), so memory a
+call corrupted cannot abort it as it ends: `Worker.close` reports that of spawned children
+only, which is why `linnet verify`'s child is spawned.
 """
 
 from __future__ import annotations
@@ -24,11 +31,31 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from .backends import STUCK_EXIT
 
-__all__ = ["Died", "StartFailed", "Worker", "isolated", "can_spawn", "PROCESS"]
+__all__ = ["Died", "StartFailed", "Worker", "isolated", "can_spawn", "process_context",
+           "take_environment", "PROCESS", "PRELOAD"]
 
 PROCESS = "process "
 """How the signature of every `Died` begins: a finding whose signature begins so is a
 process that ended, not an exception (see `Died.signature`)."""
+
+
+PRELOAD = ("torch", "linnet.fuzz.driver")
+"""What the fork server imports before it forks any child: the slow imports every child
+makes. Not Triton nor JAX: where their kernels run is read from the environment when they
+are imported (in the child), and JAX's threads do not survive a fork. A module that fails
+to import is left out."""
+
+
+def process_context() -> multiprocessing.context.BaseContext:
+    """Where forked children come from: a fork server with `PRELOAD` imported, else
+    spawning (a platform without fork). The server starts with the first child, and each
+    child takes the environment its parent has when it starts (`_serve`), not the
+    server's."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOAD))
+    return context
 
 
 class StartFailed(RuntimeError):
@@ -91,8 +118,9 @@ class Worker:
     `StartFailed`, raised by `call`). Use it as a context manager, or call `close`."""
 
     def __init__(self, init: Callable[[Any], None] | None = None, init_arg: Any = None,
-                 what: str = "worker process") -> None:
+                 what: str = "worker process", forked: bool = False) -> None:
         self.init, self.init_arg, self.what = init, init_arg, what
+        self.forked = forked  # children from the fork server (see the module's docstring)
         self.starts = 0  # children started so far (tests and reports read it)
         self.served = 0  # calls the current child answered
         self._busy = False
@@ -153,11 +181,11 @@ class Worker:
         return self._process is None or self.served == 0
 
     def _start(self) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = process_context() if self.forked else multiprocessing.get_context("spawn")
         requests_out, requests_in = context.Pipe(duplex=False)
         answers_out, answers_in = context.Pipe(duplex=False)
-        process = context.Process(target=_serve,
-                                  args=(requests_out, answers_in, self.init, self.init_arg))
+        process = context.Process(target=_serve, args=(requests_out, answers_in, self.init,
+                                                       self.init_arg, dict(os.environ)))
         process.start()
         requests_out.close()
         answers_in.close()
@@ -200,8 +228,9 @@ def isolated(fn: Callable[[Any], Any], arg: Any, rules: str | None = None,
              what: str = "fuzz worker") -> Any:
     """`fn(arg)` in a new process of its own, after `init(rules)` there; its result, or
     `Died` when the process ends without one. An exception `fn` raises is raised here;
-    `StartFailed` when the process could not begin the call."""
-    with Worker(init, rules, what) as worker:
+    `StartFailed` when the process could not begin the call. The process is forked by the
+    fork server: a death as it ends, after the answer, is not asked about."""
+    with Worker(init, rules, what, forked=True) as worker:
         return worker.call(fn, arg)
 
 
@@ -224,11 +253,13 @@ def _receive(connection: Any) -> Any:
 
 
 def _serve(requests: Any, answers: Any, init: Callable[[Any], None] | None,
-           init_arg: Any) -> None:
-    """The child: `init`, then each call sent until told to stop (None) or the parent
-    goes away. Ctrl-C is the parent's to handle (it stops the child): the child, in the
-    terminal's process group too, ignores it rather than die with a traceback."""
+           init_arg: Any, environment: dict[str, str]) -> None:
+    """The child: the parent's environment, `init`, then each call sent until told to stop
+    (None) or the parent goes away. Ctrl-C is the parent's to handle (it stops the child):
+    the child, in the terminal's process group too, ignores it rather than die with a
+    traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    take_environment(environment)
     try:
         if init is not None:
             init(init_arg)
@@ -260,3 +291,11 @@ def _sendable(err: BaseException) -> BaseException:
         return err
     except Exception:  # noqa: BLE001
         return RuntimeError(f"{type(err).__name__}: {err}")
+
+
+def take_environment(environment: dict[str, str]) -> None:
+    """Make this process's environment `environment`: a forked child has its fork
+    server's, from when the server started, and must see its parent's as it is now."""
+    if environment != os.environ:
+        os.environ.clear()
+        os.environ.update(environment)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import importlib
-import multiprocessing
 import os
 import sys
 import time as clock
@@ -26,7 +25,8 @@ from . import reduce as reducing
 from .case import Case
 from .execute import ALL_TARGETS, Plan, attempts, run_case
 from .findings import Finding, slug
-from .isolate import PROCESS, Died, can_spawn, isolated
+from .isolate import (PROCESS, Died, can_spawn, isolated, process_context,
+                      take_environment)
 from .report import FuzzReport, Progress, Reduced
 from .programs import GeneratorConfig
 from .sources import Source, generated, program_seed
@@ -100,7 +100,8 @@ def fuzz(seed: int = 0, count: int | None = None, time: float | None = None,
     of the run; programs run in this process when it is false, when `rules` are rule-set
     objects or `reducer` is given (they cannot be sent to a worker), or when the main script
     was read from standard input (a worker cannot import it again). Worker processes are
-    spawned: a script calling `fuzz` needs the `if __name__ == "__main__":` guard.
+    fresh ones (`isolate.process_context`), which import the main script again: a script
+    calling `fuzz` needs the `if __name__ == "__main__":` guard.
     """
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
@@ -304,14 +305,18 @@ def _survivor(task: _Task, rules: str | None) -> _Done:
 def _crashed(task: _Task, rules: str | None) -> _Done:
     """A program whose process dies: each case, then each run of a dying case, in a
     process of its own. A run that dies is a `crash` finding of its target; the others
-    report what they found."""
+    report what they found. A program of one case goes straight to its runs: the process
+    that just died alone ran that case and nothing else, and each process costs an import
+    of every runtime (and a stuck one, the wait for its hard limit)."""
     source = task.source or generated(task.seed, task.index, task.config)
     done = _Done(task.index, source.label, source.path)
     labels = [a.label for a in attempts(task.plan, True, True)]
+    alone = len(source.cases) == 1
     for k, case in enumerate(source.cases):
         done.cases += 1
-        whole = isolated(_run_one, (case, task.plan, source.path, source.label, k, None),
-                         rules, _init_worker)
+        whole = Died(None) if alone else isolated(
+            _run_one, (case, task.plan, source.path, source.label, k, None), rules,
+            _init_worker)
         results = [whole] if not isinstance(whole, Died) else [
             (label, isolated(_run_one, (case, task.plan, source.path, source.label, k,
                                         label), rules, _init_worker)) for label in labels]
@@ -408,9 +413,9 @@ def _write_finding(folder: Path, f: Finding, case: Case) -> None:
 
 
 def _pool(jobs: int, rules: str | None) -> cf.ProcessPoolExecutor:
-    context = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                                  initargs=(rules,))
+    return cf.ProcessPoolExecutor(jobs, mp_context=process_context(),
+                                  initializer=_init_worker,
+                                  initargs=(rules, dict(os.environ)))
 
 
 WORKER_HARD_LIMIT = 120.0
@@ -418,7 +423,11 @@ WORKER_HARD_LIMIT = 120.0
 `LINNET_FUZZ_HARD_LIMIT` (seconds) overrides it."""
 
 
-def _init_worker(rules: str | None) -> None:
+def _init_worker(rules: str | None, environment: dict[str, str] | None = None) -> None:
+    """A worker's start: the parent's environment (a pool's workers are forked by a fork
+    server, see `process_context`), the runtimes, the rules."""
+    if environment is not None:
+        take_environment(environment)
     backends.HARD_LIMIT = float(os.environ.get("LINNET_FUZZ_HARD_LIMIT", WORKER_HARD_LIMIT))
     prepare_runtimes()
     if rules is not None:

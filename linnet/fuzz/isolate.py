@@ -10,6 +10,8 @@ predicate that runs each candidate here too. The processes themselves are
 
 from __future__ import annotations
 
-from .child_process import PROCESS, Died, StartFailed, can_spawn, isolated
+from .child_process import (PROCESS, Died, StartFailed, can_spawn, isolated, process_context,
+                            take_environment)
 
-__all__ = ["Died", "StartFailed", "isolated", "can_spawn", "PROCESS"]
+__all__ = ["Died", "StartFailed", "isolated", "can_spawn", "process_context",
+           "take_environment", "PROCESS"]

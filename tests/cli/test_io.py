@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -19,6 +20,35 @@ from linnet.testing.fork_servers import python_command
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = ROOT / "examples" / "relu.linnet"
+
+
+def _wchan(pid: int, thread: int | None = None) -> str:
+    """Where the kernel has the process (or one of its threads) asleep: `anon_pipe_read`
+    on a pipe, `futex_wait_queue` on a lock; "" where /proc cannot tell."""
+    path = f"/proc/{pid}/task/{thread}/wchan" if thread else f"/proc/{pid}/wchan"
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def _main_thread_waits_on_another(pid: int) -> bool:
+    """The main thread sleeps on a lock while the process has another thread: the
+    command runs its work on a worker thread and waits for it."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    return len(threads) > 1 and "futex" in _wchan(pid, pid)
+
+
+def wait_until(proc: subprocess.Popen, ready: Callable[[], bool], limit: float = 10.0) -> None:
+    """Poll until `ready()`, the process ends, or `limit` seconds pass (where /proc says
+    nothing, a fixed wait, as a sleep was before): a loaded machine may take seconds to
+    start a process, and a quiet one need not wait for them."""
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and not ready() and time.monotonic() < deadline:
+        time.sleep(0.02)
 SOFTMAX = ROOT / "examples" / "softmax.linnet"
 BAD = "module m\n\nentry main(x: f32) -> f32 {\n    return x + true\n}\n"
 
@@ -160,7 +190,7 @@ def test_ctrl_c_exits_130_without_a_traceback():
     proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", "-"], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(3)  # the command line has loaded and reads its input
+    wait_until(proc, lambda: "pipe_read" in _wchan(proc.pid))  # loaded, reads its input
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -222,7 +252,7 @@ def test_ctrl_c_during_a_long_check_ends_at_once(tmp_path):
     big.write_text("module big\n\n" + items)
     proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", str(big)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
+    wait_until(proc, lambda: _main_thread_waits_on_another(proc.pid), limit=4.0)
     assert proc.poll() is None, "the check ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     start = time.perf_counter()

@@ -1,5 +1,6 @@
 """`linnet.fuzz.child_process.Worker`: calls in one spawned child that outlives them, a
-death (or a call past its timeout) answered as `Died`, and a fresh child for the next call.
+death (or a call past its timeout) answered as `Died`, and a fresh child for the next call;
+a child forked by the fork server (`forked=True`) sees its parent's environment of now.
 
 The functions sent are this module's, imported again in the child (its folder is on the
 path pytest gives the child); they import nothing heavy, so each child starts in a moment.
@@ -30,6 +31,10 @@ def abort(_: object) -> None:
 def sleep(seconds: float) -> float:
     time.sleep(seconds)
     return seconds
+
+
+def environment_value(name: str) -> str | None:
+    return os.environ.get(name)
 
 
 def fail(_: object) -> None:
@@ -81,3 +86,16 @@ def test_close_says_when_the_child_dies_as_it_ends() -> None:
         worker.call(abort_at_exit, None)
         assert not worker.fresh
         assert worker.close() == Died(-6)
+
+
+def test_a_forked_child_takes_its_parents_environment_of_now(monkeypatch) -> None:
+    """The fork server started with the first forked child, before the variable was set:
+    the next child has the variable all the same (Triton and the fuzzer's test rules read
+    theirs there), and dies as a spawned child does."""
+    with Worker(forked=True) as worker:
+        assert worker.call(environment_value, "LINNET_TEST_CHILD_VALUE") is None
+    monkeypatch.setenv("LINNET_TEST_CHILD_VALUE", "now")
+    with Worker(forked=True) as worker:
+        assert worker.call(environment_value, "LINNET_TEST_CHILD_VALUE") == "now"
+        assert worker.call(pid, None) != os.getpid()
+        assert worker.call(abort, None) == Died(-6)
