@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, DiagnosticBag
+from .analysis_memo import remembered
 from ..syntax.program import Program
 from ..syntax import tree as t
 from .body import BodyChecker
@@ -84,6 +85,12 @@ class Analysis:
 
 
 def analyze_program(program: Program) -> Analysis:
+    """The program checked; a program of the same parsed trees as one checked before gets
+    that analysis (`analysis_memo`): a program compiled for many bindings is checked once."""
+    return remembered(program, _analyze, lambda a: not a.diagnostics)
+
+
+def _analyze(program: Program) -> Analysis:
     diagnostics, modules = analyze(program)
     return Analysis(program, diagnostics, modules)
 
