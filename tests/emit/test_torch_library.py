@@ -255,7 +255,7 @@ def test_vmap_of_the_custom_op_itself_falls_back_to_a_loop():
 # ----------------------------------------------------------------- the block loader
 
 GPT = EXAMPLES / "gpt" / "gpt.linnet"
-SIZES = {"B": 2, "L": 1, "NH": 2, "D": 16, "V": 64, "S": 16}  # small: one layer holds every op
+SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
 
 
 def test_gpt_prefill_and_decode_compile_fullgraph():
