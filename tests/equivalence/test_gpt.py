@@ -62,6 +62,15 @@ def model(tmp_path_factory) -> tuple[twin.Gpt, Path]:
     return reference, path
 
 
+@pytest.fixture(scope="module")
+def exact_gpt(model):
+    """One Linnet model of op bodies only, shared by the tests that run its prefill and
+    decode: each binding (prefill of a prompt length, decode) is compiled once. Each test
+    starts with `prefill`, which restarts the position and rewrites the whole cache (zeros
+    past the prompt), so no test sees another's state."""
+    return linnet_model(model[1], "exact")
+
+
 def tokens(count: int, seed: int = 1) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randint(0, SIZES["V"], (SIZES["B"], count), generator=generator)
@@ -95,11 +104,12 @@ def test_the_parameter_paths_are_the_twins_state_dict(model) -> None:
 
 
 @pytest.mark.parametrize("numerics", ["exact", "equivalent"])
-def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
+def test_prefill_then_decode_match_the_twin(model, numerics: str, request) -> None:
     """Prefill a prompt, then decode STEPS tokens one at a time with the cache; each step's
     logits against the twin's full recomputation over the whole sequence so far."""
     reference, path = model
-    gpt = linnet_model(path, numerics)
+    gpt = (request.getfixturevalue("exact_gpt") if numerics == "exact"
+           else linnet_model(path, numerics))
     sequence = tokens(PROMPT + STEPS)
     with torch.no_grad():
         want = reference(sequence)
@@ -129,10 +139,9 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str) -> None:
     assert prefill["linear_product_2d"]["kernel"] == 6 * L + 1
 
 
-def test_a_second_prefill_starts_again(model) -> None:
+def test_a_second_prefill_starts_again(model, exact_gpt) -> None:
     """prefill restarts from position 0, whatever the cache held."""
-    reference, path = model
-    gpt = linnet_model(path, "exact")
+    reference, gpt = model[0], exact_gpt
     sequence = tokens(PROMPT + 1, seed=3)
     with torch.no_grad():
         gpt.prefill(tokens(9, seed=2).to(DEVICE))
@@ -141,11 +150,10 @@ def test_a_second_prefill_starts_again(model) -> None:
         close(gpt.decode(sequence[:, PROMPT].to(DEVICE)), want[:, PROMPT])
 
 
-def test_decode_restarts_where_pos_is_set(model) -> None:
+def test_decode_restarts_where_pos_is_set(model, exact_gpt) -> None:
     """Writing the `pos` buffer in place (as benchmarks/gpt.py does between rounds) makes
     the next decode step run at that position, over the cache as it is."""
-    reference, path = model
-    gpt = linnet_model(path, "exact")
+    reference, gpt = model[0], exact_gpt
     sequence = tokens(PROMPT + 2, seed=7)
     with torch.no_grad():
         want = reference(sequence)

@@ -25,8 +25,9 @@ import gpt_kernels_ran  # noqa: E402
 FORWARD = gpt_kernels_ran.LOSS
 BACKWARD = gpt_kernels_ran.BACKWARD  # which `loss(...).backward()` runs
 OPS = FORWARD | BACKWARD
-SMALL = ["--steps", "3", "--batch", "4", "--length", "16", "--optimizer", "sgd",
-         "--lr", "1e-3"]
+# One layer, 2 rows of 8 positions: every op's kernel runs, at the least interpreter time.
+SMALL = ["--steps", "3", "--layers", "1", "--batch", "2", "--length", "8",
+         "--optimizer", "sgd", "--lr", "1e-3"]
 
 
 def load_train() -> Any:
@@ -87,8 +88,25 @@ def one_rank():
         dist.destroy_process_group()
 
 
+def device() -> torch.device:
+    return torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def eager_step() -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The loss of step 0's first 2 rows and the gradient of each param, from the eager
+    model unwrapped: the reference of both wrappers' compiled steps, computed once."""
+    args = train.arguments([*SMALL, "--mode", "single"])
+    eager = train.wrapped(args, 2, device(), "single")
+    tokens, targets = (t.to(device()) for t in train.batch_of(args, 0, slice(0, 2)))
+    loss = eager(tokens, targets)
+    loss.backward()
+    return loss.detach(), [p.grad for p in eager.parameters()]
+
+
 @pytest.mark.parametrize("mode", ["ddp", "fsdp2"])
-def test_the_wrapped_module_compiles_to_graphs_calling_the_ops(mode: str, one_rank) -> None:
+def test_the_wrapped_module_compiles_to_graphs_calling_the_ops(mode: str, one_rank,
+                                                                eager_step) -> None:
     """The wrapper's path of `--compile` (compiled in place after wrapping) with a backend
     that records each graph: Dynamo's graphs call the Linnet ops, and a step's loss and
     gradients are the eager model's."""
@@ -104,16 +122,15 @@ def test_the_wrapped_module_compiles_to_graphs_calling_the_ops(mode: str, one_ra
         return gm.forward
 
     args = train.arguments([*SMALL, "--mode", mode])
-    device = torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
-    module = train.wrapped(args, 2, device, mode, recording)
-    eager = train.wrapped(args, 2, device, "single")
-    tokens, targets = (t.to(device) for t in train.batch_of(args, 0, slice(0, 2)))
+    module = train.wrapped(args, 2, device(), mode, recording)
+    tokens, targets = (t.to(device()) for t in train.batch_of(args, 0, slice(0, 2)))
     loss = module(tokens, targets)
     loss.backward()
-    want = eager(tokens, targets)
-    want.backward()
+    want, want_grads = eager_step
     assert graphs and sum(len(linnet_calls(g)) for g in graphs) > 0
-    torch.testing.assert_close(loss.detach(), want.detach(), rtol=1e-5, atol=1e-6)
-    for (name, p), q in zip(module.named_parameters(), eager.parameters()):
+    torch.testing.assert_close(loss.detach(), want, rtol=1e-5, atol=1e-6)
+    named = list(module.named_parameters())
+    assert len(named) == len(want_grads)
+    for (name, p), q in zip(named, want_grads):
         grad = p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad
-        torch.testing.assert_close(grad, q.grad, rtol=1e-4, atol=1e-6, msg=name)
+        torch.testing.assert_close(grad, q, rtol=1e-4, atol=1e-6, msg=name)

@@ -266,10 +266,13 @@ def check_one_axis_of_a_2d_mesh() -> None:
 
 
 def gpt_case(batch: int, length: int, mesh: Mesh | None = None) -> tuple:
-    """The gpt model of one layer over `batch` sequences (over the mesh with the ops of
-    GPT_OPS sharded, else plain), random params, and a batch of tokens and targets (i64)."""
+    """The gpt model of one layer over `batch` sequences, random params, and a batch of
+    tokens and targets (i64). Over the mesh, the ops of GPT_OPS sharded and every op's
+    kernel running; without one, the reference: op bodies only (`numerics="exact"`: no
+    kernel to compile and run in Pallas's interpreter; the kernels' agreement with the
+    bodies is proved by the std tests)."""
     sizes = {"B": batch, "L": 1, "NH": 2, "D": 16, "V": 32, "S": max(8, length)}
-    kernels = {} if mesh is None else {"mesh": mesh, "shard": GPT_OPS}
+    kernels = {"numerics": "exact"} if mesh is None else {"mesh": mesh, "shard": GPT_OPS}
     model = load_source(GPT, generics=sizes, **kernels)
     rng = np.random.default_rng(5)
     params = {k: jnp.asarray(0.3 * rng.standard_normal(v.shape).astype(np.float32))
