@@ -15,8 +15,10 @@ $(STAMP): requirements-dev.txt pyproject.toml
 demo: $(STAMP)
 	$(PY) -m linnet.demo
 
+# Bytecode is written even where the environment asks not to (PYTHONDONTWRITEBYTECODE): the
+# suite starts hundreds of Python processes, each of which would compile the package again.
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist worksteal
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto --dist worksteal
 
 bench: $(STAMP)
 	$(PY) benchmarks/frontend.py
