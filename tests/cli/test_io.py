@@ -184,12 +184,19 @@ def test_a_missing_optional_package_names_its_extra(argv, module, extra):
     assert "internal compiler error" not in done.stderr and "Traceback" not in done.stderr
 
 
+def interruptible() -> None:
+    """Ctrl-C as a terminal's shell leaves it: a suite started in the background (`make test
+    &` from a script) passes its children SIGINT ignored, and a Python started so never
+    raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_without_a_traceback():
     """Interrupted while it waits for a program on standard input (a real `python -m
     linnet`, as the next test and the interpreter's own start and exit have it)."""
     proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", "-"], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     wait_until(proc, lambda: "pipe_read" in _wchan(proc.pid))  # loaded, reads its input
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -251,7 +258,8 @@ def test_ctrl_c_during_a_long_check_ends_at_once(tmp_path):
     big = tmp_path / "big.linnet"
     big.write_text("module big\n\n" + items)
     proc = subprocess.Popen([sys.executable, "-m", "linnet", "check", str(big)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     wait_until(proc, lambda: _main_thread_waits_on_another(proc.pid), limit=4.0)
     assert proc.poll() is None, "the check ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
