@@ -58,8 +58,3 @@ def remembered(program: Program, analyze: Callable[[Program], A],
                 _memo.popitem(last=False)
     return analysis
 
-
-def forget() -> None:
-    """Drop every remembered analysis (for tests that count checks)."""
-    with _lock:
-        _memo.clear()

@@ -73,3 +73,20 @@ def ran_during(fn, call: Callable[[], object]) -> tuple[object, dict[str, dict[s
         if delta["kernel"] or delta["body"]:
             counts[op] = delta
     return value, counts
+
+
+def held_to_reference(target: str, path: str, entry: str, inputs: list,
+                      cotangent: torch.Tensor, want: torch.Tensor, grads: list,
+                      close: Callable[[object, torch.Tensor, str], None]
+                      ) -> dict[str, dict[str, int]]:
+    """Run the entry (`loaded` once a process) forward and backward on `inputs` and
+    `cotangent` through `target`'s autograd, hold its result and its gradients to `want`
+    and `grads` with `close(got, want, what)`, and give what the call ran (`ran_during`)."""
+    fn = loaded(target, path, entry)
+    run = run_torch if target == "torch" else run_jax
+    (y, got), ran = ran_during(fn, lambda: run(fn, inputs, cotangent))
+    close(y, want, "result")
+    assert len(got) == len(grads)
+    for k, (x, g) in enumerate(zip(got, grads)):
+        close(x, g, f"gradient {k}")
+    return ran

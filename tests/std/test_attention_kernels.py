@@ -30,7 +30,7 @@ F = torch.nn.functional
 
 from linnet.fuzz import default_device  # noqa: E402
 
-from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
+from .kernel_runs import held_to_reference, loaded, ran_during, run_torch  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "nn_attention_kernels.linnet"
 DEVICE = default_device()
@@ -145,11 +145,8 @@ TRITON = [("plain", "f32"), ("plain", "bf16"), ("causal", "f16"), ("causal", "f3
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = loaded("torch", str(PROGRAM), case.entry)
-    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
-    assert_close(y, want, dtype, "result")
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(x, g, dtype, f"gradient {k}")
+    ran = held_to_reference("torch", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(kernel_ops(case), ran)
 
 
@@ -164,11 +161,8 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = loaded("jax", str(PROGRAM), case.entry)
-    (y, got), ran = ran_during(fn, lambda: run_jax(fn, inputs, cotangent))
-    assert_close(y, want, dtype, "result")
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(x, g, dtype, f"gradient {k}")
+    ran = held_to_reference("jax", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(kernel_ops(case), ran)
 
 

@@ -23,7 +23,7 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
+from .kernel_runs import held_to_reference  # noqa: E402
 from .test_nn_kernels import (DTYPES, assert_close, assert_kernels_ran,  # noqa: E402
                               reference)
 
@@ -110,16 +110,12 @@ def case_inputs(case: Case, dtype: str):
     return inputs, cotangent, want, grads
 
 
-def check_backend(case: Case, dtype: str, target: str, run: Callable) -> None:
-    """Load the case's entry for `target` (once a process), run it forward and backward with `run`, and hold
-    the result, the gradients and the kernels that ran to PyTorch's."""
+def check_backend(case: Case, dtype: str, target: str) -> None:
+    """Run the case's entry through `target` forward and backward, and hold the result, the
+    gradients and the kernels that ran to PyTorch's."""
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = loaded(target, str(PROGRAM), case.entry)
-    (y, got), ran = ran_during(fn, lambda: run(fn, inputs, cotangent))
-    assert_close(y, want, dtype, "result")
-    assert len(got) == len(grads)
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(x, g, dtype, f"gradient {k}")
+    ran = held_to_reference(target, str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(case, ran)
 
 
@@ -130,7 +126,7 @@ TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
 
 @pytest.mark.parametrize("name,dtype", TRITON)
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
-    check_backend(CASES[name], dtype, "torch", run_torch)
+    check_backend(CASES[name], dtype, "torch")
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
@@ -143,4 +139,4 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
     jax = pytest.importorskip("jax")
     if jax.default_backend() != "gpu":
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
-    check_backend(CASES[name], dtype, "jax", run_jax)
+    check_backend(CASES[name], dtype, "jax")

@@ -30,7 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from .kernel_runs import loaded, ran_during, run_jax, run_torch  # noqa: E402
+from .kernel_runs import held_to_reference, loaded, ran_during, run_torch  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "nn_kernels.linnet"
 R, H = 3, 40
@@ -194,11 +194,8 @@ TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
 def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = loaded("torch", str(PROGRAM), case.entry)
-    (y, got), ran = ran_during(fn, lambda: run_torch(fn, inputs, cotangent))
-    assert_close(y, want, dtype, "result")
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(x, g, dtype, f"gradient {k}")
+    ran = held_to_reference("torch", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(case, ran)
 
 
@@ -217,11 +214,8 @@ def test_pallas_kernels_match_torch(name: str, dtype: str, monkeypatch) -> None:
         monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
     case = CASES[name]
     inputs, cotangent, want, grads = case_inputs(case, dtype)
-    fn = loaded("jax", str(PROGRAM), case.entry)
-    (y, got), ran = ran_during(fn, lambda: run_jax(fn, inputs, cotangent))
-    assert_close(y, want, dtype, "result")
-    for k, (x, g) in enumerate(zip(got, grads)):
-        assert_close(x, g, dtype, f"gradient {k}")
+    ran = held_to_reference("jax", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(case, ran)
 
 
