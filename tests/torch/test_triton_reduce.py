@@ -1,7 +1,7 @@
 """`linnet.torch.triton_reduce`: the interpreter's reductions with the generated kernels'
-combines (`_lt_fmax`, `_lt_fmin`, `_lt_mul`) folded a slice at a time give the same bits as
-Triton's own element-by-element fold, NaN, signed zeros and infinities included, on every
-axis and over the whole tile."""
+combines (`_lt_fmax`, `_lt_fmin`, `_lt_mul`) folded a slice at a time (the maxima and minima
+in pairs) give the same bits as Triton's own element-by-element fold, NaN, signed zeros and
+infinities included, on every axis and over the whole tile."""
 
 from __future__ import annotations
 
@@ -100,3 +100,4 @@ def test_a_fold_over_the_whole_tile_is_the_same_scalar(monkeypatch) -> None:
 
     sliced, element_wise = _both(monkeypatch, run)
     assert np.array_equal(sliced, element_wise) and sliced.view(np.float32)[0] == np.inf
+
