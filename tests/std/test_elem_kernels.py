@@ -9,7 +9,7 @@ them in Pallas's interpreter and differentiates with `jax.vjp`; the loaded funct
 `ran()` counts show that the kernels, not the bodies, ran in both directions. The
 reference is PyTorch in float64 on the same (rounded) inputs. Sizes are tiny and ragged
 against the tiles (40 columns in a tile of 64, 3 rows in a tile of 16); the linear layer
-is also run at 136 x 144 by 136 x 144, two tiles of 128 each way.
+is also run at 136 x 264 by 264 x 264, several tiles of [128, 256] each way.
 """
 
 from __future__ import annotations
@@ -93,11 +93,11 @@ CASES = {
                                        randn(g, d, 24)],
                          F.linear, ("linear_bias_2d", "linear_input_grad",
                                     "linear_weight_grad")),
-    # two row tiles of 128 (the second of 8 rows, a group short of G = 8) by two column
-    # tiles, and three steps of 64 (the last partial) along each contracted axis, in all
-    # four products: the grouped order and every edge mask
+    # [128, 256] tiles: two rows of them (the second of 8 rows, a group short of G = 8) by
+    # two columns for y and dx, three by two for dweight, in steps of 32 (the last of 8):
+    # the grouped order and every edge mask
     "dense_tiles": Case("dense",
-                        lambda g, d: [randn(g, d, 136, 144), randn(g, d, 136, 144, scale=0.1)],
+                        lambda g, d: [randn(g, d, 136, 264), randn(g, d, 264, 264, scale=0.1)],
                         F.linear,
                         ("linear_product_2d", "linear_input_grad", "linear_weight_grad")),
     "mlp": Case("mlp", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
