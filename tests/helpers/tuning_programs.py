@@ -60,7 +60,7 @@ def record(generics: dict, warps=4, stages=2, kernel: str = "matmul_tiles") -> d
 LINEAR_BIND = {"M": 4096, "N": 512, "K": 512}
 
 # An f32 linear layer (x times the transpose of a weight [N, K]) whose header binds its
-# tiles BM and BN by expressions of the op's sizes, as the library's linear_2d does: the
+# tiles BM and BN by expressions of the op's sizes, as the library's linear_2d did: the
 # op the gpt example had before it took its ops from std.nn.
 LINEAR_OPS = """\
 module tuning_linear

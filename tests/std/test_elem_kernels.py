@@ -8,7 +8,8 @@ differentiates through autograd (the ops' grad clauses, kernels too); generated 
 them in Pallas's interpreter and differentiates with `jax.vjp`; the loaded function's
 `ran()` counts show that the kernels, not the bodies, ran in both directions. The
 reference is PyTorch in float64 on the same (rounded) inputs. Sizes are tiny and ragged
-against the tiles (40 columns in a tile of 64, 3 rows in a tile of 16).
+against the tiles (40 columns in a tile of 64, 3 rows in a tile of 16); the linear layer
+is also run at 136 x 264 by 264 x 264, several tiles of [128, 256] each way.
 """
 
 from __future__ import annotations
@@ -92,6 +93,13 @@ CASES = {
                                        randn(g, d, 24)],
                          F.linear, ("linear_bias_2d", "linear_input_grad",
                                     "linear_weight_grad")),
+    # [128, 256] tiles: two rows of them (the second of 8 rows, a group short of G = 8) by
+    # two columns for y and dx, three by two for dweight, in steps of 32 (the last of 8):
+    # the grouped order and every edge mask
+    "dense_tiles": Case("dense",
+                        lambda g, d: [randn(g, d, 136, 264), randn(g, d, 264, 264, scale=0.1)],
+                        F.linear,
+                        ("linear_product_2d", "linear_input_grad", "linear_weight_grad")),
     "mlp": Case("mlp", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3),
                                      randn(g, d, 24, 40, scale=0.3),
                                      randn(g, d, 40, 24, scale=0.3)],
@@ -119,9 +127,10 @@ def check_backend(case: Case, dtype: str, target: str) -> None:
     assert_kernels_ran(case, ran)
 
 
-# every case in every dtype, but the MLP (its ops' kernels are each held in every dtype)
+# every case in every dtype, but the MLP and the case of several tiles (their ops' kernels
+# are each held in every dtype)
 TRITON = [(name, dtype) for name in CASES for dtype in DTYPES
-          if name != "mlp" or dtype == "f32"]
+          if name not in ("mlp", "dense_tiles") or dtype == "f32"]
 
 
 @pytest.mark.parametrize("name,dtype", TRITON)
