@@ -1,7 +1,8 @@
 """The kernels of `std.nn.attention` (`attention` and `grouped_attention` without a mask,
 with the causal mask and with any other mask; `attention_rows` and `grouped_attention_rows`
 with a mask per batch row) against `F.scaled_dot_product_attention`, forward and backward,
-in f32, bf16 and f16; and the call rewrite that takes `causal_mask<Q, K>()` to the causal
+in f32, bf16 and f16; `sink_attention`'s against the softmax with each head's sink as one
+more column (its sinks' gradient too, also held to its derivation); and the call rewrite that takes `causal_mask<Q, K>()` to the causal
 kernel (`linnet/passes/front/call_rewrites.py`): where it fires and where it does not.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
