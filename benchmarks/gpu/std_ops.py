@@ -150,6 +150,14 @@ def qkv_masked(mask: Callable[[dict, Any], torch.Tensor]):
     return make
 
 
+def qkv_padding_sinks(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
+    """qkv's inputs, the padding mask [B, L, S] and a sink logit for each query head [H],
+    in the scores' range; dy."""
+    inputs, dy = qkv(s, dtype, gen, on)
+    sinks = torch.randn(s["H"], device=on, generator=gen).to(dtype)
+    return inputs + (padding_mask(s, on), sinks), dy
+
+
 def images_filters(s: dict, dtype, gen, on) -> tuple[Inputs, Any]:
     """x [B, Cin, H, W] and filters [Cout, Cin, K, K] of unit-size outputs; dy [B, Cout,
     Ho, Wo]."""
@@ -247,6 +255,21 @@ def attention(causal: bool) -> Callable:
 
 def masked_attention(q, k, v, scale, mask):
     return attention_body(q, k, v, scale, False, mask)
+
+
+def sink_attention(q, k, v, scale, mask, sinks):
+    """Scores in f32 under the mask [B, L, S] (-1e30 where hidden, as the std's), each query
+    head's sink joining the softmax's maximum and denominator with no value row, the product
+    in the inputs' dtype; grouped heads share their key head."""
+    if k.shape[1] != q.shape[1]:
+        k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))
+    s = torch.matmul(q, k.transpose(-2, -1)).float() * scale
+    s = s.masked_fill(~mask[:, None], -1e30)
+    sink = sinks.float().view(1, -1, 1, 1)
+    top = torch.maximum(s.amax(-1, keepdim=True), sink)
+    e = torch.exp(s - top)
+    total = e.sum(-1, keepdim=True) + torch.exp(sink - top)
+    return torch.matmul((e / total).to(v.dtype), v)
 
 
 def conv2d(stride: int, pad: int) -> Callable:
@@ -381,28 +404,38 @@ def float64_reference(fn: Callable, inputs: Inputs, grads: tuple[int, ...], dy):
 
 
 def attention_reference(causal: bool):
-    """Attention and its gradients in f32 at full precision, one batch element at a time
-    (the scores of the whole batch would not fit), under the mask that follows the scale
-    where there is one (a [B, L, S] mask: its row of the batch element)."""
+    """Attention and its gradients in f32 at full precision (batched_reference)."""
+    def body(q, k, v, scale, *keep):
+        return attention_body(q, k, v, scale, causal, *keep)
+    return batched_reference(body)
+
+
+def batched_reference(body: Callable[..., torch.Tensor]):
+    """An attention `body(q, k, v, scale, mask?, sinks?)` and its gradients in f32 at full
+    precision, one batch element at a time (the scores of the whole batch would not fit),
+    under the mask that follows the scale where there is one (a [B, L, S] mask: its row of
+    the batch element) and with the sinks after it where there are (shared by every batch
+    element: their gradient is summed over them)."""
     def reference(inputs: Inputs, grads: tuple[int, ...], dy):
-        q, k, v, scale, *mask = inputs
+        q, k, v, scale, *rest = inputs
         on, f32 = q.device, torch.float32
         y = torch.empty(q.shape, dtype=f32, device=on)
         gs = [torch.empty(t.shape, dtype=f32, device=on) for t in (q, k, v)]
+        shared = [t.float().requires_grad_() for t in rest[1:]]
         saved = torch.backends.cuda.matmul.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = False
         try:
             for i in range(q.shape[0]):
                 leaves = [t[i:i + 1].float().requires_grad_() for t in (q, k, v)]
-                keep = [m[i:i + 1] if m.dim() == 3 else m for m in mask]
-                out = attention_body(*leaves, scale, causal, *keep)
+                keep = [m[i:i + 1] if m.dim() == 3 else m for m in rest[:1]]
+                out = body(*leaves, scale, *keep, *shared)
                 out.backward(dy[i:i + 1].float())
                 y[i] = out.detach()[0]
                 for into, leaf in zip(gs, leaves):
                     into[i] = leaf.grad[0]
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved
-        return y, gs
+        return y, gs + [t.grad for t in shared]
     return reference
 
 
@@ -475,6 +508,25 @@ def masked_attention_op(mask: Mask, grouped: bool) -> Op:
               reference=attention_reference(False), sdpa=True)
 
 
+def sink_attention_op() -> Op:
+    """sink_attention (gpt-oss's: 64 query heads over 8 key heads, a head of 64) under the
+    padding mask, at B4 L=S=2048; its kernels are attention_sink_rows's, the backward's
+    stats with the sinks' gradient and the masked dq and dk/dv. SDPA takes no sink: against
+    torch.compile of the torch expression."""
+    entry = ("<B: Dim, H: Dim, Hk: Dim, L: Dim, D: Dim, T: Float = f32>"
+             "(query: Tensor[B, H, L, D; T], key: Tensor[B, Hk, L, D; T], "
+             "value: Tensor[B, Hk, L, D; T], scale: f32, "
+             "mask: Tensor[B, L, L; bool], sinks: Tensor[H; T]) -> Tensor[B, H, L, D; T]\n"
+             "where Hk > 0, H % Hk == 0 {\n"
+             "    return sink_attention(query, key, value, sinks, scale, mask)\n}")
+    shapes = (Shape("B4 H64/8 L=S=2048 D64", {"B": 4, "H": 64, "Hk": 8, "L": 2048, "D": 64}),)
+    return Op("sink_attention", "std.nn.attention", entry, shapes, qkv_padding_sinks,
+              (0, 1, 2, 5), sink_attention, masked_attention_flops(padding_mask),
+              unit="TFLOP/s", label="sink_attention padding", kernels=("attention_sink",),
+              needs_kernel=True, tolerance={"f32": (2e-4, 1e-3), "bf16": (3e-2, 5e-2)},
+              reference=batched_reference(sink_attention))
+
+
 def conv_op(stride: int, pad: int, *sizes: tuple[int, int, int, int]) -> Op:
     """conv2d with a 3 x 3 window, no bias (a batch norm follows), at this stride and
     padding (literals of the entry, which passes every generic of conv2d), on B images of
@@ -539,6 +591,7 @@ OPS: list[Op] = [
     masked_attention_op(WINDOW, grouped=False),
     masked_attention_op(PADDING, grouped=False),
     masked_attention_op(PADDING, grouped=True),
+    sink_attention_op(),
     Op("rope", "std.nn.rope",
        "<B: Dim, H: Dim, S: Dim, D: Dim, T: Float = f32>(x: Tensor[B, H, S, D; T], "
        "cos_table: Tensor[S, D; T], sin_table: Tensor[S, D; T]) -> Tensor[B, H, S, D; T]\n"

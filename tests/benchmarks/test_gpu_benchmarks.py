@@ -374,18 +374,20 @@ def test_a_dry_run_of_the_std_case_goes_on_past_a_failing_op(monkeypatch, tmp_pa
 
 
 TINY_WINDOW = {"B": 1, "H": 2, "Hk": 2, "L": 16, "D": 16, "window": 4}
-TINY_NEW_OPS = {  # a masked attention op and a conv2d op at sizes the interpreter runs fast
+TINY_NEW_OPS = {  # masked and sink attention ops and a conv2d op at sizes the interpreter runs fast
     "grouped_attention_rows padding": {"B": 2, "H": 2, "Hk": 1, "L": 16, "D": 16},
+    "sink_attention padding": {"B": 2, "H": 2, "Hk": 1, "L": 16, "D": 16},
     "conv2d stride 2": {"B": 2, "Cin": 3, "Cout": 4, "H": 7, "W": 7, "K": 3, "stride": 2,
                         "pad": 1}}
 
 
 @pytest.mark.skipif(not INTERPRETED, reason="the dry run uses Triton's interpreter")
 def test_a_dry_run_of_the_masked_attention_and_conv_ops(monkeypatch, tmp_path):
-    """A padding mask per batch row [B, L, S] under grouped heads, and a stride-2
-    convolution, in f32, forward and forward+backward: the masked and conv2d kernels ran,
-    and the peers that take these inputs on the CPU (SDPA's math backend, F.conv2d) agree
-    with the reference, so the mask reaches SDPA as Linnet reads it. (The window op differs
+    """A padding mask per batch row [B, L, S] under grouped heads, with and without sinks,
+    and a stride-2 convolution, in f32, forward and forward+backward: the masked, sink and
+    conv2d kernels ran, and the peers that take these inputs on the CPU (SDPA's math
+    backend, F.conv2d, the sink softmax's torch expression) agree with the reference (the
+    sinks' gradient included), so the mask reaches SDPA as Linnet reads it. (The window op differs
     only in its entry, which test_every_std_op_program_checks_or_names_what_is_missing
     checks, and in its mask, counted below.)"""
     import dataclasses
@@ -405,6 +407,9 @@ def test_a_dry_run_of_the_masked_attention_and_conv_ops(monkeypatch, tmp_path):
     for op, peers, forward, backward in (
             ("grouped_attention_rows padding", ("compile", "sdpa_math"),
              "attention_masked_rows 1", masked),
+            ("sink_attention padding", ("compile",), "attention_sink_rows 1",
+             "attention_masked_dkv 1, attention_masked_dq 1, attention_sink_rows 1, "
+             "attention_sink_stats 1"),
             ("conv2d stride 2", ("compile", "eager"), "conv2d_gemm 1",
              "conv2d_gemm 1, conv2d_input_grad 1, conv2d_weight_grad 1")):
         for step, ran in (("forward", forward), ("forward+backward", backward)):

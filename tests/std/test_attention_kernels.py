@@ -1,7 +1,8 @@
 """The kernels of `std.nn.attention` (`attention` and `grouped_attention` without a mask,
 with the causal mask and with any other mask; `attention_rows` and `grouped_attention_rows`
 with a mask per batch row) against `F.scaled_dot_product_attention`, forward and backward,
-in f32, bf16 and f16; and the call rewrite that takes `causal_mask<Q, K>()` to the causal
+in f32, bf16 and f16; `sink_attention`'s against the softmax with each head's sink as one
+more column (its sinks' gradient too, also held to its derivation); and the call rewrite that takes `causal_mask<Q, K>()` to the causal
 kernel (`linnet/passes/front/call_rewrites.py`): where it fires and where it does not.
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
@@ -309,3 +310,86 @@ def test_the_dump_names_the_specialized_instance_and_the_rewrite() -> None:
     dump = str(compiled("causal").stage("elaborate"))
     assert ("with mask = causal_mask<...>(); call rewrite causal-attention: "
             "attention_masked -> attention_causal") in dump
+
+
+# ------------------------------------------------------------------ attention with sinks
+
+def sink_inputs(dtype: str, kv_heads: int):
+    """sink_attention's inputs (query, key, value, sinks in `dtype`, a mask per batch row
+    that hides every key from one query row), a cotangent, and the float64 reference's
+    result and gradients (query, key, value, sinks)."""
+    g = torch.Generator().manual_seed(kv_heads)
+    inputs = [torch.randn(2, heads, n, D, generator=g).to(DTYPES[dtype])
+              for heads, n in ((H, Q), (kv_heads, K), (kv_heads, K))]
+    inputs.append(torch.randn(H, generator=g).to(DTYPES[dtype]))
+    seen = torch.rand(2, Q, K, generator=g) < 0.6
+    seen[-1, 3] = False  # a row that sees no key: all its weight on the sink
+    cotangent = torch.randn(2, H, Q, D, generator=g)
+    leaves = [x.double().requires_grad_() for x in inputs]
+    want = sink_reference(*leaves, seen)
+    want.backward(cotangent.double())
+    return inputs + [seen], cotangent, want.detach(), [x.grad for x in leaves]
+
+
+def sink_reference(query, key, value, sinks, seen):
+    """The sink softmax as the body defines it: hidden scores -1e30, each head's sink one
+    more column whose share is dropped; grouped keys and values repeat_interleaved."""
+    group = query.shape[1] // key.shape[1]
+    key, value = (x.repeat_interleave(group, dim=1) for x in (key, value))
+    scores = (query @ key.transpose(-1, -2) * SCALE).masked_fill(~seen[:, None], -1e30)
+    sink = sinks.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+    return torch.softmax(torch.cat([scores, sink], -1), -1)[..., :-1] @ value
+
+
+SINK_KERNELS = ("attention_sink_rows", "attention_sink_stats", "attention_masked_dq",
+                "attention_masked_dkv")
+
+
+@pytest.mark.parametrize("dtype,kv_heads", [("f32", 1), ("bf16", H)])
+def test_triton_sink_kernels_match_torch(dtype: str, kv_heads: int) -> None:
+    """sink_attention, grouped (two query heads a key head) and not, runs its kernels
+    forward and backward (the sinks' gradient too), and agrees with the reference, in
+    which the row that sees no key is 0."""
+    inputs, cotangent, want, grads = sink_inputs(dtype, kv_heads)
+    ran = held_to_reference("torch", str(PROGRAM), "sinks", inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, dtype, what))
+    assert_kernels_ran(SINK_KERNELS, ran)
+
+
+def test_pallas_sink_kernels_match_torch(monkeypatch) -> None:
+    jax = pytest.importorskip("jax")
+    if jax.default_backend() != "gpu":
+        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
+    inputs, cotangent, want, grads = sink_inputs("f32", 1)
+    ran = held_to_reference("jax", str(PROGRAM), "sinks", inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, "f32", what))
+    assert_kernels_ran(SINK_KERNELS, ran)
+
+
+def test_sink_body_gradient_is_minus_the_sink_weight_times_delta() -> None:
+    """The body (--numerics exact) agrees with the reference and with the kernels, and
+    its sinks' gradient is -sum over batch rows and queries of P_sink * delta, where
+    P_sink = exp(sink - lse) and delta = sum(out * d_out): the gradient the stats kernel
+    adds up. A row that sees no key gives exactly 0 in body and kernel alike."""
+    from linnet.torch import load_function
+    inputs, cotangent, want, grads = sink_inputs("f32", 1)
+    body = load_function(str(PROGRAM), "sinks", numerics="exact")
+    (y, got), ran = ran_during(body, lambda: run_torch(body, inputs, cotangent))
+    assert not any(c["kernel"] for c in ran.values()), ran
+    assert_close(y, want, "f32", "result")
+    for k, (x, g) in enumerate(zip(got, grads)):
+        assert_close(x, g, "f32", f"gradient {k}")
+    query, key, _, sinks, seen = inputs
+    scores = (query.double() @ key.double().transpose(-1, -2) * SCALE)
+    scores = scores.masked_fill(~seen[:, None], -1e30)
+    sink = sinks.double().view(1, -1, 1, 1)
+    lse = torch.logsumexp(torch.cat([scores, sink.expand(*scores.shape[:-1], 1)], -1), -1)
+    delta = (want * cotangent.double()).sum(-1)
+    derived = -(torch.exp(sink[..., 0] - lse) * delta).sum((0, 2))
+    assert_close(got[3], derived, "f32", "sinks' gradient against -sum(P_sink * delta)")
+    kernels = loaded("torch", str(PROGRAM), "sinks")
+    y_kernel, got_kernel = run_torch(kernels, inputs, cotangent)
+    assert_close(y_kernel, y.detach().double(), "f32", "kernel against body")
+    for k, (x, g) in enumerate(zip(got_kernel, got)):
+        assert_close(x, g.double(), "f32", f"kernel against body, gradient {k}")
+    assert y[-1, :, 3].abs().max() == 0 and y_kernel[-1, :, 3].abs().max() == 0

@@ -48,6 +48,9 @@ CASES = [
     ("nn_attention_kernels", "rows", ATTENTION,
      ("attention_masked_tiles", "attention_masked_stats_tiles", "attention_masked_dq_tiles",
       "attention_masked_dkv_tiles")),
+    ("nn_attention_kernels", "sinks", dict(ATTENTION, Hk=8),
+     ("attention_sink_tiles", "attention_sink_stats_tiles", "attention_masked_dq_tiles",
+      "attention_masked_dkv_tiles")),
     ("conv_kernels", "padded", dict(B=256, Cin=64, Cout=64, H=512, W=512, K=3),
      ("conv2d_tiles", "conv2d_input_grad_tiles", "conv2d_weight_grad_tiles")),
 ]
