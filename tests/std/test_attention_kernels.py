@@ -356,16 +356,6 @@ def test_triton_sink_kernels_match_torch(dtype: str, kv_heads: int) -> None:
     assert_kernels_ran(SINK_KERNELS, ran)
 
 
-def test_pallas_sink_kernels_match_torch(monkeypatch) -> None:
-    jax = pytest.importorskip("jax")
-    if jax.default_backend() != "gpu":
-        monkeypatch.setenv("LINNET_PALLAS_INTERPRET", "1")
-    inputs, cotangent, want, grads = sink_inputs("f32", 1)
-    ran = held_to_reference("jax", str(PROGRAM), "sinks", inputs, cotangent, want, grads,
-                            lambda got, ref, what: assert_close(got, ref, "f32", what))
-    assert_kernels_ran(SINK_KERNELS, ran)
-
-
 def test_sink_body_gradient_is_minus_the_sink_weight_times_delta() -> None:
     """The body (--numerics exact) agrees with the reference and with the kernels, and
     its sinks' gradient is -sum over batch rows and queries of P_sink * delta, where
