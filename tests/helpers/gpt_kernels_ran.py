@@ -7,4 +7,5 @@ LOSS = frozenset({"rms_norm_2d", "linear_product_2d", "attention_causal", "embed
                   "linear_token_log_probs_stats"})
 BACKWARD = frozenset({"rms_norm_backward", "linear_input_grad", "linear_weight_grad",
                       "attention_row_stats", "attention_dq", "attention_dkv",
-                      "embedding_backward", "linear_token_log_probs_dlogits"})
+                      "embedding_first_positions", "embedding_sums", "embedding_backward",
+                      "linear_token_log_probs_dlogits"})

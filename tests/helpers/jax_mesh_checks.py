@@ -32,7 +32,8 @@ GPT_OPS = {"rms_norm_2d": "data", "attention_causal": "data", "embedding_2d": "d
 #: batch axis to split).
 GPT_WHOLE = {"linear_product_2d", "rms_norm_backward", "linear_input_grad",
              "linear_weight_grad", "attention_row_stats", "attention_dq", "attention_dkv",
-             "embedding_backward", "linear_token_log_probs_stats",
+             "embedding_first_positions", "embedding_sums", "embedding_backward",
+             "linear_token_log_probs_stats",
              "linear_token_log_probs_dlogits"}
 N = len(jax.devices())
 R, C = 8, 16  # 8 rows divide over 2 and 4 devices

@@ -83,7 +83,8 @@ def randn(g: torch.Generator, dtype: torch.dtype, *shape: int, scale: float = 1.
 CASES = {
     "rotary": Case("rotary", rope_inputs, hf_rope, ("rope", "rope_backward")),
     "embed": Case("embed", embedding_inputs, embedding_reference,
-                  ("embedding_2d", "embedding_backward")),
+                  ("embedding_2d", "embedding_first_positions", "embedding_sums",
+                   "embedding_backward")),
     "gated": Case("gated", lambda g, d: [randn(g, d, 3, 40, scale=3.0), randn(g, d, 3, 40)],
                   lambda gate, up: F.silu(gate) * up, ("silu_mul", "silu_mul_backward")),
     "dense": Case("dense", lambda g, d: [randn(g, d, 3, 40), randn(g, d, 24, 40, scale=0.3)],

@@ -261,3 +261,18 @@ def test_losses_walk_rows_in_tiles(entry: str) -> None:
     assert_close(y, want, "f32", "result")
     assert_close(got[0], grads[0], "f32", "gradient of the logits")
     assert_kernels_ran(case, ran)
+
+
+def test_norm_backward_sums_spans_of_rows() -> None:
+    """67 rows of 40 take two programs in the norms' backward kernels (P = ceil(67 / 64)),
+    spans of 34 and 33 rows: each program's column sums go to its own row of the [P, H]
+    buffer, the grad clause sums the two, and weight's and bias's gradients agree with
+    PyTorch's."""
+    case = CASES["layer"]
+    g = torch.Generator().manual_seed(11)
+    inputs = rows_and_weights(g, torch.float32, (67,))
+    cotangent, want, grads = reference(case, inputs, g)
+    ran = held_to_reference("torch", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
+                            lambda got, ref, what: assert_close(got, ref, "f32", what))
+    assert_kernels_ran(case, ran)
+    assert any(op.startswith("layer_norm_backward__") and op.endswith("_P2") for op in ran), ran

@@ -983,9 +983,16 @@ module @linnet {
   // y: f32[4, 20]
   // dy: f32[4, 20]
   func.func private @f9_grad(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<f32>, %v3: tensor<4x20xf32>, %v4: tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
-    // rms_norm_backward: (f32[4, 20], f32[20]) = call rms_norm_backward__R4_H20_Tf32(x, weight, dy, eps)
-    %v5:2 = "func.call"(%v0, %v1, %v4, %v2) <{callee = @f26_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<4x20xf32>, tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>)
-    "func.return"(%v5#0, %v5#1) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
+    // rms_norm_backward: (f32[4, 20], f32[1, 20]) = call rms_norm_backward__R4_H20_Tf32_P1(x, weight, dy, eps)
+    %v5:2 = "func.call"(%v0, %v1, %v4, %v2) <{callee = @f26_op}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<4x20xf32>, tensor<f32>) -> (tensor<4x20xf32>, tensor<1x20xf32>)
+    // column_sums: f32[20] = reduce_sum(dweight_parts) {axes=(0,)}
+    %v6 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v7 = "stablehlo.reduce"(%v5#1, %v6) <{dimensions = array<i64: 0>}> ({
+    ^bb0(%v8: tensor<f32>, %v9: tensor<f32>):
+      %v10 = "stablehlo.add"(%v8, %v9) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v10) : (tensor<f32>) -> ()
+    }) : (tensor<1x20xf32>, tensor<f32>) -> tensor<20xf32>
+    "func.return"(%v5#0, %v7) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
   }
   // grad of op linear_product_2d<M=4, In=80, Out=20, T=f32>
   // x: f32[4, 80]
@@ -1045,9 +1052,13 @@ module @linnet {
   // rows: f32[4, 20]
   // dy: f32[4, 20]
   func.func private @f14_grad(%v0: tensor<4xi32>, %v1: tensor<2x20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
-    // embedding_backward: f32[2, 20] = call embedding_backward__N4_Vocab2_H20_Tf32(ids, dy)
-    %v4 = "func.call"(%v0, %v3) <{callee = @f36_op}> : (tensor<4xi32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v4) : (tensor<2x20xf32>) -> ()
+    // first_1: i32[2] = call embedding_first_positions__N4_Vocab2(ids)
+    %v4 = "func.call"(%v0) <{callee = @f36_op}> : (tensor<4xi32>) -> tensor<2xi32>
+    // sums_1: f32[4, 20] = call embedding_sums__N4_Vocab2_H20_Tf32(ids, first_1, dy)
+    %v5 = "func.call"(%v0, %v4, %v3) <{callee = @f37_op}> : (tensor<4xi32>, tensor<2xi32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    // embedding_table_grad: f32[2, 20] = call embedding_backward__N4_Vocab2_H20_Tf32(first_1, sums_1)
+    %v6 = "func.call"(%v4, %v5) <{callee = @f38_op}> : (tensor<2xi32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v6) : (tensor<2x20xf32>) -> ()
   }
   // op embedding<S=[4], Vocab=2, H=20, T=f32>
   // ids: i32[4]
@@ -1101,7 +1112,7 @@ module @linnet {
     // reshape: f32[16, 2] = reshape(x)
     %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
     // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
-    %v2 = "func.call"(%v1) <{callee = @f37_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v2 = "func.call"(%v1) <{callee = @f39_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
     %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
     "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
@@ -1254,12 +1265,12 @@ module @linnet {
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
     "func.return"(%v3) : (tensor<2x20xf32>) -> ()
   }
-  // op rms_norm_backward<R=4, H=20, T=f32>
+  // op rms_norm_backward<R=4, H=20, T=f32, P=1>
   // x: f32[4, 20]
   // weight: f32[20]
   // dy: f32[4, 20]
   // eps: f32[]
-  func.func private @f26_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<f32>) -> (tensor<4x20xf32>, tensor<20xf32>) {
+  func.func private @f26_op(%v0: tensor<4x20xf32>, %v1: tensor<20xf32>, %v2: tensor<4x20xf32>, %v3: tensor<f32>) -> (tensor<4x20xf32>, tensor<1x20xf32>) {
     // rstd_1: f32[4, 20] = mul(x, x)
     %v4 = "stablehlo.multiply"(%v0, %v0) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
     // rstd_2: f32[4] = reduce_sum(rstd_1) {axes=(1,)}
@@ -1309,16 +1320,46 @@ module @linnet {
     // dx_5: f32[4, 20] = mul(normed_1, dx_3)
     %v34 = "stablehlo.broadcast_in_dim"(%v16) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xf32>) -> tensor<4x20xf32>
     %v35 = "stablehlo.multiply"(%v34, %v33) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // dweight_3: f32[4, 20] = mul(dy, normed)
+    // dweight: f32[4, 20] = mul(dy, normed)
     %v36 = "stablehlo.multiply"(%v2, %v18) : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
-    // dweight: f32[20] = reduce_sum(dweight_3) {axes=(0,)}
-    %v37 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v38 = "stablehlo.reduce"(%v36, %v37) <{dimensions = array<i64: 0>}> ({
-    ^bb0(%v39: tensor<f32>, %v40: tensor<f32>):
-      %v41 = "stablehlo.add"(%v39, %v40) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v41) : (tensor<f32>) -> ()
-    }) : (tensor<4x20xf32>, tensor<f32>) -> tensor<20xf32>
-    "func.return"(%v35, %v38) : (tensor<4x20xf32>, tensor<20xf32>) -> ()
+    // spans_1: i32[1] = iota()
+    %v37 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<1xi64>
+    %v38 = "stablehlo.convert"(%v37) : (tensor<1xi64>) -> tensor<1xi32>
+    // within_1: i32[4] = iota()
+    %v39 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<4xi64>
+    %v40 = "stablehlo.convert"(%v39) : (tensor<4xi64>) -> tensor<4xi32>
+    // span_sums_1: i32[1] = mul(spans_1, 4:i32)
+    %v41 = "stablehlo.constant"() <{value = dense<4> : tensor<i32>}> : () -> tensor<i32>
+    %v42 = "stablehlo.broadcast_in_dim"(%v41) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<1xi32>
+    %v43 = "stablehlo.multiply"(%v38, %v42) : (tensor<1xi32>, tensor<1xi32>) -> tensor<1xi32>
+    // span_sums_2: i32[1, 1] = reshape(span_sums_1)
+    %v44 = "stablehlo.reshape"(%v43) : (tensor<1xi32>) -> tensor<1x1xi32>
+    // span_sums_3: i32[1, 4] = add(span_sums_2, within_1)
+    %v45 = "stablehlo.broadcast_in_dim"(%v44) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x1xi32>) -> tensor<1x4xi32>
+    %v46 = "stablehlo.broadcast_in_dim"(%v40) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xi32>) -> tensor<1x4xi32>
+    %v47 = "stablehlo.add"(%v45, %v46) : (tensor<1x4xi32>, tensor<1x4xi32>) -> tensor<1x4xi32>
+    // span_sums_4: f32[1, 4, 20] = gather(dweight, span_sums_3) {axes=(0,)}
+    %v48 = "stablehlo.convert"(%v47) : (tensor<1x4xi32>) -> tensor<1x4xi64>
+    %v49 = "stablehlo.constant"() <{value = dense<0> : tensor<1x4xi64>}> : () -> tensor<1x4xi64>
+    %v50 = "stablehlo.constant"() <{value = dense<3> : tensor<1x4xi64>}> : () -> tensor<1x4xi64>
+    %v51 = "stablehlo.compare"(%v48, %v49) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi1>
+    %v52 = "stablehlo.compare"(%v48, %v50) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi1>
+    %v53 = "stablehlo.and"(%v51, %v52) : (tensor<1x4xi1>, tensor<1x4xi1>) -> tensor<1x4xi1>
+    %v54 = "stablehlo.maximum"(%v48, %v49) : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi64>
+    %v55 = "stablehlo.minimum"(%v54, %v50) : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi64>
+    %v56 = "stablehlo.reshape"(%v55) : (tensor<1x4xi64>) -> tensor<1x4x1xi64>
+    %v57 = "stablehlo.gather"(%v36, %v56) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<4x20xf32>, tensor<1x4x1xi64>) -> tensor<1x4x20xf32>
+    %v58 = "stablehlo.constant"() <{value = dense<0.0> : tensor<1x4x20xf32>}> : () -> tensor<1x4x20xf32>
+    %v59 = "stablehlo.broadcast_in_dim"(%v53) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<1x4xi1>) -> tensor<1x4x20xi1>
+    %v60 = "stablehlo.select"(%v59, %v57, %v58) : (tensor<1x4x20xi1>, tensor<1x4x20xf32>, tensor<1x4x20xf32>) -> tensor<1x4x20xf32>
+    // span_sums: f32[1, 20] = reduce_sum(span_sums_4) {axes=(1,)}
+    %v61 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v62 = "stablehlo.reduce"(%v60, %v61) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v63: tensor<f32>, %v64: tensor<f32>):
+      %v65 = "stablehlo.add"(%v63, %v64) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v65) : (tensor<f32>) -> ()
+    }) : (tensor<1x4x20xf32>, tensor<f32>) -> tensor<1x20xf32>
+    "func.return"(%v35, %v62) : (tensor<4x20xf32>, tensor<1x20xf32>) -> ()
   }
   // op linear_input_grad<M=4, In=80, Out=20, T=f32>
   // dy: f32[4, 20]
@@ -1528,50 +1569,128 @@ module @linnet {
     %v27 = "stablehlo.dot_general"(%v18, %v3) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [2, 3], rhs_contracting_dimensions = [2, 3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     "func.return"(%v26, %v27) : (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
   }
-  // op embedding_backward<N=4, Vocab=2, H=20, T=f32>
+  // op embedding_first_positions<N=4, Vocab=2>
   // ids: i32[4]
-  // dy: f32[4, 20]
-  func.func private @f36_op(%v0: tensor<4xi32>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
+  func.func private @f36_op(%v0: tensor<4xi32>) -> (tensor<2xi32>) {
     // vocabulary: i32[2] = iota()
-    %v2 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
-    %v3 = "stablehlo.convert"(%v2) : (tensor<2xi64>) -> tensor<2xi32>
-    // hot_1: i32[4, 1] = reshape(ids)
-    %v4 = "stablehlo.reshape"(%v0) : (tensor<4xi32>) -> tensor<4x1xi32>
-    // hot_2: bool[4, 2] = eq(hot_1, vocabulary)
-    %v5 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi32>) -> tensor<4x2xi32>
-    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64: 1>}> : (tensor<2xi32>) -> tensor<4x2xi32>
-    %v7 = "stablehlo.compare"(%v5, %v6) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x2xi32>, tensor<4x2xi32>) -> tensor<4x2xi1>
-    // hot_3: i64[4, 2] = select(hot_2, 1:i64, 0:i64)
-    %v8 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
-    %v9 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v11 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x2xi64>
-    %v12 = "stablehlo.select"(%v7, %v10, %v11) : (tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
-    // hot: f32[4, 2] = cast(hot_3)
-    %v13 = "stablehlo.convert"(%v12) : (tensor<4x2xi64>) -> tensor<4x2xf32>
-    // t_1: f32[2, 4] = permute(hot) {perm=(1, 0)}
-    %v14 = "stablehlo.transpose"(%v13) <{permutation = array<i64: 1, 0>}> : (tensor<4x2xf32>) -> tensor<2x4xf32>
-    // dot_1: f32[2, 20] = dot(t_1, dy) {precision=''}
-    %v15 = "stablehlo.dot_general"(%v14, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v15) : (tensor<2x20xf32>) -> ()
+    %v1 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
+    %v2 = "stablehlo.convert"(%v1) : (tensor<2xi64>) -> tensor<2xi32>
+    // positions: i32[4] = iota()
+    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<4xi64>
+    %v4 = "stablehlo.convert"(%v3) : (tensor<4xi64>) -> tensor<4xi32>
+    // first_1: i32[2, 1] = reshape(vocabulary)
+    %v5 = "stablehlo.reshape"(%v2) : (tensor<2xi32>) -> tensor<2x1xi32>
+    // first_2: bool[2, 4] = eq(ids, first_1)
+    %v6 = "stablehlo.broadcast_in_dim"(%v0) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xi32>) -> tensor<2x4xi32>
+    %v7 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<2x1xi32>) -> tensor<2x4xi32>
+    %v8 = "stablehlo.compare"(%v6, %v7) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi1>
+    // first_3: i32[2, 4] = select(first_2, positions, 2147483647:i32)
+    %v9 = "stablehlo.constant"() <{value = dense<2147483647> : tensor<i32>}> : () -> tensor<i32>
+    %v10 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xi32>) -> tensor<2x4xi32>
+    %v11 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<2x4xi32>
+    %v12 = "stablehlo.select"(%v8, %v10, %v11) : (tensor<2x4xi1>, tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi32>
+    // first: i32[2] = reduce_min(first_3) {axes=(1,)}
+    %v13 = "stablehlo.constant"() <{value = dense<2147483647> : tensor<i32>}> : () -> tensor<i32>
+    %v14 = "stablehlo.reduce"(%v12, %v13) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v15: tensor<i32>, %v16: tensor<i32>):
+      %v17 = "stablehlo.minimum"(%v15, %v16) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "stablehlo.return"(%v17) : (tensor<i32>) -> ()
+    }) : (tensor<2x4xi32>, tensor<i32>) -> tensor<2xi32>
+    "func.return"(%v14) : (tensor<2xi32>) -> ()
+  }
+  // op embedding_sums<N=4, Vocab=2, H=20, T=f32>
+  // ids: i32[4]
+  // first: i32[2]
+  // dy: f32[4, 20]
+  func.func private @f37_op(%v0: tensor<4xi32>, %v1: tensor<2xi32>, %v2: tensor<4x20xf32>) -> (tensor<4x20xf32>) {
+    // positions: i32[4] = iota()
+    %v3 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<4xi64>
+    %v4 = "stablehlo.convert"(%v3) : (tensor<4xi64>) -> tensor<4xi32>
+    // hot_1: bool[4] = ge(ids, 0:i32)
+    %v5 = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
+    %v6 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+    %v7 = "stablehlo.compare"(%v0, %v6) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    // hot_2: bool[4] = lt(ids, 2:i32)
+    %v8 = "stablehlo.constant"() <{value = dense<2> : tensor<i32>}> : () -> tensor<i32>
+    %v9 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<i32>) -> tensor<4xi32>
+    %v10 = "stablehlo.compare"(%v0, %v9) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    // hot_3: bool[4] = and(hot_1, hot_2)
+    %v11 = "stablehlo.and"(%v7, %v10) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    // hot_4: i32[4] = gather(first, ids) {axes=(0,)}
+    %v12 = "stablehlo.convert"(%v0) : (tensor<4xi32>) -> tensor<4xi64>
+    %v13 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v14 = "stablehlo.constant"() <{value = dense<1> : tensor<4xi64>}> : () -> tensor<4xi64>
+    %v15 = "stablehlo.compare"(%v12, %v13) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v16 = "stablehlo.compare"(%v12, %v14) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %v17 = "stablehlo.and"(%v15, %v16) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %v18 = "stablehlo.maximum"(%v12, %v13) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v19 = "stablehlo.minimum"(%v18, %v14) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    %v20 = "stablehlo.reshape"(%v19) : (tensor<4xi64>) -> tensor<4x1xi64>
+    %v21 = "stablehlo.gather"(%v1, %v20) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1>}> : (tensor<2xi32>, tensor<4x1xi64>) -> tensor<4xi32>
+    %v22 = "stablehlo.constant"() <{value = dense<0> : tensor<4xi32>}> : () -> tensor<4xi32>
+    %v23 = "stablehlo.select"(%v17, %v21, %v22) : (tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    // hot_5: i32[4, 1] = reshape(hot_4)
+    %v24 = "stablehlo.reshape"(%v23) : (tensor<4xi32>) -> tensor<4x1xi32>
+    // hot_6: bool[4, 4] = eq(hot_5, positions)
+    %v25 = "stablehlo.broadcast_in_dim"(%v24) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi32>) -> tensor<4x4xi32>
+    %v26 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xi32>) -> tensor<4x4xi32>
+    %v27 = "stablehlo.compare"(%v25, %v26) <{comparison_direction = #stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi1>
+    // hot_7: bool[4, 1] = reshape(hot_3)
+    %v28 = "stablehlo.reshape"(%v11) : (tensor<4xi1>) -> tensor<4x1xi1>
+    // hot_8: bool[4, 4] = and(hot_7, hot_6)
+    %v29 = "stablehlo.broadcast_in_dim"(%v28) <{broadcast_dimensions = array<i64: 0, 1>}> : (tensor<4x1xi1>) -> tensor<4x4xi1>
+    %v30 = "stablehlo.and"(%v29, %v27) : (tensor<4x4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1>
+    // hot_9: i64[4, 4] = select(hot_8, 1:i64, 0:i64)
+    %v31 = "stablehlo.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %v32 = "stablehlo.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+    %v33 = "stablehlo.broadcast_in_dim"(%v31) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x4xi64>
+    %v34 = "stablehlo.broadcast_in_dim"(%v32) <{broadcast_dimensions = array<i64>}> : (tensor<i64>) -> tensor<4x4xi64>
+    %v35 = "stablehlo.select"(%v30, %v33, %v34) : (tensor<4x4xi1>, tensor<4x4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64>
+    // hot: f32[4, 4] = cast(hot_9)
+    %v36 = "stablehlo.convert"(%v35) : (tensor<4x4xi64>) -> tensor<4x4xf32>
+    // t_1: f32[4, 4] = permute(hot) {perm=(1, 0)}
+    %v37 = "stablehlo.transpose"(%v36) <{permutation = array<i64: 1, 0>}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    // dot_1: f32[4, 20] = dot(t_1, dy) {precision=''}
+    %v38 = "stablehlo.dot_general"(%v37, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x4xf32>, tensor<4x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v38) : (tensor<4x20xf32>) -> ()
+  }
+  // op embedding_backward<N=4, Vocab=2, H=20, T=f32>
+  // first: i32[2]
+  // sums: f32[4, 20]
+  func.func private @f38_op(%v0: tensor<2xi32>, %v1: tensor<4x20xf32>) -> (tensor<2x20xf32>) {
+    // dtable_1: f32[2, 20] = gather(sums, first) {axes=(0,)}
+    %v2 = "stablehlo.convert"(%v0) : (tensor<2xi32>) -> tensor<2xi64>
+    %v3 = "stablehlo.constant"() <{value = dense<0> : tensor<2xi64>}> : () -> tensor<2xi64>
+    %v4 = "stablehlo.constant"() <{value = dense<3> : tensor<2xi64>}> : () -> tensor<2xi64>
+    %v5 = "stablehlo.compare"(%v2, %v3) <{comparison_direction = #stablehlo<comparison_direction GE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    %v6 = "stablehlo.compare"(%v2, %v4) <{comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type SIGNED>}> : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+    %v7 = "stablehlo.and"(%v5, %v6) : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+    %v8 = "stablehlo.maximum"(%v2, %v3) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    %v9 = "stablehlo.minimum"(%v8, %v4) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    %v10 = "stablehlo.reshape"(%v9) : (tensor<2xi64>) -> tensor<2x1xi64>
+    %v11 = "stablehlo.gather"(%v1, %v10) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 20>}> : (tensor<4x20xf32>, tensor<2x1xi64>) -> tensor<2x20xf32>
+    %v12 = "stablehlo.constant"() <{value = dense<0.0> : tensor<2x20xf32>}> : () -> tensor<2x20xf32>
+    %v13 = "stablehlo.broadcast_in_dim"(%v7) <{broadcast_dimensions = array<i64: 0>}> : (tensor<2xi1>) -> tensor<2x20xi1>
+    %v14 = "stablehlo.select"(%v13, %v11, %v12) : (tensor<2x20xi1>, tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v14) : (tensor<2x20xf32>) -> ()
   }
   // op softmax_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
-  func.func private @f37_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f39_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
-    %v1 = "func.call"(%v0) <{callee = @f38_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v1 = "func.call"(%v0) <{callee = @f40_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op softmax_row_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
-  func.func private @f38_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f40_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
-    %v1 = "func.call"(%v0) <{callee = @f39_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v1 = "func.call"(%v0) <{callee = @f41_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
   // x: f32[16, 2]
-  func.func private @f39_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f41_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // top_1: f32[16] = reduce_max(x) {axes=(1,)}
     %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
     %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
