@@ -147,18 +147,13 @@ class MeshEntryFunction(JaxEntryFunction):
         """The text and path that a per-shard entry of the op is added to, and the op's
         signature there: the program's own where it sees the op, else the text of the
         module that declares it (an op reached through a kernel-less one may be private)."""
-        op = sharded.rule.op
-        sig = self._analysis.root.signatures.get(op)
-        if sig is not None and sig.item is self._declared(sharded):
-            return self.text, self.path, sig
+        declared = self._analysis.modules[sharded.module].signatures[sharded.rule.op]
+        seen = self._analysis.root.signatures.get(sharded.rule.op)
+        if seen is not None and seen.item is declared.item:
+            return self.text, self.path, seen
         program = self._analysis.program
         path = program.files[sharded.module]
-        return (program.sources[path].text, path,
-                self._analysis.modules[sharded.module].signatures[op])
-
-    def _declared(self, sharded: ShardedOp) -> Any:
-        """The op's item in the module that declares it."""
-        return self._analysis.modules[sharded.module].signatures[sharded.rule.op].item
+        return program.sources[path].text, path, declared
 
     def _compile_per_shard(self, text: str, path: str, entry: str, device: str | None
                            ) -> tuple[Callable[..., Any] | None, str | None]:
