@@ -484,7 +484,7 @@ def masked_attention_op(mask: Mask, grouped: bool) -> Op:
     """Attention under a mask given as an input: attention with some(mask) for a [L, S]
     mask, attention_rows or grouped_attention_rows (16 query heads over 4 key heads) for a
     mask per batch row; at B4 H16 L=S=2048 D128 and (not grouped) D64. Their kernels are
-    the masked ones (attention_masked_rows and its backward)."""
+    the masked ones (attention_masked_rows_lse's and its backward's)."""
     item = ("grouped_attention_rows" if grouped else "attention_rows") if mask.per_row \
         else ("grouped_attention" if grouped else "attention")
     heads = "Hk" if grouped else "H"

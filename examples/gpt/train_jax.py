@@ -11,16 +11,16 @@ interpreter (`LINNET_PALLAS_INTERPRET=1`, set unless already set).
 The weights and batches are those of `train.py` (the twin's weights from `--seed`, step
 `i`'s tokens from `--seed + 1 + i`), so its losses are comparable. The ops' kernels run
 per shard (`--numerics equivalent`, the default): the model is loaded with the mesh and
-`shard=` naming the library's `rms_norm_2d`, `attention_causal` and `embedding_2d`
-(docs/scale_jax.md), so each device runs each op's kernel on its own rows under
-`jax.shard_map`, and XLA's SPMD partitioner splits the rest. The backward ops (the
-embedding's scatter-add, the weights' gradients) sum over the rows, so they have no batch
-axis and cannot be named: their kernels run whole, on the gathered rows, on each device. So
-do the linear layers' (`linear_product_2d`) and the loss's row kernels
-(`linear_token_log_probs_stats`, `_dlogits`): the library calls those ops inside
-`linear_2d` and `linear_token_log_probs`, so no op of the program names them (XLA splits the
-loss's products, which are no kernels). What ran
-of each op (kernel or body, `ran()`) is printed and written to `--json`, with the
+`shard=` naming the library's `rms_norm_2d`, `attention_causal` (whose kernel is that of
+`attention_causal_lse`, which it calls) and `embedding_2d` (docs/scale_jax.md), so each
+device runs each op's kernel on its own rows under `jax.shard_map`, and XLA's SPMD
+partitioner splits the rest. The backward ops (the embedding's scatter-add, the weights'
+gradients) sum over the rows, so they have no batch axis and cannot be named: their
+kernels run whole, on the gathered rows, on each device. So do the linear layers'
+(`linear_product_2d`) and the loss's row kernels (`linear_token_log_probs_stats`,
+`_dlogits`): the library calls those ops inside `linear_2d` and `linear_token_log_probs`,
+which this script does not name (XLA splits the loss's products, which are no kernels).
+What ran of each op (kernel or body, `ran()`) is printed and written to `--json`, with the
 per-shard instance of each op instance. `--numerics exact` runs the op bodies only, no
 kernel, split by XLA like any `jnp` code.
 """

@@ -18,6 +18,11 @@ alone (a softmax over rows, a layer norm: yes; a normalisation by column sums: n
 naming the op asserts it; the rule refuses every op whose types already show otherwise
 (`layer_norm_backward`, whose `dw: Tensor[C; f32]` sums over the rows).
 
+An op declared without a kernel runs none of its own: naming it names the ops with kernels
+that its body calls (`called_kernels`), each of which must have a batch axis by this rule,
+so that `shard={"attention_causal": "data"}` splits `attention_causal_lse`, the op whose
+kernel runs for it. The user keeps naming the op the program calls.
+
 The compiler reads the rule too: `compile_source(..., target="jax", shard={"softmax":
 "data"})` leaves each named op's rule and mesh axes in the program (`sharded_ops`), and the
 JAX printer gives each instance of one with a kernel a `jax.shard_map` of its per-shard
@@ -25,9 +30,10 @@ launch (`linnet/emit/jax_shard.py`).
 
 The per-shard instance of the op is compiled through an entry made for it: the op called
 with its arguments' per-shard types, all concrete, so that the per-shard sizes bind the
-kernel's generics and its `where` is checked for them. The entry is added to the program's
-own text, where every op the program can call is in scope, those of the modules it `use`s
-included (`examples/gpt/gpt.linnet` calls `gpt_ops`'s `linear`).
+kernel's generics and its `where` is checked for them. The entry is added to the text of
+the module that declares the op, where the op is in scope even if it is not `pub`: the
+program's own text for its ops and those it `use`s (`examples/gpt/gpt.linnet` calls
+`gpt_ops`'s `linear`), the library module's for an op reached through a kernel-less one.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import LinnetError, UsageError
+from .called_kernels import declaring_module, kernel_ops_called
 from .dim_normal_form import Dim
 from .signatures import Binding, bind_shape, match_dims, substitute
 from .types import TensorT, TupleT
@@ -77,14 +84,20 @@ def batch_split(sig: Any, op: str) -> BatchSplit:
 
 @dataclass(frozen=True)
 class ShardedOp:
-    """An op named for sharding: its batch rule, and the mesh axes its batch axis splits over
-    (several: split over all of them, in this order)."""
+    """An op whose kernel runs per shard: its batch rule, the mesh axes its batch axis
+    splits over (several: split over all of them, in this order), the key of the module
+    that declares it, and the op `shard=` named, where that has no kernel and calls this
+    one (else empty)."""
     rule: BatchSplit
     axes: tuple[str, ...]
+    module: tuple[str, ...] = ()
+    through: str = ""
 
     def __str__(self) -> str:
         """`rows_sum over data (batch axis R)`, as a dump of the program's state shows it."""
-        return f"{self.rule.op} over {', '.join(self.axes)} (batch axis {self.rule.generic})"
+        named = f", named through {self.through}" if self.through else ""
+        return (f"{self.rule.op} over {', '.join(self.axes)} (batch axis "
+                f"{self.rule.generic}){named}")
 
 
 def named_axes(shard: Any) -> dict[str, tuple[str, ...]]:
@@ -103,16 +116,42 @@ def named_axes(shard: Any) -> dict[str, tuple[str, ...]]:
 
 def sharded_ops(analysis: Any, shard: Mapping[str, tuple[str, ...]], path: str
                 ) -> tuple[ShardedOp, ...]:
-    """The rule of each op `shard` names, with its mesh axes; a LinnetError for a name that
-    is no op of the program (its own ops and those of the modules it uses) or an op
-    without a batch axis."""
-    found = []
+    """The ops whose kernels run per shard, with their rules and mesh axes: each op `shard`
+    names, or for one without a kernel the ops with kernels its body calls. A LinnetError
+    for a name that is no op of the program (its own ops and those of the modules it uses),
+    an op without a batch axis, or an op that two names split over different axes."""
+    found: dict[str, ShardedOp] = {}
     for op, axes in shard.items():
         sig = analysis.root.signatures.get(op)
         if sig is None or type(sig.item).__name__ != "Op":
             raise UsageError(f"shard: `{op}` is not an op of {path}")
-        found.append(ShardedOp(batch_split(sig, op), tuple(axes)))
-    return tuple(found)
+        for sharded in _kernel_ops_of(analysis, op, sig, tuple(axes)):
+            seen = found.setdefault(sharded.rule.op, sharded)
+            if seen.axes != sharded.axes:
+                raise UsageError(
+                    f"shard: `{seen.through or seen.rule.op}` and `{op}` split the kernel of "
+                    f"`{sharded.rule.op}` over different mesh axes "
+                    f"({', '.join(seen.axes)}; {', '.join(sharded.axes)})")
+    return tuple(found.values())
+
+
+def _kernel_ops_of(analysis: Any, op: str, sig: Any, axes: tuple[str, ...]
+                   ) -> list[ShardedOp]:
+    """The op named `op` with its rule, or, where it has no kernel but its body calls ops
+    that have, each of those with its own (the error of the first without one says which
+    named op called it)."""
+    called = kernel_ops_called(analysis, sig.item) if sig.item.kernel is None else ()
+    if not called:
+        return [ShardedOp(batch_split(sig, op), axes, declaring_module(analysis, sig.item))]
+    ops = []
+    for c in called:
+        try:
+            rule = batch_split(analysis.modules[c.module].signatures[c.op.name], c.op.name)
+        except LinnetError as err:
+            raise LinnetError(f"{err} (`{op}` has no kernel of its own: its body calls "
+                              f"`{c.op.name}`, whose kernel would run per shard)") from None
+        ops.append(ShardedOp(rule, axes, c.module, through=op))
+    return ops
 
 
 def _leading_generic(ty: Any, dims: set[str]) -> str | None:

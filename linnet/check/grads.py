@@ -1,9 +1,12 @@
 """An op's `grad(y, dy) { ... }` clause (E2125, E2101).
 
-The op must return one floating tensor or scalar; the clause sees the op's
-parameters, `y` (the result) and `dy` (the gradient arriving at it), and
-returns the gradient of each floating tensor parameter, in order: one value,
-or a tuple when there are several.
+The op must return one floating tensor or scalar, or a tuple of them; the
+clause sees the op's parameters, `y` (the result) and `dy` (the gradient
+arriving at it, a tuple of the same types for a tuple result: an item the
+caller does not use arrives as zeros), and returns the gradient of each
+floating tensor parameter, in order: one value, or a tuple when there are
+several. A tuple result lets a kernel hand its backward what its forward
+pass computed besides the result (attention's row log-sum-exp).
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ def check_grad(op: t.Op, globals_: Globals, bag: DiagnosticBag,
     sig = signatures[op.name]
     if sig.result is None:
         return  # the result type is wrong, and reported where it is written
-    if not isinstance(sig.result, TensorT) or not _floating(sig.result, checker):
-        checker.error("E2125", f"a `grad` clause needs an op returning one float tensor or "
-                      f"scalar; `{op.name}` returns {sig.result}", op.grad.span,
-                      help="differentiate a single floating result")
+    if not _floating_result(sig.result, checker):
+        checker.error("E2125", f"a `grad` clause needs an op returning float tensors or "
+                      f"scalars (one, or a tuple of them); `{op.name}` returns {sig.result}",
+                      op.grad.span, help="differentiate floating results only")
         return
     if not _plain_params(op, sig, checker):
         return
@@ -66,6 +69,12 @@ def _plain_params(op: t.Op, sig: Signature, checker) -> bool:
                                "`grad` clause, and the body is differentiated")
             return False
     return True
+
+
+def _floating_result(ty, checker) -> bool:
+    """One floating tensor or scalar, or a flat tuple of them."""
+    items = ty.items if isinstance(ty, TupleT) else (ty,)
+    return all(isinstance(item, TensorT) and _floating(item, checker) for item in items)
 
 
 def _floating(ty: TensorT, checker) -> bool:

@@ -181,14 +181,13 @@ def sharded_instances(program: ir.Program, launched: dict[str, ir.Func]) -> dict
 def custom_vjp(f: ir.Func, name: str, run: str) -> str:
     """The op as a `jax.custom_vjp` (docs/language.md, "Gradients"): forward runs `run` (its kernel
     or its body), backward its grad clause, which gives the gradient of each floating
-    tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body. The
+    tensor parameter (the others get zero, `None`), or else the `jax.vjp` of its body. For
+    a tuple result the clause takes `y` and `dy` as tuples (zeros for an unused item). The
     backward enters 64-bit types itself: it runs when the caller pulls the cotangents back,
     outside `main`'s scope, and an op over i64 ids would otherwise compute them in i32."""
     params = [f"v{k}" for k in range(len(f.params))]
     args = ", ".join(params)
     if f.grad is not None:
-        if isinstance(f.body.result.type, ir.TupleTy):
-            raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
         backward = [f"    {', '.join(params + ['y'])}, = saved",
                     f"    g = {name}_grad({', '.join(params + ['y', 'dy'])})",
                     f"    return {tuple_expr(grad_items(f))}"]

@@ -1,10 +1,11 @@
 """The JAX printer's ops run per shard of a device mesh (`compile_source(..., shard=...)`).
 
 XLA cannot partition a `pallas_call`: given inputs split over a mesh, it gathers them and
-runs the whole kernel on every device. So an op named in `shard=` (its batch rule and mesh
-axes are in the program's state (`state.shard`), `linnet.check.batch_rule.sharded_ops`) gets, for each of its
-instances with a kernel, a run that says so in the generated text: once a mesh is
-installed, its per-shard launch under `jax.shard_map`, with the parameters the rule splits
+runs the whole kernel on every device. So an op named in `shard=`, or for a named op
+without a kernel each op with one that its body calls (their batch rules and mesh axes
+are in the program's state (`state.shard`), `linnet.check.batch_rule.sharded_ops`),
+gets, for each of its instances with a kernel, a run that says so in the generated text:
+once a mesh is installed, its per-shard launch under `jax.shard_map`, with the parameters the rule splits
 and every result split along their leading axis over the named mesh axes and the other
 parameters replicated; where no per-shard launch is installed, its body at the full size,
 which XLA partitions like the rest of the module. Before a mesh is installed the op runs as
@@ -83,7 +84,8 @@ def sharded_chooser(f: ir.Func, name: str, gpu: bool, sharded: ShardedOp) -> str
     split = ", ".join(f"v{k}" for k, s in enumerate(rule.split) if s)
     rest = "" if all(rule.split) else ", the other parameters whole on every device"
     over = (f"mesh axis {axes[0]}" if len(axes) == 1 else f"mesh axes {', '.join(axes)}")
-    note = (f"op {f.name}, named in shard=: its batch axis {rule.generic} splits over {over}. "
+    named = f" through {sharded.through}" if sharded.through else ""
+    note = (f"op {f.name}, named in shard={named}: its batch axis {rule.generic} splits over {over}. "
             "Once linnet.jax.mesh has installed a mesh: its kernel per shard where one "
             f"applies and Pallas runs ({split} and the results split by rows{rest}), else "
             "its body. Before that: its kernel where Pallas runs, else its body. Counted in "

@@ -251,27 +251,24 @@ def autograd_class(f: ir.Func, name: str) -> str:
     args = ", ".join(["_d"] + params)
     result = f.body.result.type
     run = f"{name}({args})"
+    many = isinstance(result, ir.TupleTy)
     if f.grad is not None:  # the result is saved: one that is an input must be a view of it
-        run = f"_ln_own({run}, {', '.join(params)})"
+        own = ", ".join(params)
+        run = (_tuple([f"_ln_own(r[{k}], {own})" for k in range(len(result.items))]) if many
+               else f"_ln_own({run}, {own})")
     lines = [f"class {name}_autograd(torch.autograd.Function):",
              f"    # op {comment(f.name)} under autograd (and torch.func: grad, vmap)",
              "    generate_vmap_rule = True", "",
              "    @staticmethod",
              f"    def forward({args}):",
+             *([f"        r = {name}({args})"] if f.grad is not None and many else []),
              f"        return {run}  # autograd records nothing in here: no recursion",
              "", "    @staticmethod",
              "    def setup_context(ctx, inputs, output):",
              f"        {args}, = inputs",
              "        ctx._d = _d"]
     if f.grad is not None:
-        if isinstance(result, ir.TupleTy):
-            raise ValueError(f"op {f.name} has a grad clause and returns a tuple")
-        lines += [f"        ctx.save_for_backward({', '.join(params + ['output'])})",
-                  "", "    @staticmethod",
-                  "    def backward(ctx, dy):",
-                  f"        {', '.join(params + ['y'])}, = ctx.saved_tensors",
-                  f"        g = {name}_grad(ctx._d, {', '.join(params + ['y', 'dy'])})",
-                  f"        return {_tuple(['None'] + grad_items(f))}"]
+        lines += _clause_backward(f, name, params, many)
         return "\n".join(lines)
     items = result.items if isinstance(result, ir.TupleTy) else (result,)
     fixed = [f"output[{k}]" if isinstance(result, ir.TupleTy) else "output"
@@ -283,6 +280,21 @@ def autograd_class(f: ir.Func, name: str) -> str:
               f"        return (None,) + _ln_vjp({name}_body, ctx._d, ctx.saved_tensors, "
               "ctx.needs_input_grad[1:], dys)"]
     return "\n".join(lines)
+
+
+def _clause_backward(f: ir.Func, name: str, params: list[str], many: bool) -> list[str]:
+    """setup_context's saving and backward, for an op with a grad clause: the clause takes
+    the parameters, the result and its gradient; for a tuple result, both as tuples (an
+    item no one used arrives as zeros: autograd materializes the gradients it lacks)."""
+    count = len(f.body.result.type.items) if many else 1
+    ys = [f"y{k}" for k in range(count)] if many else ["y"]
+    y, dy = (_tuple(ys), "dy") if many else ("y", "dy")
+    return [f"        ctx.save_for_backward({', '.join(params + (['*output'] if many else ['output']))})",
+            "", "    @staticmethod",
+            f"    def backward(ctx, {'*dy' if many else 'dy'}):",
+            f"        {', '.join(params + ys)}, = ctx.saved_tensors",
+            f"        g = {name}_grad(ctx._d, {', '.join(params + [y, dy])})",
+            f"        return {_tuple(['None'] + grad_items(f))}"]
 
 
 def grad_items(f: ir.Func) -> list[str]:

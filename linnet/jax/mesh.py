@@ -3,7 +3,8 @@
 `load_function(path, name, mesh=mesh, shard={"softmax": "data"})`, and a root block's model
 (`load_source(path, generics=..., mesh=mesh, shard=...)`), compile each binding with
 `compile_source(..., shard=...)`, so that the generated module says what runs
-(`linnet/emit/jax_shard.py`). Each instance of a named op that has a kernel gets a slot for
+(`linnet/emit/jax_shard.py`). Each instance of a named op that has a kernel (of each op
+with a kernel that a named kernel-less op calls, `check/called_kernels.py`) gets a slot for
 its per-shard launch and a run that calls it under `jax.shard_map` over the named mesh axes,
 its split parameters (by `batch_rule`) and its results split along their leading axis, the
 other parameters replicated. XLA cannot partition a `pallas_call` (given sharded inputs it
@@ -11,7 +12,8 @@ gathers them and runs the whole kernel on every device); per shard, each device 
 kernel on its own rows.
 
 This module fills the slots: for each sharded instance it compiles the op's per-shard
-instance (the op at the per-shard sizes, through an entry added to the program's text,
+instance (the op at the per-shard sizes, through an entry added to the program's text, or
+to that of the module declaring the op where the program does not see it,
 `batch_rule.shard_entry`), takes the launch of its kernel, and installs the launches and the
 mesh with the module's `_ln_install`. Where no per-shard kernel applies (the batch does not
 divide by the number of shards, the kernel's `where` fails for the per-shard sizes, or the
@@ -51,10 +53,10 @@ class ShardPlan:
     mesh: Any
     axes: dict[str, tuple[str, ...]]
 
-    def shards(self, op: str) -> int:
-        """How many shards the op's batch axis is split into."""
+    def shards(self, axes: tuple[str, ...]) -> int:
+        """How many shards a batch axis split over the mesh axes `axes` falls into."""
         n = 1
-        for axis in self.axes[op]:
+        for axis in axes:
             n *= int(self.mesh.shape[axis])
         return n
 
@@ -127,27 +129,41 @@ class MeshEntryFunction(JaxEntryFunction):
         where none applies."""
         assert self.plan is not None
         base = declared_op(op)
-        shards, rule = self.plan.shards(base), self.ops[base].rule
+        sharded = self.ops[base]
+        shards, rule = self.plan.shards(sharded.axes), sharded.rule
         if shards == 1:  # the instance is its own per-shard instance
             self._per_shard[op.name] = op.name
             return getattr(module, f"{fn}_launch")
-        sig = self._analysis.root.signatures[base]
+        text, path, sig = self._home(sharded)
         b = op_binding(sig, [(p.type.shape, p.type.dtype) for p in op.params])
         launch, name = None, None
         if b.dims[rule.generic].as_int() % shards == 0:
-            launch, name = self._compile_per_shard(shard_entry(
-                sig, rule, b, shards, _fresh_entry_name(self.text, base)), device)
+            launch, name = self._compile_per_shard(text, path, shard_entry(
+                sig, rule, b, shards, _fresh_entry_name(text, base)), device)
         self._per_shard[op.name] = name
         return launch
 
-    def _compile_per_shard(self, entry: str, device: str | None
+    def _home(self, sharded: ShardedOp) -> tuple[str, str, Any]:
+        """The text and path that a per-shard entry of the op is added to, and the op's
+        signature there: the program's own where it sees the op, else the text of the
+        module that declares it (an op reached through a kernel-less one may be private)."""
+        declared = self._analysis.modules[sharded.module].signatures[sharded.rule.op]
+        seen = self._analysis.root.signatures.get(sharded.rule.op)
+        if seen is not None and seen.item is declared.item:
+            return self.text, self.path, seen
+        program = self._analysis.program
+        path = program.files[sharded.module]
+        return program.sources[path].text, path, declared
+
+    def _compile_per_shard(self, text: str, path: str, entry: str, device: str | None
                            ) -> tuple[Callable[..., Any] | None, str | None]:
-        """The launch of the kernel of the op the added `entry` calls, and the name of that
-        per-shard instance; (None, None) where it has no kernel (its `where` fails for the
-        per-shard sizes) or the op cannot be instantiated at them (its own `where`)."""
+        """The launch of the kernel of the op the `entry` added to `text` calls, and the
+        name of that per-shard instance; (None, None) where it has no kernel (its `where`
+        fails for the per-shard sizes) or the op cannot be instantiated at them (its own
+        `where`)."""
         name = entry.split()[1].split("(")[0]
         try:
-            compiled = compile_source(self.text + entry, path=self.path, entry=name,
+            compiled = compile_source(text + entry, path=path, entry=name,
                                       numerics=self.numerics, target="jax", device=device,
                                       tuning=False if self.tuning is None else self.tuning)
         except CompileError as err:  # the op's own `where` refuses the per-shard sizes

@@ -183,12 +183,17 @@ class _ByClause(torch.autograd.Function):
     def setup_context(ctx: Any, inputs: tuple, result: Any) -> None:
         interp, op, *args = inputs
         ctx.interp, ctx.op = interp, op
-        ctx.save_for_backward(*args, result)
+        ctx.save_for_backward(*args, *(result if isinstance(result, tuple) else (result,)))
 
     @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor) -> tuple:
-        *args, y = ctx.saved_tensors
+    def backward(ctx: Any, *dys: torch.Tensor) -> tuple:
+        """A tuple result's clause takes `y` and `dy` as tuples (autograd gives zeros for
+        an item no one used)."""
         op: ir.Func = ctx.op
+        count = len(op.params)
+        args, ys = ctx.saved_tensors[:count], ctx.saved_tensors[count:]
+        many = isinstance(op.body.result.type, ir.TupleTy)
+        y, dy = (tuple(ys), tuple(dys)) if many else (ys[0], dys[0])
         grads = ctx.interp.call(op.grad, [*args, y, dy])
         pick = (lambda j: grads[j]) if isinstance(grads, tuple) else (lambda j: grads)
         return (None, None) + tuple(None if j is None else pick(j) for j in grad_slots(op))

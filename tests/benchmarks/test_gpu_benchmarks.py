@@ -402,11 +402,11 @@ def test_a_dry_run_of_the_masked_attention_and_conv_ops(monkeypatch, tmp_path):
                                      for op in OPS if op.name == name])
     results = kernels.measure(dry_suite(), ["std"], {"device": "cpu"}, str(tmp_path / "s.json"))
     rows = {(r["config"], r["step"], r["key"]): r for r in results["rows"]}
-    masked = "attention_masked_dkv 1, attention_masked_dq 1, attention_masked_rows 1, " \
-             "attention_masked_stats 1"
+    masked = "attention_delta 1, attention_masked_dkv 1, attention_masked_dq 1, " \
+             "attention_masked_rows_lse 1"
     for op, peers, forward, backward in (
             ("grouped_attention_rows padding", ("compile", "sdpa_math"),
-             "attention_masked_rows 1", masked),
+             "attention_masked_rows_lse 1", masked),
             ("sink_attention padding", ("compile",), "attention_sink_rows 1",
              "attention_masked_dkv 1, attention_masked_dq 1, attention_sink_rows 1, "
              "attention_sink_stats 1"),

@@ -31,10 +31,11 @@ GPT = EXAMPLES / "gpt" / "gpt.linnet"
 SIZES = {"B": 2, "L": 2, "NH": 2, "D": 16, "V": 64, "S": 48}
 PROMPT, STEPS = 30, 4   # the decode steps cross the first key block of 32
 # The ops with a kernel that the entries call: the library's forms over rows (std.nn) and
-# gpt_ops' decode attention. ran() lists besides them the ops their grad clauses and bodies
-# call (embedding_backward, linear_input_grad, softmax_2d, ...), which a forward pass runs
+# gpt_ops' decode attention (attention_causal's kernel is attention_causal_lse's, which it
+# calls). ran() lists besides them the ops their grad clauses and bodies call
+# (embedding_backward, linear_input_grad, softmax_2d, ...), which a forward pass runs
 # neither as kernel nor as body.
-PREFILL = {"rms_norm_2d", "linear_product_2d", "attention_causal", "embedding_2d"}
+PREFILL = {"rms_norm_2d", "linear_product_2d", "attention_causal_lse", "embedding_2d"}
 DECODE = {"rms_norm_2d", "linear_product_2d", "attention_from", "embedding_2d"}
 LOSS = gpt_kernels_ran.LOSS
 BACKWARD = gpt_kernels_ran.BACKWARD  # which `loss(...).backward()` runs
@@ -131,7 +132,7 @@ def test_prefill_then_decode_match_the_twin(model, numerics: str, request) -> No
     assert prefill["embedding_backward"] == decode["embedding_backward"] == {"kernel": 0,
                                                                              "body": 0}
     L = SIZES["L"]  # every layer's attention ran a kernel: the causal one, then the decode's
-    assert prefill["attention_causal"]["kernel"] == L
+    assert prefill["attention_causal_lse"]["kernel"] == L
     assert decode["attention_from"]["kernel"] == L * STEPS
     assert prefill["rms_norm_2d"]["kernel"] == 2 * L + 1
     # one gather a call; the linear layers: 6 a layer and the tied head

@@ -36,7 +36,8 @@ BACKWARD = gpt_kernels_ran.BACKWARD  # which `loss(...).backward()` runs
 OPS = FORWARD | BACKWARD
 # The ops train_jax.py splits over the mesh by rows: the forward ops but linear_product_2d
 # and linear_token_log_probs_stats, which the library calls inside linear_2d and
-# linear_token_log_probs (no op of the program, so no name for shard=).
+# linear_token_log_probs, ops train_jax.py does not name (attention_causal_lse's kernel is
+# split through attention_causal, which it does name).
 SHARDED = FORWARD - {"linear_product_2d", "linear_token_log_probs_stats"}
 
 

@@ -26,12 +26,15 @@ LAYER_NORM = "examples/layer_norm.linnet"
 GPT = "examples/gpt/gpt.linnet"  # a block model whose ops come from std.nn
 #: The ops of gpt's loss that a mesh can split by rows: the library's ops it names.
 GPT_OPS = {"rms_norm_2d": "data", "attention_causal": "data", "embedding_2d": "data"}
+#: The ops whose kernels run per shard: those named, but for attention_causal, which has no
+#: kernel, attention_causal_lse, which its body calls.
+GPT_SPLIT = {"rms_norm_2d", "attention_causal_lse", "embedding_2d"}
 #: The ops whose kernels run whole (XLA gathers their inputs): the linear layers' op and the
 #: loss's row ops, which the library calls inside linear_2d and linear_token_log_probs (no
 #: op of the program to name), and the backward ops, whose results sum over the rows (no
 #: batch axis to split).
 GPT_WHOLE = {"linear_product_2d", "rms_norm_backward", "linear_input_grad",
-             "linear_weight_grad", "attention_row_stats", "attention_dq", "attention_dkv",
+             "linear_weight_grad", "attention_delta", "attention_dq", "attention_dkv",
              "embedding_first_positions", "embedding_sums", "embedding_backward",
              "linear_token_log_probs_stats",
              "linear_token_log_probs_dlogits"}
@@ -40,7 +43,8 @@ R, C = 8, 16  # 8 rows divide over 2 and 4 devices
 
 #: Ops of a kernel each: `pair` gives a tuple (rows doubled, row sums); `big`'s kernel
 #: applies only for 8 rows or more, so per shard of 8 rows its `where` fails and its body
-#: runs; `tall` itself takes 8 rows or more, so it has no per-shard instance at all.
+#: runs; `tall` itself takes 8 rows or more, so it has no per-shard instance at all;
+#: `row_sums` has no kernel, and runs `pair`'s through its body.
 PAIRS = """module mesh_checks
 
 pub kernel twice_rows<R: Dim, C: Dim, B: Dim>(x: Tensor[R, C; f32]) -> (y: Tensor[R, C; f32], s: Tensor[R; f32]) grid(R)
@@ -78,8 +82,17 @@ where R >= 8 {
     return y
 }
 
+pub op row_sums<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R; f32] {
+    let (y, s) = pair(x)
+    return s
+}
+
 entry pairs<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> (Tensor[R, C; f32], Tensor[R; f32]) {
     return pair(x)
+}
+
+entry sums<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R; f32] {
+    return row_sums(x)
 }
 
 entry bigs<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] {
@@ -232,17 +245,30 @@ def check_body_where_the_op_takes_no_per_shard_rows() -> None:
     assert fn.sharded() == {f"tall__R{R}_C{C}": None}
 
 
-def check_tuple_results_split() -> None:
+def pair_per_shard(entry: str, named: str) -> tuple:
+    """PAIRS's `entry` over the mesh with `named` sharded, run on split rows; `pair`'s
+    kernel must have run once, per shard. Its result, the rows and the mesh."""
     mesh = mesh_1d()
-    fn = load_source(PAIRS, "pairs", mesh=mesh, shard={"pair": "data"})
+    fn = load_source(PAIRS, entry, mesh=mesh, shard={named: "data"})
     x = rows(mesh)
-    _, ran = ran_during(fn, x)
+    result, ran = ran_during(fn, x)
     assert ran == {f"pair__R{R}_C{C}": {"kernel": 1, "body": 0}}, ran
     assert fn.sharded() == {f"pair__R{R}_C{C}": f"pair__R{R // N}_C{C}"}
-    y, s = fn(x)
-    close(y, 2.0 * np.asarray(x))
-    close(s, np.asarray(x).sum(axis=1))
+    return result, np.asarray(x), mesh
+
+
+def check_tuple_results_split() -> None:
+    (y, s), x, mesh = pair_per_shard("pairs", "pair")
+    close(y, 2.0 * x)
+    close(s, x.sum(axis=1))
     split_by_rows(y, mesh)
+    split_by_rows(s, mesh)
+
+
+def check_op_without_a_kernel_splits_the_ops_it_calls() -> None:
+    # row_sums has no kernel of its own: pair's, which its body calls, runs per shard
+    s, x, mesh = pair_per_shard("sums", "row_sums")
+    close(s, x.sum(axis=1))
     split_by_rows(s, mesh)
 
 
@@ -304,12 +330,12 @@ def check_block_model_kernels_per_shard_and_gradients() -> None:
         close(grads[k], want_grads[k], 1e-4)
     ran = model.loss.ran()
     ops = {op.split("__")[0] for op, c in ran.items() if c["kernel"] > 0}
-    assert ops == {*GPT_OPS, *GPT_WHOLE}, ran
+    assert ops == {*GPT_SPLIT, *GPT_WHOLE}, ran
     assert all(c["body"] == 0 for c in ran.values()), ran
     per_shard = model.loss.function.sharded()
-    assert {op.split("__")[0] for op in per_shard} == set(GPT_OPS), per_shard
-    attention = f"attention_causal__B{N}_Hk2_G1_Q4_K4_D16_Tf32"
-    assert per_shard[attention] == "attention_causal__B1_Hk2_G1_Q4_K4_D16_Tf32", per_shard
+    assert {op.split("__")[0] for op in per_shard} == GPT_SPLIT, per_shard
+    attention = f"attention_causal_lse__B{N}_Hk2_G1_Q4_K4_D16_Tf32"
+    assert per_shard[attention] == "attention_causal_lse__B1_Hk2_G1_Q4_K4_D16_Tf32", per_shard
     assert per_shard[f"rms_norm_2d__R{4 * N}_H32_Tf32"] == "rms_norm_2d__R4_H32_Tf32", per_shard
     assert per_shard[f"embedding_2d__N{4 * N}_Vocab32_H32_Tf32"] == \
         "embedding_2d__N4_Vocab32_H32_Tf32", per_shard
@@ -326,17 +352,17 @@ def check_block_model_body_where_the_batch_does_not_divide() -> None:
         want, _ = plain.loss(params, plain.initial_state(), tokens, targets)
     close(loss, want, 1e-5)
     ran, per_shard = model.loss.ran(), model.loss.function.sharded()
-    attention = f"attention_causal__B{N - 1}_Hk2_G1_Q{N}_K{N}_D16_Tf32"
+    attention = f"attention_causal_lse__B{N - 1}_Hk2_G1_Q{N}_K{N}_D16_Tf32"
     assert ran[attention]["kernel"] == 0 and ran.pop(attention)["body"] > 0, ran
     assert per_shard.pop(attention) is None, per_shard
     ran = {op: c for op, c in ran.items() if c != {"kernel": 0, "body": 0}}  # not run
     # attention's body takes its softmax with softmax_2d, whose kernel runs whole
     assert {op.split("__")[0] for op in ran} == {
-        *GPT_OPS, "linear_product_2d", "linear_token_log_probs_stats", "softmax_2d"} - {
-        "attention_causal"}, ran
+        *GPT_SPLIT, "linear_product_2d", "linear_token_log_probs_stats", "softmax_2d"} - {
+        "attention_causal_lse"}, ran
     assert all(c["kernel"] > 0 and c["body"] == 0 for c in ran.values()), ran
     assert all(per_shard[op] for op in ran if op in per_shard), per_shard
-    assert {op.split("__")[0] for op in per_shard} == set(GPT_OPS) - {"attention_causal"}
+    assert {op.split("__")[0] for op in per_shard} == GPT_SPLIT - {"attention_causal_lse"}
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in sorted(globals().items())

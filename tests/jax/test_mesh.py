@@ -167,18 +167,23 @@ def test_block_model_takes_the_mesh_for_each_entry() -> None:
     from linnet.jax.mesh import MeshBlockEntryFunction
     model = load_source(GPT, generics=GPT_SIZES, mesh=_mesh(),
                         shard={"rms_norm_2d": "data", "attention_causal": "data"})
+    # attention_causal has no kernel: attention_causal_lse's, which it calls, runs per shard
     for entry in model.entries:
         fn = model[entry].function
         assert isinstance(fn, MeshBlockEntryFunction)
-        assert set(fn.ops) == {"rms_norm_2d", "attention_causal"}
-        assert fn.ops["attention_causal"].rule.split == (True, True, True, False)
+        assert set(fn.ops) == {"rms_norm_2d", "attention_causal_lse"}
+        assert fn.ops["attention_causal_lse"].rule.split == (True, True, True, False)
+        assert fn.ops["attention_causal_lse"].through == "attention_causal"
+        assert fn.ops["rms_norm_2d"].through == ""
     # B * T = 8 rows; the embedding, its backward and the linear layers are not named
     text = model.loss.source(T=4)
-    named = re.findall(r"# op (\w+), named in shard=", text)
-    assert named == ["rms_norm_2d__R8_H32_Tf32", "attention_causal__B2_Hk2_G1_Q4_K4_D16_Tf32"]
+    named = re.findall(r"# op (\w+), named in shard=( through\n\s*# attention_causal)?", text)
+    assert [(op, bool(through)) for op, through in named] == [
+        ("rms_norm_2d__R8_H32_Tf32", False),
+        ("attention_causal_lse__B2_Hk2_G1_Q4_K4_D16_Tf32", True)]
     funcs = {op.split("__")[0]: f for f, op in
              re.findall(r"def (f\d+)_op_run\(.*\n\s*# op (\w+)", text)}
-    slots = ", ".join(f'"{funcs[op]}_op": None' for op in ("rms_norm_2d", "attention_causal"))
+    slots = ", ".join(f'"{funcs[op]}_op": None' for op in ("rms_norm_2d", "attention_causal_lse"))
     assert f"_ln_per_shard = {{{slots}}}" in text
     for op in ("embedding_2d", "embedding_backward", "linear_product_2d"):
         f = funcs[op]
@@ -261,3 +266,66 @@ def test_shard_option_refuses_an_op_without_a_batch_axis() -> None:
     with pytest.raises(LinnetError, match="leading axis is the same generic Dim"):
         compile_source(path=str(ROOT / "examples/layer_norm.linnet"), entry="main",
                        target="jax", shard={"layer_norm_backward": "data"})
+
+
+# ------------------------------------------- shard= of an op without a kernel of its own
+
+#: `sharpened` has no kernel: its body runs softmax's through a fn. `spread` has none
+#: either, and calls column_stats, whose results lead with the columns (no batch axis).
+WRAPPED = """module wrapped
+use examples.softmax::{softmax}
+use examples.column_stats::{column_stats}
+
+fn sharper<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] {
+    return softmax(x * 2.0)
+}
+
+pub op sharpened<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[R, C; f32] {
+    return sharper(x)
+}
+
+pub op spread<R: Dim, C: Dim>(x: Tensor[R, C; f32]) -> Tensor[C; f32] {
+    let (s, m) = column_stats(x)
+    return s
+}
+
+entry main(x: Tensor[8, 16; f32]) -> Tensor[8, 16; f32] {
+    return sharpened(x)
+}
+"""
+
+
+def _wrapped(**options):
+    from linnet.pipeline import compile_source
+    return compile_source(WRAPPED, path=str(ROOT / "wrapped.linnet"), entry="main",
+                          target="jax", **options)
+
+
+def test_shard_of_an_op_without_a_kernel_splits_the_ops_its_body_calls() -> None:
+    compiled = _wrapped(shard={"sharpened": "data"})
+    shard = compiled.result.stages[-2].ir.state.shard
+    assert [str(s) for s in shard] == [
+        "softmax over data (batch axis R), named through sharpened"]
+    assert shard[0].module == ("examples", "softmax")
+    text = compiled.text
+    assert re.findall(r"# op (\w+), named in shard= through\s+(?:# )?sharpened:", text) == \
+        ["softmax__R8_C16"]
+    assert text.count("named in shard=") == 1  # sharpened itself has no run of a kernel
+    assert '_ln_per_shard = {"' in text
+
+
+def test_shard_of_an_op_without_a_kernel_needs_a_batch_axis_in_the_ops_it_calls() -> None:
+    with pytest.raises(LinnetError, match=re.escape(
+            "(`spread` has no kernel of its own: its body calls `column_stats`, whose "
+            "kernel would run per shard)")):
+        _wrapped(shard={"spread": "data"})
+
+
+def test_shard_refuses_two_names_that_split_one_kernel_over_different_axes() -> None:
+    from linnet.errors import UsageError
+    with pytest.raises(UsageError, match=re.escape(
+            "shard: `sharpened` and `softmax` split the kernel of `softmax` over different "
+            "mesh axes (data; model)")):
+        _wrapped(shard={"sharpened": "data", "softmax": "model"})
+    assert len(_wrapped(shard={"sharpened": "data", "softmax": "data"})
+               .result.stages[-2].ir.state.shard) == 1

@@ -7,7 +7,8 @@ kernel (`linnet/passes/front/call_rewrites.py`): where it fires and where it doe
 
 Generated PyTorch runs the kernels in Triton's interpreter (`tests/conftest.py` sets
 `TRITON_INTERPRET=1` without a GPU) and differentiates through autograd, whose backward
-is the inner ops' grad clauses (row statistics, dq, dk/dv kernels); generated JAX runs
+is the inner ops' grad clauses (row deltas, dq, dk/dv kernels, reading the log-sum-exp the
+forward kernel wrote); generated JAX runs
 them in Pallas's interpreter and differentiates with `jax.vjp`. Each test asserts from
 the loaded function's `ran()` counts of its own call that the kernels, not the bodies, ran
 (the tests of an entry share its loaded function: the program is checked once a process). The reference
@@ -41,8 +42,10 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 # |got - want| <= ATOL * max|want| + RTOL * |want|: a few roundings of the dtype
 RTOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
 ATOL = {"f32": 1e-5, "bf16": 3e-2, "f16": 4e-3}
-BACKWARD = ("attention_row_stats", "attention_dq", "attention_dkv")
-MASKED_BACKWARD = ("attention_masked_stats", "attention_masked_dq", "attention_masked_dkv")
+# the backward: the row deltas, then dq and dk/dv from the forward kernel's log-sum-exp (no
+# kernel walks the keys again for it)
+BACKWARD = ("attention_delta", "attention_dq", "attention_dkv")
+MASKED_BACKWARD = ("attention_delta", "attention_masked_dq", "attention_masked_dkv")
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,12 @@ class Case:
     batch: int = B
 
 
-MASKED = "attention_masked_rows"
+MASKED = "attention_masked_rows_lse"
 CASES = {
-    "plain": Case("plain", H, "none", "attention_plain"),
-    "causal": Case("causal", H, "causal", "attention_causal"),
-    "grouped": Case("grouped", 1, "none", "attention_plain"),
-    "grouped_causal": Case("grouped_causal", 1, "causal", "attention_causal"),
+    "plain": Case("plain", H, "none", "attention_plain_lse"),
+    "causal": Case("causal", H, "causal", "attention_causal_lse"),
+    "grouped": Case("grouped", 1, "none", "attention_plain_lse"),
+    "grouped_causal": Case("grouped_causal", 1, "causal", "attention_causal_lse"),
     "given": Case("given", H, "shared", MASKED),
     "rows": Case("rows", H, "rows", MASKED, batch=2),
     "grouped_rows": Case("grouped_rows", 1, "rows", MASKED, batch=2),
@@ -149,6 +152,8 @@ def test_triton_kernels_match_torch(name: str, dtype: str) -> None:
     ran = held_to_reference("torch", str(PROGRAM), case.entry, inputs, cotangent, want, grads,
                             lambda got, ref, what: assert_close(got, ref, dtype, what))
     assert_kernels_ran(kernel_ops(case), ran)
+    # these and no other: no kernel walks the keys again for the row statistics
+    assert {op.split("__")[0] for op in ran} == set(kernel_ops(case)), ran
 
 
 # one dtype a case: Pallas's interpreter is slower than Triton's
@@ -228,7 +233,8 @@ def test_a_causal_mask_argument_calls_the_causal_kernel(entry: str) -> None:
     by `let`, call attention_causal (its kernel, and the backward kernels of its grad
     clause), never attention_masked."""
     ops = kernels_kept(entry)
-    assert named(ops, "attention_causal") == ["attention_tiles"]
+    assert named(ops, "attention_causal") == [None]
+    assert named(ops, "attention_causal_lse") == ["attention_tiles"]
     assert named(ops, "attention_dkv") == ["attention_dkv_tiles"]
     assert named(ops, "attention_masked") == []
     assert not named(ops, MASKED)
@@ -284,7 +290,7 @@ def test_exact_and_other_targets_compute_the_body_as_written() -> None:
         assert named(ops, MASKED) == [None], options
         assert not named(ops, "attention_causal"), options
     assert "triton" not in compiled("causal", numerics="exact").text
-    assert named(kernels_kept("causal", target="jax"), "attention_causal") == ["attention_tiles"]
+    assert named(kernels_kept("causal", target="jax"), "attention_causal_lse") == ["attention_tiles"]
 
 
 def test_exact_numerics_agree_with_torch_on_the_masked_body() -> None:

@@ -150,7 +150,7 @@ def test_triton_attention_weighs_a_row_of_minus_1e30_over_its_keys() -> None:
     want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=0.25)
     assert_close(y, want, "attention")
     assert_close(y[:, :, 0], v.double().mean(2), "the mean of the values")
-    kernels_only(fn, ("attention_plain",))
+    kernels_only(fn, ("attention_plain_lse",))
 
 
 def test_triton_masked_attention_keeps_a_maximum_below_minus_1e30() -> None:
@@ -163,7 +163,7 @@ def test_triton_masked_attention_keeps_a_maximum_below_minus_1e30() -> None:
     y = fn(q.to(DEVICE), k.to(DEVICE), v.to(DEVICE), mask.to(DEVICE))
     want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=0.25)
     assert_close(y, want, "masked attention")
-    kernels_only(fn, ("attention_masked_rows",))
+    kernels_only(fn, ("attention_masked_rows_lse",))
 
 
 def test_pallas_log_softmax_of_a_row_of_minus_1e30(monkeypatch) -> None:

@@ -82,11 +82,12 @@ def test_paged_forms_run_the_masked_kernels() -> None:
     rows, positions = np.array([0, 0, 2, 1, 1], np.int32), np.array([1, 2, 0, 4, 5], np.int32)
     prefill = load_function(str(PROGRAM), "prefill")
     prefill(*(torch.from_numpy(x) for x in (q, k, v, TABLE, rows, positions)))
-    assert masked_kernels_ran(prefill) == {"attention_masked_rows": {"kernel": 1, "body": 0}}
+    assert masked_kernels_ran(prefill) == {
+        "attention_masked_rows_lse": {"kernel": 1, "body": 0}}
     decode = load_function(str(PROGRAM), "decode")
     query = torch.from_numpy(normal(3, 4, 1, 8)).requires_grad_()
     got = decode(query, *(torch.from_numpy(x) for x in (k, v, TABLE, positions[:3])))
     got.sum().backward()
     assert masked_kernels_ran(decode) == {op: {"kernel": 1, "body": 0} for op in (
-        "attention_masked_rows", "attention_masked_stats", "attention_masked_dq",
+        "attention_masked_rows_lse", "attention_delta", "attention_masked_dq",
         "attention_masked_dkv")}

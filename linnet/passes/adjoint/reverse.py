@@ -156,11 +156,20 @@ class Reverse:
             return
         grad = self.funcs[self.grads[e.callee]]
         ty = grad.body.result.type
-        g = self.em.emit(ir.Call(grad.name, e.args + (y, ct), ty), "d_" + op.name)
+        seed = self.seed(y.type, ct)
+        g = self.em.emit(ir.Call(grad.name, e.args + (y, seed), ty), "d_" + op.name)
         for j, k in enumerate(floats):
             item = g if len(floats) == 1 and not isinstance(ty, ir.TupleTy) else \
                 self.em.emit(ir.GetItem(g, j, ty.items[j]), "d_arg")
             adj.add(e.args[k], item)
+
+    def seed(self, ty: ir.Ty, ct: Ct) -> ir.Atom:
+        """The adjoint handed to a grad clause as one value: for a tuple result, a tuple
+        with zeros where an item has none (the clause takes `dy` of the result's type)."""
+        if not isinstance(ct, tuple):
+            return ct
+        items = tuple(self.em.zeros(t) if c is None else c for t, c in zip(ty.items, ct))
+        return self.em.emit(ir.MakeTuple(items, ty), "d_result")
 
     def if_(self, e: ir.If, ct: Ct, adj: Adjoints) -> None:
         frees = self.active_frees(e.then, e.orelse)

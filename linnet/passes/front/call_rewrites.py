@@ -29,7 +29,8 @@ Why a rewrite is sound, which the elaborator checks each time one fires:
 
 Rewrites apply only where kernels may run (the torch and jax targets, not `--numerics
 exact`, not `--grad`), and only where the new op's kernel `where` holds at the call's
-sizes (`attention_causal`'s needs `Q <= K`): they exist to reach a kernel, and choose an
+sizes (`attention_causal`'s, that of `attention_causal_lse` which it calls, needs
+`Q <= K`): they exist to reach a kernel, and choose an
 implementation as `choose-kernels` does; everywhere else the bodies run as written.
 """
 
@@ -46,13 +47,15 @@ from .vocabulary import ElaborationError
 @dataclass(frozen=True)
 class CallRewrite:
     """`op(..., argument = value<...>(), ...)` is `to(...)` without the argument; the
-    three ops are items of `module`."""
+    three ops are items of `module`. `kernel_of` names the op, of `to`'s generics, whose
+    kernel `to` runs when `to` has none of its own but calls one that has (empty: `to`)."""
     name: str
     module: str
     op: str
     argument: str
     value: str
     to: str
+    kernel_of: str = ""
 
     @property
     def value_id(self) -> str:
@@ -66,7 +69,7 @@ class CallRewrite:
 
 CAUSAL_ATTENTION = CallRewrite(
     "causal-attention", "std.nn.attention", "attention_masked", "mask", "causal_mask",
-    "attention_causal")
+    "attention_causal", kernel_of="attention_causal_lse")
 
 REWRITES: tuple[CallRewrite, ...] = (CAUSAL_ATTENTION,)
 
@@ -169,7 +172,9 @@ class Marks:
                                     new.signature.params, new.signature.result)
         if problem:
             raise ElaborationError(problem, e.span)
-        if not self.elab.kernel_applies(target, narrowed):
+        runs = self.elab.module_op(self.elab.module_of(item), rewrite.kernel_of) \
+            if rewrite.kernel_of else target
+        if runs is None or not self.elab.kernel_applies(runs, narrowed):
             return None  # the new op would run its body: the body as written runs instead
         args = [a for name, atoms in parts if name != rewrite.argument for a in atoms]
         name = self.elab.request(target, narrowed, _without(presence, rewrite.argument),

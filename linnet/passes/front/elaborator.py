@@ -117,10 +117,14 @@ class Elaborator:
         rewrite = matching(self.rewrites, module, item.name, known)
         if rewrite is None:
             return None
-        target = next((i for m in self.analysis.program.modules.values()
-                      if ".".join(m.path) == module for i in m.items
-                      if isinstance(i, t.Op) and i.name == rewrite.to), None)
+        target = self.module_op(module, rewrite.to)
         return None if target is None else (rewrite, target)
+
+    def module_op(self, module: str, name: str) -> t.Op | None:
+        """The op `name` of the module `module` (dotted), if there is one."""
+        return next((i for m in self.analysis.program.modules.values()
+                     if ".".join(m.path) == module for i in m.items
+                     if isinstance(i, t.Op) and i.name == name), None)
 
     def _unique(self, name: str) -> str:
         """name, or name_1, name_2, ...: the first not given yet, which it now is."""

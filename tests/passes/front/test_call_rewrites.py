@@ -5,11 +5,13 @@ rewrite whose new op does not take the op's other parameters is an error."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from linnet.check.instance import analyze_program, binding_from_values
-from linnet.passes.front.call_rewrites import (REWRITES, CallRewrite, determined_by_result,
-                                               matching)
+from linnet.passes.front.call_rewrites import (CAUSAL_ATTENTION, REWRITES, CallRewrite,
+                                               determined_by_result, matching)
 from linnet.passes.front.elaborate import elaborate
 from linnet.passes.front.vocabulary import ElaborationError
 from linnet.syntax.program import load_program
@@ -28,6 +30,10 @@ entry wrapped(q: Tensor[1, 1, 4, 16; f32], k: Tensor[1, 1, 6, 16; f32]) -> Tenso
 
 entry both(q: Tensor[1, 1, 4, 16; f32], k: Tensor[1, 1, 6, 16; f32], m: Tensor[4, 6; bool]) -> (Tensor[1, 1, 4, 16; f32], Tensor[1, 1, 4, 16; f32]) {
     return (attention(q, k, k, 0.25, some(causal_mask<4, 6>())), attention(q, k, k, 0.25, some(m)))
+}
+
+entry more_queries(q: Tensor[1, 1, 6, 16; f32], k: Tensor[1, 1, 4, 16; f32]) -> Tensor[1, 1, 6, 16; f32] {
+    return attention(q, k, k, 0.25, some(causal_mask<6, 4>()))
 }
 
 entry negated(q: Tensor[1, 1, 4, 16; f32], k: Tensor[1, 1, 6, 16; f32]) -> Tensor[1, 1, 4, 16; f32] {
@@ -64,6 +70,18 @@ def test_a_marked_and_an_unmarked_mask_make_two_instances() -> None:
 
 def test_a_mask_computed_from_the_value_carries_no_mark() -> None:
     ops = called("negated")
+    assert "attention_masked" in ops and "attention_causal" not in ops
+
+
+def test_the_kernel_that_must_apply_is_that_of_the_op_kernel_of_names() -> None:
+    """attention_causal has no kernel of its own: the rewrite fires where that of
+    attention_causal_lse, which it calls, applies (`Q <= K`); read from attention_causal
+    itself (no `kernel_of`), there is none, and the rewrite never fires."""
+    assert CAUSAL_ATTENTION.kernel_of == "attention_causal_lse"
+    assert "attention_causal" in called("wrapped", (CAUSAL_ATTENTION,))
+    ops = called("more_queries", (CAUSAL_ATTENTION,))  # 6 queries over 4 keys
+    assert "attention_masked" in ops and "attention_causal" not in ops
+    ops = called("wrapped", (replace(CAUSAL_ATTENTION, kernel_of=""),))
     assert "attention_masked" in ops and "attention_causal" not in ops
 
 

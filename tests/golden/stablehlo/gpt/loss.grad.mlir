@@ -99,10 +99,10 @@ module @linnet {
     // rsqrt_1: f32[] = rsqrt(5.0:f32)
     %v67 = "stablehlo.constant"() <{value = dense<5.0> : tensor<f32>}> : () -> tensor<f32>
     %v68 = "stablehlo.rsqrt"(%v67) : (tensor<f32>) -> tensor<f32>
-    // attention_causal_1: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_1, __r_2, __r_3, rsqrt_1)
-    %v69 = "func.call"(%v66, %v61, %v65, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_lse_1: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_1, __r_2, __r_3, rsqrt_1)
+    %v69:2 = "func.call"(%v66, %v61, %v65, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>)
     // reshape_9: f32[2, 4, 2, 5] = reshape(attention_causal_1)
-    %v70 = "stablehlo.reshape"(%v69) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v70 = "stablehlo.reshape"(%v69#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // permute_4: f32[2, 2, 4, 5] = permute(__r_4) {perm=(0, 2, 1, 3)}
     %v71 = "stablehlo.transpose"(%v70) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // reshape_10: f32[2, 2, 20] = reshape(permute_4)
@@ -181,10 +181,10 @@ module @linnet {
     %v110 = "stablehlo.transpose"(%v109) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // grouped_2: f32[2, 4, 1, 2, 5] = reshape(__r_8)
     %v111 = "stablehlo.reshape"(%v102) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // attention_causal_2: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_2, __r_9, __r_10, rsqrt_1)
-    %v112 = "func.call"(%v111, %v106, %v110, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_lse_2: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_2, __r_9, __r_10, rsqrt_1)
+    %v112:2 = "func.call"(%v111, %v106, %v110, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>)
     // reshape_22: f32[2, 4, 2, 5] = reshape(attention_causal_2)
-    %v113 = "stablehlo.reshape"(%v112) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v113 = "stablehlo.reshape"(%v112#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // permute_8: f32[2, 2, 4, 5] = permute(__r_11) {perm=(0, 2, 1, 3)}
     %v114 = "stablehlo.transpose"(%v113) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // reshape_23: f32[2, 2, 20] = reshape(permute_8)
@@ -263,10 +263,10 @@ module @linnet {
     %v153 = "stablehlo.transpose"(%v152) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // grouped_3: f32[2, 4, 1, 2, 5] = reshape(__r_15)
     %v154 = "stablehlo.reshape"(%v145) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // attention_causal_3: f32[2, 4, 1, 2, 5] = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_3, __r_16, __r_17, rsqrt_1)
-    %v155 = "func.call"(%v154, %v149, %v153, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // attention_causal_lse_3: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32(grouped_3, __r_16, __r_17, rsqrt_1)
+    %v155:2 = "func.call"(%v154, %v149, %v153, %v68) <{callee = @f4_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>)
     // reshape_35: f32[2, 4, 2, 5] = reshape(attention_causal_3)
-    %v156 = "stablehlo.reshape"(%v155) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v156 = "stablehlo.reshape"(%v155#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // permute_12: f32[2, 2, 4, 5] = permute(__r_18) {perm=(0, 2, 1, 3)}
     %v157 = "stablehlo.transpose"(%v156) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // reshape_36: f32[2, 2, 20] = reshape(permute_12)
@@ -398,248 +398,251 @@ module @linnet {
     %v226 = "stablehlo.transpose"(%v225) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // d_reshape_14: f32[2, 4, 1, 2, 5] = reshape(d_permute_1)
     %v227 = "stablehlo.reshape"(%v226) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_1: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_3, __r_16, __r_17, rsqrt_1, attention_causal_3, d_reshape_14)
-    %v228:3 = "func.call"(%v154, %v149, %v153, %v68, %v155, %v227) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    // zeros_1: f32[2, 4, 1, 2] = fill(0.0:f32)
+    %v228 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v229 = "stablehlo.broadcast_in_dim"(%v228) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2xf32>
+    // d_attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf_1: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_3, __r_16, __r_17, rsqrt_1, attention_causal_lse_3, d_result_1)
+    %v230:3 = "func.call"(%v154, %v149, %v153, %v68, %v155#0, %v155#1, %v227, %v229) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
     // d_reshape_15: f32[2, 4, 2, 5] = reshape(d_arg_13)
-    %v229 = "stablehlo.reshape"(%v228#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v231 = "stablehlo.reshape"(%v230#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // d_permute_2: f32[2, 2, 4, 5] = permute(d_arg_15) {perm=(0, 2, 1, 3)}
-    %v230 = "stablehlo.transpose"(%v228#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v232 = "stablehlo.transpose"(%v230#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_16: f32[2, 2, 20] = reshape(d_permute_2)
-    %v231 = "stablehlo.reshape"(%v230) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v233 = "stablehlo.reshape"(%v232) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_17: f32[4, 20] = reshape(d_reshape_16)
-    %v232 = "stablehlo.reshape"(%v231) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v234 = "stablehlo.reshape"(%v233) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_2: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__v__weight, linear_2d_15, d_reshape_17)
-    %v233:2 = "func.call"(%v141, %v26, %v150, %v232) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v235:2 = "func.call"(%v141, %v26, %v150, %v234) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_18: f32[2, 2, 20] = reshape(d_arg_16)
-    %v234 = "stablehlo.reshape"(%v233#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v236 = "stablehlo.reshape"(%v235#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_3: f32[2, 2, 4, 5] = permute(d_arg_14) {perm=(0, 2, 1, 3)}
-    %v235 = "stablehlo.transpose"(%v228#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v237 = "stablehlo.transpose"(%v230#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_19: f32[2, 2, 20] = reshape(d_permute_3)
-    %v236 = "stablehlo.reshape"(%v235) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v238 = "stablehlo.reshape"(%v237) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_20: f32[4, 20] = reshape(d_reshape_19)
-    %v237 = "stablehlo.reshape"(%v236) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v239 = "stablehlo.reshape"(%v238) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_3: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__k__weight, linear_2d_14, d_reshape_20)
-    %v238:2 = "func.call"(%v141, %v25, %v146, %v237) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v240:2 = "func.call"(%v141, %v25, %v146, %v239) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_21: f32[2, 2, 20] = reshape(d_arg_18)
-    %v239 = "stablehlo.reshape"(%v238#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v241 = "stablehlo.reshape"(%v240#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_3: f32[2, 2, 20] = add(d_reshape_18, d_reshape_21)
-    %v240 = "stablehlo.add"(%v234, %v239) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v242 = "stablehlo.add"(%v236, %v241) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_4: f32[2, 2, 4, 5] = permute(d_reshape_15) {perm=(0, 2, 1, 3)}
-    %v241 = "stablehlo.transpose"(%v229) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v243 = "stablehlo.transpose"(%v231) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_22: f32[2, 2, 20] = reshape(d_permute_4)
-    %v242 = "stablehlo.reshape"(%v241) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v244 = "stablehlo.reshape"(%v243) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_23: f32[4, 20] = reshape(d_reshape_22)
-    %v243 = "stablehlo.reshape"(%v242) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v245 = "stablehlo.reshape"(%v244) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_4: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_29, layers__2__attn__q__weight, linear_2d_13, d_reshape_23)
-    %v244:2 = "func.call"(%v141, %v24, %v142, %v243) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v246:2 = "func.call"(%v141, %v24, %v142, %v245) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_24: f32[2, 2, 20] = reshape(d_arg_20)
-    %v245 = "stablehlo.reshape"(%v244#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v247 = "stablehlo.reshape"(%v246#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_4: f32[2, 2, 20] = add(d_add_3, d_reshape_24)
-    %v246 = "stablehlo.add"(%v240, %v245) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v248 = "stablehlo.add"(%v242, %v247) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_25: f32[4, 20] = reshape(d_add_4)
-    %v247 = "stablehlo.reshape"(%v246) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v249 = "stablehlo.reshape"(%v248) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_rms_norm_2d__R4_H20_Tf_3: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_28, layers__2__attn_norm__weight, 1e-05:f32, rms_norm_2d_5, d_reshape_25)
-    %v248 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v249:2 = "func.call"(%v137, %v23, %v248, %v139, %v247) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v250 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v251:2 = "func.call"(%v137, %v23, %v250, %v139, %v249) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     // d_reshape_26: f32[2, 2, 20] = reshape(d_arg_22)
-    %v250 = "stablehlo.reshape"(%v249#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v252 = "stablehlo.reshape"(%v251#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_5: f32[2, 2, 20] = add(d_add_2, d_reshape_26)
-    %v251 = "stablehlo.add"(%v221, %v250) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v253 = "stablehlo.add"(%v221, %v252) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_27: f32[4, 20] = reshape(d_add_5)
-    %v252 = "stablehlo.reshape"(%v251) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v254 = "stablehlo.reshape"(%v253) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In80_Out20_Tf_2: (f32[4, 80], f32[20, 80]) = call linear_product_2d__M4_In80_Out20_Tf32__grad(reshape_27, layers__1__mlp__down__weight, linear_2d_12, d_reshape_27)
-    %v253:2 = "func.call"(%v133, %v22, %v134, %v252) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
+    %v255:2 = "func.call"(%v133, %v22, %v134, %v254) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
     // d_reshape_28: f32[2, 2, 80] = reshape(d_arg_24)
-    %v254 = "stablehlo.reshape"(%v253#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    %v256 = "stablehlo.reshape"(%v255#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
     // d_div_4: f32[2, 2, 80] = div(d_reshape_28, add_8)
-    %v255 = "stablehlo.divide"(%v254, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_3: f32[2, 2, 80] = mul(d_reshape_28, silu_2)
-    %v256 = "stablehlo.multiply"(%v254, %v132) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_5: f32[2, 2, 80] = div(d_mul_3, add_8)
     %v257 = "stablehlo.divide"(%v256, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_3: f32[2, 2, 80] = mul(d_reshape_28, silu_2)
+    %v258 = "stablehlo.multiply"(%v256, %v132) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_5: f32[2, 2, 80] = div(d_mul_3, add_8)
+    %v259 = "stablehlo.divide"(%v258, %v131) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_neg_4: f32[2, 2, 80] = neg(d_div_5)
-    %v258 = "stablehlo.negate"(%v257) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_4: f32[2, 2, 80] = mul(d_neg_4, exp_2)
-    %v259 = "stablehlo.multiply"(%v258, %v128) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_5: f32[2, 2, 80] = neg(d_mul_4)
     %v260 = "stablehlo.negate"(%v259) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_4: f32[2, 2, 80] = mul(d_neg_4, exp_2)
+    %v261 = "stablehlo.multiply"(%v260, %v128) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_5: f32[2, 2, 80] = neg(d_mul_4)
+    %v262 = "stablehlo.negate"(%v261) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_add_6: f32[2, 2, 80] = add(d_div_4, d_neg_5)
-    %v261 = "stablehlo.add"(%v255, %v260) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    %v263 = "stablehlo.add"(%v257, %v262) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_reshape_29: f32[4, 80] = reshape(d_add_6)
-    %v262 = "stablehlo.reshape"(%v261) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    %v264 = "stablehlo.reshape"(%v263) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
     // d_linear_product_2d__M4_In20_Out80_Tf_2: (f32[4, 20], f32[80, 20]) = call linear_product_2d__M4_In20_Out80_Tf32__grad(reshape_26, layers__1__mlp__up__weight, linear_2d_11, d_reshape_29)
-    %v263:2 = "func.call"(%v124, %v21, %v125, %v262) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
+    %v265:2 = "func.call"(%v124, %v21, %v125, %v264) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
     // d_reshape_30: f32[2, 2, 20] = reshape(d_arg_26)
-    %v264 = "stablehlo.reshape"(%v263#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v266 = "stablehlo.reshape"(%v265#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_31: f32[4, 20] = reshape(d_reshape_30)
-    %v265 = "stablehlo.reshape"(%v264) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v267 = "stablehlo.reshape"(%v266) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_rms_norm_2d__R4_H20_Tf_4: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_25, layers__1__mlp_norm__weight, 1e-05:f32, rms_norm_2d_4, d_reshape_31)
-    %v266 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v267:2 = "func.call"(%v120, %v20, %v266, %v122, %v265) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v268 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v269:2 = "func.call"(%v120, %v20, %v268, %v122, %v267) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     // d_reshape_32: f32[2, 2, 20] = reshape(d_arg_28)
-    %v268 = "stablehlo.reshape"(%v267#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v270 = "stablehlo.reshape"(%v269#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_7: f32[2, 2, 20] = add(d_add_5, d_reshape_32)
-    %v269 = "stablehlo.add"(%v251, %v268) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v271 = "stablehlo.add"(%v253, %v270) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_33: f32[4, 20] = reshape(d_add_7)
-    %v270 = "stablehlo.reshape"(%v269) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v272 = "stablehlo.reshape"(%v271) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_5: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_24, layers__1__attn__o__weight, linear_2d_10, d_reshape_33)
-    %v271:2 = "func.call"(%v116, %v17, %v117, %v270) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v273:2 = "func.call"(%v116, %v17, %v117, %v272) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_34: f32[2, 2, 20] = reshape(d_arg_30)
-    %v272 = "stablehlo.reshape"(%v271#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v274 = "stablehlo.reshape"(%v273#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_35: f32[2, 2, 4, 5] = reshape(d_reshape_34)
-    %v273 = "stablehlo.reshape"(%v272) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v275 = "stablehlo.reshape"(%v274) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // d_permute_5: f32[2, 4, 2, 5] = permute(d_reshape_35) {perm=(0, 2, 1, 3)}
-    %v274 = "stablehlo.transpose"(%v273) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    %v276 = "stablehlo.transpose"(%v275) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // d_reshape_36: f32[2, 4, 1, 2, 5] = reshape(d_permute_5)
-    %v275 = "stablehlo.reshape"(%v274) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_2: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_2, __r_9, __r_10, rsqrt_1, attention_causal_2, d_reshape_36)
-    %v276:3 = "func.call"(%v111, %v106, %v110, %v68, %v112, %v275) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    %v277 = "stablehlo.reshape"(%v276) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // d_attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf_2: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_2, __r_9, __r_10, rsqrt_1, attention_causal_lse_2, d_result_2)
+    %v278:3 = "func.call"(%v111, %v106, %v110, %v68, %v112#0, %v112#1, %v277, %v229) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
     // d_reshape_37: f32[2, 4, 2, 5] = reshape(d_arg_32)
-    %v277 = "stablehlo.reshape"(%v276#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v279 = "stablehlo.reshape"(%v278#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // d_permute_6: f32[2, 2, 4, 5] = permute(d_arg_34) {perm=(0, 2, 1, 3)}
-    %v278 = "stablehlo.transpose"(%v276#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v280 = "stablehlo.transpose"(%v278#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_38: f32[2, 2, 20] = reshape(d_permute_6)
-    %v279 = "stablehlo.reshape"(%v278) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v281 = "stablehlo.reshape"(%v280) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_39: f32[4, 20] = reshape(d_reshape_38)
-    %v280 = "stablehlo.reshape"(%v279) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v282 = "stablehlo.reshape"(%v281) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_6: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__v__weight, linear_2d_9, d_reshape_39)
-    %v281:2 = "func.call"(%v98, %v16, %v107, %v280) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v283:2 = "func.call"(%v98, %v16, %v107, %v282) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_40: f32[2, 2, 20] = reshape(d_arg_35)
-    %v282 = "stablehlo.reshape"(%v281#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v284 = "stablehlo.reshape"(%v283#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_7: f32[2, 2, 4, 5] = permute(d_arg_33) {perm=(0, 2, 1, 3)}
-    %v283 = "stablehlo.transpose"(%v276#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v285 = "stablehlo.transpose"(%v278#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_41: f32[2, 2, 20] = reshape(d_permute_7)
-    %v284 = "stablehlo.reshape"(%v283) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v286 = "stablehlo.reshape"(%v285) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_42: f32[4, 20] = reshape(d_reshape_41)
-    %v285 = "stablehlo.reshape"(%v284) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v287 = "stablehlo.reshape"(%v286) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_7: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__k__weight, linear_2d_8, d_reshape_42)
-    %v286:2 = "func.call"(%v98, %v15, %v103, %v285) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v288:2 = "func.call"(%v98, %v15, %v103, %v287) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_43: f32[2, 2, 20] = reshape(d_arg_37)
-    %v287 = "stablehlo.reshape"(%v286#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v289 = "stablehlo.reshape"(%v288#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_8: f32[2, 2, 20] = add(d_reshape_40, d_reshape_43)
-    %v288 = "stablehlo.add"(%v282, %v287) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v290 = "stablehlo.add"(%v284, %v289) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_8: f32[2, 2, 4, 5] = permute(d_reshape_37) {perm=(0, 2, 1, 3)}
-    %v289 = "stablehlo.transpose"(%v277) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v291 = "stablehlo.transpose"(%v279) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_44: f32[2, 2, 20] = reshape(d_permute_8)
-    %v290 = "stablehlo.reshape"(%v289) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v292 = "stablehlo.reshape"(%v291) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_45: f32[4, 20] = reshape(d_reshape_44)
-    %v291 = "stablehlo.reshape"(%v290) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v293 = "stablehlo.reshape"(%v292) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_8: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_16, layers__1__attn__q__weight, linear_2d_7, d_reshape_45)
-    %v292:2 = "func.call"(%v98, %v14, %v99, %v291) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v294:2 = "func.call"(%v98, %v14, %v99, %v293) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_46: f32[2, 2, 20] = reshape(d_arg_39)
-    %v293 = "stablehlo.reshape"(%v292#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v295 = "stablehlo.reshape"(%v294#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_9: f32[2, 2, 20] = add(d_add_8, d_reshape_46)
-    %v294 = "stablehlo.add"(%v288, %v293) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v296 = "stablehlo.add"(%v290, %v295) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_47: f32[4, 20] = reshape(d_add_9)
-    %v295 = "stablehlo.reshape"(%v294) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v297 = "stablehlo.reshape"(%v296) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_rms_norm_2d__R4_H20_Tf_5: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_15, layers__1__attn_norm__weight, 1e-05:f32, rms_norm_2d_3, d_reshape_47)
-    %v296 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v297:2 = "func.call"(%v94, %v13, %v296, %v96, %v295) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v298 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v299:2 = "func.call"(%v94, %v13, %v298, %v96, %v297) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     // d_reshape_48: f32[2, 2, 20] = reshape(d_arg_41)
-    %v298 = "stablehlo.reshape"(%v297#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v300 = "stablehlo.reshape"(%v299#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_10: f32[2, 2, 20] = add(d_add_7, d_reshape_48)
-    %v299 = "stablehlo.add"(%v269, %v298) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v301 = "stablehlo.add"(%v271, %v300) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_49: f32[4, 20] = reshape(d_add_10)
-    %v300 = "stablehlo.reshape"(%v299) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v302 = "stablehlo.reshape"(%v301) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In80_Out20_Tf_3: (f32[4, 80], f32[20, 80]) = call linear_product_2d__M4_In80_Out20_Tf32__grad(reshape_14, layers__0__mlp__down__weight, linear_2d_6, d_reshape_49)
-    %v301:2 = "func.call"(%v90, %v12, %v91, %v300) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
+    %v303:2 = "func.call"(%v90, %v12, %v91, %v302) <{callee = @f10_grad}> : (tensor<4x80xf32>, tensor<20x80xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x80xf32>, tensor<20x80xf32>)
     // d_reshape_50: f32[2, 2, 80] = reshape(d_arg_43)
-    %v302 = "stablehlo.reshape"(%v301#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
+    %v304 = "stablehlo.reshape"(%v303#0) : (tensor<4x80xf32>) -> tensor<2x2x80xf32>
     // d_div_6: f32[2, 2, 80] = div(d_reshape_50, add_7)
-    %v303 = "stablehlo.divide"(%v302, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_5: f32[2, 2, 80] = mul(d_reshape_50, silu_1)
-    %v304 = "stablehlo.multiply"(%v302, %v89) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_div_7: f32[2, 2, 80] = div(d_mul_5, add_7)
     %v305 = "stablehlo.divide"(%v304, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_5: f32[2, 2, 80] = mul(d_reshape_50, silu_1)
+    %v306 = "stablehlo.multiply"(%v304, %v89) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_div_7: f32[2, 2, 80] = div(d_mul_5, add_7)
+    %v307 = "stablehlo.divide"(%v306, %v88) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_neg_6: f32[2, 2, 80] = neg(d_div_7)
-    %v306 = "stablehlo.negate"(%v305) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_mul_6: f32[2, 2, 80] = mul(d_neg_6, exp_1)
-    %v307 = "stablehlo.multiply"(%v306, %v85) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
-    // d_neg_7: f32[2, 2, 80] = neg(d_mul_6)
     %v308 = "stablehlo.negate"(%v307) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_mul_6: f32[2, 2, 80] = mul(d_neg_6, exp_1)
+    %v309 = "stablehlo.multiply"(%v308, %v85) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    // d_neg_7: f32[2, 2, 80] = neg(d_mul_6)
+    %v310 = "stablehlo.negate"(%v309) : (tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_add_11: f32[2, 2, 80] = add(d_div_6, d_neg_7)
-    %v309 = "stablehlo.add"(%v303, %v308) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
+    %v311 = "stablehlo.add"(%v305, %v310) : (tensor<2x2x80xf32>, tensor<2x2x80xf32>) -> tensor<2x2x80xf32>
     // d_reshape_51: f32[4, 80] = reshape(d_add_11)
-    %v310 = "stablehlo.reshape"(%v309) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
+    %v312 = "stablehlo.reshape"(%v311) : (tensor<2x2x80xf32>) -> tensor<4x80xf32>
     // d_linear_product_2d__M4_In20_Out80_Tf_3: (f32[4, 20], f32[80, 20]) = call linear_product_2d__M4_In20_Out80_Tf32__grad(reshape_13, layers__0__mlp__up__weight, linear_2d_5, d_reshape_51)
-    %v311:2 = "func.call"(%v81, %v11, %v82, %v310) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
+    %v313:2 = "func.call"(%v81, %v11, %v82, %v312) <{callee = @f11_grad}> : (tensor<4x20xf32>, tensor<80x20xf32>, tensor<4x80xf32>, tensor<4x80xf32>) -> (tensor<4x20xf32>, tensor<80x20xf32>)
     // d_reshape_52: f32[2, 2, 20] = reshape(d_arg_45)
-    %v312 = "stablehlo.reshape"(%v311#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v314 = "stablehlo.reshape"(%v313#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_53: f32[4, 20] = reshape(d_reshape_52)
-    %v313 = "stablehlo.reshape"(%v312) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v315 = "stablehlo.reshape"(%v314) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_rms_norm_2d__R4_H20_Tf_6: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_12, layers__0__mlp_norm__weight, 1e-05:f32, rms_norm_2d_2, d_reshape_53)
-    %v314 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v315:2 = "func.call"(%v77, %v10, %v314, %v79, %v313) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v316 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v317:2 = "func.call"(%v77, %v10, %v316, %v79, %v315) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     // d_reshape_54: f32[2, 2, 20] = reshape(d_arg_47)
-    %v316 = "stablehlo.reshape"(%v315#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v318 = "stablehlo.reshape"(%v317#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_12: f32[2, 2, 20] = add(d_add_10, d_reshape_54)
-    %v317 = "stablehlo.add"(%v299, %v316) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v319 = "stablehlo.add"(%v301, %v318) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_55: f32[4, 20] = reshape(d_add_12)
-    %v318 = "stablehlo.reshape"(%v317) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v320 = "stablehlo.reshape"(%v319) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_9: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_11, layers__0__attn__o__weight, linear_2d_4, d_reshape_55)
-    %v319:2 = "func.call"(%v73, %v7, %v74, %v318) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v321:2 = "func.call"(%v73, %v7, %v74, %v320) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_56: f32[2, 2, 20] = reshape(d_arg_49)
-    %v320 = "stablehlo.reshape"(%v319#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v322 = "stablehlo.reshape"(%v321#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_57: f32[2, 2, 4, 5] = reshape(d_reshape_56)
-    %v321 = "stablehlo.reshape"(%v320) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
+    %v323 = "stablehlo.reshape"(%v322) : (tensor<2x2x20xf32>) -> tensor<2x2x4x5xf32>
     // d_permute_9: f32[2, 4, 2, 5] = permute(d_reshape_57) {perm=(0, 2, 1, 3)}
-    %v322 = "stablehlo.transpose"(%v321) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
+    %v324 = "stablehlo.transpose"(%v323) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x2x4x5xf32>) -> tensor<2x4x2x5xf32>
     // d_reshape_58: f32[2, 4, 1, 2, 5] = reshape(d_permute_9)
-    %v323 = "stablehlo.reshape"(%v322) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // d_attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf_3: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_1, __r_2, __r_3, rsqrt_1, attention_causal_1, d_reshape_58)
-    %v324:3 = "func.call"(%v66, %v61, %v65, %v68, %v69, %v323) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    %v325 = "stablehlo.reshape"(%v324) : (tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // d_attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf_3: (f32[2, 4, 1, 2, 5], f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32__grad(grouped_1, __r_2, __r_3, rsqrt_1, attention_causal_lse_1, d_result_3)
+    %v326:3 = "func.call"(%v66, %v61, %v65, %v68, %v69#0, %v69#1, %v325, %v229) <{callee = @f13_grad}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
     // d_reshape_59: f32[2, 4, 2, 5] = reshape(d_arg_51)
-    %v325 = "stablehlo.reshape"(%v324#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
+    %v327 = "stablehlo.reshape"(%v326#0) : (tensor<2x4x1x2x5xf32>) -> tensor<2x4x2x5xf32>
     // d_permute_10: f32[2, 2, 4, 5] = permute(d_arg_53) {perm=(0, 2, 1, 3)}
-    %v326 = "stablehlo.transpose"(%v324#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v328 = "stablehlo.transpose"(%v326#2) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_60: f32[2, 2, 20] = reshape(d_permute_10)
-    %v327 = "stablehlo.reshape"(%v326) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v329 = "stablehlo.reshape"(%v328) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_61: f32[4, 20] = reshape(d_reshape_60)
-    %v328 = "stablehlo.reshape"(%v327) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v330 = "stablehlo.reshape"(%v329) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_10: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__v__weight, linear_2d_3, d_reshape_61)
-    %v329:2 = "func.call"(%v53, %v6, %v62, %v328) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v331:2 = "func.call"(%v53, %v6, %v62, %v330) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_62: f32[2, 2, 20] = reshape(d_arg_54)
-    %v330 = "stablehlo.reshape"(%v329#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v332 = "stablehlo.reshape"(%v331#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_11: f32[2, 2, 4, 5] = permute(d_arg_52) {perm=(0, 2, 1, 3)}
-    %v331 = "stablehlo.transpose"(%v324#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v333 = "stablehlo.transpose"(%v326#1) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_63: f32[2, 2, 20] = reshape(d_permute_11)
-    %v332 = "stablehlo.reshape"(%v331) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v334 = "stablehlo.reshape"(%v333) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_64: f32[4, 20] = reshape(d_reshape_63)
-    %v333 = "stablehlo.reshape"(%v332) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v335 = "stablehlo.reshape"(%v334) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_11: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__k__weight, linear_2d_2, d_reshape_64)
-    %v334:2 = "func.call"(%v53, %v5, %v58, %v333) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v336:2 = "func.call"(%v53, %v5, %v58, %v335) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_65: f32[2, 2, 20] = reshape(d_arg_56)
-    %v335 = "stablehlo.reshape"(%v334#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v337 = "stablehlo.reshape"(%v336#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_13: f32[2, 2, 20] = add(d_reshape_62, d_reshape_65)
-    %v336 = "stablehlo.add"(%v330, %v335) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v338 = "stablehlo.add"(%v332, %v337) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_permute_12: f32[2, 2, 4, 5] = permute(d_reshape_59) {perm=(0, 2, 1, 3)}
-    %v337 = "stablehlo.transpose"(%v325) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
+    %v339 = "stablehlo.transpose"(%v327) <{permutation = array<i64: 0, 2, 1, 3>}> : (tensor<2x4x2x5xf32>) -> tensor<2x2x4x5xf32>
     // d_reshape_66: f32[2, 2, 20] = reshape(d_permute_12)
-    %v338 = "stablehlo.reshape"(%v337) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
+    %v340 = "stablehlo.reshape"(%v339) : (tensor<2x2x4x5xf32>) -> tensor<2x2x20xf32>
     // d_reshape_67: f32[4, 20] = reshape(d_reshape_66)
-    %v339 = "stablehlo.reshape"(%v338) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v341 = "stablehlo.reshape"(%v340) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_linear_product_2d__M4_In20_Out20_Tf_12: (f32[4, 20], f32[20, 20]) = call linear_product_2d__M4_In20_Out20_Tf32__grad(reshape_3, layers__0__attn__q__weight, linear_2d_1, d_reshape_67)
-    %v340:2 = "func.call"(%v53, %v4, %v54, %v339) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
+    %v342:2 = "func.call"(%v53, %v4, %v54, %v341) <{callee = @f12_grad}> : (tensor<4x20xf32>, tensor<20x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20x20xf32>)
     // d_reshape_68: f32[2, 2, 20] = reshape(d_arg_58)
-    %v341 = "stablehlo.reshape"(%v340#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v343 = "stablehlo.reshape"(%v342#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_14: f32[2, 2, 20] = add(d_add_13, d_reshape_68)
-    %v342 = "stablehlo.add"(%v336, %v341) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v344 = "stablehlo.add"(%v338, %v343) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_69: f32[4, 20] = reshape(d_add_14)
-    %v343 = "stablehlo.reshape"(%v342) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v345 = "stablehlo.reshape"(%v344) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_rms_norm_2d__R4_H20_Tf_7: (f32[4, 20], f32[20]) = call rms_norm_2d__R4_H20_Tf32__grad(reshape_2, layers__0__attn_norm__weight, 1e-05:f32, rms_norm_2d_1, d_reshape_69)
-    %v344 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
-    %v345:2 = "func.call"(%v49, %v3, %v344, %v51, %v343) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
+    %v346 = "stablehlo.constant"() <{value = dense<9.999999747378752e-06> : tensor<f32>}> : () -> tensor<f32>
+    %v347:2 = "func.call"(%v49, %v3, %v346, %v51, %v345) <{callee = @f9_grad}> : (tensor<4x20xf32>, tensor<20xf32>, tensor<f32>, tensor<4x20xf32>, tensor<4x20xf32>) -> (tensor<4x20xf32>, tensor<20xf32>)
     // d_reshape_70: f32[2, 2, 20] = reshape(d_arg_60)
-    %v346 = "stablehlo.reshape"(%v345#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
+    %v348 = "stablehlo.reshape"(%v347#0) : (tensor<4x20xf32>) -> tensor<2x2x20xf32>
     // d_add_15: f32[2, 2, 20] = add(d_add_12, d_reshape_70)
-    %v347 = "stablehlo.add"(%v317, %v346) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
+    %v349 = "stablehlo.add"(%v319, %v348) : (tensor<2x2x20xf32>, tensor<2x2x20xf32>) -> tensor<2x2x20xf32>
     // d_reshape_71: f32[4, 20] = reshape(d_add_15)
-    %v348 = "stablehlo.reshape"(%v347) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
+    %v350 = "stablehlo.reshape"(%v349) : (tensor<2x2x20xf32>) -> tensor<4x20xf32>
     // d_embedding_2d__N4_Vocab2_H20_Tf_1: f32[2, 20] = call embedding_2d__N4_Vocab2_H20_Tf32__grad(ids_1, embed, embedding_2d_1, d_reshape_71)
-    %v349 = "func.call"(%v46, %v2, %v47, %v348) <{callee = @f14_grad}> : (tensor<4xi32>, tensor<2x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
+    %v351 = "func.call"(%v46, %v2, %v47, %v350) <{callee = @f14_grad}> : (tensor<4xi32>, tensor<2x20xf32>, tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<2x20xf32>
     // d_add_16: f32[2, 20] = add(d_arg_2, d_embedding_2d__N4_Vocab2_H20_Tf_1)
-    %v350 = "stablehlo.add"(%v198#1, %v349) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
-    "func.return"(%v194, %v350, %v345#1, %v340#1, %v334#1, %v329#1, %v319#1, %v315#1, %v311#1, %v301#1, %v297#1, %v292#1, %v286#1, %v281#1, %v271#1, %v267#1, %v263#1, %v253#1, %v249#1, %v244#1, %v238#1, %v233#1, %v223#1, %v219#1, %v215#1, %v205#1, %v202#1) : (tensor<f32>, tensor<2x20xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>) -> ()
+    %v352 = "stablehlo.add"(%v198#1, %v351) : (tensor<2x20xf32>, tensor<2x20xf32>) -> tensor<2x20xf32>
+    "func.return"(%v194, %v352, %v347#1, %v342#1, %v336#1, %v331#1, %v321#1, %v317#1, %v313#1, %v303#1, %v299#1, %v294#1, %v288#1, %v283#1, %v273#1, %v269#1, %v265#1, %v255#1, %v251#1, %v246#1, %v240#1, %v235#1, %v223#1, %v219#1, %v215#1, %v205#1, %v202#1) : (tensor<f32>, tensor<2x20xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<80x20xf32>, tensor<20x80xf32>, tensor<20xf32>) -> ()
   }
   // op embedding_2d<N=4, Vocab=2, H=20, T=f32>
   // ids: i32[4]
@@ -690,20 +693,20 @@ module @linnet {
     %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
-  // op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // op attention_causal_lse<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
   // query: f32[2, 4, 1, 2, 5]
   // key: f32[2, 4, 2, 5]
   // value: f32[2, 4, 2, 5]
   // scale: f32[]
-  func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
+  func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) {
     // visible: bool[2, 2] = call causal_mask__Q2_K2()
     %v4 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
     // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
     %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
-    // masked_scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    // masked_scores_3: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
     %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
     %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_2, -1e+30:f32)
+    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_3, -1e+30:f32)
     %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
     %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
     %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
@@ -712,7 +715,41 @@ module @linnet {
     %v12 = "func.call"(%v11) <{callee = @f18_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
     // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
     %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    "func.return"(%v13) : (tensor<2x4x1x2x5xf32>) -> ()
+    // top_1: f32[2, 4, 1, 2] = reduce_max(masked_scores_1) {axes=(4,)}
+    %v14 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v15 = "stablehlo.reduce"(%v11, %v14) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v16: tensor<f32>, %v17: tensor<f32>):
+      %v18 = "stablehlo.maximum"(%v16, %v17) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v18) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    %v19 = "stablehlo.compare"(%v11, %v11) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v21 = "stablehlo.reduce"(%v19, %v20) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v22: tensor<i1>, %v23: tensor<i1>):
+      %v24 = "stablehlo.or"(%v22, %v23) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v24) : (tensor<i1>) -> ()
+    }) : (tensor<2x4x1x2x2xi1>, tensor<i1>) -> tensor<2x4x1x2xi1>
+    %v25 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x1x2xf32>}> : () -> tensor<2x4x1x2xf32>
+    %v26 = "stablehlo.select"(%v21, %v25, %v15) : (tensor<2x4x1x2xi1>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // total_2: f32[2, 4, 1, 2, 1] = reshape(top_1)
+    %v27 = "stablehlo.reshape"(%v26) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // total_3: f32[2, 4, 1, 2, 2] = sub(masked_scores_1, total_2)
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v29 = "stablehlo.subtract"(%v11, %v28) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total_4: f32[2, 4, 1, 2, 2] = exp(total_3)
+    %v30 = "stablehlo.exponential"(%v29) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total_1: f32[2, 4, 1, 2] = reduce_sum(total_4) {axes=(4,)}
+    %v31 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v32 = "stablehlo.reduce"(%v30, %v31) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v33: tensor<f32>, %v34: tensor<f32>):
+      %v35 = "stablehlo.add"(%v33, %v34) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v35) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    // log_1: f32[2, 4, 1, 2] = log(total_1)
+    %v36 = "stablehlo.log"(%v32) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // row_lse_1: f32[2, 4, 1, 2] = add(top_1, log_1)
+    %v37 = "stablehlo.add"(%v26, %v36) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    "func.return"(%v13, %v37) : (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) -> ()
   }
   // op linear_product_2d<M=4, In=20, Out=80, T=f32>
   // x: f32[4, 20]
@@ -1030,21 +1067,29 @@ module @linnet {
     %v5 = "func.call"(%v3, %v0) <{callee = @f32_op}> : (tensor<4x20xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
     "func.return"(%v4, %v5) : (tensor<4x20xf32>, tensor<20x20xf32>) -> ()
   }
-  // grad of op attention_causal<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // grad of op attention_causal_lse<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
   // query: f32[2, 4, 1, 2, 5]
   // key: f32[2, 4, 2, 5]
   // value: f32[2, 4, 2, 5]
   // scale: f32[]
-  // y: f32[2, 4, 1, 2, 5]
-  // dy: f32[2, 4, 1, 2, 5]
-  func.func private @f13_grad(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<2x4x1x2x5xf32>, %v5: tensor<2x4x1x2x5xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
-    // attention_row_stats_1: (f32[2, 4, 1, 2], f32[2, 4, 1, 2]) = call attention_row_stats__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, y, dy, scale)
-    %v6:2 = "func.call"(%v0, %v1, %v4, %v5, %v3) <{callee = @f33_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>)
-    // dq_1: f32[2, 4, 1, 2, 5] = call attention_dq__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
-    %v7 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f34_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
-    // attention_dkv_1: (f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_dkv__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, dy, lse_1, delta_1, scale)
-    %v8:2 = "func.call"(%v0, %v1, %v2, %v5, %v6#0, %v6#1, %v3) <{callee = @f35_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
-    "func.return"(%v7, %v8#0, %v8#1) : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
+  // y: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2])
+  // dy: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2])
+  func.func private @f13_grad(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>, %v4: tensor<2x4x1x2x5xf32>, %v5: tensor<2x4x1x2xf32>, %v6: tensor<2x4x1x2x5xf32>, %v7: tensor<2x4x1x2xf32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) {
+    // rows_1: f32[16] = reshape(d_lse)
+    %v8 = "stablehlo.reshape"(%v7) : (tensor<2x4x1x2xf32>) -> tensor<16xf32>
+    // reshape_1: f32[16, 5] = reshape(out)
+    %v9 = "stablehlo.reshape"(%v4) : (tensor<2x4x1x2x5xf32>) -> tensor<16x5xf32>
+    // reshape_2: f32[16, 5] = reshape(d_out)
+    %v10 = "stablehlo.reshape"(%v6) : (tensor<2x4x1x2x5xf32>) -> tensor<16x5xf32>
+    // delta_1: f32[16] = call attention_delta__R16_D5_Tf32(reshape_1, reshape_2, rows_1)
+    %v11 = "func.call"(%v9, %v10, %v8) <{callee = @f33_op}> : (tensor<16x5xf32>, tensor<16x5xf32>, tensor<16xf32>) -> tensor<16xf32>
+    // delta_2: f32[2, 4, 1, 2] = reshape(delta_1)
+    %v12 = "stablehlo.reshape"(%v11) : (tensor<16xf32>) -> tensor<2x4x1x2xf32>
+    // dq_1: f32[2, 4, 1, 2, 5] = call attention_dq__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, d_out, lse, delta_2, scale)
+    %v13 = "func.call"(%v0, %v1, %v2, %v6, %v5, %v12, %v3) <{callee = @f34_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> tensor<2x4x1x2x5xf32>
+    // attention_dkv_1: (f32[2, 4, 2, 5], f32[2, 4, 2, 5]) = call attention_dkv__B2_Hk4_G1_Q2_K2_D5_Tf32_CAUSAL1(query, key, value, d_out, lse, delta_2, scale)
+    %v14:2 = "func.call"(%v0, %v1, %v2, %v6, %v5, %v12, %v3) <{callee = @f35_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>, tensor<f32>) -> (tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>)
+    "func.return"(%v13, %v14#0, %v14#1) : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>) -> ()
   }
   // grad of op embedding_2d<N=4, Vocab=2, H=20, T=f32>
   // ids: i32[4]
@@ -1415,69 +1460,23 @@ module @linnet {
     %v3 = "stablehlo.dot_general"(%v2, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<20x4xf32>, tensor<4x20xf32>) -> tensor<20x20xf32>
     "func.return"(%v3) : (tensor<20x20xf32>) -> ()
   }
-  // op attention_row_stats<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32, CAUSAL=1>
-  // query: f32[2, 4, 1, 2, 5]
-  // key: f32[2, 4, 2, 5]
-  // out: f32[2, 4, 1, 2, 5]
-  // d_out: f32[2, 4, 1, 2, 5]
-  // scale: f32[]
-  func.func private @f33_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x1x2x5xf32>, %v3: tensor<2x4x1x2x5xf32>, %v4: tensor<f32>) -> (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) {
-    // visible: bool[2, 2] = call causal_mask__Q2_K2()
-    %v5 = "func.call"() <{callee = @f17_op}> : () -> tensor<2x2xi1>
-    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
-    %v6 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
-    // scores_1: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
-    %v7 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
-    %v8 = "stablehlo.multiply"(%v6, %v7) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // scores: f32[2, 4, 1, 2, 2] = select(visible, scores_1, -1e+30:f32)
-    %v9 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v10 = "stablehlo.broadcast_in_dim"(%v5) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
-    %v11 = "stablehlo.broadcast_in_dim"(%v9) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
-    %v12 = "stablehlo.select"(%v10, %v8, %v11) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // top: f32[2, 4, 1, 2] = reduce_max(scores) {axes=(4,)}
-    %v13 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
-    %v14 = "stablehlo.reduce"(%v12, %v13) <{dimensions = array<i64: 4>}> ({
-    ^bb0(%v15: tensor<f32>, %v16: tensor<f32>):
-      %v17 = "stablehlo.maximum"(%v15, %v16) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v17) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
-    %v18 = "stablehlo.compare"(%v12, %v12) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xi1>
-    %v19 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
-    %v20 = "stablehlo.reduce"(%v18, %v19) <{dimensions = array<i64: 4>}> ({
-    ^bb0(%v21: tensor<i1>, %v22: tensor<i1>):
-      %v23 = "stablehlo.or"(%v21, %v22) : (tensor<i1>, tensor<i1>) -> tensor<i1>
-      "stablehlo.return"(%v23) : (tensor<i1>) -> ()
-    }) : (tensor<2x4x1x2x2xi1>, tensor<i1>) -> tensor<2x4x1x2xi1>
-    %v24 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x1x2xf32>}> : () -> tensor<2x4x1x2xf32>
-    %v25 = "stablehlo.select"(%v20, %v24, %v14) : (tensor<2x4x1x2xi1>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
-    // total_1: f32[2, 4, 1, 2, 1] = reshape(top)
-    %v26 = "stablehlo.reshape"(%v25) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
-    // total_2: f32[2, 4, 1, 2, 2] = sub(scores, total_1)
-    %v27 = "stablehlo.broadcast_in_dim"(%v26) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
-    %v28 = "stablehlo.subtract"(%v12, %v27) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // total_3: f32[2, 4, 1, 2, 2] = exp(total_2)
-    %v29 = "stablehlo.exponential"(%v28) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // total: f32[2, 4, 1, 2] = reduce_sum(total_3) {axes=(4,)}
-    %v30 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v31 = "stablehlo.reduce"(%v29, %v30) <{dimensions = array<i64: 4>}> ({
-    ^bb0(%v32: tensor<f32>, %v33: tensor<f32>):
-      %v34 = "stablehlo.add"(%v32, %v33) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v34) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
-    // delta_3: f32[2, 4, 1, 2, 5] = mul(out, d_out)
-    %v35 = "stablehlo.multiply"(%v2, %v3) : (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    // delta: f32[2, 4, 1, 2] = reduce_sum(delta_3) {axes=(4,)}
-    %v36 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
-    %v37 = "stablehlo.reduce"(%v35, %v36) <{dimensions = array<i64: 4>}> ({
-    ^bb0(%v38: tensor<f32>, %v39: tensor<f32>):
-      %v40 = "stablehlo.add"(%v38, %v39) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%v40) : (tensor<f32>) -> ()
-    }) : (tensor<2x4x1x2x5xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
-    // log: f32[2, 4, 1, 2] = log(total)
-    %v41 = "stablehlo.log"(%v31) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
-    // add: f32[2, 4, 1, 2] = add(top, log)
-    %v42 = "stablehlo.add"(%v25, %v41) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
-    "func.return"(%v42, %v37) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> ()
+  // op attention_delta<R=16, D=5, T=f32>
+  // out: f32[16, 5]
+  // d_out: f32[16, 5]
+  // d_lse: f32[16]
+  func.func private @f33_op(%v0: tensor<16x5xf32>, %v1: tensor<16x5xf32>, %v2: tensor<16xf32>) -> (tensor<16xf32>) {
+    // along_3: f32[16, 5] = mul(out, d_out)
+    %v3 = "stablehlo.multiply"(%v0, %v1) : (tensor<16x5xf32>, tensor<16x5xf32>) -> tensor<16x5xf32>
+    // along: f32[16] = reduce_sum(along_3) {axes=(1,)}
+    %v4 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v5 = "stablehlo.reduce"(%v3, %v4) <{dimensions = array<i64: 1>}> ({
+    ^bb0(%v6: tensor<f32>, %v7: tensor<f32>):
+      %v8 = "stablehlo.add"(%v6, %v7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v8) : (tensor<f32>) -> ()
+    }) : (tensor<16x5xf32>, tensor<f32>) -> tensor<16xf32>
+    // sub: f32[16] = sub(along, d_lse)
+    %v9 = "stablehlo.subtract"(%v5, %v2) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    "func.return"(%v9) : (tensor<16xf32>) -> ()
   }
   // op attention_dq<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32, CAUSAL=1>
   // query: f32[2, 4, 1, 2, 5]

@@ -372,30 +372,16 @@ module @linnet {
   // value: f32[2, 4, 2, 5]
   // scale: f32[]
   func.func private @f4_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>) {
-    // visible: bool[2, 2] = call causal_mask__Q2_K2()
-    %v4 = "func.call"() <{callee = @f11_op}> : () -> tensor<2x2xi1>
-    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
-    %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
-    // masked_scores_2: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
-    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
-    %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_2, -1e+30:f32)
-    %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
-    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
-    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
-    %v11 = "stablehlo.select"(%v9, %v7, %v10) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // weights_1: f32[2, 4, 1, 2, 2] = call softmax__S2x4x1x2_N2_Tf32(masked_scores_1)
-    %v12 = "func.call"(%v11) <{callee = @f12_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
-    // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
-    %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
-    "func.return"(%v13) : (tensor<2x4x1x2x5xf32>) -> ()
+    // attention_causal_lse: (f32[2, 4, 1, 2, 5], f32[2, 4, 1, 2]) = call attention_causal_lse__B2_Hk4_G1_Q2_K2_D5_Tf32(query, key, value, scale)
+    %v4:2 = "func.call"(%v0, %v1, %v2, %v3) <{callee = @f11_op}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>)
+    "func.return"(%v4#0) : (tensor<2x4x1x2x5xf32>) -> ()
   }
   // op linear_2d<M=4, In=20, Out=80, T=f32>
   // x: f32[4, 20]
   // weight: f32[80, 20]
   func.func private @f5_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
     // linear_product_2d: f32[4, 80] = call linear_product_2d__M4_In20_Out80_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f13_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f12_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
     "func.return"(%v2) : (tensor<4x80xf32>) -> ()
   }
   // op silu<S=[2, 2, 80], T=f32>
@@ -418,7 +404,7 @@ module @linnet {
   // weight: f32[20, 80]
   func.func private @f7_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
     // linear_product_2d: f32[4, 20] = call linear_product_2d__M4_In80_Out20_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f14_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f13_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
   // op linear_2d<M=4, In=20, Out=2, T=f32>
@@ -426,7 +412,7 @@ module @linnet {
   // weight: f32[2, 20]
   func.func private @f8_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
     // linear_product_2d: f32[4, 2] = call linear_product_2d__M4_In20_Out2_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f14_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
     "func.return"(%v2) : (tensor<4x2xf32>) -> ()
   }
   // op embedding<S=[4], Vocab=2, H=20, T=f32>
@@ -454,11 +440,103 @@ module @linnet {
   // weight: f32[20, 20]
   func.func private @f10_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
     // linear: f32[4, 20] = call linear__S4_In20_Out20_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f16_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    %v2 = "func.call"(%v0, %v1) <{callee = @f15_op}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
     "func.return"(%v2) : (tensor<4x20xf32>) -> ()
   }
+  // op attention_causal_lse<B=2, Hk=4, G=1, Q=2, K=2, D=5, T=f32>
+  // query: f32[2, 4, 1, 2, 5]
+  // key: f32[2, 4, 2, 5]
+  // value: f32[2, 4, 2, 5]
+  // scale: f32[]
+  func.func private @f11_op(%v0: tensor<2x4x1x2x5xf32>, %v1: tensor<2x4x2x5xf32>, %v2: tensor<2x4x2x5xf32>, %v3: tensor<f32>) -> (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) {
+    // visible: bool[2, 2] = call causal_mask__Q2_K2()
+    %v4 = "func.call"() <{callee = @f16_op}> : () -> tensor<2x2xi1>
+    // raw_1: f32[2, 4, 1, 2, 2] = einsum[bjgqd,bjkd->bjgqk acc=f32](query, key)
+    %v5 = "stablehlo.dot_general"(%v0, %v1) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [3]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x5xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_3: f32[2, 4, 1, 2, 2] = mul(raw_1, scale)
+    %v6 = "stablehlo.broadcast_in_dim"(%v3) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v7 = "stablehlo.multiply"(%v5, %v6) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // masked_scores_1: f32[2, 4, 1, 2, 2] = select(visible, masked_scores_3, -1e+30:f32)
+    %v8 = "stablehlo.constant"() <{value = dense<-1.0000000150474662e+30> : tensor<f32>}> : () -> tensor<f32>
+    %v9 = "stablehlo.broadcast_in_dim"(%v4) <{broadcast_dimensions = array<i64: 3, 4>}> : (tensor<2x2xi1>) -> tensor<2x4x1x2x2xi1>
+    %v10 = "stablehlo.broadcast_in_dim"(%v8) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x4x1x2x2xf32>
+    %v11 = "stablehlo.select"(%v9, %v7, %v10) : (tensor<2x4x1x2x2xi1>, tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // weights_1: f32[2, 4, 1, 2, 2] = call softmax__S2x4x1x2_N2_Tf32(masked_scores_1)
+    %v12 = "func.call"(%v11) <{callee = @f17_op}> : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // out_1: f32[2, 4, 1, 2, 5] = einsum[bjgqk,bjkd->bjgqd acc=f32](weights_1, value)
+    %v13 = "stablehlo.dot_general"(%v12, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [4], rhs_contracting_dimensions = [2]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x2x5xf32>) -> tensor<2x4x1x2x5xf32>
+    // top_1: f32[2, 4, 1, 2] = reduce_max(masked_scores_1) {axes=(4,)}
+    %v14 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
+    %v15 = "stablehlo.reduce"(%v11, %v14) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v16: tensor<f32>, %v17: tensor<f32>):
+      %v18 = "stablehlo.maximum"(%v16, %v17) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v18) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    %v19 = "stablehlo.compare"(%v11, %v11) <{comparison_direction = #stablehlo<comparison_direction NE>, compare_type = #stablehlo<comparison_type FLOAT>}> : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xi1>
+    %v20 = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    %v21 = "stablehlo.reduce"(%v19, %v20) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v22: tensor<i1>, %v23: tensor<i1>):
+      %v24 = "stablehlo.or"(%v22, %v23) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+      "stablehlo.return"(%v24) : (tensor<i1>) -> ()
+    }) : (tensor<2x4x1x2x2xi1>, tensor<i1>) -> tensor<2x4x1x2xi1>
+    %v25 = "stablehlo.constant"() <{value = dense<0x7FC00000> : tensor<2x4x1x2xf32>}> : () -> tensor<2x4x1x2xf32>
+    %v26 = "stablehlo.select"(%v21, %v25, %v15) : (tensor<2x4x1x2xi1>, tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // total_2: f32[2, 4, 1, 2, 1] = reshape(top_1)
+    %v27 = "stablehlo.reshape"(%v26) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2x1xf32>
+    // total_3: f32[2, 4, 1, 2, 2] = sub(masked_scores_1, total_2)
+    %v28 = "stablehlo.broadcast_in_dim"(%v27) <{broadcast_dimensions = array<i64: 0, 1, 2, 3, 4>}> : (tensor<2x4x1x2x1xf32>) -> tensor<2x4x1x2x2xf32>
+    %v29 = "stablehlo.subtract"(%v11, %v28) : (tensor<2x4x1x2x2xf32>, tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total_4: f32[2, 4, 1, 2, 2] = exp(total_3)
+    %v30 = "stablehlo.exponential"(%v29) : (tensor<2x4x1x2x2xf32>) -> tensor<2x4x1x2x2xf32>
+    // total_1: f32[2, 4, 1, 2] = reduce_sum(total_4) {axes=(4,)}
+    %v31 = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %v32 = "stablehlo.reduce"(%v30, %v31) <{dimensions = array<i64: 4>}> ({
+    ^bb0(%v33: tensor<f32>, %v34: tensor<f32>):
+      %v35 = "stablehlo.add"(%v33, %v34) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%v35) : (tensor<f32>) -> ()
+    }) : (tensor<2x4x1x2x2xf32>, tensor<f32>) -> tensor<2x4x1x2xf32>
+    // log_1: f32[2, 4, 1, 2] = log(total_1)
+    %v36 = "stablehlo.log"(%v32) : (tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    // row_lse_1: f32[2, 4, 1, 2] = add(top_1, log_1)
+    %v37 = "stablehlo.add"(%v26, %v36) : (tensor<2x4x1x2xf32>, tensor<2x4x1x2xf32>) -> tensor<2x4x1x2xf32>
+    "func.return"(%v13, %v37) : (tensor<2x4x1x2x5xf32>, tensor<2x4x1x2xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=80, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[80, 20]
+  func.func private @f12_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
+    // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f18_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
+    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=80, Out=20, T=f32>
+  // x: f32[4, 80]
+  // weight: f32[20, 80]
+  func.func private @f13_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
+    // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
+    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
+  }
+  // op linear_product_2d<M=4, In=20, Out=2, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[2, 20]
+  func.func private @f14_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
+    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(x, weight)
+    %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
+    "func.return"(%v2) : (tensor<4x2xf32>) -> ()
+  }
+  // op linear<S=[4], In=20, Out=20, T=f32>
+  // x: f32[4, 20]
+  // weight: f32[20, 20]
+  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
+    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
+    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
+    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
+    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
+    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
+  }
   // op causal_mask<Q=2, K=2>
-  func.func private @f11_op() -> (tensor<2x2xi1>) {
+  func.func private @f16_op() -> (tensor<2x2xi1>) {
     // queries: i64[2] = iota()
     %v0 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> : () -> tensor<2xi64>
     // seen_1: i64[2] = add(queries, 2:i64)
@@ -475,55 +553,14 @@ module @linnet {
   }
   // op softmax<S=[2, 4, 1, 2], N=2, T=f32>
   // x: f32[2, 4, 1, 2, 2]
-  func.func private @f12_op(%v0: tensor<2x4x1x2x2xf32>) -> (tensor<2x4x1x2x2xf32>) {
+  func.func private @f17_op(%v0: tensor<2x4x1x2x2xf32>) -> (tensor<2x4x1x2x2xf32>) {
     // reshape: f32[16, 2] = reshape(x)
     %v1 = "stablehlo.reshape"(%v0) : (tensor<2x4x1x2x2xf32>) -> tensor<16x2xf32>
     // softmax_2d: f32[16, 2] = call softmax_2d__R16_N2_Tf32(reshape)
-    %v2 = "func.call"(%v1) <{callee = @f17_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    %v2 = "func.call"(%v1) <{callee = @f21_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     // reshape_1: f32[2, 4, 1, 2, 2] = reshape(softmax_2d)
     %v3 = "stablehlo.reshape"(%v2) : (tensor<16x2xf32>) -> tensor<2x4x1x2x2xf32>
     "func.return"(%v3) : (tensor<2x4x1x2x2xf32>) -> ()
-  }
-  // op linear_product_2d<M=4, In=20, Out=80, T=f32>
-  // x: f32[4, 20]
-  // weight: f32[80, 20]
-  func.func private @f13_op(%v0: tensor<4x20xf32>, %v1: tensor<80x20xf32>) -> (tensor<4x80xf32>) {
-    // linear: f32[4, 80] = call linear__S4_In20_Out80_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f18_op}> : (tensor<4x20xf32>, tensor<80x20xf32>) -> tensor<4x80xf32>
-    "func.return"(%v2) : (tensor<4x80xf32>) -> ()
-  }
-  // op linear_product_2d<M=4, In=80, Out=20, T=f32>
-  // x: f32[4, 80]
-  // weight: f32[20, 80]
-  func.func private @f14_op(%v0: tensor<4x80xf32>, %v1: tensor<20x80xf32>) -> (tensor<4x20xf32>) {
-    // linear: f32[4, 20] = call linear__S4_In80_Out20_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f19_op}> : (tensor<4x80xf32>, tensor<20x80xf32>) -> tensor<4x20xf32>
-    "func.return"(%v2) : (tensor<4x20xf32>) -> ()
-  }
-  // op linear_product_2d<M=4, In=20, Out=2, T=f32>
-  // x: f32[4, 20]
-  // weight: f32[2, 20]
-  func.func private @f15_op(%v0: tensor<4x20xf32>, %v1: tensor<2x20xf32>) -> (tensor<4x2xf32>) {
-    // linear: f32[4, 2] = call linear__S4_In20_Out2_Tf32(x, weight)
-    %v2 = "func.call"(%v0, %v1) <{callee = @f20_op}> : (tensor<4x20xf32>, tensor<2x20xf32>) -> tensor<4x2xf32>
-    "func.return"(%v2) : (tensor<4x2xf32>) -> ()
-  }
-  // op linear<S=[4], In=20, Out=20, T=f32>
-  // x: f32[4, 20]
-  // weight: f32[20, 20]
-  func.func private @f16_op(%v0: tensor<4x20xf32>, %v1: tensor<20x20xf32>) -> (tensor<4x20xf32>) {
-    // t_1: f32[20, 20] = permute(weight) {perm=(1, 0)}
-    %v2 = "stablehlo.transpose"(%v1) <{permutation = array<i64: 1, 0>}> : (tensor<20x20xf32>) -> tensor<20x20xf32>
-    // dot_1: f32[4, 20] = dot(x, t_1) {precision=''}
-    %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x20xf32>) -> tensor<4x20xf32>
-    "func.return"(%v3) : (tensor<4x20xf32>) -> ()
-  }
-  // op softmax_2d<R=16, N=2, T=f32>
-  // x: f32[16, 2]
-  func.func private @f17_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
-    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
-    %v1 = "func.call"(%v0) <{callee = @f21_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
-    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op linear<S=[4], In=20, Out=80, T=f32>
   // x: f32[4, 20]
@@ -555,16 +592,23 @@ module @linnet {
     %v3 = "stablehlo.dot_general"(%v0, %v2) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]}> : (tensor<4x20xf32>, tensor<20x2xf32>) -> tensor<4x2xf32>
     "func.return"(%v3) : (tensor<4x2xf32>) -> ()
   }
-  // op softmax_row_2d<R=16, N=2, T=f32>
+  // op softmax_2d<R=16, N=2, T=f32>
   // x: f32[16, 2]
   func.func private @f21_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
-    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    // softmax_row_2d: f32[16, 2] = call softmax_row_2d__R16_N2_Tf32(x)
     %v1 = "func.call"(%v0) <{callee = @f22_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
+    "func.return"(%v1) : (tensor<16x2xf32>) -> ()
+  }
+  // op softmax_row_2d<R=16, N=2, T=f32>
+  // x: f32[16, 2]
+  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+    // softmax_wide_2d: f32[16, 2] = call softmax_wide_2d__R16_N2_Tf32_BC4096(x)
+    %v1 = "func.call"(%v0) <{callee = @f23_op}> : (tensor<16x2xf32>) -> tensor<16x2xf32>
     "func.return"(%v1) : (tensor<16x2xf32>) -> ()
   }
   // op softmax_wide_2d<R=16, N=2, T=f32, BC=4096>
   // x: f32[16, 2]
-  func.func private @f22_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
+  func.func private @f23_op(%v0: tensor<16x2xf32>) -> (tensor<16x2xf32>) {
     // top_1: f32[16] = reduce_max(x) {axes=(1,)}
     %v1 = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32>
     %v2 = "stablehlo.reduce"(%v0, %v1) <{dimensions = array<i64: 1>}> ({
