@@ -24,6 +24,7 @@ from .ir.verify import verify as verify_language
 from .passes.front import bind_generics as front
 from .passes.front.call_rewrites import REWRITES as CALL_REWRITES
 from .passes.front.elaborate import elaborate
+from .passes import compile_memo
 from .passes.egraph.cache import cached_pass
 from .passes.manager import (PRINTERS, Instrumentation, Options, Pass, Result, language,
                              run_pipeline, skipped_note)
@@ -353,6 +354,10 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     `linnet.jax.mesh` fills in for a mesh (docs/scale_jax.md, "The generated module"). An
     op without a batch axis (`linnet.check.batch_rule`) is a UsageError.
 
+    A compilation for torch or jax with the default passes and no instrumentation is
+    remembered (`passes/compile_memo.py`): the same program and options give the same
+    `Compiled` again, without running the passes.
+
     Every error is a `linnet.LinnetError`: an unknown `target`, `numerics` or entry and a
     binding that cannot be used are `linnet.errors.UsageError`; a program with errors is a
     `CompileError`, whose `str()` is its diagnostics rendered with their source lines.
@@ -375,13 +380,21 @@ def compile_source(text: str | None = None, *, path: str = "<input>.linnet",
     if shown is not None:
         check_pass_names(shown.dump_before | shown.dump_after |
                          ({shown.stop_after} if shown.stop_after else set()), pipeline, target)
+    own_run = passes is not None or shown is not None  # the caller wants the passes run
+    key = None if own_run else compile_memo.request_key(path, text, options)
     try:
-        result = run_pipeline(pipeline, front.Source(path, text), options, shown)
+        return compile_memo.remembered(key, lambda: _compiled(pipeline, path, text, options,
+                                                              shown))
     except CompileError as err:
         if not err.sources:
             err.sources = _sources(path, text)
         raise
-    return Compiled(result.ir, result, target)
+
+
+def _compiled(pipeline: list[Pass], path: str, text: str | None, options: Options,
+              shown: Instrumentation | None) -> Compiled:
+    result = run_pipeline(pipeline, front.Source(path, text), options, shown)
+    return Compiled(result.ir, result, options.target)
 
 
 def _shard_option(shard: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -10,6 +10,9 @@
   Under pytest-xdist the workers share the directory their controller made (it is named to
   them in `LINNET_TEST_SESSION_CACHE`): an e-graph result one worker wrote, the other reads
   (the cache's writes are atomic). Only the process that made it removes it.
+- Compilations are remembered in a process (`linnet/passes/compile_memo.py`) by the program
+  and options, which cannot see a function of the compiler replaced: a test that takes
+  `monkeypatch` starts and ends with none remembered.
 - Hypothesis profiles: "ci" (the default: few examples, no deadline, derandomized, so CI is
   fast and reproducible), "gpu" and "thorough" (more examples, random). Choose one with
   `HYPOTHESIS_PROFILE=thorough pytest tests/equivalence`. Random tests that are not
@@ -53,7 +56,9 @@ if _MADE_HERE:
 _CACHE = os.environ[_SHARED]
 os.environ["LINNET_CACHE"] = _CACHE
 
+import pytest  # noqa: E402
 from budget import CI_EXAMPLES  # noqa: E402
+from linnet.passes import compile_memo  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
@@ -67,6 +72,18 @@ settings.register_profile(
     "thorough", max_examples=200, deadline=None, print_blob=True,
     suppress_health_check=_SLOW_OK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _compilations_forgotten_around_patches(request):
+    """A test that may replace parts of the compiler compiles afresh, and leaves nothing
+    compiled under its patches to the tests after it."""
+    patches = "monkeypatch" in request.fixturenames
+    if patches:
+        compile_memo.forget()
+    yield
+    if patches:
+        compile_memo.forget()
 
 
 def pytest_unconfigure(config) -> None:

@@ -141,6 +141,11 @@ def _monomial_size(monomial: Monomial) -> int:
 # Dimensions.
 
 
+def _term_key(term: tuple[Monomial, int]) -> tuple:
+    """The order of a polynomial's terms: its monomials' (`monomial_key`)."""
+    return monomial_key(term[0])
+
+
 class Dim:
     """A dimension expression in normal form: immutable and hashable; two dimensions
     compare equal exactly when their normal forms are the same polynomial.
@@ -162,9 +167,11 @@ class Dim:
     )
 
     def __init__(self, coefficients: Mapping[Monomial, int] | None = None) -> None:
-        kept = {m: c for m, c in (coefficients or {}).items() if c != 0}
-        ordered = sorted(kept.items(), key=lambda term: monomial_key(term[0]))
-        self._terms: tuple[tuple[Monomial, int], ...] = tuple(ordered)
+        kept = {m: c for m, c in coefficients.items() if c != 0} if coefficients else {}
+        # most dimensions are one term (a constant, a symbol): nothing to order
+        ordered = (tuple(kept.items()) if len(kept) < 2 else
+                   tuple(sorted(kept.items(), key=_term_key)))
+        self._terms: tuple[tuple[Monomial, int], ...] = ordered
         self._coefficients: Polynomial = kept
         self._hash = hash(self._terms)
         self._key: tuple | None = None

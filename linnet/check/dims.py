@@ -371,13 +371,8 @@ class Facts:
         names = set(self._symbols)
         for left, _, right in self._assumptions:
             names |= left.symbols() | right.symbols()
-        chooser = random.Random(0)
-        candidates = [dict.fromkeys(names, value) for value in _SAMPLE_VALUES]
-        for _ in range(_SAMPLE_TRIES - len(candidates)):
-            candidates.append(
-                {n: chooser.choice(_SAMPLE_VALUES) for n in sorted(names)}
-            )
-        consistent = (env for env in candidates if self.is_consistent_with(env))
+        consistent = (env for env in _candidates(sorted(names))
+                      if self.is_consistent_with(env))
         return tuple(islice(consistent, _SAMPLES_KEPT))
 
     def _facts_for(self, goal: Dim, below: float) -> tuple[Dim, ...]:
@@ -533,3 +528,27 @@ def _common_monomial(p: Dim) -> Monomial:
         common = {f: min(e, exponents[f]) for f, e in common.items() if f in exponents}
     return sorted_monomial(common)
 
+
+def _candidates(names: list[str]) -> Iterable[dict[str, int]]:
+    """The assignments `_samples` tries, made as they are asked for: every name at each of
+    `_SAMPLE_VALUES`, then names drawn at random (the same draws for the same names every
+    time, as from a `random.Random(0)` made for each set of names)."""
+    for value in _SAMPLE_VALUES:
+        yield dict.fromkeys(names, value)
+    tries = _SAMPLE_TRIES - len(_SAMPLE_VALUES)
+    draws = _draws(tries * len(names))
+    for t in range(tries):
+        yield dict(zip(names, draws[t * len(names):(t + 1) * len(names)]))
+
+
+_DRAWS: list[int] = []
+_DRAWER = random.Random(0)
+
+
+def _draws(count: int) -> list[int]:
+    """The first `count` values of `random.Random(0).choice(_SAMPLE_VALUES)` drawn again and
+    again: one sequence for every call, extended as needed, rather than a generator seeded
+    anew (a million draws a test run)."""
+    while len(_DRAWS) < count:
+        _DRAWS.append(_DRAWER.choice(_SAMPLE_VALUES))
+    return _DRAWS

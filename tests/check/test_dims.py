@@ -507,3 +507,18 @@ def test_proofs_are_sound(problem: tuple) -> None:
     for env in assignments(declared):
         if known.is_consistent_with(env):
             assert holds(left, op, right, env) is not False, (known, env)
+
+
+def test_sample_candidates_are_those_of_a_generator_seeded_for_each_set_of_names() -> None:
+    """`_candidates` draws from one shared sequence: the assignments are those a
+    `random.Random(0)` made for each set of names would give, whatever was drawn before."""
+    import random
+
+    from linnet.check.dims import _SAMPLE_TRIES, _SAMPLE_VALUES, _candidates
+
+    for names in (["BK", "M", "N", "x"], ["a", "b"], ["a", "b", "c", "d", "e", "f"]):
+        chooser = random.Random(0)
+        want = [dict.fromkeys(names, v) for v in _SAMPLE_VALUES]
+        want += [{n: chooser.choice(_SAMPLE_VALUES) for n in names}
+                 for _ in range(_SAMPLE_TRIES - len(_SAMPLE_VALUES))]
+        assert list(_candidates(names)) == want

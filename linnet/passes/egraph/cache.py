@@ -43,6 +43,7 @@ from ...version import __version__
 FOLDER = "egraph"
 LARGEST = 10_000  # bindings: about 45 us each to key and read back, against a 1 s import
 _PACKAGE = Path(__file__).resolve().parents[2]
+_PACKAGE_NAME = __name__.split(".")[0]
 _FORMAT = "linnet-egraph-cache 2"
 
 
@@ -106,9 +107,13 @@ def _versions() -> str:
 
 def loaded_sources() -> dict[str, str]:
     """{path in the package: sha256 of its bytes} for every module of this package loaded
-    now: after a pass ran, a superset of the code it ran."""
+    now: after a pass ran, a superset of the code it ran. Only the modules named under the
+    package are looked at: a test process has some 3,000 modules loaded (torch, Triton,
+    JAX), and asking each for its file at every result written cost more than the pass."""
     out: dict[str, str] = {}
-    for module in list(sys.modules.values()):
+    for name, module in list(sys.modules.items()):
+        if name != _PACKAGE_NAME and not name.startswith(_PACKAGE_NAME + "."):
+            continue
         path = getattr(module, "__file__", None)
         if path and path.endswith(".py"):
             rel = _relative(path)
