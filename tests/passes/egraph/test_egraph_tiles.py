@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import re
+
 import glob
 from pathlib import Path
 
@@ -300,10 +302,18 @@ def test_report_names_rules_sizes_and_iterations():
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: Path(p).stem)
-def test_every_example_compiles_and_the_stage_is_fast(path):
+def test_every_example_compiles_and_its_egraphs_stay_small(path):
+    """Each kernel's e-graph stays small (the examples' largest holds about 80 e-nodes; a
+    rule set that saturated commutativity would reach tens of thousands) and settles
+    before the iteration cap. Sizes, not seconds: a timed assertion fails on a loaded
+    machine."""
     compiled = compile_source(path=path, entry="main")
-    stage = next(s for s in compiled.result.stages if s.name == "egraph-tiles")
-    assert stage.seconds < 1.0
+    report = compiled.stage("egraph-tiles").state.egraph_report
+    found = re.findall(r"(\d+) e-nodes, .*?(\d+) changing iterations \(cap (\d+)\)", report)
+    assert len(found) == report.count(" e-nodes") and (found or "kernel " not in
+                                                        Path(path).read_text()), report
+    for nodes, changing, cap in found:
+        assert int(nodes) < 1000 and int(changing) < int(cap), report
     assert isinstance(compiled.text, str)
 
 
