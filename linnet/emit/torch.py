@@ -286,14 +286,13 @@ def _clause_backward(f: ir.Func, name: str, params: list[str], many: bool) -> li
     """setup_context's saving and backward, for an op with a grad clause: the clause takes
     the parameters, the result and its gradient; for a tuple result, both as tuples (an
     item no one used arrives as zeros: autograd materializes the gradients it lacks)."""
-    count = len(f.body.result.type.items) if many else 1
-    ys = [f"y{k}" for k in range(count)] if many else ["y"]
-    y, dy = (_tuple(ys), "dy") if many else ("y", "dy")
-    return [f"        ctx.save_for_backward({', '.join(params + (['*output'] if many else ['output']))})",
+    ys = [f"y{k}" for k in range(len(f.body.result.type.items))] if many else ["y"]
+    output, star = ("*output", "*") if many else ("output", "")
+    return [f"        ctx.save_for_backward({', '.join(params + [output])})",
             "", "    @staticmethod",
-            f"    def backward(ctx, {'*dy' if many else 'dy'}):",
+            f"    def backward(ctx, {star}dy):",
             f"        {', '.join(params + ys)}, = ctx.saved_tensors",
-            f"        g = {name}_grad(ctx._d, {', '.join(params + [y, dy])})",
+            f"        g = {name}_grad(ctx._d, {', '.join(params + [_tuple(ys) if many else 'y', 'dy'])})",
             f"        return {_tuple(['None'] + grad_items(f))}"]
 
 
