@@ -17,17 +17,15 @@ diagnostics are new objects each time.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
-from threading import Lock
 from typing import TypeVar
 
 from ..syntax.program import Program
+from .lru_memo import LruMemo
 
 A = TypeVar("A")
 SIZE = 32
-_memo: OrderedDict[tuple, object] = OrderedDict()
-_lock = Lock()
+_memo: LruMemo[object] = LruMemo(SIZE)
 
 
 def program_key(program: Program) -> tuple:
@@ -45,16 +43,11 @@ def remembered(program: Program, analyze: Callable[[Program], A],
     if program.diagnostics:
         return analyze(program)
     key = program_key(program)
-    with _lock:
-        hit = _memo.get(key)
-        if hit is not None:
-            _memo.move_to_end(key)
-            return hit  # type: ignore[return-value]
+    hit = _memo.get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
     analysis = analyze(program)
     if clean(analysis):
-        with _lock:
-            _memo[key] = analysis
-            while len(_memo) > SIZE:
-                _memo.popitem(last=False)
+        _memo.put(key, analysis)
     return analysis
 

@@ -24,21 +24,19 @@ for every test that takes `monkeypatch`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import fields
-from threading import Lock
 from typing import Any, TypeVar
 
 from ..check.analysis_memo import program_key
+from ..check.lru_memo import LruMemo
 from ..syntax.program import load_program
 from .manager import Options
 
 R = TypeVar("R")
 SIZE = 64
 TEXT_TARGETS = frozenset({"torch", "jax"})  # targets whose result is a string
-_memo: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
-_lock = Lock()
+_memo: LruMemo[tuple[Any, Any]] = LruMemo(SIZE)  # (the program it read, the compilation)
 
 
 def options_key(options: Options) -> tuple:
@@ -67,20 +65,14 @@ def remembered(key: tuple[tuple, Any] | None, compile: Callable[[], R]) -> R:
     if key is None:
         return compile()
     memo_key, program = key
-    with _lock:
-        hit = _memo.get(memo_key)
-        if hit is not None:
-            _memo.move_to_end(memo_key)
-            return hit[1]
+    hit = _memo.get(memo_key)
+    if hit is not None:
+        return hit[1]
     result = compile()
-    with _lock:
-        _memo[memo_key] = (program, result)
-        while len(_memo) > SIZE:
-            _memo.popitem(last=False)
+    _memo.put(memo_key, (program, result))
     return result
 
 
 def forget() -> None:
     """Forget every remembered compilation."""
-    with _lock:
-        _memo.clear()
+    _memo.clear()
